@@ -1,0 +1,1 @@
+//! The Bit Select shop (比特严选).
