@@ -1,0 +1,93 @@
+//! What the app is told on its command line.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Options given on the command line; anything not given takes its default.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LaunchOptions {
+    /// Where the app keeps its databases; the OS app-data dir when absent.
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LaunchOptionsError {
+    #[error("--data-dir needs a directory after it")]
+    MissingDataDir,
+    #[error("unknown option {0:?}; the app takes: --data-dir DIR")]
+    Unknown(String),
+}
+
+impl LaunchOptions {
+    /// Parses the arguments after the program name.
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, LaunchOptionsError> {
+        let mut options = LaunchOptions::default();
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            match arg.to_str() {
+                // WebKitWebDriver launches the app with these when it drives it.
+                Some(flag) if flag == "--automation" || flag.starts_with("--target=") => {}
+                Some("--data-dir") => {
+                    let dir = args.next().ok_or(LaunchOptionsError::MissingDataDir)?;
+                    options.data_dir = Some(PathBuf::from(dir));
+                }
+                _ => {
+                    return Err(LaunchOptionsError::Unknown(
+                        arg.to_string_lossy().into_owned(),
+                    ));
+                }
+            }
+        }
+        Ok(options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<LaunchOptions, LaunchOptionsError> {
+        LaunchOptions::parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn no_arguments_keep_the_defaults() {
+        assert_eq!(parse(&[]), Ok(LaunchOptions::default()));
+    }
+
+    #[test]
+    fn data_dir_is_taken_from_its_flag() {
+        assert_eq!(
+            parse(&["--data-dir", "/tmp/shop"]),
+            Ok(LaunchOptions {
+                data_dir: Some(PathBuf::from("/tmp/shop"))
+            })
+        );
+    }
+
+    #[test]
+    fn the_webdriver_launch_flags_are_accepted() {
+        assert_eq!(
+            parse(&["--automation", "--target=127.0.0.1:4445", "--data-dir", "d"]),
+            Ok(LaunchOptions {
+                data_dir: Some(PathBuf::from("d"))
+            })
+        );
+    }
+
+    #[test]
+    fn a_flag_without_its_value_is_refused() {
+        assert_eq!(
+            parse(&["--data-dir"]),
+            Err(LaunchOptionsError::MissingDataDir)
+        );
+    }
+
+    #[test]
+    fn an_unknown_flag_is_refused_by_name() {
+        assert_eq!(
+            parse(&["--verbose"]),
+            Err(LaunchOptionsError::Unknown("--verbose".into()))
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! The built app opens its window and shows its page.
+
+mod support;
+
+use support::RunningApp;
+
+#[test]
+fn the_app_opens_its_window_with_the_chat_page() -> Result<(), Box<dyn std::error::Error>> {
+    let data = tempfile::tempdir()?;
+    let app = RunningApp::launch(data.path())?;
+
+    let heading = app.session.find("h1")?;
+    assert_eq!(app.session.text(&heading)?, "比特严选助手");
+    assert_eq!(app.session.title()?, "比特严选助手");
+    app.save_screenshot("launch")?;
+    Ok(())
+}

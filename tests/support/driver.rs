@@ -1,0 +1,114 @@
+//! tauri-driver as a child process on free loopback ports.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error(
+        "tauri-driver was not found on PATH or in ~/.cargo/bin; install it with `cargo install tauri-driver --locked` (scripts/setup does)"
+    )]
+    NotInstalled,
+    #[error(
+        "no display: end-to-end tests open real windows; run them under `xvfb-run -a` (scripts/test does)"
+    )]
+    NoDisplay,
+    #[error("could not start tauri-driver: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("tauri-driver did not become ready on port {port} within {seconds} s")]
+    NotReady { port: u16, seconds: u64 },
+}
+
+/// A running tauri-driver; stopped with SIGTERM on drop so that it also stops
+/// WebKitWebDriver (SIGKILL would leave that holding its port).
+pub struct TauriDriver {
+    child: Child,
+    url: String,
+}
+
+impl TauriDriver {
+    pub fn start() -> Result<TauriDriver, DriverError> {
+        if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+            return Err(DriverError::NoDisplay);
+        }
+        let program = locate().ok_or(DriverError::NotInstalled)?;
+        let port = free_port().map_err(DriverError::Spawn)?;
+        let native_port = free_port().map_err(DriverError::Spawn)?;
+        let child = Command::new(program)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(DriverError::Spawn)?;
+        let driver = TauriDriver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        driver.wait_ready(port)?;
+        Ok(driver)
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// tauri-driver reports nothing when it is listening, so ask its status
+    /// endpoint until it answers.
+    fn wait_ready(&self, port: u16) -> Result<(), DriverError> {
+        let limit = Duration::from_secs(20);
+        let started = Instant::now();
+        let client = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .build()
+            .map_err(|_| DriverError::NotReady { port, seconds: 0 })?;
+        while started.elapsed() < limit {
+            if client.get(format!("{}/status", self.url)).send().is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(DriverError::NotReady {
+            port,
+            seconds: limit.as_secs(),
+        })
+    }
+}
+
+impl Drop for TauriDriver {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) on our own child's pid has no memory-safety effects.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn locate() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("tauri-driver"))
+            .find(|candidate| candidate.is_file())
+    });
+    on_path.or_else(|| {
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))?;
+        let candidate = cargo_home.join("bin").join("tauri-driver");
+        candidate.is_file().then_some(candidate)
+    })
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}

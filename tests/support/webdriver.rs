@@ -1,0 +1,195 @@
+//! A small W3C WebDriver client, enough to drive the app through tauri-driver.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// The W3C key under which element references travel.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+#[derive(Debug, thiserror::Error)]
+pub enum WebDriverError {
+    #[error("webdriver request {what} failed: {source}")]
+    Http {
+        what: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("webdriver answered {what} with {error}: {message}")]
+    Remote {
+        what: String,
+        error: String,
+        message: String,
+    },
+    #[error("webdriver answered {what} with an unexpected body: {body}")]
+    Unexpected { what: String, body: Value },
+}
+
+pub type Result<T> = std::result::Result<T, WebDriverError>;
+
+/// One WebDriver session: one running app window.
+pub struct Session {
+    http: reqwest::blocking::Client,
+    base: String,
+    id: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+impl Session {
+    /// Starts the app at `application` with `args` and waits for its window.
+    pub fn start(driver_url: &str, application: &str, args: &[String]) -> Result<Session> {
+        let http = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|source| WebDriverError::Http {
+                what: "client".into(),
+                source,
+            })?;
+        let capabilities = json!({
+            "capabilities": {
+                "alwaysMatch": {
+                    "browserName": "wry",
+                    "tauri:options": { "application": application, "args": args }
+                }
+            }
+        });
+        let value = send(
+            "new session",
+            http.post(format!("{driver_url}/session"))
+                .json(&capabilities),
+        )?;
+        let id = value["sessionId"]
+            .as_str()
+            .ok_or_else(|| WebDriverError::Unexpected {
+                what: "new session".into(),
+                body: value.clone(),
+            })?
+            .to_owned();
+        let session = Session {
+            http,
+            base: format!("{driver_url}/session/{id}"),
+            id,
+        };
+        // Element look-ups wait on the driver's side for the page to render them.
+        session.command("set timeouts", "timeouts", json!({ "implicit": 15_000 }))?;
+        Ok(session)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn command(&self, what: &str, path: &str, body: Value) -> Result<Value> {
+        let request = self.http.post(format!("{}/{path}", self.base)).json(&body);
+        send(what, request)
+    }
+
+    fn query(&self, what: &str, path: &str) -> Result<Value> {
+        let request = self.http.get(format!("{}/{path}", self.base));
+        send(what, request)
+    }
+
+    /// The first element matching a CSS selector, waiting for it to appear.
+    pub fn find(&self, css: &str) -> Result<Element> {
+        let value = self.command(
+            &format!("find {css}"),
+            "element",
+            json!({ "using": "css selector", "value": css }),
+        )?;
+        element_of(&value).ok_or_else(|| WebDriverError::Unexpected {
+            what: format!("find {css}"),
+            body: value,
+        })
+    }
+
+    pub fn text(&self, element: &Element) -> Result<String> {
+        let value = self.query("element text", &format!("element/{}/text", element.0))?;
+        Ok(value.as_str().unwrap_or_default().to_owned())
+    }
+
+    pub fn click(&self, element: &Element) -> Result<()> {
+        self.command("click", &format!("element/{}/click", element.0), json!({}))?;
+        Ok(())
+    }
+
+    pub fn title(&self) -> Result<String> {
+        let value = self.query("title", "title")?;
+        Ok(value.as_str().unwrap_or_default().to_owned())
+    }
+
+    /// Runs `script` in the page; `arguments` are available to it as `arguments`.
+    pub fn execute(&self, script: &str, arguments: Value) -> Result<Value> {
+        self.command(
+            "execute script",
+            "execute/sync",
+            json!({ "script": script, "args": arguments }),
+        )
+    }
+
+    /// Runs an async script: it must call `arguments[arguments.length - 1](result)`.
+    pub fn execute_async(&self, script: &str, arguments: Value) -> Result<Value> {
+        self.command(
+            "execute async script",
+            "execute/async",
+            json!({ "script": script, "args": arguments }),
+        )
+    }
+
+    /// A PNG of the window.
+    pub fn screenshot(&self) -> Result<Vec<u8>> {
+        use base64::Engine as _;
+        let value = self.query("screenshot", "screenshot")?;
+        let encoded = value.as_str().unwrap_or_default();
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|_| WebDriverError::Unexpected {
+                what: "screenshot".into(),
+                body: json!("not base64"),
+            })
+    }
+
+    /// Ends the session, which closes the app.
+    pub fn close(mut self) -> Result<()> {
+        self.delete()
+    }
+
+    fn delete(&mut self) -> Result<()> {
+        if self.id.is_empty() {
+            return Ok(());
+        }
+        self.id.clear();
+        send("delete session", self.http.delete(&self.base)).map(|_| ())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.delete();
+    }
+}
+
+fn element_of(value: &Value) -> Option<Element> {
+    value[ELEMENT_KEY].as_str().map(|id| Element(id.to_owned()))
+}
+
+fn send(what: &str, request: reqwest::blocking::RequestBuilder) -> Result<Value> {
+    let response = request.send().map_err(|source| WebDriverError::Http {
+        what: what.to_owned(),
+        source,
+    })?;
+    let body: Value = response.json().map_err(|source| WebDriverError::Http {
+        what: what.to_owned(),
+        source,
+    })?;
+    let value = body.get("value").cloned().unwrap_or(Value::Null);
+    if let Some(error) = value.get("error").and_then(Value::as_str) {
+        return Err(WebDriverError::Remote {
+            what: what.to_owned(),
+            error: error.to_owned(),
+            message: value["message"].as_str().unwrap_or_default().to_owned(),
+        });
+    }
+    Ok(value)
+}
