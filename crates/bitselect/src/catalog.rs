@@ -14,7 +14,6 @@ use crate::params::{
 };
 
 pub const ON_SALE: &str = "在售";
-pub const DELISTED: &str = "已下架";
 
 /// Codes are upper case in the catalogue; accept what a model types.
 pub fn normalize_code(code: &str) -> String {

@@ -42,7 +42,7 @@ pub struct HeldCoupon {
 }
 
 impl HeldCoupon {
-    /// "满 5000.00 减 300.00" / "9.2 折" in the shop's words.
+    /// "全场满 5000.00 元减 300.00 元" / "「平板」类商品打 9.2 折".
     pub fn rule(&self) -> String {
         let scope = match &self.category {
             Some(category) => format!("「{category}」类商品"),
@@ -64,9 +64,9 @@ impl HeldCoupon {
                     format!("{}.{}", pay / 10, pay % 10)
                 };
                 if self.threshold == 0 {
-                    format!("{scope}{tenths} 折")
+                    format!("{scope}打 {tenths} 折")
                 } else {
-                    format!("{scope}满 {} 元 {tenths} 折", format_yuan(self.threshold))
+                    format!("{scope}满 {} 元打 {tenths} 折", format_yuan(self.threshold))
                 }
             }
         }
@@ -376,9 +376,13 @@ fn basket_from_args(conn: &Connection, p: &QueryCouponsParams) -> Result<Basket>
             }
             .into());
         }
-        *by_category.entry(category.to_owned()).or_insert(0) += amount.0;
+        // Saturating: absurd amounts must not overflow, whatever a caller sends.
+        let entry: &mut Fen = by_category.entry(category.to_owned()).or_insert(0);
+        *entry = entry.saturating_add(amount.0);
     }
-    let category_sum: Fen = by_category.values().sum();
+    let category_sum = by_category
+        .values()
+        .fold(0, |sum: Fen, a| sum.saturating_add(*a));
     let total = match p.amount {
         Some(amount) if amount.0 < category_sum => {
             return Err(ShopError::invalid(
@@ -516,7 +520,7 @@ mod tests {
         );
         assert_eq!(
             coupon(CouponKind::Percent(92), 0, Some("电脑")).rule(),
-            "「电脑」类商品9.2 折"
+            "「电脑」类商品打 9.2 折"
         );
     }
 }
