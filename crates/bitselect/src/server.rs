@@ -79,7 +79,9 @@ fn success<T: Serialize + Display>(written: Written<T>) -> CallToolResult {
 }
 
 fn failure(error: &ShopError) -> CallToolResult {
-    if !error.is_caller_error() {
+    if error.is_caller_error() {
+        tracing::info!(code = error.code(), %error, "tool call refused");
+    } else {
         tracing::error!(%error, "tool call failed inside the shop");
     }
     let message = if error.is_caller_error() {
