@@ -146,7 +146,9 @@ export class ChatLog {
     return [this.notice({ type: "stopped", reason })];
   }
 
-  private addCard(card: ConfirmationCard): Entry {
+  private addCard(incoming: ConfirmationCard): Entry {
+    // The log owns its copy: statuses change in place as events arrive.
+    const card = structuredClone(incoming);
     const existing = this.entries.find((entry) => entry.kind === "card" && entry.card.reply_id === card.reply_id);
     if (existing && existing.kind === "card") {
       existing.card = card;
