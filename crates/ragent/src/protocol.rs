@@ -168,6 +168,16 @@ pub struct CardCall {
     pub status: CallStatus,
 }
 
+/// What became of a reply to a confirmation card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RespondOutcome {
+    /// Every call is decided: the batch runs in this run.
+    Resumed { run_id: String },
+    /// Decisions recorded; these calls still wait for one.
+    Waiting { remaining: Vec<String> },
+}
+
 /// A stored session, as listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct SessionInfo {

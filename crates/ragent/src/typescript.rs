@@ -5,12 +5,13 @@
 
 use ts_rs::{Config, TS};
 
+use crate::mcp::ServerStatus;
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CardCall, ConfirmationCard, Decision,
-    ErrorCode, ErrorInfo, EventEnvelope, SessionInfo, StopReason, ToolCallView, Transcript,
-    TranscriptItem, UserInput,
+    ErrorCode, ErrorInfo, EventEnvelope, RespondOutcome, SessionInfo, StopReason, ToolCallView,
+    Transcript, TranscriptItem, UserInput,
 };
 use crate::settings::{ModelSettings, Settings};
 use crate::toolcall::CallStatus;
@@ -30,6 +31,7 @@ pub fn render() -> String {
         StopReason::decl(&cfg),
         ErrorInfo::decl(&cfg),
         ErrorCode::decl(&cfg),
+        RespondOutcome::decl(&cfg),
         ConfirmationCard::decl(&cfg),
         CardCall::decl(&cfg),
         CallStatus::decl(&cfg),
@@ -44,6 +46,7 @@ pub fn render() -> String {
         ServerConfig::decl(&cfg),
         ServerTransport::decl(&cfg),
         ToolOverride::decl(&cfg),
+        ServerStatus::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from crates/ragent (protocol, settings) by ts-rs. Do not edit:\n\

@@ -24,6 +24,8 @@ export type ErrorInfo = { code: ErrorCode, message: string, };
 
 export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "invalid_settings" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
 
+export type RespondOutcome = { "type": "resumed", run_id: string, } | { "type": "waiting", remaining: Array<string>, };
+
 export type ConfirmationCard = { reply_id: string, session_id: string, 
 /**
  * Milliseconds since the Unix epoch.
@@ -125,3 +127,5 @@ trusted: boolean, } & ({ command: string, args: Array<string>, env: { [key in st
 export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
 
 export type ToolOverride = "ask" | "deny" | "auto_approve";
+
+export type ServerStatus = { name: string, trusted: boolean, connected: boolean, pid: number | null, restarts: number, honours_idempotency_keys: boolean | null, };
