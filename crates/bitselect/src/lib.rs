@@ -1,1 +1,38 @@
-//! The Bit Select shop (比特严选).
+//! The Bit Select shop (比特严选): an electronics reseller's domain over its
+//! own SQLite database, and an MCP server exposing it as thirteen tools.
+//!
+//! - [`Shop`] is the domain: open it on a data directory and call it
+//!   directly (`shop.create_order(&params, key)`), or
+//! - serve it over MCP: [`ShopServer`] is the rmcp handler; [`serve_io`]
+//!   runs it over any byte stream (an in-process `tokio::io::duplex`),
+//!   [`serve_stdio`] over stdin/stdout and [`serve_http`] over streamable
+//!   HTTP. The `bitselect-mcp` binary wraps these with a command line.
+//!
+//! Money is integer fen throughout ([`money`]); time comes from an
+//! injectable [`Clock`].
+
+pub mod after_sale;
+pub mod cart;
+pub mod catalog;
+pub mod cli;
+pub mod clock;
+pub mod coupons;
+mod db;
+pub mod error;
+pub mod idempotency;
+pub mod logistics;
+pub mod money;
+pub mod orders;
+pub mod params;
+mod seed;
+pub mod serve;
+pub mod server;
+mod shop;
+pub mod tickets;
+
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use db::SCHEMA_VERSION;
+pub use error::{Refusal, ShopError};
+pub use serve::{MCP_PATH, ServeError, serve_http, serve_io, serve_stdio};
+pub use server::ShopServer;
+pub use shop::{DB_FILE, Shop, ShopStats, Written};

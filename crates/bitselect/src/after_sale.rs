@@ -1,0 +1,306 @@
+//! After-sales: the return and exchange windows, `apply_after_sale` and
+//! `query_after_sale`.
+
+use std::fmt;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+
+use crate::catalog;
+use crate::clock::{DAY_MS, Millis, days_left, format_rfc3339};
+use crate::error::{Refusal, Result, ShopError};
+use crate::orders;
+use crate::params::{
+    AfterSaleType, ApplyAfterSaleParams, OrderStatus, QueryAfterSaleParams, given,
+};
+
+/// No-reason return and refund: within 7 days of delivery.
+pub const RETURN_DAYS: i64 = 7;
+/// Exchange: within 15 days of delivery.
+pub const EXCHANGE_DAYS: i64 = 15;
+
+pub const IN_PROGRESS: &str = "处理中";
+
+/// Where a delivered order stands with its two windows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AfterSaleWindows {
+    pub return_deadline: String,
+    /// Started days left, 0 once closed.
+    pub return_days_left: i64,
+    pub return_open: bool,
+    pub exchange_deadline: String,
+    pub exchange_days_left: i64,
+    pub exchange_open: bool,
+}
+
+/// The windows of an order received at `received_at`, seen at `now`. A
+/// window is open up to and including its deadline.
+pub fn windows(received_at: Millis, now: Millis) -> AfterSaleWindows {
+    let return_deadline = received_at + RETURN_DAYS * DAY_MS;
+    let exchange_deadline = received_at + EXCHANGE_DAYS * DAY_MS;
+    AfterSaleWindows {
+        return_deadline: format_rfc3339(return_deadline),
+        return_days_left: days_left(now, return_deadline),
+        return_open: now <= return_deadline,
+        exchange_deadline: format_rfc3339(exchange_deadline),
+        exchange_days_left: days_left(now, exchange_deadline),
+        exchange_open: now <= exchange_deadline,
+    }
+}
+
+impl fmt::Display for AfterSaleWindows {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.return_open {
+            write!(
+                f,
+                "7 天无理由退货：还剩 {} 天（截止 {}）",
+                self.return_days_left, self.return_deadline
+            )?;
+        } else {
+            write!(f, "7 天无理由退货：已过期（截止 {}）", self.return_deadline)?;
+        }
+        if self.exchange_open {
+            write!(
+                f,
+                "；15 天换货：还剩 {} 天（截止 {}）",
+                self.exchange_days_left, self.exchange_deadline
+            )
+        } else {
+            write!(f, "；15 天换货：已过期（截止 {}）", self.exchange_deadline)
+        }
+    }
+}
+
+/// One after-sale request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AfterSaleView {
+    pub after_sale_no: String,
+    pub order_no: String,
+    pub sku_code: String,
+    pub sku_name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub reason: String,
+    pub status: String,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+}
+
+/// What `query_after_sale` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AfterSaleList {
+    pub after_sales: Vec<AfterSaleView>,
+}
+
+const SELECT_AFTER_SALE: &str = "SELECT a.after_sale_no, a.order_no, a.sku_code,
+            COALESCE((SELECT i.sku_name FROM order_item i
+                      WHERE i.order_no = a.order_no AND i.sku_code = a.sku_code LIMIT 1), ''),
+            a.kind, a.reason, a.status, a.created_at, a.finished_at
+     FROM after_sale a";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<AfterSaleView> {
+    Ok(AfterSaleView {
+        after_sale_no: row.get(0)?,
+        order_no: row.get(1)?,
+        sku_code: row.get(2)?,
+        sku_name: row.get(3)?,
+        kind: row.get(4)?,
+        reason: row.get(5)?,
+        status: row.get(6)?,
+        created_at: format_rfc3339(row.get(7)?),
+        finished_at: row.get::<_, Option<Millis>>(8)?.map(format_rfc3339),
+    })
+}
+
+fn get(conn: &Connection, after_sale_no: &str) -> Result<AfterSaleView> {
+    conn.query_row(
+        &format!("{SELECT_AFTER_SALE} WHERE a.after_sale_no = ?1"),
+        params![after_sale_no],
+        from_row,
+    )
+    .optional()?
+    .ok_or_else(|| {
+        Refusal::UnknownAfterSale {
+            after_sale_no: after_sale_no.to_owned(),
+        }
+        .into()
+    })
+}
+
+/// By number, by order, or all of them, newest first.
+pub fn query(conn: &Connection, p: &QueryAfterSaleParams) -> Result<AfterSaleList> {
+    let number = p
+        .after_sale_no
+        .as_deref()
+        .map(catalog::normalize_code)
+        .filter(|n| !n.is_empty());
+    if let Some(number) = number {
+        return Ok(AfterSaleList {
+            after_sales: vec![get(conn, &number)?],
+        });
+    }
+    // Refuse an unknown order rather than answer "none".
+    let order_no = orders::existing(conn, given(&p.order_no))?;
+    let mut stmt = conn.prepare(&format!(
+        "{SELECT_AFTER_SALE} WHERE ?1 IS NULL OR a.order_no = ?1
+         ORDER BY a.created_at DESC, a.after_sale_no"
+    ))?;
+    let rows = stmt.query_map(params![order_no], from_row)?;
+    Ok(AfterSaleList {
+        after_sales: rows.collect::<rusqlite::Result<_>>()?,
+    })
+}
+
+/// Opens a return or exchange for one line of a delivered order.
+pub fn apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result<AfterSaleView> {
+    let order_no = p.order_no.trim();
+    let sku_code = catalog::normalize_code(&p.sku_code);
+    let reason = p.reason.trim();
+    if !(2..=200).contains(&reason.chars().count()) {
+        return Err(ShopError::invalid("reason", "原因须为 2 到 200 个字"));
+    }
+    let (status, received_at) = orders::status_and_received(conn, order_no)?;
+    let received_at = match received_at {
+        Some(at) if status == OrderStatus::Delivered.as_str() => at,
+        _ => {
+            return Err(Refusal::OrderStatus {
+                order_no: order_no.to_owned(),
+                status,
+                action: "申请售后",
+                allowed: "「已签收」",
+            }
+            .into());
+        }
+    };
+    if orders::line_for(conn, order_no, &sku_code)?.is_none() {
+        return Err(Refusal::NotInOrder {
+            order_no: order_no.to_owned(),
+            sku: sku_code,
+        }
+        .into());
+    }
+    let open: Option<String> = conn
+        .query_row(
+            "SELECT after_sale_no FROM after_sale
+             WHERE order_no = ?1 AND sku_code = ?2 AND status = ?3",
+            params![order_no, sku_code, IN_PROGRESS],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if let Some(after_sale_no) = open {
+        return Err(Refusal::AfterSaleInProgress {
+            order_no: order_no.to_owned(),
+            sku: sku_code,
+            after_sale_no,
+        }
+        .into());
+    }
+    let w = windows(received_at, now);
+    let closed = match p.kind {
+        AfterSaleType::ReturnRefund if !w.return_open => Some((
+            "签收后 7 天的无理由退货期",
+            w.return_deadline.clone(),
+            if w.exchange_open {
+                format!("；仍可在 {} 前申请换货（type=换货）", w.exchange_deadline)
+            } else {
+                "；如商品有质量问题，可用 submit_ticket 转人工客服".to_owned()
+            },
+        )),
+        AfterSaleType::Exchange if !w.exchange_open => Some((
+            "签收后 15 天的换货期",
+            w.exchange_deadline.clone(),
+            "；如商品有质量问题，可用 submit_ticket 转人工客服".to_owned(),
+        )),
+        _ => None,
+    };
+    if let Some((window, deadline, hint)) = closed {
+        return Err(Refusal::AfterSaleWindowClosed {
+            order_no: order_no.to_owned(),
+            window,
+            received_at: format_rfc3339(received_at),
+            deadline,
+            hint,
+        }
+        .into());
+    }
+    let count: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM after_sale WHERE order_no = ?1",
+        params![order_no],
+        |row| row.get(0),
+    )?;
+    // The seed numbers them AS<order><3-digit sequence>, e.g. AS88232001.
+    let after_sale_no = format!("AS{order_no}{:03}", count + 1);
+    conn.execute(
+        "INSERT INTO after_sale (after_sale_no, order_no, sku_code, kind, reason, status,
+                                 created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            after_sale_no,
+            order_no,
+            sku_code,
+            p.kind.as_str(),
+            reason,
+            IN_PROGRESS,
+            now
+        ],
+    )?;
+    get(conn, &after_sale_no)
+}
+
+impl fmt::Display for AfterSaleView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "售后单 {}｜{}｜{}｜订单 {} 的 {} {}｜原因：{}｜申请于 {}",
+            self.after_sale_no,
+            self.kind,
+            self.status,
+            self.order_no,
+            self.sku_code,
+            self.sku_name,
+            self.reason,
+            self.created_at
+        )?;
+        if let Some(done) = &self.finished_at {
+            write!(f, "｜完成于 {done}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for AfterSaleList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.after_sales.is_empty() {
+            return write!(f, "没有售后单。");
+        }
+        writeln!(f, "共 {} 个售后单：", self.after_sales.len())?;
+        let parts: Vec<String> = self.after_sales.iter().map(ToString::to_string).collect();
+        write!(f, "{}", parts.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn windows_close_after_their_deadlines() {
+        let received = 0;
+        let w = windows(received, 3 * DAY_MS);
+        assert_eq!((w.return_open, w.return_days_left), (true, 4));
+        assert_eq!((w.exchange_open, w.exchange_days_left), (true, 12));
+
+        let w = windows(received, 7 * DAY_MS);
+        assert!(w.return_open, "the deadline itself is still inside");
+        let w = windows(received, 7 * DAY_MS + 1);
+        assert_eq!((w.return_open, w.return_days_left), (false, 0));
+        assert_eq!(w.exchange_days_left, 8);
+
+        let w = windows(received, 25 * DAY_MS);
+        assert!(!w.return_open && !w.exchange_open);
+    }
+}

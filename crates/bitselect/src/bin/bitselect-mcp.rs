@@ -1,0 +1,96 @@
+//! `bitselect-mcp`: the Bit Select shop as an MCP server, over stdio by
+//! default or streamable HTTP with `--http`. Stdout carries only the
+//! protocol; logs and the HTTP ready line go to stderr.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use bitselect::cli::{self, Command, DATA_DIR_ENV, Options, Transport, USAGE};
+use bitselect::serve::{serve_http, serve_stdio};
+use bitselect::{MCP_PATH, Shop};
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let command = cli::parse(std::env::args_os().skip(1), std::env::var_os(DATA_DIR_ENV));
+    match command {
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Version) => {
+            println!("bitselect-mcp {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Serve(options)) => serve(options),
+        Err(error) => {
+            eprintln!("bitselect-mcp: {error}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve(options: Options) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
+
+    let Some(data_dir) = options.data_dir.or_else(Shop::default_data_dir) else {
+        eprintln!("bitselect-mcp: no user data directory on this system; pass --data-dir DIR");
+        return ExitCode::from(2);
+    };
+    let shop = match Shop::open(&data_dir) {
+        Ok(shop) => shop,
+        Err(error) => {
+            eprintln!(
+                "bitselect-mcp: cannot open the shop in {}: {error}",
+                data_dir.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(db = %shop.db_path().display(), "shop opened");
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("bitselect-mcp: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let shutdown = CancellationToken::new();
+    let outcome = runtime.block_on(async {
+        let on_signal = shutdown.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                tracing::info!("interrupted; shutting down");
+                on_signal.cancel();
+            }
+        });
+        match options.transport {
+            Transport::Stdio => serve_stdio(shop, shutdown).await.map(|reason| {
+                tracing::info!(?reason, "stdio session ended");
+            }),
+            Transport::Http(addr) => {
+                serve_http(shop, addr, options.allow_remote, shutdown, |bound| {
+                    eprintln!("bitselect-mcp listening on http://{bound}{MCP_PATH}");
+                })
+                .await
+            }
+        }
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bitselect-mcp: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! The demo user's cart: `query_cart` and `update_cart_item`, plus the
+//! deductions an order makes.
+
+use std::fmt;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{self, ON_SALE};
+use crate::clock::{Millis, format_rfc3339};
+use crate::coupons::Basket;
+use crate::error::{Refusal, Result, ShopError};
+use crate::money::{Fen, Yuan};
+use crate::params::{CartAction, MAX_QUANTITY, UpdateCartItemParams};
+
+/// One cart line with what it costs now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CartLine {
+    pub sku_code: String,
+    pub name: String,
+    pub category: String,
+    pub quantity: i64,
+    pub added_at: String,
+    pub added_price_fen: Fen,
+    pub added_price: Yuan,
+    pub current_price_fen: Fen,
+    pub current_price: Yuan,
+    /// Current minus added price: negative is a price drop.
+    pub price_change_fen: Fen,
+    pub price_change: Yuan,
+    pub stock: i64,
+    pub status: String,
+    /// The whole line can be ordered now.
+    pub available: bool,
+    /// 可下单 / 已下架 / 无货 / 库存不足（仅剩 n 件）.
+    pub availability: String,
+    /// Quantity × current price.
+    pub subtotal_fen: Fen,
+    pub subtotal: Yuan,
+}
+
+/// What `query_cart` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CartView {
+    pub lines: Vec<CartLine>,
+    pub item_count: i64,
+    pub total_fen: Fen,
+    pub total: Yuan,
+    /// The sum of the lines that can be ordered now.
+    pub orderable_total_fen: Fen,
+    pub orderable_total: Yuan,
+}
+
+/// What `update_cart_item` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CartUpdate {
+    pub action: CartAction,
+    pub sku_code: String,
+    pub name: String,
+    pub previous_quantity: i64,
+    /// 0 when the line is gone.
+    pub quantity: i64,
+    pub removed: bool,
+    /// A warning the shopper should hear, e.g. that stock is short.
+    pub note: Option<String>,
+    pub cart: CartView,
+}
+
+fn availability(status: &str, stock: i64, quantity: i64) -> (bool, String) {
+    if status != ON_SALE {
+        (false, status.to_owned())
+    } else if stock <= 0 {
+        (false, "无货".to_owned())
+    } else if stock < quantity {
+        (false, format!("库存不足（仅剩 {stock} 件）"))
+    } else {
+        (true, "可下单".to_owned())
+    }
+}
+
+/// The whole cart, newest line first.
+pub fn view(conn: &Connection) -> Result<CartView> {
+    let mut stmt = conn.prepare(
+        "SELECT c.sku_code, s.name, p.category, c.quantity, c.added_at, c.added_price_fen,
+                s.price_fen, s.stock, s.status
+         FROM cart_item c
+         JOIN sku s ON s.sku_code = c.sku_code
+         JOIN product p ON p.spu_code = s.spu_code
+         ORDER BY c.added_at DESC, c.sku_code",
+    )?;
+    let rows = stmt.query_map([], |row| {
+        let quantity: i64 = row.get(3)?;
+        let added_at: Millis = row.get(4)?;
+        let added: Fen = row.get(5)?;
+        let current: Fen = row.get(6)?;
+        let stock: i64 = row.get(7)?;
+        let status: String = row.get(8)?;
+        let (available, availability) = availability(&status, stock, quantity);
+        Ok(CartLine {
+            sku_code: row.get(0)?,
+            name: row.get(1)?,
+            category: row.get(2)?,
+            quantity,
+            added_at: format_rfc3339(added_at),
+            added_price_fen: added,
+            added_price: Yuan(added),
+            current_price_fen: current,
+            current_price: Yuan(current),
+            price_change_fen: current - added,
+            price_change: Yuan(current - added),
+            stock,
+            status,
+            available,
+            availability,
+            subtotal_fen: current * quantity,
+            subtotal: Yuan(current * quantity),
+        })
+    })?;
+    let lines: Vec<CartLine> = rows.collect::<rusqlite::Result<_>>()?;
+    let total: Fen = lines.iter().map(|l| l.subtotal_fen).sum();
+    let orderable: Fen = lines
+        .iter()
+        .filter(|l| l.available)
+        .map(|l| l.subtotal_fen)
+        .sum();
+    Ok(CartView {
+        item_count: lines.iter().map(|l| l.quantity).sum(),
+        lines,
+        total_fen: total,
+        total: Yuan(total),
+        orderable_total_fen: orderable,
+        orderable_total: Yuan(orderable),
+    })
+}
+
+/// The orderable lines as a coupon basket.
+pub fn orderable_basket(conn: &Connection) -> Result<Basket> {
+    let mut basket = Basket::default();
+    for line in view(conn)?.lines.into_iter().filter(|l| l.available) {
+        basket.total += line.subtotal_fen;
+        *basket.by_category.entry(line.category).or_insert(0) += line.subtotal_fen;
+    }
+    Ok(basket)
+}
+
+/// How many units of `sku_code` the cart holds (0 if none).
+pub(crate) fn quantity_of(conn: &Connection, sku_code: &str) -> Result<i64> {
+    Ok(conn
+        .query_row(
+            "SELECT quantity FROM cart_item WHERE sku_code = ?1",
+            params![sku_code],
+            |row| row.get(0),
+        )
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Takes `quantity` units of `sku_code` out of the cart, dropping the line
+/// when nothing is left. The caller has checked that there are enough.
+pub(crate) fn deduct(conn: &Connection, sku_code: &str, quantity: i64) -> Result<()> {
+    // Drop the line when nothing would be left (the table keeps quantity > 0).
+    let changed = match conn.execute(
+        "DELETE FROM cart_item WHERE sku_code = ?1 AND quantity = ?2",
+        params![sku_code, quantity],
+    )? {
+        0 => conn.execute(
+            "UPDATE cart_item SET quantity = quantity - ?2 WHERE sku_code = ?1 AND quantity > ?2",
+            params![sku_code, quantity],
+        )?,
+        deleted => deleted,
+    };
+    if changed != 1 {
+        return Err(ShopError::Corrupt(format!(
+            "购物车中 {sku_code} 的数量在扣减时已改变"
+        )));
+    }
+    Ok(())
+}
+
+fn required_quantity(p: &UpdateCartItemParams) -> Result<i64> {
+    match p.quantity {
+        None => Err(ShopError::invalid(
+            "quantity",
+            "action 为 add 或 decrease 时必须填写数量（1 到 99）",
+        )),
+        Some(q) if !(1..=MAX_QUANTITY).contains(&q) => Err(ShopError::invalid(
+            "quantity",
+            format!("须在 1 到 {MAX_QUANTITY} 之间，收到 {q}"),
+        )),
+        Some(q) => Ok(i64::from(q)),
+    }
+}
+
+/// Adds, decreases or removes one cart line.
+pub fn update(conn: &Connection, now: Millis, p: &UpdateCartItemParams) -> Result<CartUpdate> {
+    let sku_code = catalog::normalize_code(&p.sku_code);
+    let previous = quantity_of(conn, &sku_code)?;
+    let mut note = None;
+    let (name, quantity) = match p.action {
+        CartAction::Add => {
+            let quantity = required_quantity(p)?;
+            let sku = catalog::sku(conn, &sku_code)?;
+            if let Some(refusal) = sku.unavailable() {
+                return Err(refusal.into());
+            }
+            let would_be = previous + quantity;
+            if would_be > i64::from(MAX_QUANTITY) {
+                return Err(Refusal::CartLineLimit {
+                    sku: sku_code,
+                    would_be,
+                    max: i64::from(MAX_QUANTITY),
+                }
+                .into());
+            }
+            if would_be > sku.stock {
+                note = Some(format!(
+                    "注意：{} 仅剩 {} 件，购物车中的 {would_be} 件目前不能全部下单",
+                    sku.name, sku.stock
+                ));
+            }
+            // A line keeps the price and time of its first add, so the cart
+            // can show how the price moved since.
+            conn.execute(
+                "INSERT INTO cart_item (sku_code, quantity, added_price_fen, added_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (sku_code) DO UPDATE SET quantity = quantity + excluded.quantity",
+                params![sku_code, quantity, sku.price_fen, now],
+            )?;
+            (sku.name, would_be)
+        }
+        CartAction::Decrease => {
+            let quantity = required_quantity(p)?;
+            if previous == 0 {
+                return Err(Refusal::NotInCart { sku: sku_code }.into());
+            }
+            if quantity > previous {
+                return Err(Refusal::DecreaseTooMuch {
+                    sku: sku_code,
+                    in_cart: previous,
+                    requested: quantity,
+                }
+                .into());
+            }
+            let name = catalog::sku(conn, &sku_code)?.name;
+            deduct(conn, &sku_code, quantity)?;
+            (name, previous - quantity)
+        }
+        CartAction::Remove => {
+            if previous == 0 {
+                return Err(Refusal::NotInCart { sku: sku_code }.into());
+            }
+            let name = catalog::sku(conn, &sku_code)?.name;
+            conn.execute(
+                "DELETE FROM cart_item WHERE sku_code = ?1",
+                params![sku_code],
+            )?;
+            (name, 0)
+        }
+    };
+    Ok(CartUpdate {
+        action: p.action,
+        sku_code,
+        name,
+        previous_quantity: previous,
+        quantity,
+        removed: quantity == 0,
+        note,
+        cart: view(conn)?,
+    })
+}
+
+impl fmt::Display for CartView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.lines.is_empty() {
+            return write!(f, "购物车是空的。");
+        }
+        writeln!(
+            f,
+            "购物车共 {} 行 {} 件，按现价合计 {} 元，其中可下单 {} 元：",
+            self.lines.len(),
+            self.item_count,
+            self.total,
+            self.orderable_total
+        )?;
+        for line in &self.lines {
+            write!(
+                f,
+                "- {} {} ×{}｜现价 {} 元",
+                line.sku_code, line.name, line.quantity, line.current_price
+            )?;
+            if line.price_change_fen != 0 {
+                write!(
+                    f,
+                    "（加入时 {} 元，{} {} 元）",
+                    line.added_price,
+                    if line.price_change_fen < 0 {
+                        "降价"
+                    } else {
+                        "涨价"
+                    },
+                    Yuan(line.price_change_fen.abs())
+                )?;
+            }
+            writeln!(
+                f,
+                "｜小计 {} 元｜库存 {}｜{}",
+                line.subtotal, line.stock, line.availability
+            )?;
+        }
+        write!(f, "下单请用 create_order，items 只能取上面可下单的商品。")
+    }
+}
+
+impl fmt::Display for CartUpdate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.action, self.removed) {
+            (CartAction::Add, _) => write!(
+                f,
+                "已将 {} {} 加入购物车，现有 {} 件（原 {} 件）。",
+                self.sku_code, self.name, self.quantity, self.previous_quantity
+            )?,
+            (_, true) => write!(
+                f,
+                "已从购物车删除 {} {}（原 {} 件）。",
+                self.sku_code, self.name, self.previous_quantity
+            )?,
+            (_, false) => write!(
+                f,
+                "已将购物车中 {} {} 从 {} 件减少到 {} 件。",
+                self.sku_code, self.name, self.previous_quantity, self.quantity
+            )?,
+        }
+        if let Some(note) = &self.note {
+            write!(f, "{note}")?;
+        }
+        write!(f, "\n{}", self.cart)
+    }
+}

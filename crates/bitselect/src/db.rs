@@ -1,0 +1,259 @@
+//! The shop's SQLite file: opening, WAL, per-connection settings and
+//! versioned migrations (`PRAGMA user_version`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::error::Result;
+
+/// How long a connection waits for another writer before giving up. Writes
+/// are short, so this only matters under heavy contention.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Each entry moves the schema one version up; entry `i` leads to version
+/// `i + 1`. Never edit a released entry: append a new one.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE product (
+    spu_code     TEXT PRIMARY KEY,
+    name         TEXT NOT NULL,
+    category     TEXT NOT NULL,
+    sub_category TEXT NOT NULL,
+    brand        TEXT NOT NULL,
+    brand_owner  TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    specs        TEXT NOT NULL,   -- JSON object shared by every SKU of the model
+    tags         TEXT NOT NULL    -- JSON array of strings
+);
+
+CREATE TABLE sku (
+    sku_code  TEXT PRIMARY KEY,
+    spu_code  TEXT NOT NULL REFERENCES product (spu_code),
+    name      TEXT NOT NULL,
+    specs     TEXT NOT NULL,      -- JSON object: what differs from sibling SKUs
+    price_fen INTEGER NOT NULL CHECK (price_fen >= 0),
+    stock     INTEGER NOT NULL CHECK (stock >= 0),
+    status    TEXT NOT NULL CHECK (status IN ('在售', '已下架'))
+);
+CREATE INDEX sku_by_spu ON sku (spu_code);
+
+CREATE TABLE coupon (
+    code           TEXT PRIMARY KEY,
+    name           TEXT NOT NULL,
+    kind           TEXT NOT NULL CHECK (kind IN ('满减', '折扣')),
+    threshold_fen  INTEGER NOT NULL CHECK (threshold_fen >= 0),
+    amount_off_fen INTEGER,       -- 满减: fen off
+    pay_percent    INTEGER,       -- 折扣: 92 = pay 92 %
+    category       TEXT,          -- NULL: every category
+    valid_from     INTEGER NOT NULL,
+    valid_to       INTEGER NOT NULL,
+    CHECK ((kind = '满减' AND amount_off_fen IS NOT NULL)
+        OR (kind = '折扣' AND pay_percent BETWEEN 1 AND 99))
+);
+
+-- The demo user's coupons. The shop has one user, so no user column.
+CREATE TABLE user_coupon (
+    code       TEXT PRIMARY KEY REFERENCES coupon (code),
+    status     TEXT NOT NULL CHECK (status IN ('未使用', '已使用')),
+    order_no   TEXT,
+    claimed_at INTEGER NOT NULL,
+    used_at    INTEGER
+);
+
+CREATE TABLE cart_item (
+    sku_code        TEXT PRIMARY KEY REFERENCES sku (sku_code),
+    quantity        INTEGER NOT NULL CHECK (quantity > 0),
+    added_price_fen INTEGER NOT NULL,
+    added_at        INTEGER NOT NULL
+);
+
+CREATE TABLE orders (
+    order_no         TEXT PRIMARY KEY,
+    status           TEXT NOT NULL
+                     CHECK (status IN ('待支付', '已支付待发货', '已发货', '已签收', '已取消')),
+    total_fen        INTEGER NOT NULL,
+    discount_fen     INTEGER NOT NULL,
+    pay_fen          INTEGER NOT NULL,
+    coupon_code      TEXT,
+    receiver_name    TEXT NOT NULL,
+    receiver_phone   TEXT NOT NULL,
+    receiver_address TEXT NOT NULL,
+    tracking_no      TEXT UNIQUE,
+    created_at       INTEGER NOT NULL,
+    paid_at          INTEGER,
+    shipped_at       INTEGER,
+    received_at      INTEGER,
+    cancelled_at     INTEGER
+);
+CREATE INDEX orders_by_created ON orders (created_at);
+
+CREATE TABLE order_item (
+    order_no  TEXT NOT NULL REFERENCES orders (order_no),
+    line_no   INTEGER NOT NULL,
+    sku_code  TEXT NOT NULL,
+    sku_name  TEXT NOT NULL,
+    price_fen INTEGER NOT NULL,
+    quantity  INTEGER NOT NULL CHECK (quantity > 0),
+    PRIMARY KEY (order_no, line_no)
+);
+
+CREATE TABLE parcel (
+    tracking_no TEXT PRIMARY KEY,
+    order_no    TEXT NOT NULL REFERENCES orders (order_no)
+);
+
+CREATE TABLE parcel_event (
+    tracking_no TEXT NOT NULL REFERENCES parcel (tracking_no),
+    seq         INTEGER NOT NULL,
+    at          INTEGER NOT NULL,
+    location    TEXT NOT NULL,
+    description TEXT NOT NULL,
+    PRIMARY KEY (tracking_no, seq)
+);
+
+CREATE TABLE after_sale (
+    after_sale_no TEXT PRIMARY KEY,
+    order_no      TEXT NOT NULL REFERENCES orders (order_no),
+    sku_code      TEXT NOT NULL,
+    kind          TEXT NOT NULL CHECK (kind IN ('退货退款', '换货')),
+    reason        TEXT NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('处理中', '已完成')),
+    created_at    INTEGER NOT NULL,
+    finished_at   INTEGER
+);
+-- One open request per order line, enforced by the database as well.
+CREATE UNIQUE INDEX after_sale_one_open ON after_sale (order_no, sku_code)
+    WHERE status = '处理中';
+
+CREATE TABLE ticket (
+    ticket_no   TEXT PRIMARY KEY,
+    order_no    TEXT REFERENCES orders (order_no),
+    topic       TEXT NOT NULL,
+    description TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+
+-- Write tools' idempotency keys: a repeat returns the stored first result.
+CREATE TABLE idempotency (
+    key        TEXT PRIMARY KEY,
+    tool       TEXT NOT NULL,
+    args_hash  TEXT NOT NULL,
+    result     TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+
+CREATE TABLE shop_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"#];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The database file and how to open connections to it.
+#[derive(Debug, Clone)]
+pub struct Db {
+    path: PathBuf,
+}
+
+impl Db {
+    /// Opens (creating if needed) the file, switches it to WAL and brings the
+    /// schema up to date.
+    pub fn open(path: &Path) -> Result<Self> {
+        let db = Self {
+            path: path.to_owned(),
+        };
+        let mut conn = db.connect()?;
+        // WAL is a property of the file: set once, every connection sees it.
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(%mode, "SQLite refused WAL mode; continuing with it");
+        }
+        migrate(&mut conn)?;
+        Ok(db)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A fresh connection. Each call gets its own, so concurrent calls really
+    /// run concurrently and SQLite's locking decides who writes when.
+    pub fn connect(&self) -> Result<Connection> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+        Ok(conn)
+    }
+}
+
+/// Starts a write transaction that takes the write lock at once, so the
+/// checks it makes cannot be invalidated by another writer before it commits.
+pub fn immediate(conn: &mut Connection) -> Result<Transaction<'_>> {
+    Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
+}
+
+fn migrate(conn: &mut Connection) -> Result<()> {
+    let tx = immediate(conn)?;
+    let current: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if current > SCHEMA_VERSION {
+        return Err(crate::error::ShopError::Corrupt(format!(
+            "数据库版本 {current} 比本程序支持的 {SCHEMA_VERSION} 新，请升级 bitselect"
+        )));
+    }
+    let applied = usize::try_from(current)
+        .map_err(|_| crate::error::ShopError::Corrupt(format!("数据库版本号无效：{current}")))?;
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(applied) {
+        tx.execute_batch(sql)?;
+        let version = index as i64 + 1;
+        tx.pragma_update(None, "user_version", version)?;
+        tracing::info!(version, "applied schema migration");
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_run_once_and_set_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shop.db");
+        let db = Db::open(&path).unwrap();
+        // Opening again finds the schema current and changes nothing.
+        Db::open(&path).unwrap();
+        let conn = db.connect().unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shop.db");
+        let db = Db::open(&path).unwrap();
+        db.connect()
+            .unwrap()
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let err = Db::open(&path).unwrap_err();
+        assert!(err.to_string().contains("升级"), "{err}");
+    }
+}

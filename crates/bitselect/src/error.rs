@@ -1,0 +1,186 @@
+//! The shop's typed errors. Every message is written for the model that
+//! reads it: it names the offending code or value and says what to do next.
+
+use crate::coupons::CouponRefusal;
+
+/// Everything a shop call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ShopError {
+    /// A business rule said no. Nothing was changed.
+    #[error("{0}")]
+    Refused(#[from] Refusal),
+    /// An argument is malformed or out of range. Nothing was changed.
+    #[error("参数 {field} 无效：{message}")]
+    InvalidArgument { field: String, message: String },
+    #[error("数据库错误：{0}")]
+    Database(#[from] rusqlite::Error),
+    #[error("无法使用数据目录 {path}：{source}")]
+    DataDir {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("内置种子数据无法解析（{file}）：{message}")]
+    Seed { file: &'static str, message: String },
+    #[error("数据不一致：{0}")]
+    Corrupt(String),
+    #[error("结果编码失败：{0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+impl ShopError {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A stable, machine-readable code for structured error results.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Refused(refusal) => refusal.code(),
+            Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Self::Database(_)
+            | Self::DataDir { .. }
+            | Self::Seed { .. }
+            | Self::Corrupt(_)
+            | Self::Encode(_) => "INTERNAL",
+        }
+    }
+
+    /// True when the caller's request was at fault (a refusal or a bad
+    /// argument), false for failures of the shop itself.
+    pub fn is_caller_error(&self) -> bool {
+        matches!(self, Self::Refused(_) | Self::InvalidArgument { .. })
+    }
+}
+
+impl From<CouponRefusal> for ShopError {
+    fn from(reason: CouponRefusal) -> Self {
+        Self::Refused(Refusal::Coupon(reason))
+    }
+}
+
+/// The business rules' refusals.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("商品编码 {sku} 不存在，请先用 search_product 查到正确的 skuCode")]
+    UnknownSku { sku: String },
+    #[error("{name}（{sku}）已下架，不能加入购物车或下单；可用 search_product 查找在售的其他配置")]
+    Delisted { sku: String, name: String },
+    #[error(
+        "{name}（{sku}）暂时无货（库存 0），不能加入购物车或下单；可用 search_product 查找有货的其他配置"
+    )]
+    OutOfStock { sku: String, name: String },
+    #[error("{name}（{sku}）库存不足：需要 {requested} 件，仅剩 {stock} 件；请减少数量")]
+    InsufficientStock {
+        sku: String,
+        name: String,
+        requested: i64,
+        stock: i64,
+    },
+    #[error("购物车中没有 {sku}，请先调用 update_cart_item（action=add）加入购物车")]
+    NotInCart { sku: String },
+    #[error(
+        "购物车中 {sku} 只有 {in_cart} 件，不足下单数量 {requested} 件；请先用 update_cart_item 增加数量，或减少下单数量"
+    )]
+    CartShort {
+        sku: String,
+        in_cart: i64,
+        requested: i64,
+    },
+    #[error("购物车中 {sku} 将达到 {would_be} 件，超过单个商品上限 {max} 件")]
+    CartLineLimit {
+        sku: String,
+        would_be: i64,
+        max: i64,
+    },
+    #[error(
+        "购物车中 {sku} 只有 {in_cart} 件，不能减少 {requested} 件；要删除整行请用 action=remove"
+    )]
+    DecreaseTooMuch {
+        sku: String,
+        in_cart: i64,
+        requested: i64,
+    },
+    #[error("下单商品中 {sku} 出现了不止一次，请合并为一行并写明总数量")]
+    DuplicateItem { sku: String },
+    #[error("没有找到订单 {order_no}，请用 query_order 查看您的订单号")]
+    UnknownOrder { order_no: String },
+    #[error("订单 {order_no} 当前状态为「{status}」，{action}仅限状态为 {allowed} 的订单")]
+    OrderStatus {
+        order_no: String,
+        status: String,
+        action: &'static str,
+        allowed: &'static str,
+    },
+    #[error("您没有优惠券 {code}，请用 query_coupons 查看您持有的优惠券")]
+    CouponNotHeld { code: String },
+    #[error("{0}")]
+    Coupon(CouponRefusal),
+    #[error("订单 {order_no} 中没有商品 {sku}，请用 query_order 查看该订单的商品编码")]
+    NotInOrder { order_no: String, sku: String },
+    #[error(
+        "订单 {order_no} 的商品 {sku} 已有处理中的售后单 {after_sale_no}，处理完成前不能重复申请；可用 query_after_sale 查看进度"
+    )]
+    AfterSaleInProgress {
+        order_no: String,
+        sku: String,
+        after_sale_no: String,
+    },
+    #[error("订单 {order_no} 已超过{window}（签收于 {received_at}，截止 {deadline}）{hint}")]
+    AfterSaleWindowClosed {
+        order_no: String,
+        window: &'static str,
+        received_at: String,
+        deadline: String,
+        hint: String,
+    },
+    #[error("没有找到售后单 {after_sale_no}，请用 query_after_sale（按 orderNo）查看售后单号")]
+    UnknownAfterSale { after_sale_no: String },
+    #[error(
+        "运单号 {tracking_no} 不属于您的任何订单，只能查询您订单上的运单号；可先用 query_order 查看订单的运单号"
+    )]
+    UnknownTracking { tracking_no: String },
+    #[error("订单 {order_no} 当前状态为「{status}」，尚未发货，还没有物流信息")]
+    NotShipped { order_no: String, status: String },
+    #[error(
+        "没有历史订单可作为默认收货信息，请提供 receiverName、receiverPhone 和 receiverAddress"
+    )]
+    NoDefaultReceiver,
+    #[error("未知类目「{category}」，可选类目：{known}")]
+    UnknownCategory { category: String, known: String },
+    #[error("幂等键 {key} 已用于另一次参数不同的调用（{tool}）；新的写操作请使用新的幂等键")]
+    IdempotencyConflict { key: String, tool: String },
+}
+
+impl Refusal {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownSku { .. } => "UNKNOWN_SKU",
+            Self::Delisted { .. } => "SKU_DELISTED",
+            Self::OutOfStock { .. } => "OUT_OF_STOCK",
+            Self::InsufficientStock { .. } => "INSUFFICIENT_STOCK",
+            Self::NotInCart { .. } => "NOT_IN_CART",
+            Self::CartShort { .. } => "CART_QUANTITY_SHORT",
+            Self::CartLineLimit { .. } => "CART_LINE_LIMIT",
+            Self::DecreaseTooMuch { .. } => "DECREASE_TOO_MUCH",
+            Self::DuplicateItem { .. } => "DUPLICATE_ITEM",
+            Self::UnknownOrder { .. } => "UNKNOWN_ORDER",
+            Self::OrderStatus { .. } => "ORDER_STATUS",
+            Self::CouponNotHeld { .. } => "COUPON_NOT_HELD",
+            Self::Coupon(reason) => reason.code(),
+            Self::NotInOrder { .. } => "NOT_IN_ORDER",
+            Self::AfterSaleInProgress { .. } => "AFTER_SALE_IN_PROGRESS",
+            Self::AfterSaleWindowClosed { .. } => "AFTER_SALE_WINDOW_CLOSED",
+            Self::UnknownAfterSale { .. } => "UNKNOWN_AFTER_SALE",
+            Self::UnknownTracking { .. } => "UNKNOWN_TRACKING_NO",
+            Self::NotShipped { .. } => "NOT_SHIPPED",
+            Self::NoDefaultReceiver => "NO_DEFAULT_RECEIVER",
+            Self::UnknownCategory { .. } => "UNKNOWN_CATEGORY",
+            Self::IdempotencyConflict { .. } => "IDEMPOTENCY_CONFLICT",
+        }
+    }
+}
+
+pub type Result<T, E = ShopError> = std::result::Result<T, E>;

@@ -1,0 +1,222 @@
+//! Money as integer fen (1 yuan = 100 fen).
+//!
+//! Amounts enter as decimal text (the JSON literal `6799.00`, or a number a
+//! model typed) and are parsed digit by digit, so no binary float ever rounds
+//! a price. Results carry both the integer and a formatted yuan string.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// An amount of money in fen. Negative values are allowed for differences.
+pub type Fen = i64;
+
+/// Why a decimal text is not an amount of money.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("“{text}” 不是有效金额：{why}")]
+pub struct ParseMoneyError {
+    pub text: String,
+    pub why: &'static str,
+}
+
+/// Parses decimal text with at most two decimals into hundredths: `"6799.00"`
+/// -> 679900, `"0.92"` -> 92, `"12"` -> 1200. The same parser reads coupon
+/// multipliers, which the data also writes with two decimals.
+pub fn parse_hundredths(text: &str) -> Result<i64, ParseMoneyError> {
+    let fail = |why| ParseMoneyError {
+        text: text.to_owned(),
+        why,
+    };
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (whole, frac) = match body.split_once('.') {
+        Some((whole, frac)) => (whole, frac),
+        None => (body, ""),
+    };
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(fail("整数部分必须是数字"));
+    }
+    if body.contains('.') && frac.is_empty() {
+        return Err(fail("小数点后缺少数字"));
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(fail("小数部分必须是数字"));
+    }
+    if frac.len() > 2 {
+        return Err(fail("最多两位小数（精确到分）"));
+    }
+    // 13 integer digits keep the product far below i64::MAX.
+    if whole.len() > 13 {
+        return Err(fail("金额过大"));
+    }
+    let whole: i64 = whole.parse().map_err(|_| fail("整数部分无法解析"))?;
+    let frac_value: i64 = match frac.len() {
+        0 => 0,
+        1 => i64::from(frac.as_bytes()[0] - b'0') * 10,
+        _ => frac.parse().map_err(|_| fail("小数部分无法解析"))?,
+    };
+    let value = whole * 100 + frac_value;
+    Ok(if negative { -value } else { value })
+}
+
+/// Formats fen as yuan with two decimals: 679900 -> "6799.00".
+pub fn format_yuan(fen: Fen) -> String {
+    let sign = if fen < 0 { "-" } else { "" };
+    let abs = fen.unsigned_abs();
+    format!("{sign}{}.{:02}", abs / 100, abs % 100)
+}
+
+/// Deserializes a JSON number literal such as `6799.00` into fen exactly,
+/// reading its source text instead of an `f64`.
+pub fn de_fen<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Fen, D::Error> {
+    let raw: &RawValue = Deserialize::deserialize(deserializer)?;
+    parse_hundredths(raw.get()).map_err(de::Error::custom)
+}
+
+/// A yuan string in results, e.g. `"6799.00"`, always next to a `…Fen` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Yuan(pub Fen);
+
+impl fmt::Display for Yuan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_yuan(self.0))
+    }
+}
+
+impl Serialize for Yuan {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Yuan {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        parse_hundredths(&text).map(Yuan).map_err(de::Error::custom)
+    }
+}
+
+/// An amount in yuan as a tool argument: a JSON number (`5000`, `99.9`) or a
+/// string (`"5000.00"`). Numbers are read through their shortest decimal text,
+/// which is exact for anything with at most two decimals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
+pub struct YuanInput(pub Fen);
+
+impl From<YuanInput> for String {
+    fn from(value: YuanInput) -> Self {
+        format_yuan(value.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for YuanInput {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let text = match &value {
+            serde_json::Value::Number(n) => n.to_string(),
+            serde_json::Value::String(s) => s.trim().to_owned(),
+            other => {
+                return Err(de::Error::custom(format!(
+                    "金额必须是数字或数字字符串（单位：元），收到 {other}"
+                )));
+            }
+        };
+        let fen = parse_hundredths(&text).map_err(de::Error::custom)?;
+        if fen < 0 {
+            return Err(de::Error::custom(format!("金额不能为负数：{text}")));
+        }
+        Ok(YuanInput(fen))
+    }
+}
+
+impl schemars::JsonSchema for YuanInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Yuan".into()
+    }
+
+    // Inline, so confirmation cards and simple clients need not follow $refs.
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": ["number", "string"],
+            "description": "人民币金额，单位元，最多两位小数，例如 5000 或 \"6799.00\"",
+            "minimum": 0
+        })
+    }
+}
+
+/// Applies a 折扣 multiplier given in hundredths (92 = pay 92 %): the discount
+/// is amount × (1 − multiplier), rounded half up to the fen.
+pub fn percent_discount(amount: Fen, pay_hundredths: i64) -> Fen {
+    let off = 100 - pay_hundredths;
+    (amount * off + 50).div_euclid(100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn parses_two_decimal_text_exactly() {
+        assert_eq!(parse_hundredths("6799.00"), Ok(679_900));
+        assert_eq!(parse_hundredths("11198.88"), Ok(1_119_888));
+        assert_eq!(parse_hundredths("0.92"), Ok(92));
+        assert_eq!(parse_hundredths("0.1"), Ok(10));
+        assert_eq!(parse_hundredths("12"), Ok(1200));
+        assert_eq!(parse_hundredths("-7.05"), Ok(-705));
+    }
+
+    #[test]
+    fn rejects_what_is_not_money() {
+        for text in ["", ".5", "1.", "1.234", "1e3", "abc", "1,000", "+5", "--1"] {
+            assert!(parse_hundredths(text).is_err(), "{text} should be refused");
+        }
+    }
+
+    #[test]
+    fn formats_fen_as_yuan() {
+        assert_eq!(format_yuan(679_900), "6799.00");
+        assert_eq!(format_yuan(79_992), "799.92");
+        assert_eq!(format_yuan(5), "0.05");
+        assert_eq!(format_yuan(-150), "-1.50");
+    }
+
+    #[test]
+    fn reads_json_number_literals_without_floats() {
+        #[derive(Deserialize)]
+        struct Row {
+            #[serde(deserialize_with = "de_fen")]
+            price: Fen,
+        }
+        let row: Row = serde_json::from_str(r#"{"price": 9199.08}"#).unwrap();
+        assert_eq!(row.price, 919_908);
+    }
+
+    #[test]
+    fn yuan_input_accepts_numbers_and_strings() {
+        let v: YuanInput = serde_json::from_value(serde_json::json!(99.9)).unwrap();
+        assert_eq!(v, YuanInput(9990));
+        let v: YuanInput = serde_json::from_value(serde_json::json!("6799.00")).unwrap();
+        assert_eq!(v, YuanInput(679_900));
+        assert!(serde_json::from_value::<YuanInput>(serde_json::json!(1.005)).is_err());
+        assert!(serde_json::from_value::<YuanInput>(serde_json::json!(-3)).is_err());
+        assert!(serde_json::from_value::<YuanInput>(serde_json::json!(true)).is_err());
+    }
+
+    #[test]
+    fn percent_discount_rounds_to_the_fen() {
+        // The seed's order 88233: 9999.00 at 0.92 saves 799.92.
+        assert_eq!(percent_discount(999_900, 92), 79_992);
+        // 0.08 × 0.05 yuan = 0.4 fen -> 0; 0.08 × 0.07 = 0.56 fen -> 1.
+        assert_eq!(percent_discount(5, 92), 0);
+        assert_eq!(percent_discount(7, 92), 1);
+    }
+}

@@ -1,0 +1,106 @@
+//! Serving [`ShopServer`] over a byte stream (stdio, an in-process duplex)
+//! or streamable HTTP.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::service::{QuitReason, ServerInitializeError};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::ShopServer;
+use crate::shop::Shop;
+
+/// The path the streamable HTTP endpoint is mounted at.
+pub const MCP_PATH: &str = "/mcp";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("MCP initialization failed: {0}")]
+    Initialize(#[from] Box<ServerInitializeError>),
+    #[error("the MCP service task failed: {0}")]
+    Join(#[from] tokio::task::JoinError),
+    #[error(
+        "refusing to listen on the non-loopback address {0}: pass --allow-remote to expose the shop to the network"
+    )]
+    RemoteNotAllowed(SocketAddr),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the HTTP server failed: {0}")]
+    Http(#[source] std::io::Error),
+}
+
+/// Serves one MCP session over any byte stream until the peer closes it or
+/// `shutdown` fires. Use a `tokio::io::duplex` half for an in-process server.
+pub async fn serve_io<T>(
+    shop: Shop,
+    io: T,
+    shutdown: CancellationToken,
+) -> Result<QuitReason, ServeError>
+where
+    T: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let running = ShopServer::new(shop)
+        .serve_with_ct(io, shutdown)
+        .await
+        .map_err(Box::new)?;
+    Ok(running.waiting().await?)
+}
+
+/// Serves one MCP session over this process's stdin and stdout.
+pub async fn serve_stdio(
+    shop: Shop,
+    shutdown: CancellationToken,
+) -> Result<QuitReason, ServeError> {
+    let running = ShopServer::new(shop)
+        .serve_with_ct(rmcp::transport::stdio(), shutdown)
+        .await
+        .map_err(Box::new)?;
+    Ok(running.waiting().await?)
+}
+
+/// Serves streamable HTTP at `http://<addr>/mcp` until `shutdown` fires.
+/// `on_ready` is told the bound address (useful with port 0) once the
+/// listener accepts connections. Non-loopback addresses need `allow_remote`.
+pub async fn serve_http(
+    shop: Shop,
+    addr: SocketAddr,
+    allow_remote: bool,
+    shutdown: CancellationToken,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    if !addr.ip().is_loopback() && !allow_remote {
+        return Err(ServeError::RemoteNotAllowed(addr));
+    }
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let mut config =
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    if allow_remote {
+        // The Host check guards a loopback server against DNS rebinding; a
+        // server deliberately opened to the network is reached by other names.
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(ShopServer::new(shop.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new().nest_service(MCP_PATH, service);
+    on_ready(bound);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+        .map_err(ServeError::Http)
+}

@@ -1,0 +1,461 @@
+//! The MCP face of the shop: thirteen tools on an rmcp tool router.
+//!
+//! Each tool method is thin: parse the arguments, run the domain call on a
+//! blocking thread (SQLite is synchronous), map the outcome. Bad arguments
+//! and refusals become tool errors (`isError: true`) with a message a model
+//! can act on, never protocol errors, so the model sees them and can recover.
+
+use std::fmt::Display;
+use std::sync::Arc;
+
+use rmcp::handler::server::common::{schema_for_input, schema_for_type};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    CallToolResult, ContentBlock, ExperimentalCapabilities, Implementation, JsonObject, MetaObject,
+    RequestMetaObject, ServerCapabilities, ServerConfig,
+};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::error::{Result, ShopError};
+use crate::idempotency::META_KEY;
+use crate::params::{
+    ApplyAfterSaleParams, CancelOrderParams, ChangeAddressParams, CreateOrderParams,
+    PayOrderParams, QueryAfterSaleParams, QueryCartParams, QueryCouponsParams,
+    QueryLogisticsParams, QueryOrderParams, SearchProductParams, SubmitTicketParams,
+    UpdateCartItemParams,
+};
+use crate::shop::{Shop, Written};
+
+/// Set in a result's `_meta` when it is the stored first result of a call
+/// with the same idempotency key.
+pub const REPLAYED_META_KEY: &str = "ragent/idempotent_replay";
+
+const INSTRUCTIONS: &str = "比特严选（Bit Select）电子产品商城。金额字段成对给出：…Fen 为整数分，\
+同名字段为两位小数的元字符串，计算时请用 …Fen。下单只能从购物车下：先 search_product 找到 \
+skuCode，再 update_cart_item 加入购物车，然后 create_order。写操作（加购、下单、支付、取消、\
+改地址、售后、工单）会先请用户确认。";
+
+/// The input schema of a tool, from its argument struct. The derived schema
+/// always is an object; should rmcp's stricter check ever disagree, fall back
+/// to the unchecked schema rather than fail the whole server.
+fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let schema = schema_for_input::<T>().unwrap_or_else(|error| {
+        tracing::error!(%error, "input schema did not validate");
+        schema_for_type::<T>()
+    });
+    // Some model APIs insist on `properties` even for a tool without arguments.
+    if schema.contains_key("properties") {
+        return schema;
+    }
+    let mut schema = schema.as_ref().clone();
+    schema.insert("properties".to_owned(), Value::Object(JsonObject::new()));
+    Arc::new(schema)
+}
+
+/// The shop as an MCP server.
+#[derive(Debug, Clone)]
+pub struct ShopServer {
+    shop: Shop,
+    tool_router: ToolRouter<Self>,
+}
+
+fn success<T: Serialize + Display>(written: Written<T>) -> CallToolResult {
+    let structured = match serde_json::to_value(&written.value) {
+        Ok(value) => value,
+        Err(error) => return failure(&ShopError::from(error)),
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(written.value.to_string())]);
+    result.structured_content = Some(structured);
+    if written.replayed {
+        let mut meta = MetaObject::default();
+        meta.insert(REPLAYED_META_KEY.to_owned(), Value::Bool(true));
+        result.meta = Some(meta);
+    }
+    result
+}
+
+fn failure(error: &ShopError) -> CallToolResult {
+    if error.is_caller_error() {
+        tracing::info!(code = error.code(), %error, "tool call refused");
+    } else {
+        tracing::error!(%error, "tool call failed inside the shop");
+    }
+    let message = if error.is_caller_error() {
+        error.to_string()
+    } else {
+        format!(
+            "商城内部错误，本次操作未完成：{error}。请稍后重试，或用 submit_ticket 转人工客服。"
+        )
+    };
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
+    result.structured_content = Some(json!({
+        "error": { "code": error.code(), "message": message }
+    }));
+    result
+}
+
+/// Reads a tool's arguments, turning serde's complaint into an argument error.
+fn parse<P: DeserializeOwned>(args: JsonObject) -> Result<P> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        ShopError::invalid(
+            "arguments",
+            format!("{e}。请按工具的 inputSchema 传参（字段名为 camelCase，不要多余字段）"),
+        )
+    })
+}
+
+/// The caller's idempotency key from the request `_meta`, if any.
+fn idempotency_key(meta: &RequestMetaObject) -> Result<Option<String>> {
+    match meta.get(META_KEY) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(key)) => Ok(Some(key.clone())),
+        Some(other) => Err(ShopError::invalid(
+            META_KEY,
+            format!("_meta 中的幂等键必须是字符串，收到 {other}"),
+        )),
+    }
+}
+
+impl ShopServer {
+    /// Runs a domain call on the blocking pool and maps its outcome.
+    async fn run<T, F>(&self, f: F) -> CallToolResult
+    where
+        T: Serialize + Display + Send + 'static,
+        F: FnOnce(&Shop) -> Result<Written<T>> + Send + 'static,
+    {
+        let shop = self.shop.clone();
+        match tokio::task::spawn_blocking(move || f(&shop)).await {
+            Ok(Ok(written)) => success(written),
+            Ok(Err(error)) => failure(&error),
+            Err(join) => failure(&ShopError::Corrupt(format!("工具调用异常中止：{join}"))),
+        }
+    }
+
+    async fn read<P, T, F>(&self, args: JsonObject, f: F) -> CallToolResult
+    where
+        P: DeserializeOwned + Send + 'static,
+        T: Serialize + Display + Send + 'static,
+        F: FnOnce(&Shop, P) -> Result<T> + Send + 'static,
+    {
+        match parse::<P>(args) {
+            Ok(params) => {
+                self.run(move |shop| {
+                    f(shop, params).map(|value| Written {
+                        value,
+                        replayed: false,
+                    })
+                })
+                .await
+            }
+            Err(error) => failure(&error),
+        }
+    }
+
+    async fn write<P, T, F>(
+        &self,
+        meta: RequestMetaObject,
+        args: JsonObject,
+        f: F,
+    ) -> CallToolResult
+    where
+        P: DeserializeOwned + Send + 'static,
+        T: Serialize + Display + Send + 'static,
+        F: FnOnce(&Shop, P, Option<&str>) -> Result<Written<T>> + Send + 'static,
+    {
+        let parsed = idempotency_key(&meta).and_then(|key| Ok((key, parse::<P>(args)?)));
+        match parsed {
+            Ok((key, params)) => self.run(move |shop| f(shop, params, key.as_deref())).await,
+            Err(error) => failure(&error),
+        }
+    }
+}
+
+#[tool_router]
+impl ShopServer {
+    pub fn new(shop: Shop) -> Self {
+        Self {
+            shop,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    pub fn shop(&self) -> &Shop {
+        &self.shop
+    }
+
+    /// 搜索商品：按关键词（商品名/品牌/标签/规格/编码，不区分大小写）、类目、标签、价格区间（元）、商品编码或型号编码筛选，可排序，最多返回 50 个。结果中的 skuCode 用于加购物车和下单；available=false 的商品（已下架或无货）不能购买。
+    #[tool(
+        name = "search_product",
+        title = "搜索商品",
+        input_schema = input_schema::<SearchProductParams>(),
+        annotations(
+            title = "搜索商品",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn search_product(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: SearchProductParams| shop.search_product(&p))
+            .await
+    }
+
+    /// 查看购物车：每行的加入时价格与现价、价格变化、库存、能否下单（已下架/无货/库存不足）和小计，以及合计与可下单合计。
+    #[tool(
+        name = "query_cart",
+        title = "查看购物车",
+        input_schema = input_schema::<QueryCartParams>(),
+        annotations(
+            title = "查看购物车",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn query_cart(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, _: QueryCartParams| shop.query_cart())
+            .await
+    }
+
+    /// 查看优惠券：把用户持有的每张券按给定金额（amount，和/或 categoryAmounts 各类目金额，单位元）试算，不给金额时按购物车中可下单的商品试算；逐张说明能否使用、能优惠多少，不能用时说明原因（已使用、已过期、未达门槛、类目不符）。
+    #[tool(
+        name = "query_coupons",
+        title = "查看优惠券",
+        input_schema = input_schema::<QueryCouponsParams>(),
+        annotations(
+            title = "查看优惠券",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn query_coupons(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: QueryCouponsParams| shop.query_coupons(&p))
+            .await
+    }
+
+    /// 查询订单：给 orderNo 返回该订单全部信息（状态、下单/支付/发货/签收/取消时间、商品行、金额与优惠、运单号、收货人、7 天无理由退货和 15 天换货的剩余天数、可用操作）；不给则按下单时间倒序列出最近几个订单，可按状态筛选。
+    #[tool(
+        name = "query_order",
+        title = "查询订单",
+        input_schema = input_schema::<QueryOrderParams>(),
+        annotations(
+            title = "查询订单",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn query_order(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: QueryOrderParams| shop.query_order(&p))
+            .await
+    }
+
+    /// 查询物流：按运单号（或订单号）返回物流轨迹，最新在前。只能查询用户自己订单上的运单号，其他运单号会被拒绝。
+    #[tool(
+        name = "query_logistics",
+        title = "查询物流",
+        input_schema = input_schema::<QueryLogisticsParams>(),
+        annotations(
+            title = "查询物流",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn query_logistics(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: QueryLogisticsParams| {
+            shop.query_logistics(&p)
+        })
+        .await
+    }
+
+    /// 查询售后进度：按售后单号或订单号查询，都不填则列出全部售后单。
+    #[tool(
+        name = "query_after_sale",
+        title = "查询售后进度",
+        input_schema = input_schema::<QueryAfterSaleParams>(),
+        annotations(
+            title = "查询售后进度",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn query_after_sale(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: QueryAfterSaleParams| {
+            shop.query_after_sale(&p)
+        })
+        .await
+    }
+
+    /// 修改购物车：action=add 加入 quantity 件（已有则累加，已下架或无货的商品不能加入），decrease 减少 quantity 件（减到 0 即删除），remove 删除整行。返回修改后的购物车。
+    #[tool(
+        name = "update_cart_item",
+        title = "加入/修改购物车",
+        input_schema = input_schema::<UpdateCartItemParams>(),
+        annotations(
+            title = "加入/修改购物车",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn update_cart_item(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
+        self.write(meta, args, |shop, p: UpdateCartItemParams, key| {
+            shop.update_cart_item(&p, key)
+        })
+        .await
+    }
+
+    /// 提交订单：items 中的商品必须已在购物车中且数量足够；在售且库存足够才能下单。下单即锁定库存并从购物车扣除对应数量，订单状态为待支付。可用 couponCode 使用一张优惠券（门槛、有效期、类目都会校验）；收货人三项不填时沿用最近一个订单的收货信息。
+    #[tool(
+        name = "create_order",
+        title = "提交订单",
+        input_schema = input_schema::<CreateOrderParams>(),
+        annotations(
+            title = "提交订单",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn create_order(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
+        self.write(meta, args, |shop, p: CreateOrderParams, key| {
+            shop.create_order(&p, key)
+        })
+        .await
+    }
+
+    /// 支付订单（模拟支付）：仅限待支付的订单，支付后状态变为已支付待发货。
+    #[tool(
+        name = "pay_order",
+        title = "支付订单",
+        input_schema = input_schema::<PayOrderParams>(),
+        annotations(
+            title = "支付订单",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn pay_order(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
+        self.write(meta, args, |shop, p: PayOrderParams, key| {
+            shop.pay_order(&p, key)
+        })
+        .await
+    }
+
+    /// 取消订单：仅限待支付或已支付待发货（未发货）的订单。取消后库存退回，所用优惠券恢复为未使用，已支付的订单原路退款。已发货的订单不能取消，可在签收后申请售后。
+    #[tool(
+        name = "cancel_order",
+        title = "取消订单",
+        input_schema = input_schema::<CancelOrderParams>(),
+        annotations(
+            title = "取消订单",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn cancel_order(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
+        self.write(meta, args, |shop, p: CancelOrderParams, key| {
+            shop.cancel_order(&p, key)
+        })
+        .await
+    }
+
+    /// 修改收货信息：仅限发货前（待支付或已支付待发货）的订单；receiverName、receiverPhone、receiverAddress 填哪项改哪项，至少填一项。
+    #[tool(
+        name = "change_address",
+        title = "修改收货地址",
+        input_schema = input_schema::<ChangeAddressParams>(),
+        annotations(
+            title = "修改收货地址",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn change_address(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
+        self.write(meta, args, |shop, p: ChangeAddressParams, key| {
+            shop.change_address(&p, key)
+        })
+        .await
+    }
+
+    /// 申请售后：仅限已签收订单中的商品；退货退款须在签收后 7 天内，换货须在签收后 15 天内；同一商品已有处理中的售后单时不能重复申请。
+    #[tool(
+        name = "apply_after_sale",
+        title = "申请售后",
+        input_schema = input_schema::<ApplyAfterSaleParams>(),
+        annotations(
+            title = "申请售后",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn apply_after_sale(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
+        self.write(meta, args, |shop, p: ApplyAfterSaleParams, key| {
+            shop.apply_after_sale(&p, key)
+        })
+        .await
+    }
+
+    /// 转人工客服：提交一张工单，写清问题和用户诉求，可关联订单号。用于工具无法处理的情况（如超过售后期的质量问题、投诉）。
+    #[tool(
+        name = "submit_ticket",
+        title = "转人工客服",
+        input_schema = input_schema::<SubmitTicketParams>(),
+        annotations(
+            title = "转人工客服",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn submit_ticket(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
+        self.write(meta, args, |shop, p: SubmitTicketParams, key| {
+            shop.submit_ticket(&p, key)
+        })
+        .await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for ShopServer {
+    fn get_info(&self) -> ServerConfig {
+        // Declares that write tools honour `_meta["ragent/idempotency_key"]`:
+        // the agent core re-sends an interrupted call only to such servers.
+        let mut experimental = ExperimentalCapabilities::new();
+        experimental.insert(META_KEY.to_owned(), JsonObject::new());
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_experimental_with(experimental)
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("bitselect", env!("CARGO_PKG_VERSION")).with_title("比特严选商城"),
+        )
+        .with_instructions(INSTRUCTIONS)
+    }
+}

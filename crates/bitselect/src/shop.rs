@@ -1,0 +1,280 @@
+//! [`Shop`]: the domain's front door. Each call opens its own connection,
+//! runs in one transaction and reads the injected clock once.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::after_sale::{self, AfterSaleList, AfterSaleView};
+use crate::cart::{self, CartUpdate, CartView};
+use crate::catalog::{self, SearchResult, SkuHit};
+use crate::clock::{Clock, Millis, SystemClock};
+use crate::coupons::{self, CouponReport};
+use crate::db::{self, Db};
+use crate::error::{Result, ShopError};
+use crate::idempotency;
+use crate::logistics::{self, Trace};
+use crate::orders::{self, AddressChange, Cancellation, OrderList, OrderView, Payment};
+use crate::params::{
+    ApplyAfterSaleParams, CancelOrderParams, ChangeAddressParams, CreateOrderParams,
+    PayOrderParams, QueryAfterSaleParams, QueryCouponsParams, QueryLogisticsParams,
+    QueryOrderParams, SearchProductParams, SubmitTicketParams, UpdateCartItemParams,
+};
+use crate::seed;
+use crate::tickets::{self, Ticket};
+
+/// The database file's name inside the data directory.
+pub const DB_FILE: &str = "shop.db";
+
+/// The result of a write, and whether it is the stored first result of an
+/// earlier call with the same idempotency key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written<T> {
+    pub value: T,
+    pub replayed: bool,
+}
+
+/// Row counts, for diagnostics and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShopStats {
+    pub models: i64,
+    pub skus: i64,
+    pub coupons: i64,
+    pub held_coupons: i64,
+    pub cart_lines: i64,
+    pub orders: i64,
+    pub order_lines: i64,
+    pub parcels: i64,
+    pub parcel_events: i64,
+    pub after_sales: i64,
+    pub tickets: i64,
+}
+
+/// The Bit Select shop over its SQLite database. Cheap to clone; clones share
+/// the file and the clock.
+#[derive(Debug, Clone)]
+pub struct Shop {
+    db: Db,
+    clock: Arc<dyn Clock>,
+}
+
+impl Shop {
+    /// Opens the shop in `data_dir` (created if missing), migrating and, on
+    /// first start, seeding `shop.db`.
+    pub fn open(data_dir: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with_clock(data_dir, Arc::new(SystemClock))
+    }
+
+    /// Like [`Shop::open`], with the clock the shop reads "now" from.
+    pub fn open_with_clock(data_dir: impl AsRef<Path>, clock: Arc<dyn Clock>) -> Result<Self> {
+        let dir = data_dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|source| ShopError::DataDir {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let db = Db::open(&dir.join(DB_FILE))?;
+        let mut conn = db.connect()?;
+        seed::seed_once(&mut conn, clock.now_ms())?;
+        Ok(Self { db, clock })
+    }
+
+    /// Where the shop keeps its data unless told otherwise:
+    /// `<user data dir>/bitselect`.
+    pub fn default_data_dir() -> Option<PathBuf> {
+        dirs::data_dir().map(|d| d.join("bitselect"))
+    }
+
+    pub fn db_path(&self) -> &Path {
+        self.db.path()
+    }
+
+    pub fn now(&self) -> Millis {
+        self.clock.now_ms()
+    }
+
+    /// A connection of its own to the shop's database, for inspection.
+    pub fn connection(&self) -> Result<Connection> {
+        self.db.connect()
+    }
+
+    /// Runs reads in one deferred transaction: a consistent snapshot.
+    fn read<T>(&self, f: impl FnOnce(&Connection, Millis) -> Result<T>) -> Result<T> {
+        let mut conn = self.db.connect()?;
+        let tx = conn.transaction()?;
+        let out = f(&tx, self.now())?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Runs a write in one immediate transaction, honouring `key`: a repeat
+    /// returns the stored first result; a failure stores nothing.
+    fn write<P, T>(
+        &self,
+        tool: &'static str,
+        params: &P,
+        key: Option<&str>,
+        f: impl FnOnce(&Connection, Millis) -> Result<T>,
+    ) -> Result<Written<T>>
+    where
+        P: Serialize,
+        T: Serialize + DeserializeOwned,
+    {
+        let keyed = match key {
+            Some(key) => {
+                idempotency::validate_key(key)?;
+                Some((key, idempotency::args_hash(tool, params)?))
+            }
+            None => None,
+        };
+        let mut conn = self.db.connect()?;
+        let tx = db::immediate(&mut conn)?;
+        // Read the clock under the write lock, so times follow commit order.
+        let now = self.now();
+        if let Some((key, hash)) = &keyed
+            && let Some(first) = idempotency::lookup(&tx, key, tool, hash)?
+        {
+            tracing::info!(
+                tool,
+                key,
+                "replaying the first result of an idempotent call"
+            );
+            return Ok(Written {
+                value: serde_json::from_str(&first)?,
+                replayed: true,
+            });
+        }
+        let value = f(&tx, now)?;
+        if let Some((key, hash)) = &keyed {
+            let result = serde_json::to_string(&value)?;
+            idempotency::store(&tx, key, tool, hash, &result, now)?;
+        }
+        tx.commit()?;
+        Ok(Written {
+            value,
+            replayed: false,
+        })
+    }
+
+    pub fn search_product(&self, p: &SearchProductParams) -> Result<SearchResult> {
+        self.read(|conn, _| catalog::search(conn, p))
+    }
+
+    /// One SKU by code, if it exists.
+    pub fn sku(&self, sku_code: &str) -> Result<Option<SkuHit>> {
+        self.read(|conn, _| catalog::find_sku(conn, &catalog::normalize_code(sku_code)))
+    }
+
+    pub fn query_cart(&self) -> Result<CartView> {
+        self.read(|conn, _| cart::view(conn))
+    }
+
+    pub fn query_coupons(&self, p: &QueryCouponsParams) -> Result<CouponReport> {
+        self.read(|conn, now| coupons::report(conn, now, p))
+    }
+
+    pub fn query_order(&self, p: &QueryOrderParams) -> Result<OrderList> {
+        self.read(|conn, now| orders::query(conn, now, p))
+    }
+
+    pub fn query_logistics(&self, p: &QueryLogisticsParams) -> Result<Trace> {
+        self.read(|conn, _| logistics::query(conn, p))
+    }
+
+    pub fn query_after_sale(&self, p: &QueryAfterSaleParams) -> Result<AfterSaleList> {
+        self.read(|conn, _| after_sale::query(conn, p))
+    }
+
+    pub fn update_cart_item(
+        &self,
+        p: &UpdateCartItemParams,
+        key: Option<&str>,
+    ) -> Result<Written<CartUpdate>> {
+        self.write("update_cart_item", p, key, |conn, now| {
+            cart::update(conn, now, p)
+        })
+    }
+
+    pub fn create_order(
+        &self,
+        p: &CreateOrderParams,
+        key: Option<&str>,
+    ) -> Result<Written<OrderView>> {
+        self.write("create_order", p, key, |conn, now| {
+            orders::create(conn, now, p)
+        })
+    }
+
+    pub fn pay_order(&self, p: &PayOrderParams, key: Option<&str>) -> Result<Written<Payment>> {
+        self.write("pay_order", p, key, |conn, now| orders::pay(conn, now, p))
+    }
+
+    pub fn cancel_order(
+        &self,
+        p: &CancelOrderParams,
+        key: Option<&str>,
+    ) -> Result<Written<Cancellation>> {
+        self.write("cancel_order", p, key, |conn, now| {
+            orders::cancel(conn, now, p)
+        })
+    }
+
+    pub fn change_address(
+        &self,
+        p: &ChangeAddressParams,
+        key: Option<&str>,
+    ) -> Result<Written<AddressChange>> {
+        self.write("change_address", p, key, |conn, now| {
+            orders::change_address(conn, now, p)
+        })
+    }
+
+    pub fn apply_after_sale(
+        &self,
+        p: &ApplyAfterSaleParams,
+        key: Option<&str>,
+    ) -> Result<Written<AfterSaleView>> {
+        self.write("apply_after_sale", p, key, |conn, now| {
+            after_sale::apply(conn, now, p)
+        })
+    }
+
+    pub fn submit_ticket(
+        &self,
+        p: &SubmitTicketParams,
+        key: Option<&str>,
+    ) -> Result<Written<Ticket>> {
+        self.write("submit_ticket", p, key, |conn, now| {
+            tickets::submit(conn, now, p)
+        })
+    }
+
+    /// How many rows each table holds.
+    pub fn stats(&self) -> Result<ShopStats> {
+        self.read(|conn, _| {
+            let count = |table: &str| -> Result<i64> {
+                Ok(
+                    conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
+                        row.get(0)
+                    })?,
+                )
+            };
+            Ok(ShopStats {
+                models: count("product")?,
+                skus: count("sku")?,
+                coupons: count("coupon")?,
+                held_coupons: count("user_coupon")?,
+                cart_lines: count("cart_item")?,
+                orders: count("orders")?,
+                order_lines: count("order_item")?,
+                parcels: count("parcel")?,
+                parcel_events: count("parcel_event")?,
+                after_sales: count("after_sale")?,
+                tickets: count("ticket")?,
+            })
+        })
+    }
+}

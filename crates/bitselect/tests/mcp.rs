@@ -1,0 +1,626 @@
+//! The shop through MCP: in-process over `tokio::io::duplex`, the built
+//! binary over stdio as a child process, and the binary over streamable HTTP.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use bitselect::{Shop, serve_io};
+use pretty_assertions::assert_eq;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, RequestMetaObject, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Value, json};
+use support::*;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+type Client = RunningService<RoleClient, ()>;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bitselect-mcp");
+
+async fn connect(shop: Shop) -> Client {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(serve_io(shop, server_io, CancellationToken::new()));
+    ().serve(client_io).await.expect("client connects")
+}
+
+fn request(tool: &str, arguments: Value) -> CallToolRequestParams {
+    let arguments: JsonObject = match arguments {
+        Value::Object(map) => map,
+        other => panic!("arguments must be an object, got {other}"),
+    };
+    CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)
+}
+
+async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    client
+        .call_tool(request(tool, arguments))
+        .await
+        .expect("the call gets an answer")
+}
+
+async fn call_keyed(client: &Client, tool: &str, arguments: Value, key: Value) -> CallToolResult {
+    let mut params = request(tool, arguments);
+    let mut meta = RequestMetaObject::new();
+    meta.insert("ragent/idempotency_key".to_owned(), key);
+    params.meta = Some(meta);
+    client
+        .call_tool(params)
+        .await
+        .expect("the call gets an answer")
+}
+
+/// The structured content of a successful call.
+fn ok(result: &CallToolResult) -> &Value {
+    assert_eq!(
+        result.is_error,
+        Some(false),
+        "expected success: {}",
+        text(result)
+    );
+    result
+        .structured_content
+        .as_ref()
+        .expect("structured content")
+}
+
+/// The error code of a refused call.
+fn refused(result: &CallToolResult) -> String {
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected a tool error: {}",
+        text(result)
+    );
+    result
+        .structured_content
+        .as_ref()
+        .expect("structured error")["error"]["code"]
+        .as_str()
+        .expect("error code")
+        .to_owned()
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// (readOnly, destructive, idempotent, openWorld, title) for each tool.
+fn expected_annotations() -> BTreeMap<&'static str, (bool, bool, bool, bool, &'static str)> {
+    BTreeMap::from([
+        ("search_product", (true, false, true, false, "搜索商品")),
+        ("query_cart", (true, false, true, false, "查看购物车")),
+        ("query_coupons", (true, false, true, false, "查看优惠券")),
+        ("query_order", (true, false, true, false, "查询订单")),
+        ("query_logistics", (true, false, true, false, "查询物流")),
+        (
+            "query_after_sale",
+            (true, false, true, false, "查询售后进度"),
+        ),
+        (
+            "update_cart_item",
+            (false, true, false, false, "加入/修改购物车"),
+        ),
+        ("create_order", (false, false, false, false, "提交订单")),
+        ("pay_order", (false, false, true, false, "支付订单")),
+        ("cancel_order", (false, true, true, false, "取消订单")),
+        ("change_address", (false, true, true, false, "修改收货地址")),
+        ("apply_after_sale", (false, false, false, false, "申请售后")),
+        ("submit_ticket", (false, false, false, false, "转人工客服")),
+    ])
+}
+
+/// Every tool is listed once with the annotations the design asks for, and
+/// every argument carries a card label.
+fn assert_tool_definitions(tools: &[Tool]) {
+    let expected = expected_annotations();
+    let mut seen = BTreeMap::new();
+    for tool in tools {
+        let a = tool.annotations.as_ref().expect("annotations");
+        let title = a.title.as_deref().expect("annotation title");
+        seen.insert(
+            tool.name.as_ref(),
+            (
+                a.read_only_hint.expect("readOnlyHint"),
+                a.destructive_hint.expect("destructiveHint"),
+                a.idempotent_hint.expect("idempotentHint"),
+                a.open_world_hint.expect("openWorldHint"),
+                title,
+            ),
+        );
+        assert_eq!(tool.title.as_deref(), Some(title), "{}", tool.name);
+        assert!(
+            tool.description.as_ref().is_some_and(|d| d.len() > 20),
+            "{}",
+            tool.name
+        );
+        let schema = &tool.input_schema;
+        assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
+        assert_eq!(
+            schema.get("additionalProperties"),
+            Some(&json!(false)),
+            "{} refuses unknown fields",
+            tool.name
+        );
+        let properties = schema["properties"].as_object().expect("properties");
+        for (name, property) in properties {
+            let label = property.get("title").and_then(Value::as_str);
+            assert!(
+                label.is_some_and(|l| !l.is_ascii()),
+                "{}.{name} needs a Chinese title, has {property}",
+                tool.name
+            );
+            assert!(
+                property.get("description").is_some(),
+                "{}.{name}",
+                tool.name
+            );
+        }
+    }
+    assert_eq!(seen.len(), tools.len(), "no tool is listed twice");
+    assert_eq!(seen, expected);
+}
+
+// ---- in-process over duplex -------------------------------------------------
+
+#[tokio::test]
+async fn the_thirteen_tools_are_listed_with_honest_annotations() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_tool_definitions(&tools);
+    let create = tools.iter().find(|t| t.name == "create_order").unwrap();
+    let item = &create.input_schema["properties"]["items"]["items"];
+    assert_eq!(item["properties"]["skuCode"]["title"], "商品编码");
+    assert_eq!(item["properties"]["quantity"]["title"], "数量");
+    assert_eq!(item["properties"]["quantity"]["minimum"], 1);
+    let cart = tools.iter().find(|t| t.name == "update_cart_item").unwrap();
+    assert_eq!(
+        cart.input_schema["properties"]["action"]["enum"],
+        json!(["add", "decrease", "remove"])
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_server_declares_that_it_honours_idempotency_keys() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let info = client.peer_info().expect("server info");
+    let experimental = info
+        .capabilities
+        .experimental
+        .as_ref()
+        .expect("experimental");
+    assert_eq!(
+        experimental.get("ragent/idempotency_key"),
+        Some(&JsonObject::new())
+    );
+    assert!(info.capabilities.tools.is_some());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_seed_purchase_through_the_tools() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let added = call(
+        &client,
+        "update_cart_item",
+        json!({"skuCode": IPHONE_17, "action": "add", "quantity": 1}),
+    )
+    .await;
+    assert_eq!(ok(&added)["quantity"], 1);
+    let placed = call(
+        &client,
+        "create_order",
+        json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}]}),
+    )
+    .await;
+    let order = ok(&placed);
+    assert_eq!(order["status"], "待支付");
+    assert_eq!(order["orderNo"], "88239");
+    assert_eq!(order["payAmountFen"], 679_900);
+    assert_eq!(order["payAmount"], "6799.00");
+    assert!(
+        text(&placed).contains("订单 88239｜待支付"),
+        "{}",
+        text(&placed)
+    );
+
+    let found = call(&client, "search_product", json!({"skuCodes": [IPHONE_17]})).await;
+    assert_eq!(ok(&found)["items"][0]["stock"], 9);
+    let cart = call(&client, "query_cart", json!({})).await;
+    let lines = ok(&cart)["lines"].as_array().unwrap();
+    assert!(lines.iter().all(|l| l["skuCode"] != IPHONE_17));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn every_read_tool_answers_with_structured_content_and_text() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+
+    let search = call(
+        &client,
+        "search_product",
+        json!({"keyword": "AirTag", "limit": 2}),
+    )
+    .await;
+    assert_eq!(ok(&search)["returned"], 2);
+    assert!(text(&search).contains("AirTag"));
+
+    let cart = call(&client, "query_cart", json!({})).await;
+    assert_eq!(ok(&cart)["lines"].as_array().unwrap().len(), 5);
+
+    let coupons = call(
+        &client,
+        "query_coupons",
+        json!({"amount": "6799.00", "categoryAmounts": {"手机": 6799}}),
+    )
+    .await;
+    assert_eq!(ok(&coupons)["bestCode"], "SHOP-5000-300");
+    assert!(text(&coupons).contains("NEW-1000-100"));
+
+    let order = call(&client, "query_order", json!({"orderNo": "88231"})).await;
+    let windows = &ok(&order)["orders"][0]["afterSaleWindows"];
+    assert_eq!(windows["returnDaysLeft"], 4);
+    assert_eq!(windows["exchangeDaysLeft"], 12);
+
+    let recent = call(&client, "query_order", json!({})).await;
+    assert_eq!(ok(&recent)["orders"].as_array().unwrap().len(), 5);
+
+    let parcel = call(
+        &client,
+        "query_logistics",
+        json!({"trackingNo": "BIT9100000234"}),
+    )
+    .await;
+    assert_eq!(ok(&parcel)["events"].as_array().unwrap().len(), 2);
+
+    let progress = call(&client, "query_after_sale", json!({"orderNo": "88232"})).await;
+    assert_eq!(ok(&progress)["afterSales"][0]["status"], "处理中");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn every_write_tool_changes_the_shop_and_says_what_it_did() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+
+    let pay = call(&client, "pay_order", json!({"orderNo": "88236"})).await;
+    assert_eq!(ok(&pay)["order"]["status"], "已支付待发货");
+
+    let address = call(
+        &client,
+        "change_address",
+        json!({"orderNo": "88236", "receiverAddress": "上海市静安区南京西路 1 号"}),
+    )
+    .await;
+    assert_eq!(
+        ok(&address)["receiver"]["address"],
+        "上海市静安区南京西路 1 号"
+    );
+
+    let cancel = call(
+        &client,
+        "cancel_order",
+        json!({"orderNo": "88236", "reason": "买错了"}),
+    )
+    .await;
+    assert_eq!(ok(&cancel)["refundAmountFen"], 49_800);
+    assert_eq!(ok(&cancel)["order"]["status"], "已取消");
+
+    let after_sale = call(
+        &client,
+        "apply_after_sale",
+        json!({"orderNo": "88233", "skuCode": "MDH74CH/A", "type": "换货", "reason": "键盘按键失灵"}),
+    )
+    .await;
+    assert_eq!(ok(&after_sale)["afterSaleNo"], "AS88233001");
+
+    let ticket = call(
+        &client,
+        "submit_ticket",
+        json!({"topic": "物流问题", "orderNo": "88234", "description": "物流两天没有更新，请帮忙催一下"}),
+    )
+    .await;
+    assert_eq!(ok(&ticket)["ticketNo"], "TK000001");
+
+    let removed = call(
+        &client,
+        "update_cart_item",
+        json!({"skuCode": "MDF44FE/A", "action": "remove"}),
+    )
+    .await;
+    assert_eq!(ok(&removed)["removed"], true);
+    assert_eq!(t.shop.stats().unwrap().cart_lines, 4);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn refusals_are_tool_errors_a_model_can_act_on() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let delisted = call(
+        &client,
+        "update_cart_item",
+        json!({"skuCode": IPHONE_16_DELISTED, "action": "add", "quantity": 1}),
+    )
+    .await;
+    assert_eq!(refused(&delisted), "SKU_DELISTED");
+    assert!(text(&delisted).contains(IPHONE_16_DELISTED));
+
+    let not_in_cart = call(
+        &client,
+        "create_order",
+        json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}]}),
+    )
+    .await;
+    assert_eq!(refused(&not_in_cart), "NOT_IN_CART");
+    assert!(text(&not_in_cart).contains("请先调用 update_cart_item"));
+
+    let foreign = call(&client, "query_logistics", json!({"trackingNo": "SF0001"})).await;
+    assert_eq!(refused(&foreign), "UNKNOWN_TRACKING_NO");
+
+    let shipped = call(&client, "cancel_order", json!({"orderNo": "88234"})).await;
+    assert_eq!(refused(&shipped), "ORDER_STATUS");
+    assert!(text(&shipped).contains("已发货"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_arguments_are_tool_errors_and_the_server_keeps_answering() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let cases = [
+        (
+            "update_cart_item",
+            json!({"skuCode": IPHONE_17, "action": "add", "quantity": 0}),
+        ),
+        (
+            "update_cart_item",
+            json!({"skuCode": IPHONE_17, "action": "explode", "quantity": 1}),
+        ),
+        (
+            "update_cart_item",
+            json!({"skuCode": IPHONE_17, "action": "add", "quantity": -1}),
+        ),
+        (
+            "update_cart_item",
+            json!({"sku": IPHONE_17, "action": "add", "quantity": 1}),
+        ),
+        ("create_order", json!({"items": "everything"})),
+        (
+            "create_order",
+            json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}], "discount": 100}),
+        ),
+        ("search_product", json!({"minPrice": 10.005})),
+        ("search_product", json!({"limit": 1000})),
+        ("query_cart", json!({"all": true})),
+        ("query_coupons", json!({"amount": "lots"})),
+        (
+            "apply_after_sale",
+            json!({"orderNo": "88231", "skuCode": IPHONE_17, "type": "refund_please", "reason": "坏了坏了"}),
+        ),
+        ("query_logistics", json!({})),
+    ];
+    for (tool, arguments) in cases {
+        let result = call(&client, tool, arguments.clone()).await;
+        assert_eq!(refused(&result), "INVALID_ARGUMENT", "{tool} {arguments}");
+        assert!(!text(&result).is_empty());
+    }
+    let after = call(&client, "query_cart", json!({})).await;
+    ok(&after);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_repeated_meta_key_returns_the_first_result_and_places_one_order() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    call(
+        &client,
+        "update_cart_item",
+        json!({"skuCode": IPHONE_17, "action": "add", "quantity": 2}),
+    )
+    .await;
+    let arguments = json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}]});
+    let first = call_keyed(
+        &client,
+        "create_order",
+        arguments.clone(),
+        json!("call_abc"),
+    )
+    .await;
+    let again = call_keyed(&client, "create_order", arguments, json!("call_abc")).await;
+    assert_eq!(ok(&again), ok(&first));
+    assert_eq!(text(&again), text(&first));
+    assert!(first.meta.is_none());
+    assert_eq!(
+        again
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("ragent/idempotent_replay")),
+        Some(&json!(true))
+    );
+    assert_eq!(t.shop.stats().unwrap().orders, 9);
+    assert_eq!(stock(&t.shop, IPHONE_17), 9);
+
+    let other =
+        json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}], "couponCode": "SHOP-5000-300"});
+    let conflict = call_keyed(&client, "create_order", other, json!("call_abc")).await;
+    assert_eq!(refused(&conflict), "IDEMPOTENCY_CONFLICT");
+
+    let not_a_string =
+        call_keyed(&client, "pay_order", json!({"orderNo": "88236"}), json!(42)).await;
+    assert_eq!(refused(&not_a_string), "INVALID_ARGUMENT");
+    assert_eq!(t.shop.stats().unwrap().orders, 9);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn concurrent_create_order_calls_over_separate_connections_never_oversell() {
+    let t = open_shop();
+    t.shop
+        .update_cart_item(&add(VISION_PRO_3_LEFT, 9), None)
+        .unwrap();
+    let mut clients = Vec::new();
+    for _ in 0..10 {
+        clients.push(connect(t.shop.clone()).await);
+    }
+    let mut calls = tokio::task::JoinSet::new();
+    for client in clients {
+        calls.spawn(async move {
+            let result = call(
+                &client,
+                "create_order",
+                json!({"items": [{"skuCode": VISION_PRO_3_LEFT, "quantity": 1}]}),
+            )
+            .await;
+            client.cancel().await.unwrap();
+            result
+        });
+    }
+    let results = calls.join_all().await;
+    let placed = results.iter().filter(|r| r.is_error == Some(false)).count();
+    assert_eq!(placed, 3);
+    for result in results.iter().filter(|r| r.is_error == Some(true)) {
+        let code = refused(result);
+        assert!(
+            ["INSUFFICIENT_STOCK", "OUT_OF_STOCK"].contains(&code.as_str()),
+            "{code}"
+        );
+    }
+    assert_eq!(stock(&t.shop, VISION_PRO_3_LEFT), 0);
+}
+
+// ---- the binary ---------------------------------------------------------------
+
+#[tokio::test]
+async fn the_binary_serves_stdio_to_a_client_in_another_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = tokio::process::Command::new(BIN);
+    command.arg("--data-dir").arg(dir.path());
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = ().serve(transport).await.unwrap();
+
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 13);
+    assert_tool_definitions(&tools);
+
+    let found = call(
+        &client,
+        "search_product",
+        json!({"keyword": "iPhone 17", "limit": 3}),
+    )
+    .await;
+    assert_eq!(ok(&found)["items"][0]["spuCode"], "IPHONE-17");
+
+    let added = call(
+        &client,
+        "update_cart_item",
+        json!({"skuCode": IPHONE_17, "action": "add", "quantity": 1}),
+    )
+    .await;
+    ok(&added);
+    let placed = call(
+        &client,
+        "create_order",
+        json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}]}),
+    )
+    .await;
+    assert_eq!(ok(&placed)["status"], "待支付");
+    client.cancel().await.unwrap();
+
+    // The same database, opened directly, saw the purchase.
+    let shop = Shop::open(dir.path()).unwrap();
+    assert_eq!(stock(&shop, IPHONE_17), 9);
+    assert_eq!(cart_quantity(&shop, IPHONE_17), 0);
+}
+
+#[tokio::test]
+async fn the_binary_serves_streamable_http_on_a_free_loopback_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(BIN)
+        .arg("--http")
+        .arg("127.0.0.1:0")
+        .env("BITSELECT_DATA_DIR", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("bitselect-mcp listening on ") {
+                return url.to_owned();
+            }
+        }
+        panic!("the server exited before it was ready");
+    })
+    .await
+    .expect("ready line");
+    // Keep draining stderr so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+
+    let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 13);
+    let found = call(
+        &client,
+        "search_product",
+        json!({"skuCodes": [VISION_PRO_3_LEFT]}),
+    )
+    .await;
+    assert_eq!(ok(&found)["items"][0]["stock"], 3);
+    let refusal = call(
+        &client,
+        "update_cart_item",
+        json!({"skuCode": AIRPODS_NO_STOCK, "action": "add", "quantity": 1}),
+    )
+    .await;
+    assert_eq!(refused(&refusal), "OUT_OF_STOCK");
+    client.cancel().await.unwrap();
+    child.kill().await.unwrap();
+    assert!(dir.path().join("shop.db").exists());
+}
+
+#[test]
+fn the_binary_prints_help_and_rejects_bad_flags_with_status_2() {
+    let help = std::process::Command::new(BIN)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--data-dir DIR"));
+
+    let bad = std::process::Command::new(BIN)
+        .arg("--frobnicate")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown argument `--frobnicate`"));
+    assert!(bad.stdout.is_empty(), "stdout stays clean");
+
+    let remote = std::process::Command::new(BIN)
+        .args(["--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(remote.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&remote.stderr).contains("--allow-remote"));
+}
