@@ -88,6 +88,12 @@ describe("the session list", () => {
     expect(selected).toEqual(["new", "old"]);
   });
 
+  it("a refresh while renaming keeps the rename field", async () => {
+    item("old").querySelector<HTMLButtonElement>('[data-testid="rename-session"]')!.click();
+    await sidebar.refresh();
+    expect(item("old").querySelector("input")).not.toBeNull();
+  });
+
   it("shows a failed rename's message", async () => {
     api.sessions = api.sessions.filter((s) => s.id !== "old");
     item("old").querySelector<HTMLButtonElement>('[data-testid="rename-session"]')!.click();

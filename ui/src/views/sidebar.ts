@@ -18,6 +18,8 @@ export class Sidebar {
   readonly el: HTMLElement;
   private sessions: SessionInfo[] = [];
   private current: string | null = null;
+  /** A rename or delete confirmation is open; a refresh must not wipe it. */
+  private editing = false;
   private readonly list = h("ul", { class: "session-list" });
   private readonly error = h("p", { class: "sidebar-error", attrs: { role: "alert", hidden: true } });
   private readonly deps: SidebarDeps;
@@ -54,7 +56,7 @@ export class Sidebar {
 
   setSessions(sessions: SessionInfo[]): void {
     this.sessions = [...sessions].sort((a, b) => b.updated_at - a.updated_at);
-    this.render();
+    if (!this.editing) this.render();
   }
 
   setCurrent(sessionId: string | null): void {
@@ -79,6 +81,7 @@ export class Sidebar {
 
   private render(): void {
     const { t } = this.deps.i18n;
+    this.editing = false;
     this.showError(null);
     if (this.sessions.length === 0) {
       replace(this.list, h("li", { class: "session-empty", text: t("sessions.empty") }));
@@ -105,7 +108,7 @@ export class Sidebar {
       aria: t("sessions.rename", { title }),
       testid: "rename-session",
     });
-    const remove = button("🗑", () => this.confirmDelete(li, session), {
+    const remove = button("✕", () => this.confirmDelete(li, session), {
       class: "btn-icon",
       aria: t("sessions.delete", { title }),
       testid: "delete-session",
@@ -159,6 +162,7 @@ export class Sidebar {
       },
     });
     replace(li, input);
+    this.editing = true;
     input.focus();
     input.select();
   }
@@ -174,6 +178,7 @@ export class Sidebar {
       testid: "confirm-delete",
     });
     replace(li, h("span", { class: "session-confirm", text: t("sessions.confirmDelete") }), no, yes);
+    this.editing = true;
     li.addEventListener("keydown", (event) => {
       if (event.key === "Escape") no.click();
     });
