@@ -46,7 +46,11 @@ export class App {
   /** Subscribes to events, checks the model, lists and opens sessions. */
   async start(): Promise<void> {
     const { api } = this.deps;
-    this.unlisten = await api.onAgentEvent((envelope) => this.onEvent(envelope));
+    try {
+      this.unlisten = await api.onAgentEvent((envelope) => this.onEvent(envelope));
+    } catch (error) {
+      this.chat.showError(toErrorInfo(error).message);
+    }
     await this.sidebar.refresh();
     const latest = this.sidebar.all[0];
     if (latest) await this.open(latest);

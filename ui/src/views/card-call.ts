@@ -4,7 +4,7 @@
 
 import { button, disclosure, h, prettyJson, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { CallDecision, CardCall, Decision, JsonValue } from "../protocol";
+import type { CallDecision, CallStatus, CardCall, Decision, JsonValue } from "../protocol";
 import { isObject } from "../schema";
 import { argumentList } from "./args";
 
@@ -106,10 +106,14 @@ export class CardCallView {
   }
 
   update(call: CardCall): void {
-    this.call = { ...this.call, status: call.status };
-    this.el.dataset.status = call.status;
-    this.status.dataset.status = call.status;
-    this.status.textContent = this.host.i18n.status(call.status);
+    this.setStatus(call.status);
+  }
+
+  setStatus(status: CallStatus): void {
+    this.call = { ...this.call, status };
+    this.el.dataset.status = status;
+    this.status.dataset.status = status;
+    this.status.textContent = this.host.i18n.status(status);
     this.actions.hidden = !this.asking;
     if (!this.asking) this.closeEditor();
   }
@@ -136,6 +140,11 @@ export class CardCallView {
       this.renderArguments();
     }
     this.closeEditor();
+  }
+
+  /** Where keyboard focus goes when this call is next to decide. */
+  focusTarget(): HTMLElement {
+    return this.reason;
   }
 
   /** Escape inside the call: closes the editor, nothing else. */

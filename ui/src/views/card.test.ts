@@ -99,6 +99,15 @@ describe("deciding on the card", () => {
     expect(accepted).toEqual([{ callId: "c1", status: "approved" }]);
   });
 
+  it("after a decision, keyboard focus moves to the next call still asking", async () => {
+    const view = mount(card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]));
+    const approve = view.q(byId("a")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!;
+    approve.focus();
+    approve.click();
+    await settle();
+    expect(document.activeElement).toBe(view.q(byId("call-cancel")).querySelector('[data-testid="deny-reason"]'));
+  });
+
   it("deny sends the reason typed in the inline field", async () => {
     const view = mount(card([CANCEL_ORDER_CALL]));
     const reason = view.q<HTMLInputElement>('[data-testid="deny-reason"]');
@@ -198,8 +207,10 @@ describe("deciding on the card", () => {
     api.failNext = { code: "already_decided", message: "这个调用已经决定过了" };
     const view = mount(card([cardCall({ call_id: "a" })]));
     const approve = view.q<HTMLButtonElement>('[data-testid="approve"]');
+    approve.focus();
     approve.click();
     await settle();
+    expect(document.activeElement).toBe(approve);
     const error = view.q('[data-testid="card-error"]');
     expect(error.hidden).toBe(false);
     expect(error.textContent).toBe("这个调用已经决定过了");

@@ -41,21 +41,36 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
 
   const decide = async (decisions: CallDecision[]): Promise<void> => {
     if (busy || decisions.length === 0) return;
+    const focused = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    const hadFocus = focused !== null && el.contains(focused);
     setBusy(true);
     error.hidden = true;
     error.textContent = "";
+    let accepted = false;
     try {
       await deps.api.respondConfirmation(card.session_id, card.reply_id, decisions);
-      for (const d of decisions) calls.find((c) => c.callId === d.call_id)?.accepted(d.decision);
-      deps.onAccepted(
-        decisions.map((d) => ({ callId: d.call_id, status: d.decision.type === "deny" ? "denied" : "approved" })),
-      );
+      accepted = true;
     } catch (failure) {
       error.textContent = toErrorInfo(failure).message;
       error.hidden = false;
     } finally {
       setBusy(false);
     }
+    if (!accepted) {
+      // Disabling took focus away from the control that was used: give it back.
+      if (hadFocus && focused?.isConnected) focused.focus();
+      return;
+    }
+    const statuses = decisions.map((d): { callId: string; status: CallStatus } => ({
+      callId: d.call_id,
+      status: d.decision.type === "deny" ? "denied" : "approved",
+    }));
+    for (const d of decisions) calls.find((c) => c.callId === d.call_id)?.accepted(d.decision);
+    for (const { callId, status } of statuses) calls.find((c) => c.callId === callId)?.setStatus(status);
+    render();
+    deps.onAccepted(statuses);
+    // The decided call's buttons are gone: keep keyboard focus on the card.
+    if (hadFocus) (asking()[0]?.focusTarget() ?? el).focus();
   };
   const host = { i18n: deps.i18n, decide: (decisions: CallDecision[]) => void decide(decisions) };
   const calls = card.calls.map((call) => new CardCallView(call, host));
@@ -82,6 +97,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
         "aria-live": "polite",
         "data-testid": "confirmation-card",
         "data-reply-id": card.reply_id,
+        tabindex: -1,
       },
       on: {
         keydown: (event) => {
