@@ -161,7 +161,7 @@ export class App {
       this.chat.load(null);
       this.chat.showError(toErrorInfo(error).message);
     }
-    if (switchToChat && this.page !== "chat" && this.page !== "first-run") this.show("chat");
+    if (switchToChat && this.page !== "chat") this.show("chat");
   }
 
   private async ensureSession(): Promise<string> {

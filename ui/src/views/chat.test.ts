@@ -164,6 +164,14 @@ describe("the composer", () => {
     expect(one<HTMLTextAreaElement>("composer-input").value).toBe("");
   });
 
+  it("Enter that confirms an input method's composition does not send", async () => {
+    const input = one<HTMLTextAreaElement>("composer-input");
+    input.value = "ni hao";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", isComposing: true, bubbles: true, cancelable: true }));
+    await settle();
+    expect(api.of("send_message")).toEqual([]);
+  });
+
   it("Shift+Enter does not send", async () => {
     type("第一行", "Enter", true);
     await settle();
