@@ -16,6 +16,6 @@ export default defineConfig({
   },
   test: {
     include: ["src/**/*.test.ts"],
-    environment: "node",
+    environment: "happy-dom",
   },
 });

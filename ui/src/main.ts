@@ -1,6 +1,8 @@
-const app = document.getElementById("app");
-if (app) {
-  const heading = document.createElement("h1");
-  heading.textContent = "比特严选助手";
-  app.replaceChildren(heading);
+import { tauriApi } from "./api";
+import { App } from "./views/app";
+
+const root = document.getElementById("app");
+if (root) {
+  const app = new App({ api: tauriApi(), root, storage: window.localStorage });
+  app.start().catch((error: unknown) => console.error("the app could not start", error));
 }

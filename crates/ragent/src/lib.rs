@@ -1,1 +1,23 @@
-//! The agent core.
+//! The agent core of the Bit Select shopping assistant: a model client, an
+//! MCP hub, the confirmation policy, and durable pause and resume of tool
+//! calls. No Tauri here: the desktop shell calls [`Agent`] and shares the
+//! [`protocol`] types with the page.
+
+pub mod agent;
+pub mod clock;
+pub mod error;
+pub mod hashing;
+pub mod history;
+pub mod instructions;
+pub mod llm;
+pub mod mcp;
+pub mod policy;
+pub mod protocol;
+pub mod schema;
+pub mod settings;
+pub mod store;
+pub mod toolcall;
+pub mod typescript;
+
+pub use agent::{Agent, AgentConfig, RecoveryReport};
+pub use error::AgentError;

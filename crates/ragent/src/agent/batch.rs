@@ -1,0 +1,430 @@
+//! Batches: the calls of one model turn, judged by the policy, stored,
+//! and closed (run, expired or superseded) as a unit. Tool results reach
+//! the conversation only when a batch closes, in the model's order.
+
+use std::collections::BTreeMap;
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+use super::{DEFAULT_SESSION_TITLE, Inner};
+use crate::error::AgentError;
+use crate::instructions::results;
+use crate::llm::ToolCallRequest;
+use crate::mcp::ToolInfo;
+use crate::policy::{self, AllowedBy, ToolFacts, Trust, Verdict};
+use crate::protocol::{AgentEvent, AuditDecision, CardCall, ConfirmationCard};
+use crate::schema::validate_arguments;
+use crate::store::audit::{self, NewAudit};
+use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate, NewCall};
+use crate::store::messages::{self, NewMessage, Role};
+use crate::store::{StoreError, sessions};
+use crate::toolcall::CallStatus;
+
+/// A tool offered to the model in this turn, and whether its definition
+/// differs from its pin.
+#[derive(Debug, Clone)]
+pub(crate) struct KnownTool {
+    pub info: ToolInfo,
+    pub changed: bool,
+}
+
+/// Tools by `server__tool`: lookups are exact.
+pub(crate) type ToolIndex = BTreeMap<String, KnownTool>;
+
+/// A stored batch, and what the run does next with it.
+pub(crate) struct Proposal {
+    pub reply_id: String,
+    pub needs_card: bool,
+    /// Calls refused before anyone was asked, to report at once.
+    pub rejected: Vec<CallRecord>,
+}
+
+/// The first move of a proposed call.
+enum Plan {
+    Ask,
+    Allow(AuditDecision),
+    Reject {
+        output: String,
+        audit: Option<AuditDecision>,
+    },
+}
+
+/// Models often send `""` for a call without arguments.
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+fn plan_call(known: &KnownTool, arguments: &Result<Value, String>, inner: &Inner) -> Plan {
+    let arguments = match arguments {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            return Plan::Reject {
+                output: results::invalid_json(error),
+                audit: None,
+            };
+        }
+    };
+    if let Err(details) = validate_arguments(&known.info.input_schema, arguments) {
+        return Plan::Reject {
+            output: results::schema_mismatch(&details),
+            audit: None,
+        };
+    }
+    let facts = ToolFacts {
+        read_only_hint: known.info.hints.read_only,
+        destructive_hint: known.info.hints.destructive,
+        definition_changed: known.changed,
+    };
+    let trust = if known.info.trusted {
+        Trust::Trusted
+    } else {
+        Trust::Untrusted
+    };
+    let user_override = inner
+        .settings()
+        .tool_overrides
+        .get(&known.info.qualified_name)
+        .copied();
+    match policy::decide(&facts, trust, user_override) {
+        Verdict::Ask => Plan::Ask,
+        Verdict::Allow(AllowedBy::TrustedReadOnly) => Plan::Allow(AuditDecision::PolicyAllowed),
+        Verdict::Allow(AllowedBy::UserSetting) => {
+            Plan::Allow(AuditDecision::AutoApprovedByUserSetting)
+        }
+        Verdict::Deny => Plan::Reject {
+            output: results::policy_denied(),
+            audit: Some(AuditDecision::PolicyDenied),
+        },
+    }
+}
+
+fn new_call(
+    request: &ToolCallRequest,
+    known: Option<&KnownTool>,
+    arguments: Option<Value>,
+) -> NewCall {
+    let info = known.map(|k| &k.info);
+    NewCall {
+        id: uuid::Uuid::new_v4().to_string(),
+        model_call_id: request.id.clone(),
+        qualified_name: request.name.clone(),
+        server: info.map(|i| i.server.clone()),
+        tool: info.map(|i| i.name.clone()),
+        title: info.and_then(|i| i.title.clone()),
+        description: info.and_then(|i| i.description.clone()),
+        proposed_arguments: request.arguments.clone(),
+        arguments,
+        input_schema: info.map(|i| i.input_schema.clone()),
+        // MCP: a write tool is destructive unless it says otherwise.
+        destructive: info.is_some_and(|i| {
+            i.hints.read_only != Some(true) && i.hints.destructive.unwrap_or(true)
+        }),
+        definition_changed: known.is_some_and(|k| k.changed),
+        // Every call but a trusted read carries its id as idempotency key.
+        sends_key: info.is_some_and(|i| !(i.trusted && i.hints.read_only == Some(true))),
+    }
+}
+
+/// Judges and stores the calls of one model turn as a batch.
+pub(crate) fn propose(
+    inner: &Inner,
+    session_id: &str,
+    run_id: &str,
+    message_id: i64,
+    requests: &[ToolCallRequest],
+    tools: &ToolIndex,
+) -> Result<Proposal, AgentError> {
+    let now = inner.now();
+    let expiry_ms =
+        i64::try_from(inner.settings().card_expiry_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let mut new_calls = Vec::new();
+    let mut plans = Vec::new();
+    for request in requests {
+        let known = tools.get(&request.name);
+        let Some(known) = known else {
+            let available: Vec<String> = tools.keys().cloned().collect();
+            new_calls.push(new_call(request, None, None));
+            plans.push(Plan::Reject {
+                output: results::unknown_tool(&request.name, &available),
+                audit: None,
+            });
+            continue;
+        };
+        let arguments = parse_arguments(&request.arguments);
+        plans.push(plan_call(known, &arguments, inner));
+        new_calls.push(new_call(request, Some(known), arguments.ok()));
+    }
+    let needs_card = plans.iter().any(|p| matches!(p, Plan::Ask));
+    let batch = BatchRecord {
+        reply_id: uuid::Uuid::new_v4().to_string(),
+        session_id: session_id.to_string(),
+        run_id: run_id.to_string(),
+        assistant_message_id: message_id,
+        state: if needs_card {
+            BatchState::Pending
+        } else {
+            BatchState::Executing
+        },
+        created_at: now,
+        expires_at: now.saturating_add(expiry_ms),
+    };
+    let rejected = inner.store.with_tx(|tx| {
+        calls::insert_batch(tx, &batch, &new_calls, now)?;
+        let mut rejected = Vec::new();
+        for (call, plan) in new_calls.iter().zip(plans) {
+            match plan {
+                Plan::Ask => {
+                    calls::move_call(
+                        tx,
+                        &call.id,
+                        CallStatus::Asking,
+                        &CallUpdate::default(),
+                        now,
+                    )?;
+                }
+                Plan::Allow(decision) => {
+                    let record = calls::move_call(
+                        tx,
+                        &call.id,
+                        CallStatus::Allowed,
+                        &CallUpdate::default(),
+                        now,
+                    )?;
+                    record_audit(tx, &record, decision, None, now)?;
+                }
+                Plan::Reject { output, audit } => {
+                    let update = CallUpdate {
+                        output: Some(output),
+                        is_error: Some(true),
+                        ..CallUpdate::default()
+                    };
+                    let record =
+                        calls::move_call(tx, &call.id, CallStatus::Rejected, &update, now)?;
+                    if let Some(decision) = audit {
+                        record_audit(tx, &record, decision, None, now)?;
+                    }
+                    rejected.push(record);
+                }
+            }
+        }
+        Ok::<_, StoreError>(rejected)
+    })?;
+    Ok(Proposal {
+        reply_id: batch.reply_id,
+        needs_card,
+        rejected,
+    })
+}
+
+pub(crate) fn record_audit(
+    conn: &Connection,
+    call: &CallRecord,
+    decision: AuditDecision,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<(), StoreError> {
+    audit::record(
+        conn,
+        &NewAudit {
+            session_id: &call.session_id,
+            call_id: &call.id,
+            server: call.server.as_deref().unwrap_or(""),
+            tool: call.tool.as_deref().unwrap_or(&call.qualified_name),
+            arguments_hash: call.arguments_hash.as_deref().unwrap_or(""),
+            decision,
+            reason,
+        },
+        now,
+    )
+}
+
+/// The card for a stored batch.
+pub(crate) fn card(conn: &Connection, batch: &BatchRecord) -> Result<ConfirmationCard, StoreError> {
+    let calls = calls::calls_of_batch(conn, &batch.reply_id)?;
+    Ok(ConfirmationCard {
+        reply_id: batch.reply_id.clone(),
+        session_id: batch.session_id.clone(),
+        created_at: batch.created_at,
+        expires_at: batch.expires_at,
+        calls: calls
+            .into_iter()
+            .map(|call| CardCall {
+                call_id: call.id,
+                qualified_name: call.qualified_name,
+                server: call.server.unwrap_or_default(),
+                tool: call.tool.unwrap_or_default(),
+                title: call.title,
+                description: call.description,
+                arguments: call.arguments.unwrap_or(Value::Null),
+                input_schema: call.input_schema.unwrap_or(Value::Null),
+                destructive: call.destructive,
+                definition_changed: call.definition_changed,
+                status: call.status,
+            })
+            .collect(),
+    })
+}
+
+/// Appends every call's result in the model's order and closes the batch.
+pub(crate) fn finalize(
+    conn: &Connection,
+    batch: &BatchRecord,
+    state: BatchState,
+    now: i64,
+) -> Result<(), StoreError> {
+    for call in calls::calls_of_batch(conn, &batch.reply_id)? {
+        if !call.status.is_final() {
+            tracing::error!(call = %call.id, status = %call.status, "closing a batch with an unfinished call");
+        }
+        let content = call
+            .output
+            .unwrap_or_else(|| results::call_failed("没有记录结果"));
+        messages::append(
+            conn,
+            &NewMessage {
+                session_id: &batch.session_id,
+                run_id: Some(&batch.run_id),
+                role: Role::Tool,
+                content: &content,
+                tool_calls: &[],
+                tool_call_id: Some(&call.model_call_id),
+                call_id: Some(&call.id),
+            },
+            now,
+        )?;
+    }
+    calls::set_batch_state(conn, &batch.reply_id, state)
+}
+
+/// Closes a pending batch whose calls will never run: every waiting call
+/// moves to `to` with `output` as what the model is told.
+fn close_pending(
+    conn: &Connection,
+    batch: &BatchRecord,
+    to: CallStatus,
+    output: &str,
+    decision: AuditDecision,
+    state: BatchState,
+    now: i64,
+) -> Result<Vec<(String, CallStatus)>, StoreError> {
+    let mut changed = Vec::new();
+    for call in calls::calls_of_batch(conn, &batch.reply_id)? {
+        if !matches!(
+            call.status,
+            CallStatus::Asking | CallStatus::Allowed | CallStatus::Approved
+        ) {
+            continue;
+        }
+        let update = CallUpdate {
+            output: Some(output.to_string()),
+            ..CallUpdate::default()
+        };
+        let record = calls::move_call(conn, &call.id, to, &update, now)?;
+        if call.status == CallStatus::Asking {
+            record_audit(conn, &record, decision, None, now)?;
+        }
+        changed.push((record.id, to));
+    }
+    finalize(conn, batch, state, now)?;
+    Ok(changed)
+}
+
+/// Expires the session's pending card if its time is up.
+pub(crate) fn expire_if_due(inner: &Inner, session_id: &str) -> Result<(), AgentError> {
+    let now = inner.now();
+    let changed = inner
+        .store
+        .with_tx(|tx| match calls::open_batch(tx, session_id)? {
+            Some(batch) if batch.state == BatchState::Pending && now >= batch.expires_at => {
+                close_pending(
+                    tx,
+                    &batch,
+                    CallStatus::Expired,
+                    &results::expired(),
+                    AuditDecision::Expired,
+                    BatchState::Expired,
+                    now,
+                )
+            }
+            _ => Ok(Vec::new()),
+        })?;
+    for (call_id, status) in changed {
+        inner.emit(
+            session_id,
+            None,
+            AgentEvent::CallStatusChanged { call_id, status },
+        );
+    }
+    Ok(())
+}
+
+/// Supersedes a pending card and appends the user's new message, in one
+/// transaction: the model reads why the calls did not run, then the message.
+pub(crate) fn supersede_and_append(
+    inner: &Inner,
+    session_id: &str,
+    run_id: &str,
+    text: &str,
+) -> Result<(), AgentError> {
+    let now = inner.now();
+    let changed = inner.store.with_tx(|tx| {
+        let changed = match calls::open_batch(tx, session_id)? {
+            Some(batch) if batch.state == BatchState::Pending => close_pending(
+                tx,
+                &batch,
+                CallStatus::Superseded,
+                &results::superseded(),
+                AuditDecision::Superseded,
+                BatchState::Superseded,
+                now,
+            )?,
+            _ => Vec::new(),
+        };
+        messages::append(
+            tx,
+            &NewMessage {
+                session_id,
+                run_id: Some(run_id),
+                role: Role::User,
+                content: text,
+                tool_calls: &[],
+                tool_call_id: None,
+                call_id: None,
+            },
+            now,
+        )?;
+        let session = sessions::get(tx, session_id)?;
+        if session.title == DEFAULT_SESSION_TITLE {
+            let title: String = text.chars().take(24).collect();
+            sessions::rename(tx, session_id, &title, now)?;
+        }
+        Ok::<_, StoreError>(changed)
+    })?;
+    for (call_id, status) in changed {
+        inner.emit(
+            session_id,
+            Some(run_id),
+            AgentEvent::CallStatusChanged { call_id, status },
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::parse_arguments;
+
+    #[test]
+    fn empty_arguments_mean_an_empty_object_and_garbage_is_an_error() {
+        assert_eq!(parse_arguments(""), Ok(json!({})));
+        assert_eq!(parse_arguments(" {\"a\":1} "), Ok(json!({"a": 1})));
+        assert!(parse_arguments("{\"a\":").is_err());
+    }
+}

@@ -1,0 +1,184 @@
+//! Sending one call to its server. A write carries its call id as the
+//! idempotency key, so sending it again (after a broken connection or a
+//! crash) is safe exactly when the server honours keys.
+
+use serde_json::Value;
+
+use super::Inner;
+use super::transcript::call_view;
+use crate::error::AgentError;
+use crate::hashing::hash_json;
+use crate::instructions::results;
+use crate::mcp::{McpError, ToolInvocation};
+use crate::protocol::AgentEvent;
+use crate::store::calls::{self, CallRecord, CallUpdate};
+use crate::toolcall::CallStatus;
+
+/// How a call ended.
+struct Ending {
+    status: CallStatus,
+    output: String,
+    is_error: bool,
+}
+
+fn ending_of(result: Result<crate::mcp::CallOutcome, McpError>) -> Ending {
+    match result {
+        Ok(outcome) => Ending {
+            status: if outcome.output.is_error {
+                CallStatus::Failed
+            } else {
+                CallStatus::Succeeded
+            },
+            output: outcome.output.text,
+            is_error: outcome.output.is_error,
+        },
+        Err(e) if e.outcome_unknown() => Ending {
+            status: CallStatus::Interrupted,
+            output: results::interrupted(),
+            is_error: true,
+        },
+        Err(e) => Ending {
+            status: CallStatus::Failed,
+            output: results::call_failed(&e.to_string()),
+            is_error: true,
+        },
+    }
+}
+
+fn invocation(call: &CallRecord) -> Option<ToolInvocation> {
+    let Some(Value::Object(arguments)) = call.arguments.clone() else {
+        return None;
+    };
+    Some(ToolInvocation {
+        server: call.server.clone()?,
+        tool: call.tool.clone()?,
+        arguments,
+        idempotency_key: call.sends_key.then(|| call.id.clone()),
+    })
+}
+
+/// Whether sending the call twice cannot do its work twice: a trusted read
+/// carries no key, and a write is safe where the server honours keys.
+async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
+    if !call.sends_key {
+        return true;
+    }
+    match call.server.as_deref() {
+        Some(server) => inner
+            .tools
+            .honours_idempotency_keys(server)
+            .await
+            .unwrap_or(false),
+        None => false,
+    }
+}
+
+/// Sends the call; if the connection broke while it was out and sending
+/// again is safe, sends it once more (the server is restarted first).
+async fn send(
+    inner: &Inner,
+    call: &CallRecord,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Ending {
+    let Some(invocation) = invocation(call) else {
+        return Ending {
+            status: CallStatus::Failed,
+            output: results::call_failed("调用缺少服务器、工具或参数"),
+            is_error: true,
+        };
+    };
+    let first = inner.tools.call_tool(invocation.clone()).await;
+    let result = match first {
+        Err(e) if e.outcome_unknown() && safe_to_resend(inner, call).await => {
+            emit(AgentEvent::ServerRestarted {
+                server: invocation.server.clone(),
+                reason: e.to_string(),
+            });
+            inner.tools.call_tool(invocation).await
+        }
+        other => other,
+    };
+    if let Ok(outcome) = &result
+        && let Some(reason) = &outcome.restarted
+    {
+        emit(AgentEvent::ServerRestarted {
+            server: call.server.clone().unwrap_or_default(),
+            reason: reason.clone(),
+        });
+    }
+    ending_of(result)
+}
+
+fn finish(inner: &Inner, call: &CallRecord, ending: Ending) -> Result<CallRecord, AgentError> {
+    let update = CallUpdate {
+        output: Some(ending.output),
+        is_error: Some(ending.is_error),
+        ..CallUpdate::default()
+    };
+    let now = inner.now();
+    Ok(inner
+        .store
+        .with_tx(|tx| calls::move_call(tx, &call.id, ending.status, &update, now))?)
+}
+
+/// Runs an allowed or approved call: `running`, sent, then its ending.
+pub(crate) async fn run_call(
+    inner: &Inner,
+    call: &CallRecord,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<CallRecord, AgentError> {
+    let now = inner.now();
+    // An approval binds to the exact arguments the user saw.
+    let approval_holds = call.status != CallStatus::Approved
+        || (call.approved_hash.is_some()
+            && call.approved_hash == call.arguments.as_ref().map(hash_json));
+    let running = inner.store.with_tx(|tx| {
+        calls::move_call(
+            tx,
+            &call.id,
+            CallStatus::Running,
+            &CallUpdate::default(),
+            now,
+        )
+    })?;
+    emit(AgentEvent::ToolCallStarted {
+        call: call_view(&running),
+    });
+    let ending = if approval_holds {
+        send(inner, &running, emit).await
+    } else {
+        Ending {
+            status: CallStatus::Failed,
+            output: results::approval_mismatch(),
+            is_error: true,
+        }
+    };
+    let done = finish(inner, &running, ending)?;
+    emit(AgentEvent::ToolCallFinished {
+        call: call_view(&done),
+    });
+    Ok(done)
+}
+
+/// A call found `running` after a restart: sent again with the same key
+/// if that is safe, otherwise marked `interrupted` (outcome unknown).
+pub(crate) async fn resume_running(
+    inner: &Inner,
+    call: &CallRecord,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<CallRecord, AgentError> {
+    let ending = if safe_to_resend(inner, call).await {
+        send(inner, call, emit).await
+    } else {
+        Ending {
+            status: CallStatus::Interrupted,
+            output: results::interrupted(),
+            is_error: true,
+        }
+    };
+    let done = finish(inner, call, ending)?;
+    emit(AgentEvent::ToolCallFinished {
+        call: call_view(&done),
+    });
+    Ok(done)
+}

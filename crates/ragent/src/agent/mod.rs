@@ -1,0 +1,482 @@
+//! The API the desktop shell calls. One [`Agent`] owns the store, the MCP
+//! servers and the model client; runs execute on spawned tasks and report
+//! through [`Agent::subscribe`]. No task ever waits for the user: a run
+//! that needs a decision stores its batch and ends, and [`Agent::respond`]
+//! starts a new run from the stored state.
+
+mod batch;
+mod execute;
+mod recovery;
+mod respond;
+mod run;
+mod transcript;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::AgentError;
+use crate::llm::openai::{ClientOptions, OpenAiClient};
+use crate::llm::{ChatModel, LlmError};
+use crate::mcp::hub::HubOptions;
+use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
+use crate::protocol::{
+    AgentEvent, AuditEntry, CallDecision, EventEnvelope, RespondOutcome, SessionInfo, Transcript,
+    UserInput,
+};
+use crate::settings::Settings;
+use crate::store::{Store, StoreError, audit, kv, sessions};
+
+pub use recovery::RecoveryReport;
+
+/// The title a session has until its first message names it.
+pub const DEFAULT_SESSION_TITLE: &str = "新对话";
+
+/// How to open an agent.
+pub struct AgentConfig {
+    pub db_path: PathBuf,
+    /// Servers the app supplies (the shop). Always trusted; the user's
+    /// settings cannot redefine them.
+    pub builtin_servers: Vec<ServerEntry>,
+    /// A model to use instead of the OpenAI-compatible client built from
+    /// the settings.
+    pub model: Option<Arc<dyn ChatModel>>,
+    /// A tool source to use instead of a fresh [`McpHub`].
+    pub tools: Option<Arc<dyn ToolSource>>,
+    pub llm_options: ClientOptions,
+    pub hub_options: HubOptions,
+    pub clock: Arc<dyn Clock>,
+    /// Settings for a database that has none yet (first run).
+    pub initial_settings: Option<Settings>,
+    /// Events buffered per subscriber before a slow one starts losing them.
+    pub event_capacity: usize,
+}
+
+impl AgentConfig {
+    pub fn new(db_path: impl Into<PathBuf>) -> Self {
+        AgentConfig {
+            db_path: db_path.into(),
+            builtin_servers: Vec::new(),
+            model: None,
+            tools: None,
+            llm_options: ClientOptions::default(),
+            hub_options: HubOptions::default(),
+            clock: Arc::new(SystemClock),
+            initial_settings: None,
+            event_capacity: 1024,
+        }
+    }
+}
+
+/// A run in progress, so it can be cancelled and a second one refused.
+struct ActiveRun {
+    run_id: String,
+    cancel: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+/// What changes when settings are saved.
+struct Live {
+    settings: Settings,
+    model: Result<Arc<dyn ChatModel>, LlmError>,
+    runs: HashMap<String, ActiveRun>,
+}
+
+pub(crate) struct Inner {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    events: broadcast::Sender<EventEnvelope>,
+    tools: Arc<dyn ToolSource>,
+    builtin: Vec<ServerEntry>,
+    model_override: Option<Arc<dyn ChatModel>>,
+    llm_options: ClientOptions,
+    live: Mutex<Live>,
+}
+
+/// The agent core. Cheap to clone; all clones share one state.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+impl Inner {
+    pub(crate) fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub(crate) fn emit(&self, session_id: &str, run_id: Option<&str>, event: AgentEvent) {
+        // No subscriber is fine: the store has everything.
+        let _ = self.events.send(EventEnvelope {
+            session_id: session_id.to_string(),
+            run_id: run_id.map(str::to_string),
+            event,
+        });
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
+        // A panic while holding this lock leaves plain data behind; keep going.
+        self.live
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn settings(&self) -> Settings {
+        self.live().settings.clone()
+    }
+
+    pub(crate) fn model(&self) -> Result<Arc<dyn ChatModel>, LlmError> {
+        self.live().model.clone()
+    }
+
+    fn build_model(&self, settings: &Settings) -> Result<Arc<dyn ChatModel>, LlmError> {
+        match &self.model_override {
+            Some(model) => Ok(model.clone()),
+            None => OpenAiClient::new(&settings.model, self.llm_options.clone())
+                .map(|c| Arc::new(c) as Arc<dyn ChatModel>),
+        }
+    }
+
+    fn server_entries(&self, settings: &Settings) -> Vec<ServerEntry> {
+        let mut entries: Vec<ServerEntry> = self
+            .builtin
+            .iter()
+            .map(|entry| ServerEntry {
+                trusted: true,
+                ..entry.clone()
+            })
+            .collect();
+        entries.extend(
+            settings
+                .mcp_servers
+                .iter()
+                .map(|(name, config)| ServerEntry {
+                    name: name.clone(),
+                    trusted: config.trusted,
+                    connector: config.connector(name),
+                }),
+        );
+        entries
+    }
+
+    fn builtin_names(&self) -> Vec<String> {
+        self.builtin.iter().map(|e| e.name.clone()).collect()
+    }
+
+    pub(crate) fn session(&self, session_id: &str) -> Result<SessionInfo, AgentError> {
+        self.store
+            .with_conn(|c| sessions::get(c, session_id))
+            .map_err(|e| match e {
+                StoreError::NotFound(_) => AgentError::SessionNotFound(session_id.to_string()),
+                other => AgentError::Store(other),
+            })
+    }
+}
+
+/// A claim on a session's single run slot; released when dropped unless a
+/// run task took it over.
+pub(crate) struct RunSlot {
+    inner: Arc<Inner>,
+    session_id: String,
+    run_id: String,
+    cancel: CancellationToken,
+    armed: bool,
+}
+
+impl RunSlot {
+    fn claim(inner: &Arc<Inner>, session_id: &str) -> Result<RunSlot, AgentError> {
+        let mut live = inner.live();
+        if live.runs.contains_key(session_id) {
+            return Err(AgentError::RunInProgress(session_id.to_string()));
+        }
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let cancel = CancellationToken::new();
+        live.runs.insert(
+            session_id.to_string(),
+            ActiveRun {
+                run_id: run_id.clone(),
+                cancel: cancel.clone(),
+                task: None,
+            },
+        );
+        Ok(RunSlot {
+            inner: inner.clone(),
+            session_id: session_id.to_string(),
+            run_id,
+            cancel,
+            armed: true,
+        })
+    }
+
+    /// Runs `start` on a task that frees the slot when it ends.
+    fn spawn(mut self, start: run::Start) -> String {
+        self.armed = false;
+        let inner = self.inner.clone();
+        let session_id = self.session_id.clone();
+        let run_id = self.run_id.clone();
+        let cancel = self.cancel.clone();
+        let task = tokio::spawn({
+            let inner = inner.clone();
+            let session_id = session_id.clone();
+            let run_id = run_id.clone();
+            async move { run::drive(&inner, &session_id, &run_id, &cancel, start).await }
+        });
+        let mut live = inner.live();
+        match live.runs.get_mut(&session_id) {
+            Some(active) if active.run_id == run_id => active.task = Some(task),
+            // The run already ended and freed the slot.
+            _ => {}
+        }
+        run_id
+    }
+}
+
+impl Drop for RunSlot {
+    fn drop(&mut self) {
+        if self.armed {
+            release(&self.inner, &self.session_id, &self.run_id);
+        }
+    }
+}
+
+pub(crate) fn release(inner: &Inner, session_id: &str, run_id: &str) {
+    let mut live = inner.live();
+    if live
+        .runs
+        .get(session_id)
+        .is_some_and(|r| r.run_id == run_id)
+    {
+        live.runs.remove(session_id);
+    }
+}
+
+impl Agent {
+    /// Opens the database (migrating it), starts nothing yet, and recovers
+    /// what a crash left: expired cards, and calls left `running`.
+    pub async fn open(config: AgentConfig) -> Result<Agent, AgentError> {
+        let store = Store::open(&config.db_path)?;
+        let clock = config.clock;
+        let stored = store.with_conn(kv::load_settings)?;
+        let settings = match stored {
+            Some(settings) => settings,
+            None => {
+                let settings = config.initial_settings.unwrap_or_default();
+                store.with_conn(|c| kv::save_settings(c, &settings, clock.now_ms()))?;
+                settings
+            }
+        };
+        let (events, _) = broadcast::channel(config.event_capacity.max(16));
+        let tools = config
+            .tools
+            .unwrap_or_else(|| Arc::new(McpHub::new(config.hub_options)));
+        let inner = Arc::new(Inner {
+            store,
+            clock,
+            events,
+            tools,
+            builtin: config.builtin_servers,
+            model_override: config.model,
+            llm_options: config.llm_options,
+            live: Mutex::new(Live {
+                settings: settings.clone(),
+                model: Err(LlmError::NotConfigured),
+                runs: HashMap::new(),
+            }),
+        });
+        let model = inner.build_model(&settings);
+        inner.live().model = model;
+        inner.tools.configure(inner.server_entries(&settings)).await;
+        let report = recovery::recover(&inner).await?;
+        if !report.is_empty() {
+            tracing::info!(?report, "recovered after a restart");
+        }
+        Ok(Agent { inner })
+    }
+
+    /// Every event of every session, from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<EventEnvelope> {
+        self.inner.events.subscribe()
+    }
+
+    /// Submits any user input: the one entry point a front end needs.
+    pub async fn submit(&self, input: UserInput) -> Result<Option<RespondOutcome>, AgentError> {
+        match input {
+            UserInput::SendMessage { session_id, text } => {
+                let run_id = self.send_message(&session_id, &text)?;
+                Ok(Some(RespondOutcome::Resumed { run_id }))
+            }
+            UserInput::RespondConfirmation {
+                session_id,
+                reply_id,
+                decisions,
+            } => self.respond(&session_id, &reply_id, decisions).map(Some),
+            UserInput::CancelRun { session_id } => {
+                self.cancel_run(&session_id)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Stores the message and starts a run answering it. A pending card in
+    /// the session is superseded: its calls never run, and the model is
+    /// told so before it reads the new message. Returns the run id.
+    pub fn send_message(&self, session_id: &str, text: &str) -> Result<String, AgentError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(AgentError::EmptyMessage);
+        }
+        self.inner.session(session_id)?;
+        let slot = RunSlot::claim(&self.inner, session_id)?;
+        batch::expire_if_due(&self.inner, session_id)?;
+        batch::supersede_and_append(&self.inner, session_id, &slot.run_id, text)?;
+        Ok(slot.spawn(run::Start::Fresh))
+    }
+
+    /// Records decisions on the pending card. Once every call on it is
+    /// decided, the batch runs in the model's order and the loop goes on.
+    /// A stale reply, an unknown call, a second decision for a call or
+    /// edited arguments that do not fit the schema change nothing.
+    pub fn respond(
+        &self,
+        session_id: &str,
+        reply_id: &str,
+        decisions: Vec<CallDecision>,
+    ) -> Result<RespondOutcome, AgentError> {
+        self.inner.session(session_id)?;
+        let slot = RunSlot::claim(&self.inner, session_id)?;
+        respond::respond(&self.inner, slot, session_id, reply_id, decisions)
+    }
+
+    /// Cancels the session's run. Returns whether one was running.
+    pub fn cancel_run(&self, session_id: &str) -> Result<bool, AgentError> {
+        self.inner.session(session_id)?;
+        let live = self.inner.live();
+        Ok(match live.runs.get(session_id) {
+            Some(run) => {
+                run.cancel.cancel();
+                true
+            }
+            None => false,
+        })
+    }
+
+    /// Whether a run is in progress in the session.
+    pub fn is_running(&self, session_id: &str) -> bool {
+        self.inner.live().runs.contains_key(session_id)
+    }
+
+    pub fn create_session(&self, title: Option<&str>) -> Result<SessionInfo, AgentError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let title = title
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .unwrap_or(DEFAULT_SESSION_TITLE);
+        Ok(self
+            .inner
+            .store
+            .with_conn(|c| sessions::create(c, &id, title, self.inner.now()))?)
+    }
+
+    pub fn list_sessions(&self) -> Result<Vec<SessionInfo>, AgentError> {
+        Ok(self.inner.store.with_conn(sessions::list)?)
+    }
+
+    pub fn rename_session(&self, session_id: &str, title: &str) -> Result<(), AgentError> {
+        self.inner.session(session_id)?;
+        Ok(self
+            .inner
+            .store
+            .with_conn(|c| sessions::rename(c, session_id, title.trim(), self.inner.now()))?)
+    }
+
+    /// Deletes a session and its history (the audit log keeps its rows).
+    pub fn delete_session(&self, session_id: &str) -> Result<(), AgentError> {
+        self.inner.session(session_id)?;
+        // Holding the slot keeps a run from starting while the rows go.
+        let _slot = RunSlot::claim(&self.inner, session_id)?;
+        Ok(self
+            .inner
+            .store
+            .with_conn(|c| sessions::delete(c, session_id))?)
+    }
+
+    /// The session as a window shows it, with the pending card if any.
+    pub fn transcript(&self, session_id: &str) -> Result<Transcript, AgentError> {
+        self.inner.session(session_id)?;
+        if !self.is_running(session_id) {
+            batch::expire_if_due(&self.inner, session_id)?;
+        }
+        transcript::build(&self.inner, session_id)
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.inner.settings()
+    }
+
+    /// Validates, stores and applies the settings: the next run uses the
+    /// new model and servers.
+    pub async fn save_settings(&self, settings: Settings) -> Result<(), AgentError> {
+        settings.validate(&self.inner.builtin_names())?;
+        self.inner
+            .store
+            .with_conn(|c| kv::save_settings(c, &settings, self.inner.now()))?;
+        let model = self.inner.build_model(&settings);
+        let entries = self.inner.server_entries(&settings);
+        {
+            let mut live = self.inner.live();
+            live.settings = settings;
+            live.model = model;
+        }
+        self.inner.tools.configure(entries).await;
+        Ok(())
+    }
+
+    /// Newest first.
+    pub fn audit_log(&self, limit: u32) -> Result<Vec<AuditEntry>, AgentError> {
+        Ok(self.inner.store.with_conn(|c| audit::list(c, limit))?)
+    }
+
+    pub async fn server_status(&self) -> Vec<ServerStatus> {
+        self.inner.tools.status().await
+    }
+
+    /// The user accepts a tool's changed definition: calls of it are judged
+    /// by the policy again instead of always asking.
+    pub async fn accept_tool_definition(&self, qualified_name: &str) -> Result<bool, AgentError> {
+        let listing = self.inner.tools.list_tools().await;
+        let Some(tool) = listing
+            .tools
+            .iter()
+            .find(|t| t.qualified_name == qualified_name)
+        else {
+            return Ok(false);
+        };
+        self.inner
+            .store
+            .with_conn(|c| crate::mcp::pin::accept(c, tool, self.inner.now()))?;
+        Ok(true)
+    }
+
+    /// Stops every run and waits for their tasks to end. Stored state stays
+    /// as it is, exactly as after a crash.
+    pub async fn shutdown(&self) {
+        let tasks: Vec<JoinHandle<()>> = {
+            let mut live = self.inner.live();
+            live.runs
+                .drain()
+                .filter_map(|(_, run)| {
+                    run.cancel.cancel();
+                    run.task
+                })
+                .collect()
+        };
+        for task in tasks {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! The loop of one run: ask the model, judge its calls, run them or stop
+//! for a card, feed results back, until the model answers, a card waits,
+//! the turn limit is reached, or the run is cancelled.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::batch::{self, KnownTool, ToolIndex};
+use super::{Inner, execute, release};
+use crate::error::AgentError;
+use crate::history;
+use crate::instructions::system_prompt;
+use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec};
+use crate::mcp::pin;
+use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo, StopReason};
+use crate::store::StoreError;
+use crate::store::calls::{self, BatchState};
+use crate::store::messages::{self, NewMessage, Role};
+use crate::toolcall::CallStatus;
+
+/// How a run begins.
+pub(crate) enum Start {
+    /// Answer the latest user message.
+    Fresh,
+    /// Run a batch whose card was fully decided, then continue.
+    ResumeBatch { reply_id: String },
+}
+
+enum Halt {
+    Cancelled,
+    Failed(AgentError),
+}
+
+impl<E: Into<AgentError>> From<E> for Halt {
+    fn from(error: E) -> Self {
+        Halt::Failed(error.into())
+    }
+}
+
+struct Ctx<'a> {
+    inner: &'a Arc<Inner>,
+    session_id: &'a str,
+    run_id: &'a str,
+    cancel: &'a CancellationToken,
+}
+
+impl Ctx<'_> {
+    fn emit(&self, event: AgentEvent) {
+        self.inner.emit(self.session_id, Some(self.run_id), event);
+    }
+}
+
+/// Runs to the end, frees the session's slot, then says why it stopped
+/// (in that order, so a caller that sees the stop can start the next run).
+pub(crate) async fn drive(
+    inner: &Arc<Inner>,
+    session_id: &str,
+    run_id: &str,
+    cancel: &CancellationToken,
+    start: Start,
+) {
+    let ctx = Ctx {
+        inner,
+        session_id,
+        run_id,
+        cancel,
+    };
+    ctx.emit(AgentEvent::RunStarted);
+    let outcome = async {
+        if let Start::ResumeBatch { reply_id } = &start {
+            execute_batch(&ctx, reply_id).await?;
+        }
+        model_loop(&ctx).await
+    }
+    .await;
+    let reason = match outcome {
+        Ok(reason) => reason,
+        Err(Halt::Cancelled) => StopReason::Cancelled,
+        Err(Halt::Failed(error)) => {
+            tracing::warn!(%error, session_id, run_id, "run failed");
+            ctx.emit(AgentEvent::Error {
+                error: error.info(),
+            });
+            StopReason::Failed
+        }
+    };
+    release(inner, session_id, run_id);
+    ctx.emit(AgentEvent::RunStopped { reason });
+}
+
+async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
+    let settings = ctx.inner.settings();
+    for turn in 0..settings.max_turns_per_run {
+        if ctx.cancel.is_cancelled() {
+            return Err(Halt::Cancelled);
+        }
+        let tools = tool_index(ctx, turn == 0).await?;
+        let request = build_request(ctx, &tools, settings.history_token_budget)?;
+        let model = ctx.inner.model()?;
+        let on_text = |text: &str| {
+            ctx.emit(AgentEvent::TextDelta {
+                text: text.to_string(),
+            })
+        };
+        let answer = match model.complete(&request, &on_text, ctx.cancel).await {
+            Ok(answer) => answer,
+            Err(LlmError::Cancelled) => return Err(Halt::Cancelled),
+            Err(error) => return Err(error.into()),
+        };
+        if answer.text.is_empty() && answer.tool_calls.is_empty() {
+            return Ok(StopReason::Completed);
+        }
+        let now = ctx.inner.now();
+        let message_id = ctx.inner.store.with_conn(|c| {
+            messages::append(
+                c,
+                &NewMessage {
+                    session_id: ctx.session_id,
+                    run_id: Some(ctx.run_id),
+                    role: Role::Assistant,
+                    content: &answer.text,
+                    tool_calls: &answer.tool_calls,
+                    tool_call_id: None,
+                    call_id: None,
+                },
+                now,
+            )
+        })?;
+        if !answer.text.is_empty() {
+            ctx.emit(AgentEvent::AssistantMessage {
+                message_id,
+                text: answer.text.clone(),
+            });
+        }
+        if answer.tool_calls.is_empty() {
+            return Ok(StopReason::Completed);
+        }
+        let proposal = batch::propose(
+            ctx.inner,
+            ctx.session_id,
+            ctx.run_id,
+            message_id,
+            &answer.tool_calls,
+            &tools,
+        )?;
+        for call in &proposal.rejected {
+            ctx.emit(AgentEvent::ToolCallFinished {
+                call: super::transcript::call_view(call),
+            });
+        }
+        if proposal.needs_card {
+            let card = ctx.inner.store.with_conn(|c| {
+                let batch = calls::get_batch(c, &proposal.reply_id)?
+                    .ok_or_else(|| StoreError::NotFound(format!("batch {}", proposal.reply_id)))?;
+                batch::card(c, &batch)
+            })?;
+            ctx.emit(AgentEvent::ConfirmationRequested { card });
+            return Ok(StopReason::AwaitingConfirmation {
+                reply_id: proposal.reply_id,
+            });
+        }
+        execute_batch(ctx, &proposal.reply_id).await?;
+    }
+    Ok(StopReason::MaxTurns {
+        limit: settings.max_turns_per_run,
+    })
+}
+
+/// Runs a batch's allowed and approved calls in the model's order, then
+/// closes it. A batch once started runs to its end even if the run is
+/// cancelled, so no approved call is left half-decided.
+async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<(), Halt> {
+    let batch = ctx
+        .inner
+        .store
+        .with_conn(|c| calls::get_batch(c, reply_id))?
+        .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;
+    let pending = ctx
+        .inner
+        .store
+        .with_conn(|c| calls::calls_of_batch(c, reply_id))?;
+    let emit = |event: AgentEvent| ctx.emit(event);
+    for call in pending {
+        if matches!(call.status, CallStatus::Allowed | CallStatus::Approved) {
+            execute::run_call(ctx.inner, &call, &emit).await?;
+        }
+    }
+    let now = ctx.inner.now();
+    ctx.inner
+        .store
+        .with_tx(|tx| batch::finalize(tx, &batch, BatchState::Done, now))?;
+    Ok(())
+}
+
+/// The tools offered this turn, each checked against its pin.
+async fn tool_index(ctx: &Ctx<'_>, first_turn: bool) -> Result<ToolIndex, Halt> {
+    let listing = ctx.inner.tools.list_tools().await;
+    for problem in listing.restarted {
+        ctx.emit(AgentEvent::ServerRestarted {
+            server: problem.server,
+            reason: problem.message,
+        });
+    }
+    if first_turn {
+        for problem in listing.failures {
+            ctx.emit(AgentEvent::Error {
+                error: ErrorInfo {
+                    code: ErrorCode::Mcp,
+                    message: format!("{}: {}", problem.server, problem.message),
+                },
+            });
+        }
+    }
+    let now = ctx.inner.now();
+    let index = ctx.inner.store.with_tx(|tx| {
+        let mut index = ToolIndex::new();
+        for info in listing.tools {
+            let changed = pin::check(tx, &info, now)?;
+            index.insert(info.qualified_name.clone(), KnownTool { info, changed });
+        }
+        Ok::<_, StoreError>(index)
+    })?;
+    Ok(index)
+}
+
+fn build_request(ctx: &Ctx<'_>, tools: &ToolIndex, budget: u32) -> Result<ChatRequest, Halt> {
+    let stored = ctx
+        .inner
+        .store
+        .with_conn(|c| messages::list(c, ctx.session_id))?;
+    let conversation: Vec<ChatMessage> = stored
+        .into_iter()
+        .filter_map(|m| match m.role {
+            Role::User => Some(ChatMessage::User { content: m.content }),
+            Role::Assistant => Some(ChatMessage::Assistant {
+                content: m.content,
+                tool_calls: m.tool_calls,
+            }),
+            Role::Tool => Some(ChatMessage::Tool {
+                tool_call_id: m.tool_call_id.unwrap_or_default(),
+                content: m.content,
+            }),
+            Role::Notice => None,
+        })
+        .collect();
+    let specs: Vec<ToolSpec> = tools
+        .values()
+        .map(|known| ToolSpec {
+            name: known.info.qualified_name.clone(),
+            description: known
+                .info
+                .description
+                .clone()
+                .or_else(|| known.info.title.clone())
+                .unwrap_or_else(|| known.info.name.clone()),
+            parameters: known.info.input_schema.clone(),
+        })
+        .collect();
+    let tools_cost: usize = specs
+        .iter()
+        .map(|s| {
+            history::estimate_tokens(&s.name)
+                + history::estimate_tokens(&s.description)
+                + history::estimate_tokens(&s.parameters.to_string())
+        })
+        .sum();
+    let budget = usize::try_from(budget)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(tools_cost);
+    let system = ChatMessage::System {
+        content: system_prompt().to_string(),
+    };
+    Ok(ChatRequest {
+        messages: history::fit(system, conversation, budget),
+        tools: specs,
+    })
+}

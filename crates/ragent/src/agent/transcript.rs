@@ -1,0 +1,104 @@
+//! A session as a window draws it: messages, tool calls with their
+//! status after the message that proposed them, and the pending card.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{Inner, batch};
+use crate::error::AgentError;
+use crate::protocol::{ToolCallView, Transcript, TranscriptItem};
+use crate::store::StoreError;
+use crate::store::calls::{self, BatchState, CallRecord};
+use crate::store::messages::{self, Role};
+use crate::toolcall::CallStatus;
+
+pub(crate) fn call_view(call: &CallRecord) -> ToolCallView {
+    let arguments = call
+        .arguments
+        .clone()
+        .unwrap_or_else(|| Value::String(call.proposed_arguments.clone()));
+    ToolCallView {
+        call_id: call.id.clone(),
+        qualified_name: call.qualified_name.clone(),
+        server: call.server.clone().unwrap_or_default(),
+        tool: call.tool.clone().unwrap_or_default(),
+        title: call.title.clone(),
+        arguments,
+        status: call.status,
+        output: call.output.clone(),
+        is_error: call.is_error,
+        destructive: call.destructive,
+        reply_id: matches!(
+            call.status,
+            CallStatus::Asking
+                | CallStatus::Approved
+                | CallStatus::Denied
+                | CallStatus::Expired
+                | CallStatus::Superseded
+        )
+        .then(|| call.reply_id.clone()),
+    }
+}
+
+pub(crate) fn build(inner: &Inner, session_id: &str) -> Result<Transcript, AgentError> {
+    Ok(inner.store.with_conn(|conn| {
+        let session = crate::store::sessions::get(conn, session_id)?;
+        let stored = messages::list(conn, session_id)?;
+        // Calls hang under the assistant message that proposed them.
+        let mut by_message: BTreeMap<i64, Vec<CallRecord>> = BTreeMap::new();
+        let mut batch_message: BTreeMap<String, i64> = BTreeMap::new();
+        for call in calls::calls_of_session(conn, session_id)? {
+            let message_id = match batch_message.get(&call.reply_id) {
+                Some(id) => *id,
+                None => {
+                    let id = calls::get_batch(conn, &call.reply_id)?
+                        .map(|b| b.assistant_message_id)
+                        .unwrap_or_default();
+                    batch_message.insert(call.reply_id.clone(), id);
+                    id
+                }
+            };
+            by_message.entry(message_id).or_default().push(call);
+        }
+        let mut items = Vec::new();
+        for message in stored {
+            match message.role {
+                Role::User => items.push(TranscriptItem::User {
+                    id: message.id,
+                    text: message.content,
+                    at: message.created_at,
+                }),
+                Role::Assistant => {
+                    if !message.content.is_empty() {
+                        items.push(TranscriptItem::Assistant {
+                            id: message.id,
+                            text: message.content,
+                            at: message.created_at,
+                        });
+                    }
+                    let mut calls = by_message.remove(&message.id).unwrap_or_default();
+                    calls.sort_by_key(|c| c.seq);
+                    items.extend(calls.iter().map(|call| TranscriptItem::ToolCall {
+                        call: call_view(call),
+                    }));
+                }
+                Role::Notice => items.push(TranscriptItem::Notice {
+                    id: message.id,
+                    text: message.content,
+                    at: message.created_at,
+                }),
+                Role::Tool => {}
+            }
+        }
+        let pending = match calls::open_batch(conn, session_id)? {
+            Some(open) if open.state == BatchState::Pending => Some(batch::card(conn, &open)?),
+            _ => None,
+        };
+        Ok::<_, StoreError>(Transcript {
+            session,
+            items,
+            pending,
+        })
+    })?)
+}

@@ -1,0 +1,105 @@
+//! The errors the shell sees. Each has a code a front end can match on and
+//! serializes as [`ErrorInfo`], so a Tauri command can return it as is.
+
+use serde::{Serialize, Serializer};
+
+use crate::llm::LlmError;
+use crate::mcp::McpError;
+use crate::protocol::{ErrorCode, ErrorInfo};
+use crate::settings::SettingsError;
+use crate::store::StoreError;
+use crate::toolcall::CallStatus;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("session {0} not found")]
+    SessionNotFound(String),
+    #[error("a run is already in progress in session {0}; cancel it or wait for it to end")]
+    RunInProgress(String),
+    #[error("the message is empty")]
+    EmptyMessage,
+    #[error("there is no confirmation waiting in this session")]
+    NoPendingConfirmation,
+    #[error("reply {given} is not the confirmation waiting in this session")]
+    StaleReply { given: String },
+    #[error("call {0} is not on this confirmation card")]
+    UnknownCall(String),
+    #[error("call {call_id} was already decided: it is {status}")]
+    AlreadyDecided { call_id: String, status: CallStatus },
+    #[error("call {0} appears more than once in this reply")]
+    DuplicateDecision(String),
+    #[error("the confirmation {reply_id} expired before it was answered; nothing was executed")]
+    ConfirmationExpired { reply_id: String },
+    #[error("the edited arguments of call {call_id} do not fit the tool's input schema: {}", details.join("; "))]
+    InvalidArguments {
+        call_id: String,
+        details: Vec<String>,
+    },
+    #[error("the settings cannot be saved: {0}")]
+    InvalidSettings(#[from] SettingsError),
+    #[error(transparent)]
+    Model(#[from] LlmError),
+    #[error(transparent)]
+    Mcp(#[from] McpError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl AgentError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            AgentError::SessionNotFound(_) => ErrorCode::SessionNotFound,
+            AgentError::RunInProgress(_) => ErrorCode::RunInProgress,
+            AgentError::EmptyMessage => ErrorCode::EmptyMessage,
+            AgentError::NoPendingConfirmation => ErrorCode::NoPendingConfirmation,
+            AgentError::StaleReply { .. } => ErrorCode::StaleReply,
+            AgentError::UnknownCall(_) => ErrorCode::UnknownCall,
+            AgentError::AlreadyDecided { .. } => ErrorCode::AlreadyDecided,
+            AgentError::DuplicateDecision(_) => ErrorCode::DuplicateDecision,
+            AgentError::ConfirmationExpired { .. } => ErrorCode::ConfirmationExpired,
+            AgentError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
+            AgentError::InvalidSettings(_) => ErrorCode::InvalidSettings,
+            AgentError::Model(LlmError::NotConfigured) => ErrorCode::ModelNotConfigured,
+            AgentError::Model(_) => ErrorCode::Model,
+            AgentError::Mcp(_) => ErrorCode::Mcp,
+            AgentError::Store(_) => ErrorCode::Store,
+        }
+    }
+
+    pub fn info(&self) -> ErrorInfo {
+        ErrorInfo {
+            code: self.code(),
+            message: self.to_string(),
+        }
+    }
+}
+
+impl Serialize for AgentError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.info().serialize(serializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn errors_serialize_with_a_code_and_a_message() {
+        let error = AgentError::AlreadyDecided {
+            call_id: "c1".into(),
+            status: CallStatus::Approved,
+        };
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            json!({"code": "already_decided", "message": "call c1 was already decided: it is approved"})
+        );
+        assert_eq!(
+            AgentError::Model(LlmError::NotConfigured).code(),
+            ErrorCode::ModelNotConfigured
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! What of the stored conversation is sent to the model. The store keeps
+//! everything; the request keeps the system prompt, the latest user turn
+//! and as many earlier turns as fit the budget, dropping the oldest first.
+//! An assistant message with tool calls and its tool results go or stay
+//! together: an API refuses a call without its result.
+
+use crate::llm::ChatMessage;
+
+/// A cheap token estimate: CJK characters are about one token each,
+/// other text about four characters a token.
+pub fn estimate_tokens(text: &str) -> usize {
+    let (cjk, other) = text.chars().fold((0usize, 0usize), |(cjk, other), c| {
+        if is_cjk(c) {
+            (cjk + 1, other)
+        } else {
+            (cjk, other + 1)
+        }
+    });
+    cjk + other.div_ceil(4)
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3000..=0x303F      // CJK punctuation
+        | 0x3040..=0x30FF    // kana
+        | 0x3400..=0x4DBF    // extension A
+        | 0x4E00..=0x9FFF    // unified ideographs
+        | 0xAC00..=0xD7AF    // hangul
+        | 0xF900..=0xFAFF    // compatibility ideographs
+        | 0xFF00..=0xFFEF    // full-width forms
+        | 0x20000..=0x2FA1F) // extensions B and later
+}
+
+/// Per-message overhead of the chat format (role, separators).
+const MESSAGE_OVERHEAD: usize = 4;
+
+pub fn message_tokens(message: &ChatMessage) -> usize {
+    MESSAGE_OVERHEAD
+        + match message {
+            ChatMessage::System { content } | ChatMessage::User { content } => {
+                estimate_tokens(content)
+            }
+            ChatMessage::Assistant {
+                content,
+                tool_calls,
+            } => {
+                estimate_tokens(content)
+                    + tool_calls
+                        .iter()
+                        .map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments) + 4)
+                        .sum::<usize>()
+            }
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => estimate_tokens(tool_call_id) + estimate_tokens(content),
+        }
+}
+
+/// Messages that must travel together.
+fn groups(messages: Vec<ChatMessage>) -> Vec<Vec<ChatMessage>> {
+    let mut out: Vec<Vec<ChatMessage>> = Vec::new();
+    for message in messages {
+        let joins_previous = matches!(message, ChatMessage::Tool { .. })
+            && out.last().is_some_and(|group| {
+                matches!(group.first(), Some(ChatMessage::Assistant { tool_calls, .. }) if !tool_calls.is_empty())
+            });
+        if joins_previous {
+            if let Some(group) = out.last_mut() {
+                group.push(message);
+            }
+        } else {
+            out.push(vec![message]);
+        }
+    }
+    // A call without its result (or a result without its call) cannot be
+    // sent; the store never leaves one behind, but a request must not fail
+    // for it.
+    out.retain(|group| {
+        let complete = match group.first() {
+            Some(ChatMessage::Assistant { tool_calls, .. }) if !tool_calls.is_empty() => {
+                tool_calls.iter().all(|call| {
+                    group.iter().any(|m| {
+                        matches!(m, ChatMessage::Tool { tool_call_id, .. } if *tool_call_id == call.id)
+                    })
+                })
+            }
+            Some(ChatMessage::Tool { .. }) => false,
+            _ => true,
+        };
+        if !complete {
+            tracing::warn!("left out of the request: tool calls and results that do not match");
+        }
+        complete
+    });
+    out
+}
+
+/// The messages to send: `system` first, then the newest turns that fit
+/// `budget` estimated tokens. The latest user message and everything after
+/// it are always kept, even over budget.
+pub fn fit(system: ChatMessage, conversation: Vec<ChatMessage>, budget: usize) -> Vec<ChatMessage> {
+    let groups = groups(conversation);
+    let cost = |group: &Vec<ChatMessage>| group.iter().map(message_tokens).sum::<usize>();
+    let latest_user = groups
+        .iter()
+        .rposition(|g| matches!(g.first(), Some(ChatMessage::User { .. })))
+        .unwrap_or(0);
+    let mut used = message_tokens(&system) + groups[latest_user..].iter().map(cost).sum::<usize>();
+    let mut first_kept = latest_user;
+    for index in (0..latest_user).rev() {
+        let group_cost = cost(&groups[index]);
+        if used + group_cost > budget {
+            break;
+        }
+        used += group_cost;
+        first_kept = index;
+    }
+    let mut out = vec![system];
+    out.extend(groups.into_iter().skip(first_kept).flatten());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::llm::ToolCallRequest;
+
+    fn user(text: &str) -> ChatMessage {
+        ChatMessage::User {
+            content: text.into(),
+        }
+    }
+
+    fn assistant(text: &str) -> ChatMessage {
+        ChatMessage::Assistant {
+            content: text.into(),
+            tool_calls: vec![],
+        }
+    }
+
+    fn calls(ids: &[&str]) -> ChatMessage {
+        ChatMessage::Assistant {
+            content: String::new(),
+            tool_calls: ids
+                .iter()
+                .map(|id| ToolCallRequest {
+                    id: id.to_string(),
+                    name: "shop__query_cart".into(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+        }
+    }
+
+    fn result(id: &str, text: &str) -> ChatMessage {
+        ChatMessage::Tool {
+            tool_call_id: id.into(),
+            content: text.into(),
+        }
+    }
+
+    fn system() -> ChatMessage {
+        ChatMessage::System {
+            content: "sys".into(),
+        }
+    }
+
+    #[test]
+    fn cjk_counts_about_a_token_a_character() {
+        assert_eq!(estimate_tokens("比特严选"), 4);
+        assert_eq!(estimate_tokens("abcdefgh"), 2);
+        assert_eq!(estimate_tokens("iPhone 17，黑色"), 3 + 3);
+        assert_eq!(estimate_tokens(""), 0);
+    }
+
+    #[test]
+    fn everything_is_sent_when_it_fits() {
+        let conversation = vec![user("a"), assistant("b"), user("c")];
+        let sent = fit(system(), conversation.clone(), 10_000);
+        assert_eq!(sent[0], system());
+        assert_eq!(&sent[1..], &conversation[..]);
+    }
+
+    #[test]
+    fn the_oldest_turns_go_first_and_the_latest_user_turn_stays() {
+        let long = "长".repeat(100);
+        let conversation = vec![
+            user(&long),
+            assistant(&long),
+            user("second"),
+            assistant("ok"),
+            user(&long),
+        ];
+        // Room for the system prompt, the last user turn and a little more.
+        let budget = message_tokens(&system()) + message_tokens(&user(&long)) + 20;
+        let sent = fit(system(), conversation, budget);
+        assert_eq!(
+            sent,
+            vec![system(), user("second"), assistant("ok"), user(&long)]
+        );
+        // Over budget, the latest user turn is still sent.
+        let sent = fit(system(), vec![user(&long), user(&long)], 10);
+        assert_eq!(sent, vec![system(), user(&long)]);
+    }
+
+    #[test]
+    fn a_call_and_its_results_go_or_stay_together() {
+        let big = "结果".repeat(200);
+        let conversation = vec![
+            user("查购物车"),
+            calls(&["c1", "c2"]),
+            result("c1", &big),
+            result("c2", "[]"),
+            assistant("购物车是空的"),
+            user("谢谢"),
+        ];
+        let tail = [assistant("购物车是空的"), user("谢谢")];
+        let budget =
+            message_tokens(&system()) + tail.iter().map(message_tokens).sum::<usize>() + 30;
+        let sent = fit(system(), conversation.clone(), budget);
+        // The call group is too big: it goes whole, and the user message
+        // before it cannot be kept past the gap.
+        assert_eq!(sent, vec![system(), tail[0].clone(), tail[1].clone()]);
+
+        let sent = fit(system(), conversation.clone(), 100_000);
+        assert_eq!(&sent[1..], &conversation[..]);
+    }
+
+    #[test]
+    fn the_running_turn_keeps_its_calls_even_over_budget() {
+        let big = "结果".repeat(500);
+        let conversation = vec![
+            user("old"),
+            user("查购物车"),
+            calls(&["c1"]),
+            result("c1", &big),
+        ];
+        let sent = fit(system(), conversation, 50);
+        assert_eq!(
+            sent,
+            vec![
+                system(),
+                user("查购物车"),
+                calls(&["c1"]),
+                result("c1", &big)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_call_without_its_result_is_never_sent() {
+        let conversation = vec![
+            user("a"),
+            calls(&["c1", "c2"]),
+            result("c1", "x"),
+            user("b"),
+        ];
+        let sent = fit(system(), conversation, 10_000);
+        assert_eq!(sent, vec![system(), user("a"), user("b")]);
+    }
+}

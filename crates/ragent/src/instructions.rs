@@ -1,0 +1,122 @@
+//! The assistant's instructions. The text lives in `prompts/` so it can be
+//! read and reviewed as prose; this module only includes it.
+
+/// The system prompt, in Simplified Chinese, as the shop's customers write.
+pub const SYSTEM_PROMPT_ZH_CN: &str = include_str!("../prompts/system.zh-CN.md");
+
+/// The system prompt the agent sends first in every request.
+pub fn system_prompt() -> &'static str {
+    SYSTEM_PROMPT_ZH_CN
+}
+
+/// What the model is told, as a tool result, about calls that did not run
+/// or whose outcome is not a server's answer. Kept here, next to the
+/// prompt, so all text meant for the model is in one place.
+pub mod results {
+    /// The user declined the call on the confirmation card.
+    pub fn declined(reason: Option<&str>) -> String {
+        let mut text = String::from(
+            "用户在确认卡片上拒绝了此操作，操作没有执行。这不是错误，也不是缺少权限。\
+             除非用户再次提出，否则不要重试此操作。",
+        );
+        if let Some(reason) = reason.map(str::trim).filter(|r| !r.is_empty()) {
+            text.push_str("用户给出的理由：");
+            text.push_str(reason);
+        }
+        text
+    }
+
+    /// The user wrote a new message instead of deciding.
+    pub fn superseded() -> String {
+        "用户没有在确认卡片上做决定，而是发送了新消息，因此此操作没有执行。\
+         请回应用户的新消息；除非用户再次提出，否则不要重试此操作。"
+            .to_string()
+    }
+
+    /// Nobody decided before the card expired.
+    pub fn expired() -> String {
+        "确认卡片在用户做决定之前已过期，此操作没有执行。除非用户再次提出，否则不要重试此操作。"
+            .to_string()
+    }
+
+    pub fn unknown_tool(name: &str, available: &[String]) -> String {
+        format!(
+            "没有名为 {name} 的工具，调用没有执行。可用的工具：{}。",
+            available.join("、")
+        )
+    }
+
+    pub fn invalid_json(error: &str) -> String {
+        format!(
+            "参数不是有效的 JSON（{error}），调用没有执行。请用有效的 JSON 对象作为参数重新调用。"
+        )
+    }
+
+    pub fn schema_mismatch(details: &[String]) -> String {
+        format!(
+            "参数不符合该工具的输入模式，调用没有执行：{}。请修正参数后重新调用。",
+            details.join("；")
+        )
+    }
+
+    /// A per-tool setting forbids the tool.
+    pub fn policy_denied() -> String {
+        "用户的设置禁止使用此工具，调用没有执行。不要重试；如有需要，请告诉用户。".to_string()
+    }
+
+    /// The app stopped while the call ran, and its server cannot tell.
+    pub fn interrupted() -> String {
+        "程序在此操作执行期间中断，结果未知：它可能已经执行，也可能没有。\
+         请先用只读工具核实（例如查询订单或购物车），不要直接重复此操作。"
+            .to_string()
+    }
+
+    pub fn call_failed(error: &str) -> String {
+        format!("调用失败，没有得到结果：{error}")
+    }
+
+    /// The arguments about to be sent differ from those approved.
+    pub fn approval_mismatch() -> String {
+        "要发送的参数与用户批准的参数不一致，调用没有执行。".to_string()
+    }
+}
+
+/// What the user is told, outside the chat, about calls after a restart.
+pub mod notices {
+    pub fn outcome_unknown(title: &str) -> String {
+        format!("「{title}」执行时程序中断，无法确认是否已完成。请查看订单或购物车核实。")
+    }
+
+    pub fn recovered(title: &str) -> String {
+        format!("「{title}」在程序中断时正在执行，重启后已安全地重新确认结果。")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_states_the_rules_the_agent_relies_on() {
+        let prompt = system_prompt();
+        for must in [
+            "比特严选",
+            "SKU",
+            "订单号",
+            "确认卡片",
+            "不要重试",
+            "工具结果",
+        ] {
+            assert!(prompt.contains(must), "the prompt should mention {must}");
+        }
+    }
+
+    #[test]
+    fn a_decline_says_it_is_not_an_error_and_carries_the_reason() {
+        let text = results::declined(Some(" 太贵了 "));
+        for must in ["拒绝", "没有执行", "不是错误", "不要重试", "太贵了"] {
+            assert!(text.contains(must), "{text}");
+        }
+        assert!(!results::declined(None).contains("理由"));
+    }
+}

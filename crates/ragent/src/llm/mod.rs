@@ -1,0 +1,100 @@
+//! The model side: a [`ChatModel`] trait the agent loop talks to, and an
+//! OpenAI-compatible streaming client ([`openai::OpenAiClient`]).
+
+pub mod openai;
+pub mod sse;
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// One message of the conversation sent to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatMessage {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: String,
+        tool_calls: Vec<ToolCallRequest>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+/// A tool call as the model proposed it: the id it chose, the function
+/// name, and the arguments as the raw JSON text it produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRequest {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A function the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// What one model turn is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// What one model turn produced, assembled from its stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AssistantTurn {
+    pub text: String,
+    pub tool_calls: Vec<ToolCallRequest>,
+    pub finish_reason: Option<String>,
+}
+
+/// Receives text deltas as they stream in.
+pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// A chat model. Implementations stream text to `on_text` and return the
+/// assembled turn; they stop early with [`LlmError::Cancelled`] when
+/// `cancel` fires.
+pub trait ChatModel: Send + Sync {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: TextSink<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<AssistantTurn, LlmError>>;
+}
+
+/// Why a model turn failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    #[error("no model is configured: set a base URL and a model name in settings")]
+    NotConfigured,
+    #[error("the model endpoint answered HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    #[error("could not reach the model endpoint: {0}")]
+    Connect(String),
+    #[error("the model endpoint did not answer within {0:?}")]
+    FirstByteTimeout(Duration),
+    #[error("the model stream stalled for more than {0:?}")]
+    IdleTimeout(Duration),
+    #[error("the model stream ended before the turn was complete: {0}")]
+    StreamInterrupted(String),
+    #[error("the model sent something that is not a chat-completions stream: {0}")]
+    Protocol(String),
+    #[error("the model reported an error: {0}")]
+    Api(String),
+    #[error("cancelled")]
+    Cancelled,
+}

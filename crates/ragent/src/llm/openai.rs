@@ -1,0 +1,379 @@
+//! An OpenAI-compatible chat-completions client: streaming over SSE,
+//! timeouts for connecting, for the first byte and between chunks, retries
+//! with backoff on 429 and 5xx (honouring `Retry-After`), cancellation.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::sse::{SseParser, Step, TurnAssembler};
+use super::{AssistantTurn, ChatMessage, ChatModel, ChatRequest, LlmError, TextSink};
+use crate::settings::ModelSettings;
+
+/// Timeouts and retry behaviour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    pub connect_timeout: Duration,
+    /// From sending the request to the response headers.
+    pub first_byte_timeout: Duration,
+    /// The longest silence allowed between two chunks of the stream.
+    pub idle_timeout: Duration,
+    /// Retries after the first attempt, for 429, 5xx and connection errors.
+    pub max_retries: u32,
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// A server's `Retry-After` is honoured up to this long.
+    pub max_retry_after: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            connect_timeout: Duration::from_secs(10),
+            first_byte_timeout: Duration::from_secs(90),
+            idle_timeout: Duration::from_secs(60),
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A chat-completions endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    url: String,
+    model: String,
+    headers: HeaderMap,
+    options: ClientOptions,
+}
+
+impl OpenAiClient {
+    pub fn new(settings: &ModelSettings, options: ClientOptions) -> Result<Self, LlmError> {
+        if settings.model.trim().is_empty() || settings.base_url.trim().is_empty() {
+            return Err(LlmError::NotConfigured);
+        }
+        let mut headers = HeaderMap::new();
+        if let Some(key) = settings.api_key.as_deref().filter(|k| !k.is_empty()) {
+            let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                LlmError::Connect("the API key has characters a header cannot carry".into())
+            })?;
+            headers.insert(AUTHORIZATION, value);
+        }
+        for (name, value) in &settings.extra_headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| LlmError::Connect(format!("bad header name {name:?}")))?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| LlmError::Connect(format!("bad value for header {name}")))?;
+            headers.insert(name, value);
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .build()
+            .map_err(|e| LlmError::Connect(e.to_string()))?;
+        Ok(OpenAiClient {
+            http,
+            url: format!(
+                "{}/chat/completions",
+                settings.base_url.trim().trim_end_matches('/')
+            ),
+            model: settings.model.trim().to_string(),
+            headers,
+            options,
+        })
+    }
+
+    /// The JSON body of a streaming request.
+    pub fn request_body(&self, request: &ChatRequest) -> Value {
+        let messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
+        let mut body = json!({
+            "model": self.model,
+            "stream": true,
+            "messages": messages,
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parameters": tool.parameters,
+                        }
+                    })
+                })
+                .collect();
+        }
+        body
+    }
+
+    async fn send_with_retry(
+        &self,
+        body: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<reqwest::Response, LlmError> {
+        let mut attempt = 0u32;
+        loop {
+            let send = self
+                .http
+                .post(&self.url)
+                .headers(self.headers.clone())
+                .json(body)
+                .send();
+            let outcome = tokio::select! {
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+                outcome = tokio::time::timeout(self.options.first_byte_timeout, send) => outcome,
+            };
+            let (error, retry_after) = match outcome {
+                Err(_) => (
+                    LlmError::FirstByteTimeout(self.options.first_byte_timeout),
+                    None,
+                ),
+                Ok(Err(e)) => (LlmError::Connect(e.to_string()), None),
+                Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+                Ok(Ok(response)) => {
+                    let status = response.status();
+                    let retry_after = retry_after(response.headers());
+                    let body = response.text().await.unwrap_or_default();
+                    let error = LlmError::Http {
+                        status: status.as_u16(),
+                        body: body.chars().take(500).collect(),
+                    };
+                    if !is_retryable(status) {
+                        return Err(error);
+                    }
+                    (error, retry_after)
+                }
+            };
+            if attempt >= self.options.max_retries {
+                return Err(error);
+            }
+            let delay = match retry_after {
+                Some(wait) => wait.min(self.options.max_retry_after),
+                None => backoff(&self.options, attempt),
+            };
+            tracing::warn!(%error, attempt, ?delay, "model request failed; retrying");
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+                _ = tokio::time::sleep(delay) => {}
+            }
+            attempt += 1;
+        }
+    }
+
+    async fn stream_turn(
+        &self,
+        response: reqwest::Response,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<AssistantTurn, LlmError> {
+        let mut stream = response.bytes_stream();
+        let mut parser = SseParser::default();
+        let mut turn = TurnAssembler::default();
+        loop {
+            let next = tokio::select! {
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+                next = tokio::time::timeout(self.options.idle_timeout, stream.next()) => next,
+            };
+            let ended = matches!(next, Ok(None));
+            let payloads = match next {
+                Err(_) => return Err(LlmError::IdleTimeout(self.options.idle_timeout)),
+                Ok(Some(Err(e))) => return Err(LlmError::StreamInterrupted(e.to_string())),
+                Ok(Some(Ok(bytes))) => parser.push(&bytes),
+                Ok(None) => parser.finish(),
+            };
+            for data in payloads {
+                match turn.apply(&data)? {
+                    Step::Text(text) if !text.is_empty() => on_text(&text),
+                    Step::Text(_) => {}
+                    Step::Done => return Ok(turn.finish()),
+                }
+            }
+            if ended {
+                break;
+            }
+        }
+        // Some servers close without `[DONE]` after a finish reason; a
+        // stream with neither was cut off and its turn is not usable.
+        if turn.is_complete() {
+            Ok(turn.finish())
+        } else {
+            Err(LlmError::StreamInterrupted(
+                "the stream closed before the model finished its turn".into(),
+            ))
+        }
+    }
+}
+
+impl ChatModel for OpenAiClient {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: TextSink<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<AssistantTurn, LlmError>> {
+        Box::pin(async move {
+            let body = self.request_body(request);
+            let response = self.send_with_retry(&body, cancel).await?;
+            self.stream_turn(response, on_text, cancel).await
+        })
+    }
+}
+
+fn wire_message(message: &ChatMessage) -> Value {
+    match message {
+        ChatMessage::System { content } => json!({"role": "system", "content": content}),
+        ChatMessage::User { content } => json!({"role": "user", "content": content}),
+        ChatMessage::Assistant {
+            content,
+            tool_calls,
+        } => {
+            let mut value = json!({"role": "assistant", "content": content});
+            if !tool_calls.is_empty() {
+                if content.is_empty() {
+                    value["content"] = Value::Null;
+                }
+                value["tool_calls"] = tool_calls
+                    .iter()
+                    .map(|call| {
+                        json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments},
+                        })
+                    })
+                    .collect();
+            }
+            value
+        }
+        ChatMessage::Tool {
+            tool_call_id,
+            content,
+        } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
+    }
+}
+
+fn is_retryable(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is rare from these APIs and
+/// falls back to the computed backoff).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    let seconds: f64 = text.parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+fn backoff(options: &ClientOptions, attempt: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempt);
+    options
+        .initial_backoff
+        .saturating_mul(factor)
+        .min(options.max_backoff)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::llm::{ToolCallRequest, ToolSpec};
+
+    fn client() -> OpenAiClient {
+        let settings = ModelSettings {
+            base_url: "http://127.0.0.1:9/v1/".into(),
+            model: "m".into(),
+            api_key: Some("k".into()),
+            extra_headers: [("X-Org".to_string(), "bit".to_string())].into(),
+        };
+        OpenAiClient::new(&settings, ClientOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn the_request_carries_tools_and_the_exchange_in_openai_shape() {
+        let client = client();
+        assert_eq!(client.url, "http://127.0.0.1:9/v1/chat/completions");
+        assert_eq!(client.headers["authorization"], "Bearer k");
+        assert_eq!(client.headers["x-org"], "bit");
+        let request = ChatRequest {
+            messages: vec![
+                ChatMessage::System {
+                    content: "sys".into(),
+                },
+                ChatMessage::User {
+                    content: "hi".into(),
+                },
+                ChatMessage::Assistant {
+                    content: String::new(),
+                    tool_calls: vec![ToolCallRequest {
+                        id: "c1".into(),
+                        name: "shop__query_cart".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+                ChatMessage::Tool {
+                    tool_call_id: "c1".into(),
+                    content: "[]".into(),
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "shop__query_cart".into(),
+                description: "cart".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        assert_eq!(
+            client.request_body(&request),
+            json!({
+                "model": "m",
+                "stream": true,
+                "messages": [
+                    {"role": "system", "content": "sys"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "shop__query_cart", "arguments": "{}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "[]"}
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "shop__query_cart", "description": "cart", "parameters": {"type": "object"}
+                }}]
+            })
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap_and_retry_after_is_read_in_seconds() {
+        let options = ClientOptions::default();
+        let delays: Vec<u128> = (0..6).map(|a| backoff(&options, a).as_millis()).collect();
+        assert_eq!(delays, vec![500, 1000, 2000, 4000, 8000, 8000]);
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn a_missing_model_name_means_not_configured() {
+        let settings = ModelSettings::default();
+        assert_eq!(
+            OpenAiClient::new(&settings, ClientOptions::default()).err(),
+            Some(LlmError::NotConfigured)
+        );
+    }
+}

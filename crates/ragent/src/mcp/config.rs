@@ -1,0 +1,155 @@
+//! MCP server configuration in the standard `mcpServers` JSON shape, plus a
+//! `trusted` flag per server. A server a user adds is untrusted unless the
+//! user says otherwise: its tool annotations are then only hints.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ServerConfig {
+    #[serde(flatten)]
+    pub transport: ServerTransport,
+    /// Whether the server's tool annotations are believed. Off unless set.
+    #[serde(default)]
+    pub trusted: bool,
+}
+
+/// How to reach a server: a child process over stdio, or streamable HTTP.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(untagged)]
+pub enum ServerTransport {
+    Stdio {
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+    },
+    Http {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// A configuration file: `{"mcpServers": {"name": {...}}}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServersFile {
+    #[serde(rename = "mcpServers", default)]
+    pub mcp_servers: BTreeMap<String, ServerConfig>,
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the mcpServers configuration is not valid JSON of the expected shape: {0}")]
+    Shape(String),
+    #[error(
+        "server name {0:?} is not allowed: use letters, digits, '-' and single '_' (no \"__\", which separates server and tool)"
+    )]
+    BadServerName(String),
+    #[error("server name {0:?} is used twice")]
+    DuplicateServer(String),
+}
+
+impl McpServersFile {
+    /// Parses and validates a configuration file's text.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let file: McpServersFile =
+            serde_json::from_str(text).map_err(|e| ConfigError::Shape(e.to_string()))?;
+        for name in file.mcp_servers.keys() {
+            validate_server_name(name)?;
+        }
+        Ok(file)
+    }
+
+    pub fn to_json(&self) -> String {
+        // A map of plain structs always serializes.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+/// Server names become the prefix of `server__tool`, so they may not
+/// contain the separator: otherwise `a__b` + `c` and `a` + `b__c` collide
+/// and one server could shadow another's tool.
+pub fn validate_server_name(name: &str) -> Result<(), ConfigError> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if name.is_empty()
+        || name.len() > 32
+        || name.contains("__")
+        || name.starts_with('_')
+        || name.ends_with('_')
+        || !name.chars().all(allowed)
+    {
+        return Err(ConfigError::BadServerName(name.to_string()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn reads_the_standard_shape_with_trust_defaulting_to_off() {
+        let file = McpServersFile::parse(
+            r#"{"mcpServers": {
+                "shop": {"command": "bitselect-mcp", "args": ["--data-dir", "/tmp/x"], "trusted": true},
+                "notes": {"command": "npx", "args": ["notes-mcp"], "env": {"TOKEN": "t"}},
+                "remote": {"url": "http://127.0.0.1:8080/mcp"}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            file.mcp_servers["shop"],
+            ServerConfig {
+                transport: ServerTransport::Stdio {
+                    command: "bitselect-mcp".into(),
+                    args: vec!["--data-dir".into(), "/tmp/x".into()],
+                    env: BTreeMap::new(),
+                },
+                trusted: true,
+            }
+        );
+        assert!(!file.mcp_servers["notes"].trusted);
+        assert_eq!(
+            file.mcp_servers["remote"],
+            ServerConfig {
+                transport: ServerTransport::Http {
+                    url: "http://127.0.0.1:8080/mcp".into(),
+                    headers: BTreeMap::new(),
+                },
+                trusted: false,
+            }
+        );
+        let again = McpServersFile::parse(&file.to_json()).unwrap();
+        assert_eq!(again, file);
+    }
+
+    #[test]
+    fn server_names_with_the_separator_are_refused() {
+        for bad in ["a__b", "", "_a", "a_", "名字", "a b", "a.b"] {
+            assert_eq!(
+                validate_server_name(bad),
+                Err(ConfigError::BadServerName(bad.into())),
+                "{bad:?}"
+            );
+        }
+        for good in ["shop", "my-notes", "a_b", "S3"] {
+            assert_eq!(validate_server_name(good), Ok(()), "{good:?}");
+        }
+        let err = McpServersFile::parse(r#"{"mcpServers": {"x__y": {"url": "http://h"}}}"#);
+        assert_eq!(err, Err(ConfigError::BadServerName("x__y".into())));
+    }
+
+    #[test]
+    fn an_entry_with_neither_command_nor_url_is_refused() {
+        let err = McpServersFile::parse(r#"{"mcpServers": {"x": {"args": []}}}"#);
+        assert!(matches!(err, Err(ConfigError::Shape(_))), "{err:?}");
+    }
+}

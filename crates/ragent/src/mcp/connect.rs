@@ -1,0 +1,165 @@
+//! How a connection to a server is made. Stdio and streamable HTTP come
+//! from the configuration; anything else (an in-process server over a
+//! duplex pipe in tests) implements [`Connect`] itself.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::ServiceExt;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::AsyncBufReadExt;
+
+use super::config::{ServerConfig, ServerTransport};
+use crate::hashing::hash_json;
+
+/// A live client session with a server.
+pub type McpClient = RunningService<RoleClient, ClientConfig>;
+
+/// A connection and, for a child process, its process id.
+pub struct Connected {
+    pub client: McpClient,
+    pub pid: Option<u32>,
+}
+
+/// Makes connections to one server; called again to restart it.
+pub trait Connect: Send + Sync {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>>;
+    /// Equal identities reach the same server the same way, so a
+    /// reconfiguration keeps the running connection.
+    fn identity(&self) -> String;
+    /// For logs: never includes secrets.
+    fn describe(&self) -> String;
+}
+
+/// How this client introduces itself to servers.
+pub fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("ragent", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+impl ServerConfig {
+    pub fn connector(&self, name: &str) -> Arc<dyn Connect> {
+        let identity = serde_json::to_value(&self.transport)
+            .map(|v| hash_json(&v))
+            .unwrap_or_default();
+        match &self.transport {
+            ServerTransport::Stdio { command, args, env } => Arc::new(StdioConnector {
+                name: name.to_string(),
+                command: command.clone(),
+                args: args.clone(),
+                env: env.clone().into_iter().collect(),
+                identity,
+            }),
+            ServerTransport::Http { url, headers } => Arc::new(HttpConnector {
+                url: url.clone(),
+                headers: headers.clone().into_iter().collect(),
+                identity,
+            }),
+        }
+    }
+}
+
+/// A server run as a child process speaking MCP on stdin/stdout.
+pub struct StdioConnector {
+    name: String,
+    command: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    identity: String,
+}
+
+impl StdioConnector {
+    pub fn new(name: &str, command: &str, args: Vec<String>, env: Vec<(String, String)>) -> Self {
+        let identity = hash_json(&serde_json::json!([command, args, env]));
+        StdioConnector {
+            name: name.to_string(),
+            command: command.to_string(),
+            args,
+            env,
+            identity,
+        }
+    }
+}
+
+impl Connect for StdioConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+        Box::pin(async move {
+            let mut command = tokio::process::Command::new(&self.command);
+            command.args(&self.args).envs(self.env.iter().cloned());
+            let (transport, stderr) = TokioChildProcess::builder(command)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("{}: {e}", self.command))?;
+            let pid = transport.id();
+            if let Some(stderr) = stderr {
+                // The server's log goes to ours; an unread pipe would block it.
+                let name = self.name.clone();
+                tokio::spawn(async move {
+                    let mut lines = tokio::io::BufReader::new(stderr).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        tracing::debug!(server = %name, "{line}");
+                    }
+                });
+            }
+            let client = client_config()
+                .serve(transport)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(Connected { client, pid })
+        })
+    }
+
+    fn identity(&self) -> String {
+        format!("stdio:{}", self.identity)
+    }
+
+    fn describe(&self) -> String {
+        format!("stdio {}", self.command)
+    }
+}
+
+/// A server reached over streamable HTTP.
+pub struct HttpConnector {
+    url: String,
+    headers: Vec<(String, String)>,
+    identity: String,
+}
+
+impl Connect for HttpConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+        Box::pin(async move {
+            let mut headers = HashMap::new();
+            for (name, value) in &self.headers {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("bad header name {name:?}"))?;
+                let value = HeaderValue::from_str(value)
+                    .map_err(|_| format!("bad value for header {name}"))?;
+                headers.insert(name, value);
+            }
+            let config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str())
+                .custom_headers(headers);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let client = client_config()
+                .serve(transport)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(Connected { client, pid: None })
+        })
+    }
+
+    fn identity(&self) -> String {
+        format!("http:{}", self.identity)
+    }
+
+    fn describe(&self) -> String {
+        format!("http {}", self.url)
+    }
+}

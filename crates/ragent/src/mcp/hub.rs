@@ -1,0 +1,392 @@
+//! The registry of running MCP servers. A server is started on first use
+//! and started again on the next use after it stopped; tools are looked up
+//! by exact `(server, tool)`, never by a bare tool name.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::{BoxFuture, join_all};
+use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
+use rmcp::service::ServiceError;
+use serde_json::{Map, Value};
+use tokio::sync::{Mutex, RwLock};
+
+use super::connect::McpClient;
+use super::pin::tool_info;
+use super::{
+    CallOutcome, IDEMPOTENCY_KEY, McpError, ServerEntry, ServerProblem, ServerStatus, ToolInfo,
+    ToolInvocation, ToolListing, ToolOutput, ToolSource,
+};
+
+/// Time limits for servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HubOptions {
+    pub start_timeout: Duration,
+    pub list_timeout: Duration,
+    pub call_timeout: Duration,
+}
+
+impl Default for HubOptions {
+    fn default() -> Self {
+        HubOptions {
+            start_timeout: Duration::from_secs(30),
+            list_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+struct Live {
+    client: McpClient,
+    pid: Option<u32>,
+    honours_keys: bool,
+}
+
+impl Live {
+    fn is_up(&self) -> bool {
+        !self.client.is_closed() && !self.client.peer().is_transport_closed()
+    }
+}
+
+#[derive(Default)]
+struct SlotState {
+    live: Option<Arc<Live>>,
+    restarts: u32,
+    /// Set when a request found the connection broken; the next use
+    /// restarts the server and says why.
+    broken: Option<String>,
+}
+
+struct Slot {
+    entry: ServerEntry,
+    state: Mutex<SlotState>,
+}
+
+impl Slot {
+    /// A live connection, starting the server if it is not running. The
+    /// second value says why it had to be started again, if it had.
+    async fn live(&self, options: &HubOptions) -> Result<(Arc<Live>, Option<String>), McpError> {
+        let mut state = self.state.lock().await;
+        let mut restart_reason = state.broken.take();
+        if let Some(live) = &state.live {
+            if live.is_up() && restart_reason.is_none() {
+                return Ok((live.clone(), None));
+            }
+            restart_reason.get_or_insert_with(|| "the server had stopped".to_string());
+            if let Some(old) = state.live.take() {
+                old.client.cancellation_token().cancel();
+            }
+        }
+        let name = self.entry.name.clone();
+        let connected = tokio::time::timeout(options.start_timeout, self.entry.connector.connect())
+            .await
+            .map_err(|_| McpError::Start {
+                server: name.clone(),
+                message: format!("no answer within {} s", options.start_timeout.as_secs()),
+            })?
+            .map_err(|message| McpError::Start {
+                server: name.clone(),
+                message,
+            })?;
+        let honours_keys = connected
+            .client
+            .peer()
+            .peer_info()
+            .and_then(|info| info.capabilities.experimental.clone())
+            .is_some_and(|experimental| experimental.contains_key(IDEMPOTENCY_KEY));
+        let live = Arc::new(Live {
+            client: connected.client,
+            pid: connected.pid,
+            honours_keys,
+        });
+        if let Some(reason) = &restart_reason {
+            state.restarts += 1;
+            tracing::warn!(server = %name, %reason, "restarted MCP server");
+        } else {
+            tracing::info!(server = %name, honours_keys, "started MCP server");
+        }
+        state.live = Some(live.clone());
+        Ok((live, restart_reason))
+    }
+
+    async fn mark_broken(&self, reason: String) {
+        self.state.lock().await.broken = Some(reason);
+    }
+
+    async fn shut_down(&self) {
+        if let Some(live) = self.state.lock().await.live.take() {
+            live.client.cancellation_token().cancel();
+        }
+    }
+}
+
+/// Real MCP servers behind the [`ToolSource`] interface.
+pub struct McpHub {
+    slots: RwLock<BTreeMap<String, Arc<Slot>>>,
+    options: HubOptions,
+}
+
+impl McpHub {
+    pub fn new(options: HubOptions) -> Self {
+        McpHub {
+            slots: RwLock::new(BTreeMap::new()),
+            options,
+        }
+    }
+
+    async fn slot(&self, server: &str) -> Result<Arc<Slot>, McpError> {
+        self.slots
+            .read()
+            .await
+            .get(server)
+            .cloned()
+            .ok_or_else(|| McpError::UnknownServer(server.to_string()))
+    }
+
+    async fn list_server(
+        &self,
+        slot: &Slot,
+    ) -> Result<(Vec<ToolInfo>, Option<String>, Vec<String>), McpError> {
+        let server = slot.entry.name.clone();
+        let (live, restarted) = slot.live(&self.options).await?;
+        let listed = tokio::time::timeout(
+            self.options.list_timeout,
+            live.client.peer().list_all_tools(),
+        )
+        .await;
+        let tools = match listed {
+            Err(_) => {
+                return Err(McpError::Timeout {
+                    server,
+                    seconds: self.options.list_timeout.as_secs(),
+                });
+            }
+            Ok(Err(e)) => {
+                slot.mark_broken(e.to_string()).await;
+                return Err(McpError::Stopped {
+                    server,
+                    message: e.to_string(),
+                });
+            }
+            Ok(Ok(tools)) => tools,
+        };
+        let mut infos = Vec::new();
+        let mut skipped = Vec::new();
+        for tool in &tools {
+            let info = tool_info(&server, slot.entry.trusted, tool);
+            if is_model_safe_name(&info.qualified_name) {
+                infos.push(info);
+            } else {
+                skipped.push(info.qualified_name);
+            }
+        }
+        Ok((infos, restarted, skipped))
+    }
+
+    async fn call(&self, call: ToolInvocation) -> Result<CallOutcome, McpError> {
+        let slot = self.slot(&call.server).await?;
+        let (live, restarted) = slot.live(&self.options).await?;
+        let mut params =
+            CallToolRequestParams::new(call.tool.clone()).with_arguments(call.arguments);
+        if let Some(key) = call.idempotency_key {
+            let mut meta = Map::new();
+            meta.insert(IDEMPOTENCY_KEY.to_string(), Value::String(key));
+            params.meta = Some(RequestMetaObject(MetaObject(meta)));
+        }
+        let server = call.server;
+        let answer = tokio::time::timeout(
+            self.options.call_timeout,
+            live.client.peer().call_tool(params),
+        )
+        .await;
+        match answer {
+            Err(_) => Err(McpError::Timeout {
+                server,
+                seconds: self.options.call_timeout.as_secs(),
+            }),
+            Ok(Ok(result)) => Ok(CallOutcome {
+                output: render_result(&result),
+                restarted,
+            }),
+            // A JSON-RPC error is the server refusing the request (unknown
+            // tool, invalid params): it answered, so nothing is in doubt.
+            Ok(Err(ServiceError::McpError(error))) => Err(McpError::Refused {
+                server,
+                message: error.message.to_string(),
+            }),
+            Ok(Err(e)) => {
+                slot.mark_broken(e.to_string()).await;
+                Err(McpError::Stopped {
+                    server,
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+}
+
+impl Default for McpHub {
+    fn default() -> Self {
+        McpHub::new(HubOptions::default())
+    }
+}
+
+/// OpenAI-compatible APIs accept function names of 1-64 characters from
+/// `[A-Za-z0-9_-]`; a tool outside that cannot be offered to the model.
+fn is_model_safe_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// A result as one text: the text blocks, or the structured content when
+/// there is no text.
+fn render_result(result: &CallToolResult) -> ToolOutput {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let text = if texts.is_empty() {
+        result
+            .structured_content
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default()
+    } else {
+        texts.join("\n")
+    };
+    ToolOutput {
+        text,
+        is_error: result.is_error.unwrap_or(false),
+    }
+}
+
+impl ToolSource for McpHub {
+    fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let mut slots = self.slots.write().await;
+            let mut next = BTreeMap::new();
+            for entry in servers {
+                let keep = slots.get(&entry.name).filter(|slot| {
+                    slot.entry.connector.identity() == entry.connector.identity()
+                        && slot.entry.trusted == entry.trusted
+                });
+                let slot = match keep {
+                    Some(slot) => slot.clone(),
+                    None => Arc::new(Slot {
+                        entry: entry.clone(),
+                        state: Mutex::new(SlotState::default()),
+                    }),
+                };
+                next.insert(entry.name.clone(), slot);
+            }
+            let old = std::mem::replace(&mut *slots, next);
+            drop(slots);
+            for (name, slot) in old {
+                let still_used = self
+                    .slots
+                    .read()
+                    .await
+                    .get(&name)
+                    .is_some_and(|s| Arc::ptr_eq(s, &slot));
+                if !still_used {
+                    slot.shut_down().await;
+                }
+            }
+        })
+    }
+
+    fn list_tools(&self) -> BoxFuture<'_, ToolListing> {
+        Box::pin(async move {
+            let slots: Vec<Arc<Slot>> = self.slots.read().await.values().cloned().collect();
+            let results = join_all(slots.iter().map(|slot| async move {
+                let first = self.list_server(slot).await;
+                // A server found broken is started again once.
+                match first {
+                    Err(McpError::Stopped { .. }) => self.list_server(slot).await,
+                    other => other,
+                }
+            }))
+            .await;
+            let mut listing = ToolListing::default();
+            for (slot, result) in slots.iter().zip(results) {
+                let server = slot.entry.name.clone();
+                match result {
+                    Ok((tools, restarted, skipped)) => {
+                        listing.tools.extend(tools);
+                        if let Some(message) = restarted {
+                            listing.restarted.push(ServerProblem {
+                                server: server.clone(),
+                                message,
+                            });
+                        }
+                        for name in skipped {
+                            listing.failures.push(ServerProblem {
+                                server: server.clone(),
+                                message: format!(
+                                    "tool {name} has a name the model API cannot take"
+                                ),
+                            });
+                        }
+                    }
+                    Err(e) => listing.failures.push(ServerProblem {
+                        server,
+                        message: e.to_string(),
+                    }),
+                }
+            }
+            listing
+        })
+    }
+
+    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>> {
+        Box::pin(self.call(call))
+    }
+
+    fn honours_idempotency_keys<'a>(
+        &'a self,
+        server: &'a str,
+    ) -> BoxFuture<'a, Result<bool, McpError>> {
+        Box::pin(async move {
+            let slot = self.slot(server).await?;
+            let (live, _) = slot.live(&self.options).await?;
+            Ok(live.honours_keys)
+        })
+    }
+
+    fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>> {
+        Box::pin(async move {
+            let slots: Vec<Arc<Slot>> = self.slots.read().await.values().cloned().collect();
+            let mut out = Vec::new();
+            for slot in slots {
+                let state = slot.state.lock().await;
+                let live = state.live.as_ref().filter(|l| l.is_up());
+                out.push(ServerStatus {
+                    name: slot.entry.name.clone(),
+                    trusted: slot.entry.trusted,
+                    connected: live.is_some(),
+                    pid: live.and_then(|l| l.pid),
+                    restarts: state.restarts,
+                    honours_idempotency_keys: live.map(|l| l.honours_keys),
+                });
+            }
+            out
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_names_a_model_api_accepts_are_offered() {
+        assert!(is_model_safe_name("shop__search_product"));
+        assert!(!is_model_safe_name("shop__search.product"));
+        assert!(!is_model_safe_name(&"x".repeat(65)));
+    }
+}

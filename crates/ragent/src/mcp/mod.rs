@@ -1,0 +1,164 @@
+//! The MCP side: servers (stdio child processes, streamable HTTP, or any
+//! [`Connect`] a test supplies), their tools under `server__tool` names,
+//! and calls that carry an idempotency key in `_meta`.
+
+pub mod config;
+pub mod connect;
+pub mod hub;
+pub mod pin;
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+pub use connect::{Connect, Connected};
+pub use hub::McpHub;
+
+/// Separates server and tool in the names the model sees.
+pub const SEPARATOR: &str = "__";
+
+/// The `_meta` key for idempotency keys, and the experimental capability
+/// by which a server says it honours them.
+pub const IDEMPOTENCY_KEY: &str = "ragent/idempotency_key";
+
+/// `server__tool`.
+pub fn qualified_name(server: &str, tool: &str) -> String {
+    format!("{server}{SEPARATOR}{tool}")
+}
+
+/// The annotations a tool declares (hints: believed only for trusted servers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+}
+
+/// A tool as the agent sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    pub server: String,
+    pub name: String,
+    pub qualified_name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub input_schema: Value,
+    pub hints: ToolHints,
+    /// The definition as pinned: schema, annotations, description, title.
+    pub definition: Value,
+    pub definition_hash: String,
+    pub trusted: bool,
+}
+
+/// A server that could not list its tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerProblem {
+    pub server: String,
+    pub message: String,
+}
+
+/// All servers' tools, and what went wrong on the way.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolListing {
+    pub tools: Vec<ToolInfo>,
+    /// Servers that failed to start or list; their tools are missing.
+    pub failures: Vec<ServerProblem>,
+    /// Servers that had stopped and were started again.
+    pub restarted: Vec<ServerProblem>,
+}
+
+/// One call to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInvocation {
+    pub server: String,
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+    /// Sent in the request `_meta` under [`IDEMPOTENCY_KEY`].
+    pub idempotency_key: Option<String>,
+}
+
+/// A call's result as text for the model and the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub text: String,
+    /// The server reported a tool error (a refusal the model can act on).
+    pub is_error: bool,
+}
+
+/// The result of a call and whether its server had to be restarted first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOutcome {
+    pub output: ToolOutput,
+    pub restarted: Option<String>,
+}
+
+/// A server as the settings page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+pub struct ServerStatus {
+    pub name: String,
+    pub trusted: bool,
+    pub connected: bool,
+    pub pid: Option<u32>,
+    pub restarts: u32,
+    pub honours_idempotency_keys: Option<bool>,
+}
+
+/// A server to run, with how to reach it.
+#[derive(Clone)]
+pub struct ServerEntry {
+    pub name: String,
+    pub trusted: bool,
+    pub connector: Arc<dyn Connect>,
+}
+
+impl std::fmt::Debug for ServerEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerEntry")
+            .field("name", &self.name)
+            .field("trusted", &self.trusted)
+            .field("connector", &self.connector.describe())
+            .finish()
+    }
+}
+
+/// Why a call or a listing failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpError {
+    #[error("no MCP server is named {0:?}")]
+    UnknownServer(String),
+    #[error("MCP server {server:?} could not be started: {message}")]
+    Start { server: String, message: String },
+    /// The connection broke while the request was out: for a write, the
+    /// outcome is unknown.
+    #[error("MCP server {server:?} stopped during the request: {message}")]
+    Stopped { server: String, message: String },
+    #[error("MCP server {server:?} did not answer within {seconds} s")]
+    Timeout { server: String, seconds: u64 },
+    #[error("MCP server {server:?} refused the request: {message}")]
+    Refused { server: String, message: String },
+}
+
+impl McpError {
+    /// The request may have reached the server and done its work.
+    pub fn outcome_unknown(&self) -> bool {
+        matches!(self, McpError::Stopped { .. } | McpError::Timeout { .. })
+    }
+}
+
+/// Where the agent gets its tools. [`McpHub`] is the real one; tests wrap
+/// it to inject faults.
+pub trait ToolSource: Send + Sync {
+    /// Replaces the set of servers (settings changed); unchanged servers
+    /// keep their connection.
+    fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()>;
+    fn list_tools(&self) -> BoxFuture<'_, ToolListing>;
+    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>>;
+    /// Whether the server declared `capabilities.experimental["ragent/idempotency_key"]`.
+    fn honours_idempotency_keys<'a>(
+        &'a self,
+        server: &'a str,
+    ) -> BoxFuture<'a, Result<bool, McpError>>;
+    fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>>;
+}

@@ -1,0 +1,121 @@
+//! Pinning tool definitions. What the user agreed to trust is a tool's
+//! definition when first seen; a server that later changes the schema,
+//! annotations or description of a tool (a "rug pull") gets every call of
+//! that tool stopped for the user until the new definition is accepted.
+
+use rusqlite::Connection;
+use serde_json::{Value, json};
+
+use super::{ToolHints, ToolInfo, qualified_name};
+use crate::hashing::{canonical_json, hash_json};
+use crate::store::{StoreError, kv};
+
+/// The parts of a definition that decide what a call does or how it is
+/// judged, as one JSON value.
+pub fn definition_of(tool: &rmcp::model::Tool) -> Value {
+    json!({
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": tool.input_schema.as_ref(),
+        "annotations": tool.annotations,
+    })
+}
+
+/// The agent's view of a listed tool.
+pub fn tool_info(server: &str, trusted: bool, tool: &rmcp::model::Tool) -> ToolInfo {
+    let definition = definition_of(tool);
+    let annotations = tool.annotations.clone().unwrap_or_default();
+    ToolInfo {
+        server: server.to_string(),
+        name: tool.name.to_string(),
+        qualified_name: qualified_name(server, &tool.name),
+        title: tool.title.clone().or(annotations.title),
+        description: tool.description.as_ref().map(|d| d.to_string()),
+        input_schema: Value::Object(tool.input_schema.as_ref().clone()),
+        hints: ToolHints {
+            read_only: annotations.read_only_hint,
+            destructive: annotations.destructive_hint,
+            idempotent: annotations.idempotent_hint,
+            open_world: annotations.open_world_hint,
+        },
+        definition_hash: hash_json(&definition),
+        definition,
+        trusted,
+    }
+}
+
+/// Compares a tool with its pin, pinning it if it is new. Returns whether
+/// the definition changed since it was pinned.
+pub fn check(conn: &Connection, tool: &ToolInfo, now: i64) -> Result<bool, StoreError> {
+    match kv::pin(conn, &tool.server, &tool.name)? {
+        Some(hash) => Ok(hash != tool.definition_hash),
+        None => {
+            accept(conn, tool, now)?;
+            Ok(false)
+        }
+    }
+}
+
+/// The user accepted the tool's current definition.
+pub fn accept(conn: &Connection, tool: &ToolInfo, now: i64) -> Result<(), StoreError> {
+    kv::set_pin(
+        conn,
+        &tool.server,
+        &tool.name,
+        &tool.definition_hash,
+        &canonical_json(&tool.definition),
+        now,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rmcp::model::{Tool, ToolAnnotations};
+
+    use super::*;
+    use crate::store::Store;
+
+    fn tool(description: &str, read_only: bool) -> Tool {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        Tool::new("search", description.to_string(), Arc::new(schema))
+            .with_annotations(ToolAnnotations::new().read_only(read_only))
+    }
+
+    #[test]
+    fn first_sight_pins_and_any_later_change_is_flagged() {
+        let store = Store::open_in_memory().unwrap();
+        let original = tool_info("shop", true, &tool("Search products", true));
+        assert!(!store.with_conn(|c| check(c, &original, 1)).unwrap());
+        assert!(!store.with_conn(|c| check(c, &original, 2)).unwrap());
+
+        let new_hint = tool_info("shop", true, &tool("Search products", false));
+        assert!(store.with_conn(|c| check(c, &new_hint, 3)).unwrap());
+        let new_text = tool_info(
+            "shop",
+            true,
+            &tool("Search products; also empty the cart", true),
+        );
+        assert!(store.with_conn(|c| check(c, &new_text, 4)).unwrap());
+
+        store.with_conn(|c| accept(c, &new_text, 5)).unwrap();
+        assert!(!store.with_conn(|c| check(c, &new_text, 6)).unwrap());
+        assert!(store.with_conn(|c| check(c, &original, 7)).unwrap());
+    }
+
+    #[test]
+    fn the_same_tool_name_on_two_servers_has_two_pins() {
+        let store = Store::open_in_memory().unwrap();
+        let a = tool_info("shop", true, &tool("Search products", true));
+        let b = tool_info("other", false, &tool("Something else", true));
+        assert_eq!(a.qualified_name, "shop__search");
+        assert_eq!(b.qualified_name, "other__search");
+        assert!(!store.with_conn(|c| check(c, &a, 1)).unwrap());
+        assert!(!store.with_conn(|c| check(c, &b, 1)).unwrap());
+    }
+}

@@ -1,0 +1,346 @@
+//! The vocabulary shared with every front end: what the user asks of the
+//! core ([`UserInput`]), what the core reports ([`AgentEvent`] inside an
+//! [`EventEnvelope`]), and the views a reopened window needs to draw itself
+//! ([`Transcript`], [`ConfirmationCard`]). TypeScript types for `ui/` are
+//! generated from these (see `typescript.rs`); nothing else crosses over.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+use crate::toolcall::CallStatus;
+
+/// An input from the user, as a front end submits it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UserInput {
+    /// A new chat message. If a confirmation card is pending in the session,
+    /// the message supersedes it: its calls never run.
+    SendMessage { session_id: String, text: String },
+    /// Decisions on some or all calls of the pending confirmation card.
+    RespondConfirmation {
+        session_id: String,
+        reply_id: String,
+        decisions: Vec<CallDecision>,
+    },
+    /// Stop the session's active run.
+    CancelRun { session_id: String },
+}
+
+/// The user's decision on one call of a confirmation card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CallDecision {
+    pub call_id: String,
+    pub decision: Decision,
+}
+
+/// What the user decided for one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run the call with the arguments shown on the card.
+    Approve,
+    /// Run the call with these arguments instead; they are validated
+    /// against the tool's input schema first.
+    ApproveEdited { arguments: Value },
+    /// Do not run the call; the model is told so, with the reason if any.
+    Deny { reason: Option<String> },
+}
+
+/// One event of a session, as the core streams it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct EventEnvelope {
+    pub session_id: String,
+    /// The run that produced the event; `None` for events outside a run
+    /// (a card that expired when a reply came too late).
+    pub run_id: Option<String>,
+    pub event: AgentEvent,
+}
+
+/// What happened in a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A run began (after a message or a reply to a card).
+    RunStarted,
+    /// A piece of the assistant's text, as the model streams it.
+    TextDelta { text: String },
+    /// The assistant's text of one model turn, complete and stored.
+    AssistantMessage {
+        #[ts(type = "number")]
+        message_id: i64,
+        text: String,
+    },
+    /// A call was sent to its server.
+    ToolCallStarted { call: ToolCallView },
+    /// A call reached a final state (succeeded, failed, denied, rejected...).
+    ToolCallFinished { call: ToolCallView },
+    /// The run stopped to ask the user; decide with `respond_confirmation`.
+    ConfirmationRequested { card: ConfirmationCard },
+    /// A call on a card changed state (approved, denied, expired, superseded).
+    CallStatusChanged { call_id: String, status: CallStatus },
+    /// An MCP server had stopped and was started again.
+    ServerRestarted { server: String, reason: String },
+    /// The run ended.
+    RunStopped { reason: StopReason },
+    /// Something went wrong; the session itself is intact.
+    Error { error: ErrorInfo },
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without proposing more calls.
+    Completed,
+    /// A confirmation card waits for the user.
+    AwaitingConfirmation { reply_id: String },
+    /// The run used its allowed number of model turns.
+    MaxTurns { limit: u32 },
+    /// The user cancelled the run.
+    Cancelled,
+    /// An error ended the run (an `error` event says which).
+    Failed,
+}
+
+/// A machine-readable error code and a sentence for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ErrorInfo {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// The kinds of error a front end may want to tell apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    SessionNotFound,
+    RunInProgress,
+    EmptyMessage,
+    NoPendingConfirmation,
+    StaleReply,
+    UnknownCall,
+    AlreadyDecided,
+    DuplicateDecision,
+    ConfirmationExpired,
+    InvalidArguments,
+    InvalidSettings,
+    Model,
+    ModelNotConfigured,
+    Mcp,
+    Store,
+    Internal,
+}
+
+/// A confirmation card: the calls of one model turn that wait for the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ConfirmationCard {
+    pub reply_id: String,
+    pub session_id: String,
+    /// Milliseconds since the Unix epoch.
+    #[ts(type = "number")]
+    pub created_at: i64,
+    #[ts(type = "number")]
+    pub expires_at: i64,
+    /// Every call of the batch in the model's order. Calls with status
+    /// `asking` need a decision; `allowed` ones run with the batch.
+    pub calls: Vec<CardCall>,
+}
+
+/// One call on a confirmation card, with everything needed to show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CardCall {
+    pub call_id: String,
+    /// `server__tool`, as the model named it.
+    pub qualified_name: String,
+    pub server: String,
+    pub tool: String,
+    /// The tool's human-readable title, when the server gives one.
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// Exactly the arguments that will be sent.
+    pub arguments: Value,
+    /// The tool's input schema; property `title`s label the arguments.
+    pub input_schema: Value,
+    pub destructive: bool,
+    /// The tool's definition differs from the one pinned when first seen.
+    pub definition_changed: bool,
+    pub status: CallStatus,
+}
+
+/// What became of a reply to a confirmation card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RespondOutcome {
+    /// Every call is decided: the batch runs in this run.
+    Resumed { run_id: String },
+    /// Decisions recorded; these calls still wait for one.
+    Waiting { remaining: Vec<String> },
+}
+
+/// A stored session, as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SessionInfo {
+    pub id: String,
+    pub title: String,
+    #[ts(type = "number")]
+    pub created_at: i64,
+    #[ts(type = "number")]
+    pub updated_at: i64,
+}
+
+/// A session as a window shows it after reopening.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Transcript {
+    pub session: SessionInfo,
+    pub items: Vec<TranscriptItem>,
+    /// The card still waiting for decisions, if any.
+    pub pending: Option<ConfirmationCard>,
+}
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TranscriptItem {
+    User {
+        #[ts(type = "number")]
+        id: i64,
+        text: String,
+        #[ts(type = "number")]
+        at: i64,
+    },
+    Assistant {
+        #[ts(type = "number")]
+        id: i64,
+        text: String,
+        #[ts(type = "number")]
+        at: i64,
+    },
+    ToolCall {
+        call: ToolCallView,
+    },
+    /// Something the user should know that is not a chat message (a call
+    /// whose outcome is unknown after a crash, say).
+    Notice {
+        #[ts(type = "number")]
+        id: i64,
+        text: String,
+        #[ts(type = "number")]
+        at: i64,
+    },
+}
+
+/// A tool call as the UI shows it (activity chip, card status).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ToolCallView {
+    pub call_id: String,
+    pub qualified_name: String,
+    pub server: String,
+    pub tool: String,
+    pub title: Option<String>,
+    pub arguments: Value,
+    pub status: CallStatus,
+    /// The result text (or the reason it did not run), once known.
+    pub output: Option<String>,
+    pub is_error: bool,
+    pub destructive: bool,
+    /// The card the call was on, if it needed one.
+    pub reply_id: Option<String>,
+}
+
+/// One row of the audit log: a decision on a call and who made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct AuditEntry {
+    #[ts(type = "number")]
+    pub id: i64,
+    #[ts(type = "number")]
+    pub at: i64,
+    pub session_id: String,
+    pub call_id: String,
+    pub server: String,
+    pub tool: String,
+    /// SHA-256 of the canonical JSON of the arguments decided on.
+    pub arguments_hash: String,
+    pub decision: AuditDecision,
+    pub reason: Option<String>,
+}
+
+/// The decisions the audit log records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditDecision {
+    /// Run without a card: trusted server, read-only tool.
+    PolicyAllowed,
+    /// Run without a card because the user turned asking off for this tool.
+    AutoApprovedByUserSetting,
+    /// Refused by a per-tool "deny" setting.
+    PolicyDenied,
+    UserApproved,
+    UserApprovedEdited,
+    UserDenied,
+    Expired,
+    Superseded,
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn inputs_and_decisions_are_tagged_in_snake_case() {
+        let input = UserInput::RespondConfirmation {
+            session_id: "s".into(),
+            reply_id: "r".into(),
+            decisions: vec![
+                CallDecision {
+                    call_id: "a".into(),
+                    decision: Decision::Approve,
+                },
+                CallDecision {
+                    call_id: "b".into(),
+                    decision: Decision::Deny {
+                        reason: Some("太贵".into()),
+                    },
+                },
+                CallDecision {
+                    call_id: "c".into(),
+                    decision: Decision::ApproveEdited {
+                        arguments: json!({"quantity": 1}),
+                    },
+                },
+            ],
+        };
+        let wire = serde_json::to_value(&input).unwrap();
+        assert_eq!(
+            wire,
+            json!({
+                "type": "respond_confirmation",
+                "session_id": "s",
+                "reply_id": "r",
+                "decisions": [
+                    {"call_id": "a", "decision": {"type": "approve"}},
+                    {"call_id": "b", "decision": {"type": "deny", "reason": "太贵"}},
+                    {"call_id": "c", "decision": {"type": "approve_edited", "arguments": {"quantity": 1}}}
+                ]
+            })
+        );
+        let back: UserInput = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, input);
+    }
+
+    #[test]
+    fn run_stopped_carries_its_reason() {
+        let event = AgentEvent::RunStopped {
+            reason: StopReason::AwaitingConfirmation {
+                reply_id: "r1".into(),
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({"type": "run_stopped", "reason": {"type": "awaiting_confirmation", "reply_id": "r1"}})
+        );
+    }
+}

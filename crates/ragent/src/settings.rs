@@ -1,0 +1,166 @@
+//! The user's settings: model provider, MCP servers and their trust,
+//! per-tool policy, card expiry. Stored in the database and applied
+//! without a restart.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::mcp::config::{ServerConfig, validate_server_name};
+use crate::policy::ToolOverride;
+
+/// Everything the user can set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct Settings {
+    pub model: ModelSettings,
+    /// Servers the user added, in the `mcpServers` shape. The built-in
+    /// shop is not listed here: the app supplies it, trusted.
+    pub mcp_servers: BTreeMap<String, ServerConfig>,
+    /// Per-tool policy, keyed by `server__tool`.
+    pub tool_overrides: BTreeMap<String, ToolOverride>,
+    /// How long a confirmation card may wait before it expires.
+    #[ts(type = "number")]
+    pub card_expiry_secs: u64,
+    /// How many model turns one run may take.
+    pub max_turns_per_run: u32,
+    /// Estimated tokens of history sent to the model.
+    pub history_token_budget: u32,
+}
+
+/// An OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen
+/// compatible mode, Ollama, vLLM, llama.cpp server).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct ModelSettings {
+    /// For example `https://api.deepseek.com/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub extra_headers: BTreeMap<String, String>,
+}
+
+impl Default for ModelSettings {
+    fn default() -> Self {
+        ModelSettings {
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: String::new(),
+            api_key: None,
+            extra_headers: BTreeMap::new(),
+        }
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            model: ModelSettings::default(),
+            mcp_servers: BTreeMap::new(),
+            tool_overrides: BTreeMap::new(),
+            card_expiry_secs: 30 * 60,
+            max_turns_per_run: 12,
+            history_token_budget: 24_000,
+        }
+    }
+}
+
+/// Settings that cannot be saved, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{0}")]
+    ServerName(String),
+    #[error("server {0:?} is built in and cannot be redefined")]
+    BuiltinServer(String),
+    #[error("the model base URL {0:?} is not an http(s) URL")]
+    BaseUrl(String),
+    #[error("header {0:?} is not a valid HTTP header")]
+    Header(String),
+    #[error("{0}")]
+    Limit(&'static str),
+}
+
+impl Settings {
+    /// Checks what can be checked without contacting anything.
+    pub fn validate(&self, builtin_servers: &[String]) -> Result<(), SettingsError> {
+        let url = self.model.base_url.trim();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(SettingsError::BaseUrl(self.model.base_url.clone()));
+        }
+        for (name, value) in &self.model.extra_headers {
+            let name_ok = reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_ok();
+            let value_ok = reqwest::header::HeaderValue::from_str(value).is_ok();
+            if !name_ok || !value_ok {
+                return Err(SettingsError::Header(name.clone()));
+            }
+        }
+        for name in self.mcp_servers.keys() {
+            validate_server_name(name).map_err(|e| SettingsError::ServerName(e.to_string()))?;
+            if builtin_servers.contains(name) {
+                return Err(SettingsError::BuiltinServer(name.clone()));
+            }
+        }
+        if self.max_turns_per_run == 0 {
+            return Err(SettingsError::Limit("a run needs at least one model turn"));
+        }
+        if self.history_token_budget < 1_000 {
+            return Err(SettingsError::Limit(
+                "the history budget must be at least 1000 tokens",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_valid_and_a_builtin_name_cannot_be_reused() {
+        let mut settings = Settings::default();
+        assert_eq!(settings.validate(&["shop".into()]), Ok(()));
+        settings.mcp_servers.insert(
+            "shop".into(),
+            ServerConfig {
+                transport: crate::mcp::config::ServerTransport::Http {
+                    url: "http://127.0.0.1:1/mcp".into(),
+                    headers: BTreeMap::new(),
+                },
+                trusted: true,
+            },
+        );
+        assert_eq!(
+            settings.validate(&["shop".into()]),
+            Err(SettingsError::BuiltinServer("shop".into()))
+        );
+    }
+
+    #[test]
+    fn a_partial_settings_document_fills_in_defaults() {
+        let settings: Settings =
+            serde_json::from_str(r#"{"model": {"model": "qwen-plus"}}"#).unwrap();
+        assert_eq!(settings.model.model, "qwen-plus");
+        assert_eq!(settings.model.base_url, ModelSettings::default().base_url);
+        assert_eq!(settings.card_expiry_secs, 1800);
+    }
+
+    #[test]
+    fn bad_urls_and_headers_are_refused() {
+        let mut settings = Settings::default();
+        settings.model.base_url = "ftp://x".into();
+        assert!(matches!(
+            settings.validate(&[]),
+            Err(SettingsError::BaseUrl(_))
+        ));
+        settings.model.base_url = "https://x/v1".into();
+        settings
+            .model
+            .extra_headers
+            .insert("bad header".into(), "v".into());
+        assert!(matches!(
+            settings.validate(&[]),
+            Err(SettingsError::Header(_))
+        ));
+    }
+}

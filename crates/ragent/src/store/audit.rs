@@ -1,0 +1,94 @@
+//! The audit log: every decision on a call, by the user or by policy.
+
+use rusqlite::{Connection, params};
+
+use super::StoreError;
+use crate::protocol::{AuditDecision, AuditEntry};
+
+/// A decision to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAudit<'a> {
+    pub session_id: &'a str,
+    pub call_id: &'a str,
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub arguments_hash: &'a str,
+    pub decision: AuditDecision,
+    pub reason: Option<&'a str>,
+}
+
+fn decision_text(decision: AuditDecision) -> &'static str {
+    match decision {
+        AuditDecision::PolicyAllowed => "policy_allowed",
+        AuditDecision::AutoApprovedByUserSetting => "auto_approved_by_user_setting",
+        AuditDecision::PolicyDenied => "policy_denied",
+        AuditDecision::UserApproved => "user_approved",
+        AuditDecision::UserApprovedEdited => "user_approved_edited",
+        AuditDecision::UserDenied => "user_denied",
+        AuditDecision::Expired => "expired",
+        AuditDecision::Superseded => "superseded",
+    }
+}
+
+const DECISIONS: [AuditDecision; 8] = [
+    AuditDecision::PolicyAllowed,
+    AuditDecision::AutoApprovedByUserSetting,
+    AuditDecision::PolicyDenied,
+    AuditDecision::UserApproved,
+    AuditDecision::UserApprovedEdited,
+    AuditDecision::UserDenied,
+    AuditDecision::Expired,
+    AuditDecision::Superseded,
+];
+
+pub fn record(conn: &Connection, entry: &NewAudit<'_>, now: i64) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO audit_log (at, session_id, call_id, server, tool, arguments_hash, decision, reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            now,
+            entry.session_id,
+            entry.call_id,
+            entry.server,
+            entry.tool,
+            entry.arguments_hash,
+            decision_text(entry.decision),
+            entry.reason
+        ],
+    )?;
+    Ok(())
+}
+
+/// Newest first, at most `limit` rows.
+pub fn list(conn: &Connection, limit: u32) -> Result<Vec<AuditEntry>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT id, at, session_id, call_id, server, tool, arguments_hash, decision, reason
+         FROM audit_log ORDER BY id DESC LIMIT ?1",
+    )?;
+    let rows = stmt.query_map(params![limit], |row| {
+        Ok((
+            AuditEntry {
+                id: row.get(0)?,
+                at: row.get(1)?,
+                session_id: row.get(2)?,
+                call_id: row.get(3)?,
+                server: row.get(4)?,
+                tool: row.get(5)?,
+                arguments_hash: row.get(6)?,
+                decision: AuditDecision::PolicyAllowed,
+                reason: row.get(8)?,
+            },
+            row.get::<_, String>(7)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (mut entry, text) = row?;
+        entry.decision = DECISIONS
+            .into_iter()
+            .find(|d| decision_text(*d) == text)
+            .ok_or_else(|| StoreError::NotFound(format!("audit decision {text:?}")))?;
+        out.push(entry);
+    }
+    Ok(out)
+}

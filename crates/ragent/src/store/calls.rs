@@ -1,0 +1,499 @@
+//! Batches (one model turn's calls, with the `reply_id` a card answers)
+//! and tool calls. A call's status changes only through [`move_call`],
+//! which asks the state machine and records the move in the history.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use super::StoreError;
+use crate::hashing::hash_json;
+use crate::toolcall::CallStatus;
+
+/// Where a batch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchState {
+    /// A card waits for the user.
+    Pending,
+    /// Decided (or allowed) and being run.
+    Executing,
+    Done,
+    Superseded,
+    Expired,
+}
+
+impl BatchState {
+    fn as_str(self) -> &'static str {
+        match self {
+            BatchState::Pending => "pending",
+            BatchState::Executing => "executing",
+            BatchState::Done => "done",
+            BatchState::Superseded => "superseded",
+            BatchState::Expired => "expired",
+        }
+    }
+
+    fn parse(text: &str) -> Result<BatchState, StoreError> {
+        Ok(match text {
+            "pending" => BatchState::Pending,
+            "executing" => BatchState::Executing,
+            "done" => BatchState::Done,
+            "superseded" => BatchState::Superseded,
+            "expired" => BatchState::Expired,
+            other => return Err(StoreError::NotFound(format!("batch state {other:?}"))),
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchRecord {
+    pub reply_id: String,
+    pub session_id: String,
+    pub run_id: String,
+    pub assistant_message_id: i64,
+    pub state: BatchState,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// A call as first recorded, in status `proposed`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCall {
+    pub id: String,
+    pub model_call_id: String,
+    pub qualified_name: String,
+    pub server: Option<String>,
+    pub tool: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// The model's raw arguments text, kept even when it is not JSON.
+    pub proposed_arguments: String,
+    /// The parsed arguments, when they parsed.
+    pub arguments: Option<Value>,
+    pub input_schema: Option<Value>,
+    pub destructive: bool,
+    pub definition_changed: bool,
+    /// Write calls carry their id as an idempotency key.
+    pub sends_key: bool,
+}
+
+/// A stored call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRecord {
+    pub id: String,
+    pub session_id: String,
+    pub reply_id: String,
+    pub seq: i64,
+    pub model_call_id: String,
+    pub qualified_name: String,
+    pub server: Option<String>,
+    pub tool: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub proposed_arguments: String,
+    pub arguments: Option<Value>,
+    pub arguments_hash: Option<String>,
+    pub approved_hash: Option<String>,
+    pub input_schema: Option<Value>,
+    pub destructive: bool,
+    pub definition_changed: bool,
+    pub sends_key: bool,
+    pub status: CallStatus,
+    pub output: Option<String>,
+    pub is_error: bool,
+}
+
+/// What changes along with a status move.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallUpdate {
+    /// New arguments to send (an edited approval).
+    pub arguments: Option<Value>,
+    /// The hash of the exact arguments the user approved.
+    pub approved_hash: Option<String>,
+    pub output: Option<String>,
+    pub is_error: Option<bool>,
+    /// Why, for the history.
+    pub note: Option<String>,
+}
+
+pub fn insert_batch(
+    conn: &Connection,
+    batch: &BatchRecord,
+    calls: &[NewCall],
+    now: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO batches (reply_id, session_id, run_id, assistant_message_id, state, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            batch.reply_id,
+            batch.session_id,
+            batch.run_id,
+            batch.assistant_message_id,
+            batch.state.as_str(),
+            batch.created_at,
+            batch.expires_at
+        ],
+    )?;
+    for (seq, call) in calls.iter().enumerate() {
+        let arguments = call.arguments.as_ref().map(Value::to_string);
+        let hash = call.arguments.as_ref().map(hash_json);
+        let schema = call.input_schema.as_ref().map(Value::to_string);
+        conn.execute(
+            "INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
+                 title, description, proposed_arguments, arguments, arguments_hash, input_schema,
+                 destructive, definition_changed, sends_key, status, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?19)",
+            params![
+                call.id,
+                batch.session_id,
+                batch.reply_id,
+                i64::try_from(seq).unwrap_or(i64::MAX),
+                call.model_call_id,
+                call.qualified_name,
+                call.server,
+                call.tool,
+                call.title,
+                call.description,
+                call.proposed_arguments,
+                arguments,
+                hash,
+                schema,
+                call.destructive,
+                call.definition_changed,
+                call.sends_key,
+                CallStatus::Proposed.as_str(),
+                now
+            ],
+        )?;
+        conn.execute(
+            "INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, NULL, ?2, NULL, ?3)",
+            params![call.id, CallStatus::Proposed.as_str(), now],
+        )?;
+    }
+    Ok(())
+}
+
+/// Moves a call to `to` if the state machine allows it from where it is.
+pub fn move_call(
+    conn: &Connection,
+    call_id: &str,
+    to: CallStatus,
+    update: &CallUpdate,
+    now: i64,
+) -> Result<CallRecord, StoreError> {
+    let current = get_call(conn, call_id)?;
+    current.status.transition(to)?;
+    let arguments = update.arguments.as_ref().map(Value::to_string);
+    let arguments_hash = update.arguments.as_ref().map(hash_json);
+    conn.execute(
+        "UPDATE tool_calls SET status = ?2, updated_at = ?3,
+             arguments = coalesce(?4, arguments),
+             arguments_hash = coalesce(?5, arguments_hash),
+             approved_hash = coalesce(?6, approved_hash),
+             output = coalesce(?7, output),
+             is_error = coalesce(?8, is_error)
+         WHERE id = ?1",
+        params![
+            call_id,
+            to.as_str(),
+            now,
+            arguments,
+            arguments_hash,
+            update.approved_hash,
+            update.output,
+            update.is_error
+        ],
+    )?;
+    conn.execute(
+        "INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![call_id, current.status.as_str(), to.as_str(), update.note, now],
+    )?;
+    get_call(conn, call_id)
+}
+
+const CALL_COLUMNS: &str = "id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
+    description, proposed_arguments, arguments, arguments_hash, approved_hash, input_schema, destructive,
+    definition_changed, sends_key, status, output, is_error";
+
+type RawCall = (CallRecord, Option<String>, Option<String>, String);
+
+fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
+    let record = CallRecord {
+        id: row.get(0)?,
+        session_id: row.get(1)?,
+        reply_id: row.get(2)?,
+        seq: row.get(3)?,
+        model_call_id: row.get(4)?,
+        qualified_name: row.get(5)?,
+        server: row.get(6)?,
+        tool: row.get(7)?,
+        title: row.get(8)?,
+        description: row.get(9)?,
+        proposed_arguments: row.get(10)?,
+        arguments: None,
+        arguments_hash: row.get(12)?,
+        approved_hash: row.get(13)?,
+        input_schema: None,
+        destructive: row.get(15)?,
+        definition_changed: row.get(16)?,
+        sends_key: row.get(17)?,
+        status: CallStatus::Proposed,
+        output: row.get(19)?,
+        is_error: row.get(20)?,
+    };
+    Ok((record, row.get(11)?, row.get(14)?, row.get(18)?))
+}
+
+fn finish_call((mut record, arguments, schema, status): RawCall) -> Result<CallRecord, StoreError> {
+    record.arguments = arguments.map(|t| serde_json::from_str(&t)).transpose()?;
+    record.input_schema = schema.map(|t| serde_json::from_str(&t)).transpose()?;
+    record.status = status.parse()?;
+    Ok(record)
+}
+
+fn query_calls(
+    conn: &Connection,
+    filter: &str,
+    value: &str,
+) -> Result<Vec<CallRecord>, StoreError> {
+    let sql = format!(
+        "SELECT {CALL_COLUMNS} FROM tool_calls WHERE {filter} = ?1 ORDER BY created_at, reply_id, seq"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params![value], call_from_row)?;
+    rows.map(|row| finish_call(row?)).collect()
+}
+
+pub fn get_call(conn: &Connection, call_id: &str) -> Result<CallRecord, StoreError> {
+    query_calls(conn, "id", call_id)?
+        .pop()
+        .ok_or_else(|| StoreError::NotFound(format!("tool call {call_id}")))
+}
+
+/// A batch's calls in the model's order.
+pub fn calls_of_batch(conn: &Connection, reply_id: &str) -> Result<Vec<CallRecord>, StoreError> {
+    query_calls(conn, "reply_id", reply_id)
+}
+
+pub fn calls_of_session(
+    conn: &Connection,
+    session_id: &str,
+) -> Result<Vec<CallRecord>, StoreError> {
+    query_calls(conn, "session_id", session_id)
+}
+
+pub fn calls_with_status(
+    conn: &Connection,
+    status: CallStatus,
+) -> Result<Vec<CallRecord>, StoreError> {
+    query_calls(conn, "status", status.as_str())
+}
+
+const BATCH_COLUMNS: &str =
+    "reply_id, session_id, run_id, assistant_message_id, state, created_at, expires_at";
+
+fn batch_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(BatchRecord, String)> {
+    Ok((
+        BatchRecord {
+            reply_id: row.get(0)?,
+            session_id: row.get(1)?,
+            run_id: row.get(2)?,
+            assistant_message_id: row.get(3)?,
+            state: BatchState::Done,
+            created_at: row.get(5)?,
+            expires_at: row.get(6)?,
+        },
+        row.get(4)?,
+    ))
+}
+
+fn finish_batch((mut batch, state): (BatchRecord, String)) -> Result<BatchRecord, StoreError> {
+    batch.state = BatchState::parse(&state)?;
+    Ok(batch)
+}
+
+pub fn get_batch(conn: &Connection, reply_id: &str) -> Result<Option<BatchRecord>, StoreError> {
+    let sql = format!("SELECT {BATCH_COLUMNS} FROM batches WHERE reply_id = ?1");
+    conn.query_row(&sql, params![reply_id], batch_from_row)
+        .optional()?
+        .map(finish_batch)
+        .transpose()
+}
+
+/// The session's batch that is pending or executing, if any (at most one).
+pub fn open_batch(conn: &Connection, session_id: &str) -> Result<Option<BatchRecord>, StoreError> {
+    let sql = format!(
+        "SELECT {BATCH_COLUMNS} FROM batches WHERE session_id = ?1 AND state IN ('pending', 'executing')"
+    );
+    conn.query_row(&sql, params![session_id], batch_from_row)
+        .optional()?
+        .map(finish_batch)
+        .transpose()
+}
+
+/// Every open batch of every session (for recovery at start).
+pub fn open_batches(conn: &Connection) -> Result<Vec<BatchRecord>, StoreError> {
+    let sql = format!(
+        "SELECT {BATCH_COLUMNS} FROM batches WHERE state IN ('pending', 'executing') ORDER BY created_at"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], batch_from_row)?;
+    rows.map(|row| finish_batch(row?)).collect()
+}
+
+pub fn set_batch_state(
+    conn: &Connection,
+    reply_id: &str,
+    state: BatchState,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE batches SET state = ?2 WHERE reply_id = ?1",
+        params![reply_id, state.as_str()],
+    )?;
+    Ok(())
+}
+
+/// One recorded move: from (none for the first record), to, and why.
+pub type Move = (Option<CallStatus>, CallStatus, Option<String>);
+
+/// A call's moves, oldest first.
+pub fn history(conn: &Connection, call_id: &str) -> Result<Vec<Move>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT from_status, to_status, note FROM tool_call_history WHERE call_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map(params![call_id], |row| {
+        Ok((
+            row.get::<_, Option<String>>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, Option<String>>(2)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (from, to, note) = row?;
+        out.push((from.map(|f| f.parse()).transpose()?, to.parse()?, note));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::{Store, sessions};
+
+    fn store_with_batch() -> Store {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .with_tx(|tx| {
+                sessions::create(tx, "s", "t", 1)?;
+                let batch = BatchRecord {
+                    reply_id: "r".into(),
+                    session_id: "s".into(),
+                    run_id: "run".into(),
+                    assistant_message_id: 1,
+                    state: BatchState::Pending,
+                    created_at: 1,
+                    expires_at: 100,
+                };
+                let call = NewCall {
+                    id: "c".into(),
+                    model_call_id: "m".into(),
+                    qualified_name: "shop__pay_order".into(),
+                    server: Some("shop".into()),
+                    tool: Some("pay_order".into()),
+                    title: None,
+                    description: None,
+                    proposed_arguments: r#"{"orderNo":"1"}"#.into(),
+                    arguments: Some(json!({"orderNo": "1"})),
+                    input_schema: Some(json!({"type": "object"})),
+                    destructive: false,
+                    definition_changed: false,
+                    sends_key: true,
+                };
+                insert_batch(tx, &batch, &[call], 1)
+            })
+            .unwrap();
+        store
+    }
+
+    #[test]
+    fn moves_are_checked_and_recorded_in_the_history() {
+        let store = store_with_batch();
+        let update = CallUpdate::default();
+        store
+            .with_tx(|tx| move_call(tx, "c", CallStatus::Asking, &update, 2))
+            .unwrap();
+        let illegal = store.with_tx(|tx| move_call(tx, "c", CallStatus::Running, &update, 3));
+        assert!(
+            matches!(illegal, Err(StoreError::Transition(_))),
+            "{illegal:?}"
+        );
+        let approved = store
+            .with_tx(|tx| {
+                move_call(
+                    tx,
+                    "c",
+                    CallStatus::Approved,
+                    &CallUpdate {
+                        arguments: Some(json!({"orderNo": "2"})),
+                        approved_hash: Some("h".into()),
+                        note: Some("edited".into()),
+                        ..CallUpdate::default()
+                    },
+                    4,
+                )
+            })
+            .unwrap();
+        assert_eq!(approved.status, CallStatus::Approved);
+        assert_eq!(approved.arguments, Some(json!({"orderNo": "2"})));
+        assert_eq!(
+            approved.arguments_hash,
+            Some(hash_json(&json!({"orderNo": "2"})))
+        );
+        assert_eq!(approved.approved_hash.as_deref(), Some("h"));
+        let history = store.with_conn(|c| history(c, "c")).unwrap();
+        assert_eq!(
+            history,
+            vec![
+                (None, CallStatus::Proposed, None),
+                (Some(CallStatus::Proposed), CallStatus::Asking, None),
+                (
+                    Some(CallStatus::Asking),
+                    CallStatus::Approved,
+                    Some("edited".into())
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_session_has_at_most_one_open_batch() {
+        let store = store_with_batch();
+        let second = store.with_tx(|tx| {
+            insert_batch(
+                tx,
+                &BatchRecord {
+                    reply_id: "r2".into(),
+                    session_id: "s".into(),
+                    run_id: "run".into(),
+                    assistant_message_id: 2,
+                    state: BatchState::Pending,
+                    created_at: 2,
+                    expires_at: 100,
+                },
+                &[],
+                2,
+            )
+        });
+        assert!(second.is_err());
+        let open = store.with_conn(|c| open_batch(c, "s")).unwrap().unwrap();
+        assert_eq!(open.reply_id, "r");
+        store
+            .with_conn(|c| set_batch_state(c, "r", BatchState::Done))
+            .unwrap();
+        assert_eq!(store.with_conn(|c| open_batch(c, "s")).unwrap(), None);
+    }
+}

@@ -1,0 +1,57 @@
+//! Small keyed records: settings (one JSON document) and tool pins.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::StoreError;
+use crate::settings::Settings;
+
+const SETTINGS_KEY: &str = "settings";
+
+pub fn load_settings(conn: &Connection) -> Result<Option<Settings>, StoreError> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT value FROM settings WHERE key = ?1",
+            params![SETTINGS_KEY],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
+}
+
+pub fn save_settings(conn: &Connection, settings: &Settings, now: i64) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        params![SETTINGS_KEY, serde_json::to_string(settings)?, now],
+    )?;
+    Ok(())
+}
+
+/// The pinned hash of a tool's definition, if it was seen before.
+pub fn pin(conn: &Connection, server: &str, tool: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT hash FROM tool_pins WHERE server = ?1 AND tool = ?2",
+            params![server, tool],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+/// Pins (or re-pins, once the user accepted a change) a definition.
+pub fn set_pin(
+    conn: &Connection,
+    server: &str,
+    tool: &str,
+    hash: &str,
+    definition: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO tool_pins (server, tool, hash, definition, pinned_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition,
+             pinned_at = excluded.pinned_at",
+        params![server, tool, hash, definition, now],
+    )?;
+    Ok(())
+}

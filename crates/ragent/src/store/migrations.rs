@@ -1,0 +1,259 @@
+//! Versioned schema migrations. The database's `user_version` is the number
+//! of migrations applied; each runs in its own transaction with the version
+//! bump, so a failed one leaves the database as it was.
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// One schema step. Never edit a released one: add the next.
+pub struct Migration {
+    pub description: &'static str,
+    pub sql: &'static str,
+}
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    description: "sessions, append-only messages, batches, tool calls with history, settings, pins, audit log",
+    sql: r#"
+CREATE TABLE sessions (
+    id          TEXT PRIMARY KEY,
+    title       TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE messages (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    run_id        TEXT,
+    role          TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'notice')),
+    content       TEXT NOT NULL,
+    tool_calls    TEXT,
+    tool_call_id  TEXT,
+    call_id       TEXT,
+    created_at    INTEGER NOT NULL
+);
+CREATE INDEX messages_by_session ON messages(session_id, id);
+CREATE TRIGGER messages_are_append_only BEFORE UPDATE ON messages
+BEGIN
+    SELECT RAISE(ABORT, 'messages are append-only');
+END;
+
+CREATE TABLE batches (
+    reply_id              TEXT PRIMARY KEY,
+    session_id            TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    run_id                TEXT NOT NULL,
+    assistant_message_id  INTEGER NOT NULL,
+    state                 TEXT NOT NULL
+        CHECK (state IN ('pending', 'executing', 'done', 'superseded', 'expired')),
+    created_at            INTEGER NOT NULL,
+    expires_at            INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX one_open_batch_per_session
+    ON batches(session_id) WHERE state IN ('pending', 'executing');
+
+CREATE TABLE tool_calls (
+    id                  TEXT PRIMARY KEY,
+    session_id          TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    reply_id            TEXT NOT NULL REFERENCES batches(reply_id) ON DELETE CASCADE,
+    seq                 INTEGER NOT NULL,
+    model_call_id       TEXT NOT NULL,
+    qualified_name      TEXT NOT NULL,
+    server              TEXT,
+    tool                TEXT,
+    title               TEXT,
+    description         TEXT,
+    proposed_arguments  TEXT NOT NULL,
+    arguments           TEXT,
+    arguments_hash      TEXT,
+    approved_hash       TEXT,
+    input_schema        TEXT,
+    destructive         INTEGER NOT NULL DEFAULT 0,
+    definition_changed  INTEGER NOT NULL DEFAULT 0,
+    sends_key           INTEGER NOT NULL DEFAULT 0,
+    status              TEXT NOT NULL,
+    output              TEXT,
+    is_error            INTEGER NOT NULL DEFAULT 0,
+    created_at          INTEGER NOT NULL,
+    updated_at          INTEGER NOT NULL,
+    UNIQUE (reply_id, seq)
+);
+CREATE INDEX tool_calls_by_status ON tool_calls(status);
+
+CREATE TABLE tool_call_history (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    call_id      TEXT NOT NULL REFERENCES tool_calls(id) ON DELETE CASCADE,
+    from_status  TEXT,
+    to_status    TEXT NOT NULL,
+    note         TEXT,
+    at           INTEGER NOT NULL
+);
+
+CREATE TABLE settings (
+    key         TEXT PRIMARY KEY,
+    value       TEXT NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE tool_pins (
+    server      TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    hash        TEXT NOT NULL,
+    definition  TEXT NOT NULL,
+    pinned_at   INTEGER NOT NULL,
+    PRIMARY KEY (server, tool)
+);
+
+-- Kept when a session is deleted: the audit outlives the chat.
+CREATE TABLE audit_log (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    at              INTEGER NOT NULL,
+    session_id      TEXT NOT NULL,
+    call_id         TEXT NOT NULL,
+    server          TEXT NOT NULL,
+    tool            TEXT NOT NULL,
+    arguments_hash  TEXT NOT NULL,
+    decision        TEXT NOT NULL,
+    reason          TEXT
+);
+"#,
+}];
+
+/// Brings the schema up to date.
+pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    migrate_with(conn, MIGRATIONS)
+}
+
+pub(crate) fn migrate_with(
+    conn: &mut Connection,
+    migrations: &[Migration],
+) -> Result<(), StoreError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let known = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
+    if current > known {
+        return Err(StoreError::TooNew {
+            found: current,
+            known,
+        });
+    }
+    for (index, migration) in migrations
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(current).unwrap_or(0))
+    {
+        let version = index + 1;
+        tracing::info!(version, migration.description, "migrating database");
+        let tx = conn.transaction()?;
+        tx.execute_batch(migration.sql)
+            .map_err(|source| StoreError::Migration { version, source })?;
+        tx.pragma_update(
+            None,
+            "user_version",
+            i64::try_from(version).unwrap_or(i64::MAX),
+        )?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn version(conn: &Connection) -> i64 {
+        conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap()
+    }
+
+    const FIRST: Migration = Migration {
+        description: "a",
+        sql: "CREATE TABLE a (x INTEGER);",
+    };
+    const SECOND: Migration = Migration {
+        description: "b",
+        sql: "ALTER TABLE a ADD COLUMN y TEXT;",
+    };
+    const BROKEN: Migration = Migration {
+        description: "broken",
+        sql: "CREATE TABLE c (z INTEGER); INSERT INTO nowhere VALUES (1);",
+    };
+
+    #[test]
+    fn the_real_migrations_apply_once_and_again_change_nothing() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(version(&conn), MIGRATIONS.len() as i64);
+        migrate(&mut conn).unwrap();
+        assert_eq!(version(&conn), MIGRATIONS.len() as i64);
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN
+                 ('sessions','messages','batches','tool_calls','tool_call_history','settings','tool_pins','audit_log')",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 8);
+    }
+
+    #[test]
+    fn only_the_missing_steps_run_when_a_database_is_behind() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, &[FIRST]).unwrap();
+        conn.execute("INSERT INTO a (x) VALUES (7)", []).unwrap();
+        migrate_with(&mut conn, &[FIRST, SECOND]).unwrap();
+        assert_eq!(version(&conn), 2);
+        let kept: i64 = conn.query_row("SELECT x FROM a", [], |r| r.get(0)).unwrap();
+        assert_eq!(kept, 7, "the first step did not run again");
+    }
+
+    #[test]
+    fn a_failing_step_leaves_the_database_as_it_was() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, &[FIRST]).unwrap();
+        let err = migrate_with(&mut conn, &[FIRST, BROKEN]).unwrap_err();
+        assert!(
+            matches!(err, StoreError::Migration { version: 2, .. }),
+            "{err:?}"
+        );
+        assert_eq!(version(&conn), 1);
+        let half_done: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'c'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(half_done, 0);
+    }
+
+    #[test]
+    fn a_database_from_a_newer_app_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        let err = migrate(&mut conn).unwrap_err();
+        assert!(
+            matches!(err, StoreError::TooNew { found: 99, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn messages_cannot_be_rewritten() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        conn.execute("INSERT INTO sessions VALUES ('s', 't', 0, 0)", [])
+            .unwrap();
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, created_at) VALUES ('s', 'user', 'hi', 0)",
+            [],
+        )
+        .unwrap();
+        let err = conn
+            .execute("UPDATE messages SET content = 'changed'", [])
+            .unwrap_err();
+        assert!(err.to_string().contains("append-only"), "{err}");
+    }
+}

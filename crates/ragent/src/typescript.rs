@@ -1,0 +1,86 @@
+//! TypeScript types for `ui/`, generated from the protocol's Rust types
+//! so the page and the core cannot drift apart. The committed file is
+//! checked by a test; `RAGENT_WRITE_TS=1 cargo test -p ragent typescript`
+//! rewrites it.
+
+use ts_rs::{Config, TS};
+
+use crate::mcp::ServerStatus;
+use crate::mcp::config::{ServerConfig, ServerTransport};
+use crate::policy::ToolOverride;
+use crate::protocol::{
+    AgentEvent, AuditDecision, AuditEntry, CallDecision, CardCall, ConfirmationCard, Decision,
+    ErrorCode, ErrorInfo, EventEnvelope, RespondOutcome, SessionInfo, StopReason, ToolCallView,
+    Transcript, TranscriptItem, UserInput,
+};
+use crate::settings::{ModelSettings, Settings};
+use crate::toolcall::CallStatus;
+
+/// Where the generated file lives, relative to this crate.
+pub const TS_PATH: &str = "../../ui/src/protocol/index.ts";
+
+/// The whole generated module, every type exported.
+pub fn render() -> String {
+    let cfg = Config::new().with_large_int("number");
+    let decls = [
+        UserInput::decl(&cfg),
+        CallDecision::decl(&cfg),
+        Decision::decl(&cfg),
+        EventEnvelope::decl(&cfg),
+        AgentEvent::decl(&cfg),
+        StopReason::decl(&cfg),
+        ErrorInfo::decl(&cfg),
+        ErrorCode::decl(&cfg),
+        RespondOutcome::decl(&cfg),
+        ConfirmationCard::decl(&cfg),
+        CardCall::decl(&cfg),
+        CallStatus::decl(&cfg),
+        ToolCallView::decl(&cfg),
+        SessionInfo::decl(&cfg),
+        Transcript::decl(&cfg),
+        TranscriptItem::decl(&cfg),
+        AuditEntry::decl(&cfg),
+        AuditDecision::decl(&cfg),
+        Settings::decl(&cfg),
+        ModelSettings::decl(&cfg),
+        ServerConfig::decl(&cfg),
+        ServerTransport::decl(&cfg),
+        ToolOverride::decl(&cfg),
+        ServerStatus::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from crates/ragent (protocol, settings) by ts-rs. Do not edit:\n\
+         // run `RAGENT_WRITE_TS=1 cargo test -p ragent typescript` after changing the Rust types.\n\n\
+         export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;\n",
+    );
+    for decl in decls {
+        out.push('\n');
+        out.push_str("export ");
+        out.push_str(&decl);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn committed_typescript_matches_the_rust_types() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(TS_PATH);
+        let fresh = render();
+        if std::env::var_os("RAGENT_WRITE_TS").is_some() {
+            std::fs::write(&path, &fresh).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(
+            committed, fresh,
+            "ui/src/protocol/index.ts is stale: run RAGENT_WRITE_TS=1 cargo test -p ragent typescript"
+        );
+    }
+}

@@ -1,0 +1,94 @@
+// Every call to the Tauri shell goes through this module. Views receive an
+// `Api` object (tests pass a fake), so nothing else imports @tauri-apps/api.
+
+import { invoke } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
+
+import type {
+  AuditEntry,
+  CallDecision,
+  ErrorCode,
+  ErrorInfo,
+  EventEnvelope,
+  ModelCheck,
+  SessionInfo,
+  Settings,
+  ToolInfo,
+  Transcript,
+} from "./protocol";
+
+/** The event name the shell emits every agent event under. */
+export const AGENT_EVENT = "agent-event";
+
+export interface Api {
+  sendMessage(sessionId: string, text: string): Promise<void>;
+  respondConfirmation(sessionId: string, replyId: string, decisions: CallDecision[]): Promise<void>;
+  cancelRun(sessionId: string): Promise<void>;
+
+  listSessions(): Promise<SessionInfo[]>;
+  createSession(): Promise<SessionInfo>;
+  openSession(sessionId: string): Promise<Transcript>;
+  renameSession(sessionId: string, title: string): Promise<SessionInfo>;
+  deleteSession(sessionId: string): Promise<void>;
+
+  getSettings(): Promise<Settings>;
+  saveSettings(settings: Settings): Promise<Settings>;
+  checkModel(): Promise<ModelCheck>;
+  listTools(): Promise<ToolInfo[]>;
+  listAudit(limit: number): Promise<AuditEntry[]>;
+
+  /** Subscribes to agent events; resolves to an unsubscribe function. */
+  onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void>;
+}
+
+/** The real API over Tauri IPC. Argument keys are camelCase, as Tauri maps them. */
+export function tauriApi(): Api {
+  return {
+    sendMessage: (sessionId, text) => call("send_message", { sessionId, text }),
+    respondConfirmation: (sessionId, replyId, decisions) =>
+      call("respond_confirmation", { sessionId, replyId, decisions }),
+    cancelRun: (sessionId) => call("cancel_run", { sessionId }),
+
+    listSessions: () => call("list_sessions"),
+    createSession: () => call("create_session"),
+    openSession: (sessionId) => call("open_session", { sessionId }),
+    renameSession: (sessionId, title) => call("rename_session", { sessionId, title }),
+    deleteSession: (sessionId) => call("delete_session", { sessionId }),
+
+    getSettings: () => call("get_settings"),
+    saveSettings: (settings) => call("save_settings", { settings }),
+    checkModel: () => call("check_model"),
+    listTools: () => call("list_tools"),
+    listAudit: (limit) => call("list_audit", { limit }),
+
+    onAgentEvent: (handler) =>
+      listen<EventEnvelope>(AGENT_EVENT, (event) => handler(event.payload)),
+  };
+}
+
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (error) {
+    throw toErrorInfo(error);
+  }
+}
+
+const INTERNAL: ErrorCode = "internal";
+
+/** Whatever a command rejected with, as an ErrorInfo (the shell sends one). */
+export function toErrorInfo(error: unknown): ErrorInfo {
+  if (isErrorInfo(error)) return error;
+  if (error instanceof Error) return { code: INTERNAL, message: error.message };
+  if (typeof error === "string") return { code: INTERNAL, message: error };
+  return { code: INTERNAL, message: JSON.stringify(error) ?? String(error) };
+}
+
+export function isErrorInfo(value: unknown): value is ErrorInfo {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { code?: unknown }).code === "string" &&
+    typeof (value as { message?: unknown }).message === "string"
+  );
+}

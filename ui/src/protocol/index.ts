@@ -1,0 +1,131 @@
+// Generated from crates/ragent (protocol, settings) by ts-rs. Do not edit:
+// run `RAGENT_WRITE_TS=1 cargo test -p ragent typescript` after changing the Rust types.
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
+
+export type UserInput = { "type": "send_message", session_id: string, text: string, } | { "type": "respond_confirmation", session_id: string, reply_id: string, decisions: Array<CallDecision>, } | { "type": "cancel_run", session_id: string, };
+
+export type CallDecision = { call_id: string, decision: Decision, };
+
+export type Decision = { "type": "approve" } | { "type": "approve_edited", arguments: JsonValue, } | { "type": "deny", reason: string | null, };
+
+export type EventEnvelope = { session_id: string, 
+/**
+ * The run that produced the event; `None` for events outside a run
+ * (a card that expired when a reply came too late).
+ */
+run_id: string | null, event: AgentEvent, };
+
+export type AgentEvent = { "type": "run_started" } | { "type": "text_delta", text: string, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
+
+export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" };
+
+export type ErrorInfo = { code: ErrorCode, message: string, };
+
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "invalid_settings" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
+
+export type RespondOutcome = { "type": "resumed", run_id: string, } | { "type": "waiting", remaining: Array<string>, };
+
+export type ConfirmationCard = { reply_id: string, session_id: string, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+created_at: number, expires_at: number, 
+/**
+ * Every call of the batch in the model's order. Calls with status
+ * `asking` need a decision; `allowed` ones run with the batch.
+ */
+calls: Array<CardCall>, };
+
+export type CardCall = { call_id: string, 
+/**
+ * `server__tool`, as the model named it.
+ */
+qualified_name: string, server: string, tool: string, 
+/**
+ * The tool's human-readable title, when the server gives one.
+ */
+title: string | null, description: string | null, 
+/**
+ * Exactly the arguments that will be sent.
+ */
+arguments: JsonValue, 
+/**
+ * The tool's input schema; property `title`s label the arguments.
+ */
+input_schema: JsonValue, destructive: boolean, 
+/**
+ * The tool's definition differs from the one pinned when first seen.
+ */
+definition_changed: boolean, status: CallStatus, };
+
+export type CallStatus = "proposed" | "asking" | "allowed" | "approved" | "rejected" | "running" | "succeeded" | "failed" | "denied" | "expired" | "superseded" | "interrupted";
+
+export type ToolCallView = { call_id: string, qualified_name: string, server: string, tool: string, title: string | null, arguments: JsonValue, status: CallStatus, 
+/**
+ * The result text (or the reason it did not run), once known.
+ */
+output: string | null, is_error: boolean, destructive: boolean, 
+/**
+ * The card the call was on, if it needed one.
+ */
+reply_id: string | null, };
+
+export type SessionInfo = { id: string, title: string, created_at: number, updated_at: number, };
+
+export type Transcript = { session: SessionInfo, items: Array<TranscriptItem>, 
+/**
+ * The card still waiting for decisions, if any.
+ */
+pending: ConfirmationCard | null, };
+
+export type TranscriptItem = { "type": "user", id: number, text: string, at: number, } | { "type": "assistant", id: number, text: string, at: number, } | { "type": "tool_call", call: ToolCallView, } | { "type": "notice", id: number, text: string, at: number, };
+
+export type AuditEntry = { id: number, at: number, session_id: string, call_id: string, server: string, tool: string, 
+/**
+ * SHA-256 of the canonical JSON of the arguments decided on.
+ */
+arguments_hash: string, decision: AuditDecision, reason: string | null, };
+
+export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded";
+
+export type Settings = { model: ModelSettings, 
+/**
+ * Servers the user added, in the `mcpServers` shape. The built-in
+ * shop is not listed here: the app supplies it, trusted.
+ */
+mcp_servers: { [key in string]: ServerConfig }, 
+/**
+ * Per-tool policy, keyed by `server__tool`.
+ */
+tool_overrides: { [key in string]: ToolOverride }, 
+/**
+ * How long a confirmation card may wait before it expires.
+ */
+card_expiry_secs: number, 
+/**
+ * How many model turns one run may take.
+ */
+max_turns_per_run: number, 
+/**
+ * Estimated tokens of history sent to the model.
+ */
+history_token_budget: number, };
+
+export type ModelSettings = { 
+/**
+ * For example `https://api.deepseek.com/v1`; `/chat/completions` is appended.
+ */
+base_url: string, model: string, api_key: string | null, extra_headers: { [key in string]: string }, };
+
+export type ServerConfig = { 
+/**
+ * Whether the server's tool annotations are believed. Off unless set.
+ */
+trusted: boolean, } & ({ command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, });
+
+export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
+
+export type ToolOverride = "ask" | "deny" | "auto_approve";
+
+export type ServerStatus = { name: string, trusted: boolean, connected: boolean, pid: number | null, restarts: number, honours_idempotency_keys: boolean | null, };

@@ -1,0 +1,140 @@
+// Turns a call's arguments and its tool's JSON Schema into labelled rows for
+// the confirmation card: each property's `title` (falling back to its name),
+// enum values with their titles, arrays of objects as small tables.
+
+import type { JsonValue } from "./protocol";
+
+type JsonObject = { [key in string]?: JsonValue };
+
+export type ArgValue =
+  | { kind: "text"; text: string }
+  | { kind: "empty" }
+  | { kind: "table"; columns: Column[]; rows: string[][] };
+
+export interface Column {
+  name: string;
+  label: string;
+}
+
+export interface ArgRow {
+  name: string;
+  label: string;
+  description: string | null;
+  value: ArgValue;
+}
+
+export function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The labelled rows for `args`, in the schema's property order, then any extras. */
+export function describeArguments(args: JsonValue, schema: JsonValue): ArgRow[] {
+  if (!isObject(args)) return [{ name: "", label: "", description: null, value: text(args) }];
+  const root = isObject(schema) ? schema : {};
+  const props = propertiesOf(root, root);
+  const names = [...Object.keys(props).filter((name) => name in args), ...Object.keys(args).filter((name) => !(name in props))];
+  return names.map((name) => {
+    const prop = resolve(props[name], root);
+    return {
+      name,
+      label: titleOf(prop) ?? name,
+      description: stringField(prop, "description"),
+      value: valueOf(args[name], prop, root),
+    };
+  });
+}
+
+function valueOf(value: JsonValue | undefined, prop: JsonObject, root: JsonObject): ArgValue {
+  if (value === undefined || value === null) return { kind: "empty" };
+  if (Array.isArray(value) && value.length > 0 && value.every(isObject)) {
+    return tableOf(value as JsonObject[], resolve(prop.items, root), root);
+  }
+  if (Array.isArray(value) && value.every((v) => !isObject(v) && !Array.isArray(v))) {
+    return { kind: "text", text: value.map((v) => scalar(v, {})).join(", ") };
+  }
+  return text(value, prop);
+}
+
+function tableOf(rows: JsonObject[], itemSchema: JsonObject, root: JsonObject): ArgValue {
+  const props = propertiesOf(itemSchema, root);
+  const names = [...Object.keys(props)];
+  for (const row of rows) {
+    for (const name of Object.keys(row)) if (!names.includes(name)) names.push(name);
+  }
+  const used = names.filter((name) => rows.some((row) => row[name] !== undefined));
+  return {
+    kind: "table",
+    columns: used.map((name) => ({ name, label: titleOf(resolve(props[name], root)) ?? name })),
+    rows: rows.map((row) =>
+      used.map((name) => {
+        const cell = row[name];
+        return cell === undefined || cell === null ? "" : scalar(cell, resolve(props[name], root));
+      }),
+    ),
+  };
+}
+
+function text(value: JsonValue | undefined, prop: JsonObject = {}): ArgValue {
+  if (value === undefined || value === null) return { kind: "empty" };
+  return { kind: "text", text: scalar(value, prop) };
+}
+
+/** A value as text; an enum value gets its title (`加入 (add)`) when the schema has one. */
+function scalar(value: JsonValue, prop: JsonObject): string {
+  if (typeof value === "string") {
+    const title = enumTitle(prop, value);
+    return title && title !== value ? `${title} (${value})` : value;
+  }
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return JSON.stringify(value, null, 2);
+}
+
+function enumTitle(prop: JsonObject, value: string): string | null {
+  for (const key of ["oneOf", "anyOf"]) {
+    const options = prop[key];
+    if (!Array.isArray(options)) continue;
+    for (const option of options) {
+      if (isObject(option) && option.const === value) {
+        return stringField(option, "title") ?? stringField(option, "description");
+      }
+    }
+  }
+  return null;
+}
+
+function propertiesOf(schema: JsonObject, root: JsonObject): JsonObject {
+  const resolved = resolve(schema, root);
+  return isObject(resolved.properties) ? resolved.properties : {};
+}
+
+/** Follows a local `$ref` (`#/$defs/X`, `#/definitions/X`) and unwraps a nullable `anyOf`. */
+function resolve(schema: JsonValue | undefined, root: JsonObject, depth = 0): JsonObject {
+  if (!isObject(schema) || depth > 8) return {};
+  const ref = schema.$ref;
+  if (typeof ref === "string" && ref.startsWith("#/")) {
+    let target: JsonValue | undefined = root;
+    for (const part of ref.slice(2).split("/")) {
+      target = isObject(target) ? target[decodeURIComponent(part.replace(/~1/g, "/").replace(/~0/g, "~"))] : undefined;
+    }
+    const { $ref: _ignored, ...rest } = schema;
+    return { ...resolve(target, root, depth + 1), ...rest };
+  }
+  const anyOf = schema.anyOf;
+  if (Array.isArray(anyOf) && !schema.properties && !schema.items) {
+    const nonNull = anyOf.filter((option) => !(isObject(option) && option.type === "null"));
+    if (nonNull.length === 1 && !nonNull.some((option) => isObject(option) && "const" in option)) {
+      const { anyOf: _nullable, ...rest } = schema;
+      return { ...resolve(nonNull[0], root, depth + 1), ...rest };
+    }
+  }
+  return schema;
+}
+
+function titleOf(schema: JsonObject): string | null {
+  return stringField(schema, "title");
+}
+
+function stringField(schema: JsonObject, field: string): string | null {
+  const value = schema[field];
+  return typeof value === "string" && value.trim() !== "" ? value : null;
+}

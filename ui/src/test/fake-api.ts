@@ -1,0 +1,154 @@
+// A fake of the backend for tests: records every call, answers from
+// fields a test sets, and lets a test hold a reply to see in-flight state.
+
+import type { Api } from "../api";
+import type {
+  AuditEntry,
+  CallDecision,
+  ErrorInfo,
+  EventEnvelope,
+  ModelCheck,
+  SessionInfo,
+  Settings,
+  ToolInfo,
+  Transcript,
+} from "../protocol";
+
+export type Recorded = { command: string; args: unknown[] };
+
+export const DEFAULT_SETTINGS: Settings = {
+  model: { base_url: "http://127.0.0.1:11434/v1", model: "", api_key: null, extra_headers: {} },
+  mcp_servers: {},
+  tool_overrides: {},
+  card_expiry_secs: 1800,
+  max_turns_per_run: 12,
+  history_token_budget: 24000,
+};
+
+export class FakeApi implements Api {
+  calls: Recorded[] = [];
+  sessions: SessionInfo[] = [];
+  transcripts = new Map<string, Transcript>();
+  settings: Settings = structuredClone(DEFAULT_SETTINGS);
+  tools: ToolInfo[] = [];
+  audit: AuditEntry[] = [];
+  check: ModelCheck = { state: "ok", message: null };
+  /** The next respond_confirmation / send_message fails with this. */
+  failNext: ErrorInfo | null = null;
+  /** When set, respond_confirmation waits until `release()` is called. */
+  hold = false;
+  private held: Array<() => void> = [];
+  private handlers: Array<(envelope: EventEnvelope) => void> = [];
+  private nextId = 1;
+
+  private record(command: string, ...args: unknown[]): void {
+    this.calls.push({ command, args });
+  }
+
+  /** The recorded calls of one command. */
+  of(command: string): unknown[][] {
+    return this.calls.filter((c) => c.command === command).map((c) => c.args);
+  }
+
+  private maybeFail(): Promise<void> {
+    const failure = this.failNext;
+    this.failNext = null;
+    return failure ? Promise.reject(failure) : Promise.resolve();
+  }
+
+  release(): void {
+    const held = this.held;
+    this.held = [];
+    for (const resume of held) resume();
+  }
+
+  emit(envelope: EventEnvelope): void {
+    for (const handler of this.handlers) handler(envelope);
+  }
+
+  async sendMessage(sessionId: string, text: string): Promise<void> {
+    this.record("send_message", sessionId, text);
+    return this.maybeFail();
+  }
+
+  async respondConfirmation(sessionId: string, replyId: string, decisions: CallDecision[]): Promise<void> {
+    this.record("respond_confirmation", sessionId, replyId, decisions);
+    if (this.hold) await new Promise<void>((resume) => this.held.push(resume));
+    return this.maybeFail();
+  }
+
+  async cancelRun(sessionId: string): Promise<void> {
+    this.record("cancel_run", sessionId);
+  }
+
+  async listSessions(): Promise<SessionInfo[]> {
+    this.record("list_sessions");
+    return [...this.sessions];
+  }
+
+  async createSession(): Promise<SessionInfo> {
+    this.record("create_session");
+    const session = { id: `s${this.nextId++}`, title: "", created_at: 1000, updated_at: 1000 + this.nextId };
+    this.sessions.push(session);
+    return session;
+  }
+
+  async openSession(sessionId: string): Promise<Transcript> {
+    this.record("open_session", sessionId);
+    const session = this.sessions.find((s) => s.id === sessionId);
+    if (!session) throw { code: "session_not_found", message: `no session ${sessionId}` } satisfies ErrorInfo;
+    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null };
+  }
+
+  async renameSession(sessionId: string, title: string): Promise<SessionInfo> {
+    this.record("rename_session", sessionId, title);
+    const session = this.sessions.find((s) => s.id === sessionId);
+    if (!session) throw { code: "session_not_found", message: "gone" } satisfies ErrorInfo;
+    session.title = title;
+    return { ...session };
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    this.record("delete_session", sessionId);
+    this.sessions = this.sessions.filter((s) => s.id !== sessionId);
+  }
+
+  async getSettings(): Promise<Settings> {
+    this.record("get_settings");
+    return structuredClone(this.settings);
+  }
+
+  async saveSettings(settings: Settings): Promise<Settings> {
+    this.record("save_settings", settings);
+    await this.maybeFail();
+    this.settings = structuredClone(settings);
+    return structuredClone(settings);
+  }
+
+  async checkModel(): Promise<ModelCheck> {
+    this.record("check_model");
+    return this.check;
+  }
+
+  async listTools(): Promise<ToolInfo[]> {
+    this.record("list_tools");
+    return this.tools;
+  }
+
+  async listAudit(limit: number): Promise<AuditEntry[]> {
+    this.record("list_audit", limit);
+    return this.audit;
+  }
+
+  async onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void> {
+    this.handlers.push(handler);
+    return () => {
+      this.handlers = this.handlers.filter((h) => h !== handler);
+    };
+  }
+}
+
+/** Lets pending promise callbacks run. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setTimeout(resolve, 0));
+}

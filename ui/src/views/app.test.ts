@@ -1,0 +1,157 @@
+import { beforeEach, describe, expect, it } from "vitest";
+
+import { FakeApi, settle } from "../test/fake-api";
+import { XSS_IMG, card, cardCall } from "../test/fixtures";
+import { App } from "./app";
+
+let api: FakeApi;
+let root: HTMLElement;
+let storage: Storage;
+let app: App;
+
+const q = <T extends HTMLElement = HTMLElement>(testid: string): T => {
+  const found = root.querySelector<T>(`[data-testid="${testid}"]`);
+  if (!found) throw new Error(`no ${testid}`);
+  return found;
+};
+
+async function start(): Promise<void> {
+  root = document.createElement("div");
+  document.body.replaceChildren(root);
+  app = new App({ api, root, storage });
+  await app.start();
+  await settle();
+}
+
+beforeEach(() => {
+  api = new FakeApi();
+  api.sessions = [{ id: "s1", title: "买耳机", created_at: 1, updated_at: 5 }];
+  storage = window.localStorage;
+  storage.clear();
+  document.documentElement.removeAttribute("data-theme");
+});
+
+describe("the window", () => {
+  it("has the app's name as its first h1", async () => {
+    await start();
+    expect(document.querySelector("h1")?.textContent).toBe("比特严选助手");
+    expect(document.documentElement.lang).toBe("zh-CN");
+    app.stop();
+  });
+
+  it("opens the latest session and shows its pending card, and applies its events", async () => {
+    api.transcripts.set("s1", {
+      session: api.sessions[0],
+      items: [{ type: "user", id: 1, text: "加一副耳机", at: 1 }],
+      pending: card([cardCall({ call_id: "a" })]),
+    });
+    await start();
+    expect(api.of("open_session")).toEqual([["s1"]]);
+    expect(q("confirmation-card").dataset.replyId).toBe("reply-1");
+    api.emit({ session_id: "s1", run_id: null, event: { type: "call_status_changed", call_id: "a", status: "expired" } });
+    expect(q("card-call").dataset.status).toBe("expired");
+    app.stop();
+  });
+
+  it("creates a session when the first message is sent with none open", async () => {
+    api.sessions = [];
+    await start();
+    const input = q<HTMLTextAreaElement>("composer-input");
+    input.value = "你好";
+    q("send").click();
+    await settle();
+    expect(api.of("create_session")).toHaveLength(1);
+    expect(api.of("send_message")).toEqual([["s1", "你好"]]);
+    expect(root.querySelectorAll('[data-testid="session-item"]')).toHaveLength(1);
+    app.stop();
+  });
+
+  it("shows the first-run screen when the model is not configured", async () => {
+    api.check = { state: "not_configured", message: null };
+    await start();
+    const firstRun = q("first-run");
+    expect(firstRun.textContent).toContain("http://127.0.0.1:11434/v1");
+    expect(firstRun.textContent).toContain("dashscope");
+    const model = q<HTMLInputElement>("model-name");
+    model.value = "qwen2.5:7b";
+    model.dispatchEvent(new Event("input"));
+    api.check = { state: "ok", message: null };
+    q("save-settings").click();
+    await settle();
+    expect(api.settings.model.model).toBe("qwen2.5:7b");
+    expect(root.querySelector('[data-testid="first-run"]')).toBeNull();
+    expect(root.querySelector('[data-testid="composer-input"]')).not.toBeNull();
+    app.stop();
+  });
+
+  it("switches to English and remembers it", async () => {
+    await start();
+    q("settings").click();
+    await settle();
+    const language = q<HTMLSelectElement>("language");
+    language.value = "en";
+    language.dispatchEvent(new Event("change"));
+    await settle();
+    expect(storage.getItem("bitselect.lang")).toBe("en");
+    expect(document.documentElement.lang).toBe("en");
+    expect(q("settings").textContent).toBe("Settings");
+    expect(root.querySelector("h1")?.textContent).toBe("比特严选助手");
+    expect(q("settings-view")).toBeTruthy();
+    app.stop();
+    await start();
+    expect(q("new-session").textContent).toContain("New chat");
+    app.stop();
+  });
+
+  it("forces a theme through data-theme on <html>", async () => {
+    await start();
+    q("settings").click();
+    await settle();
+    const theme = q<HTMLSelectElement>("theme");
+    theme.value = "dark";
+    theme.dispatchEvent(new Event("change"));
+    expect(document.documentElement.dataset.theme).toBe("dark");
+    expect(storage.getItem("bitselect.theme")).toBe("dark");
+    app.stop();
+  });
+});
+
+describe("the audit log", () => {
+  it("lists every decision with time, session, tool, decision, reason and a short hash", async () => {
+    api.audit = [
+      {
+        id: 1,
+        at: Date.UTC(2025, 0, 1, 8, 0),
+        session_id: "s1",
+        call_id: "a",
+        server: "shop",
+        tool: "cancel_order",
+        arguments_hash: "0123456789abcdef0123456789abcdef",
+        decision: "user_denied",
+        reason: XSS_IMG,
+      },
+      {
+        id: 2,
+        at: Date.UTC(2025, 0, 1, 9, 0),
+        session_id: "gone-session-id",
+        call_id: "b",
+        server: "shop",
+        tool: "search_product",
+        arguments_hash: "ffff",
+        decision: "policy_allowed",
+        reason: null,
+      },
+    ];
+    await start();
+    q("audit").click();
+    await settle();
+    expect(api.of("list_audit")).toEqual([[500]]);
+    const rows = [...root.querySelectorAll<HTMLElement>('[data-testid="audit-row"]')];
+    expect(rows.map((r) => r.dataset.decision)).toEqual(["policy_allowed", "user_denied"]);
+    const cells = [...rows[1].querySelectorAll("td")].map((td) => td.textContent);
+    expect(cells.slice(1)).toEqual(["买耳机", "shop · cancel_order", "你已拒绝", XSS_IMG, "0123456789ab"]);
+    expect(rows[0].querySelectorAll("td")[1].textContent).toBe("gone-ses");
+    expect(root.querySelector("img")).toBeNull();
+    app.stop();
+  });
+});

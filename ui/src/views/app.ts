@@ -1,0 +1,185 @@
+// The window: title bar with the app's h1 and navigation, the session list,
+// and one page (chat, audit log, settings, or the first-run screen).
+
+import type { Api } from "../api";
+import { toErrorInfo } from "../api";
+import { button, h } from "../dom";
+import { createI18n, loadLang, saveLang, type I18n, type Lang } from "../i18n";
+import type { EventEnvelope, SessionInfo } from "../protocol";
+import { ChatLog } from "../state";
+import { applyTheme, loadTheme, type Theme } from "../theme";
+import { auditView } from "./audit";
+import { ChatView } from "./chat";
+import { firstRunView } from "./firstrun";
+import { settingsView } from "./settings";
+import { Sidebar } from "./sidebar";
+
+export interface AppDeps {
+  api: Api;
+  root: HTMLElement;
+  /** Where the language and theme choices are remembered. */
+  storage?: Storage;
+}
+
+type Page = "chat" | "audit" | "settings" | "first-run";
+
+export class App {
+  private readonly deps: AppDeps;
+  private i18n: I18n;
+  private theme: Theme;
+  private page: Page = "chat";
+  private sidebar!: Sidebar;
+  private chat!: ChatView;
+  private main!: HTMLElement;
+  private nav!: Record<"chat" | "audit" | "settings", HTMLButtonElement>;
+  private openToken = 0;
+  private unlisten: (() => void) | null = null;
+
+  constructor(deps: AppDeps) {
+    this.deps = deps;
+    this.i18n = createI18n(loadLang(deps.storage));
+    this.theme = loadTheme(deps.storage);
+    applyTheme(this.theme);
+    this.build();
+  }
+
+  /** Subscribes to events, checks the model, lists and opens sessions. */
+  async start(): Promise<void> {
+    const { api } = this.deps;
+    try {
+      this.unlisten = await api.onAgentEvent((envelope) => this.onEvent(envelope));
+    } catch (error) {
+      this.chat.showError(toErrorInfo(error).message);
+    }
+    await this.sidebar.refresh();
+    const latest = this.sidebar.all[0];
+    if (latest) await this.open(latest);
+    const check = await api.checkModel().catch((error: unknown) => ({
+      state: "unreachable" as const,
+      message: toErrorInfo(error).message,
+    }));
+    if (check.state !== "ok") {
+      const firstRun = firstRunView({ api, i18n: this.i18n, check, onDone: () => this.show("chat") });
+      this.show("first-run", firstRun.el);
+      await firstRun.load();
+    }
+  }
+
+  stop(): void {
+    this.unlisten?.();
+    this.unlisten = null;
+  }
+
+  private onEvent(envelope: EventEnvelope): void {
+    this.chat.handle(envelope);
+  }
+
+  private build(): void {
+    const { t } = this.i18n;
+    document.documentElement.lang = this.i18n.lang;
+    const navButton = (page: "chat" | "audit" | "settings", label: string, testid: string): HTMLButtonElement =>
+      button(label, () => this.show(page), { class: "nav-button", testid });
+    this.nav = {
+      chat: navButton("chat", t("nav.chat"), "nav-chat"),
+      audit: navButton("audit", t("nav.audit"), "audit"),
+      settings: navButton("settings", t("nav.settings"), "settings"),
+    };
+    this.sidebar = new Sidebar({ api: this.deps.api, i18n: this.i18n, onSelect: (session) => this.open(session) });
+    this.chat = new ChatView({
+      api: this.deps.api,
+      i18n: this.i18n,
+      ensureSession: () => this.ensureSession(),
+      onRunStopped: () => void this.sidebar.refresh(),
+    });
+    this.main = h("main", { class: "app-main", attrs: { id: "main" } });
+    this.deps.root.replaceChildren(
+      h(
+        "div",
+        { class: "app" },
+        h(
+          "header",
+          { class: "app-header" },
+          h("h1", { text: t("app.title") }),
+          h("nav", { class: "app-nav", attrs: { "aria-label": t("nav.label") } }, this.nav.chat, this.nav.audit, this.nav.settings),
+        ),
+        h("div", { class: "app-body" }, this.sidebar.el, this.main),
+      ),
+    );
+    this.show(this.page === "first-run" ? "chat" : this.page);
+  }
+
+  private show(page: Page, element?: HTMLElement): void {
+    this.page = page;
+    for (const [name, el] of Object.entries(this.nav)) {
+      el.setAttribute("aria-current", name === page ? "page" : "false");
+    }
+    switch (page) {
+      case "chat":
+        this.main.replaceChildren(this.chat.el);
+        this.chat.focusComposer();
+        return;
+      case "audit": {
+        const view = auditView({ api: this.deps.api, i18n: this.i18n, sessions: () => this.sidebar.all });
+        this.main.replaceChildren(view.el);
+        void view.load();
+        return;
+      }
+      case "settings": {
+        const view = settingsView({
+          api: this.deps.api,
+          i18n: this.i18n,
+          onLanguage: (lang) => this.setLanguage(lang),
+          theme: this.theme,
+          onTheme: (theme) => {
+            this.theme = theme;
+            applyTheme(theme, this.deps.storage);
+          },
+        });
+        this.main.replaceChildren(view.el);
+        void view.load();
+        return;
+      }
+      case "first-run":
+        if (element) this.main.replaceChildren(element);
+        return;
+    }
+  }
+
+  private async open(session: SessionInfo | null, switchToChat = true): Promise<void> {
+    const token = ++this.openToken;
+    this.sidebar.setCurrent(session?.id ?? null);
+    if (!session) {
+      this.chat.load(null);
+      return;
+    }
+    try {
+      const transcript = await this.deps.api.openSession(session.id);
+      if (token !== this.openToken) return;
+      this.chat.load(ChatLog.fromTranscript(transcript));
+    } catch (error) {
+      if (token !== this.openToken) return;
+      this.chat.load(null);
+      this.chat.showError(toErrorInfo(error).message);
+    }
+    if (switchToChat && this.page !== "chat") this.show("chat");
+  }
+
+  private async ensureSession(): Promise<string> {
+    const open = this.chat.sessionId;
+    if (open) return open;
+    const session = await this.sidebar.create();
+    if (!session) throw { code: "internal", message: this.i18n.t("chat.noSession") };
+    return session.id;
+  }
+
+  private setLanguage(lang: Lang): void {
+    saveLang(this.deps.storage, lang);
+    this.i18n = createI18n(lang);
+    const sessions = [...this.sidebar.all];
+    const current = this.chat.sessionId;
+    this.build();
+    this.sidebar.setSessions(sessions);
+    const session = sessions.find((s) => s.id === current);
+    if (session) void this.open(session, false);
+  }
+}

@@ -1,0 +1,266 @@
+// One call on a confirmation card: what will be sent (labelled arguments,
+// raw JSON on demand, an argument editor) and its approve / deny controls.
+// It decides nothing itself: its buttons hand a decision to the card.
+
+import { button, disclosure, h, prettyJson, replace } from "../dom";
+import type { I18n } from "../i18n";
+import type { CallDecision, CallStatus, CardCall, Decision, JsonValue } from "../protocol";
+import { isObject } from "../schema";
+import { argumentList } from "./args";
+
+export interface CallHost {
+  i18n: I18n;
+  /** Sends decisions for this card; ignored while another is in flight. */
+  decide(decisions: CallDecision[]): void;
+}
+
+export class CardCallView {
+  readonly el: HTMLLIElement;
+  private call: CardCall;
+  private readonly host: CallHost;
+  private readonly status = h("span", { class: "status-badge" });
+  private readonly argsSlot = h("div", { class: "card-args" });
+  private readonly rawJson = h("pre", { class: "raw-json" });
+  private readonly actions = h("div", { class: "card-actions" });
+  private readonly reason: HTMLInputElement;
+  private readonly buttons: HTMLButtonElement[] = [];
+  private editor: Editor | null = null;
+
+  constructor(call: CardCall, host: CallHost) {
+    this.call = call;
+    this.host = host;
+    const { t } = host.i18n;
+    const name = this.title();
+    this.reason = h("input", {
+      class: "deny-reason",
+      attrs: {
+        type: "text",
+        "data-testid": "deny-reason",
+        placeholder: t("card.denyReason"),
+        "aria-label": t("card.denyReasonAria", { title: name }),
+        maxlength: 500,
+      },
+      on: {
+        keydown: (event) => {
+          if (event.key === "Enter" && !event.isComposing) {
+            event.preventDefault();
+            this.host.decide([this.denyDecision()]);
+          } else if (event.key === "Escape") {
+            event.preventDefault();
+            event.stopPropagation();
+            this.reason.value = "";
+          }
+        },
+      },
+    });
+    const approve = button(t("card.approve"), () => this.host.decide([this.approveDecision()]), {
+      class: "btn btn-suggested",
+      testid: "approve",
+      aria: t("card.approveAria", { title: name }),
+    });
+    const deny = button(t("card.deny"), () => this.host.decide([this.denyDecision()]), {
+      class: "btn btn-destructive-outline",
+      testid: "deny",
+      aria: t("card.denyAria", { title: name }),
+    });
+    const edit = button(t("card.edit"), () => this.openEditor(), {
+      class: "btn btn-flat",
+      testid: "edit-arguments",
+      aria: t("card.editAria", { title: name }),
+    });
+    this.buttons.push(approve, deny, edit);
+    this.actions.append(this.reason, deny, edit, approve);
+
+    this.el = h(
+      "li",
+      {
+        class: "card-call",
+        attrs: { "data-testid": "card-call", "data-call-id": call.call_id },
+      },
+      h(
+        "div",
+        { class: "card-call-head" },
+        h("h3", { class: "card-call-title", text: name, attrs: { title: call.qualified_name } }),
+        call.destructive && h("span", { class: "badge badge-destructive", text: t("card.destructive") }),
+        h("span", { class: "card-server", text: t("card.server", { server: call.server }) }),
+        this.status,
+      ),
+      call.definition_changed &&
+        h("p", { class: "card-warning", text: t("card.definitionChanged"), attrs: { role: "note" } }),
+      this.argsSlot,
+      disclosure(t("card.rawJson"), [this.rawJson], { class: "raw-json-disclosure", attrs: { "data-testid": "raw-json" } }),
+      this.actions,
+    );
+    this.el.classList.toggle("card-call-destructive", call.destructive);
+    this.el.classList.toggle("card-call-changed", call.definition_changed);
+    this.renderArguments();
+    this.update(call);
+  }
+
+  get callId(): string {
+    return this.call.call_id;
+  }
+
+  get asking(): boolean {
+    return this.call.status === "asking";
+  }
+
+  update(call: CardCall): void {
+    this.setStatus(call.status);
+  }
+
+  setStatus(status: CallStatus): void {
+    this.call = { ...this.call, status };
+    this.el.dataset.status = status;
+    this.status.dataset.status = status;
+    this.status.textContent = this.host.i18n.status(status);
+    this.actions.hidden = !this.asking;
+    if (!this.asking) this.closeEditor();
+  }
+
+  setBusy(busy: boolean): void {
+    for (const b of this.buttons) b.disabled = busy;
+    this.reason.disabled = busy;
+    this.editor?.setBusy(busy);
+  }
+
+  approveDecision(): CallDecision {
+    return { call_id: this.call.call_id, decision: { type: "approve" } };
+  }
+
+  denyDecision(): CallDecision {
+    const reason = this.reason.value.trim();
+    return { call_id: this.call.call_id, decision: { type: "deny", reason: reason === "" ? null : reason } };
+  }
+
+  /** The backend accepted `decision` for this call. */
+  accepted(decision: Decision): void {
+    if (decision.type === "approve_edited") {
+      this.call = { ...this.call, arguments: decision.arguments };
+      this.renderArguments();
+    }
+    this.closeEditor();
+  }
+
+  /** Where keyboard focus goes when this call is next to decide. */
+  focusTarget(): HTMLElement {
+    return this.reason;
+  }
+
+  /** Escape inside the call: closes the editor, nothing else. */
+  escape(): boolean {
+    if (!this.editor) return false;
+    this.closeEditor();
+    return true;
+  }
+
+  private title(): string {
+    return this.call.title ?? this.call.tool;
+  }
+
+  private renderArguments(): void {
+    replace(this.argsSlot, argumentList(this.call.arguments, this.call.input_schema, this.host.i18n));
+    this.rawJson.textContent = prettyJson(this.call.arguments);
+  }
+
+  private openEditor(): void {
+    if (this.editor) {
+      this.editor.focus();
+      return;
+    }
+    this.editor = new Editor(this.call.arguments, this.host.i18n, {
+      approve: (args) => this.host.decide([{ call_id: this.call.call_id, decision: { type: "approve_edited", arguments: args } }]),
+      cancel: () => this.closeEditor(),
+    });
+    this.actions.before(this.editor.el);
+    this.actions.hidden = true;
+    this.editor.focus();
+  }
+
+  private closeEditor(): void {
+    if (!this.editor) return;
+    const hadFocus = this.editor.el.contains(document.activeElement);
+    this.editor.el.remove();
+    this.editor = null;
+    this.actions.hidden = !this.asking;
+    if (hadFocus && this.asking) this.buttons[2].focus();
+  }
+}
+
+/** Edits the arguments as JSON text, parsed locally before anything is sent. */
+class Editor {
+  readonly el: HTMLElement;
+  private readonly textarea: HTMLTextAreaElement;
+  private readonly error = h("p", { class: "field-error", attrs: { role: "alert", "data-testid": "edit-error" } });
+  private readonly approveButton: HTMLButtonElement;
+  private readonly cancelButton: HTMLButtonElement;
+  private parsed: JsonValue | null = null;
+  private readonly i18n: I18n;
+
+  constructor(
+    args: JsonValue,
+    i18n: I18n,
+    on: { approve(args: JsonValue): void; cancel(): void },
+  ) {
+    this.i18n = i18n;
+    const id = `editor-${Math.random().toString(36).slice(2)}`;
+    this.textarea = h("textarea", {
+      class: "json-editor",
+      text: prettyJson(args),
+      attrs: { id, rows: 8, spellcheck: "false", "data-testid": "arguments-editor" },
+      on: {
+        input: () => this.validate(),
+        keydown: (event) => {
+          if (event.key === "Escape") {
+            event.preventDefault();
+            event.stopPropagation();
+            on.cancel();
+          }
+        },
+      },
+    });
+    this.approveButton = button(
+      i18n.t("card.approveEdited"),
+      () => {
+        if (this.parsed !== null) on.approve(this.parsed);
+      },
+      { class: "btn btn-suggested", testid: "approve-edited" },
+    );
+    this.cancelButton = button(i18n.t("card.cancelEdit"), () => on.cancel(), { class: "btn", testid: "cancel-edit" });
+    this.el = h(
+      "div",
+      { class: "card-editor" },
+      h("label", { text: i18n.t("card.editLabel"), attrs: { for: id } }),
+      this.textarea,
+      this.error,
+      h("div", { class: "card-actions" }, this.cancelButton, this.approveButton),
+    );
+    this.validate();
+  }
+
+  focus(): void {
+    this.textarea.focus();
+  }
+
+  setBusy(busy: boolean): void {
+    this.textarea.readOnly = busy;
+    this.cancelButton.disabled = busy;
+    this.approveButton.disabled = busy || this.parsed === null;
+  }
+
+  private validate(): void {
+    let message = "";
+    this.parsed = null;
+    try {
+      const value = JSON.parse(this.textarea.value) as JsonValue;
+      if (isObject(value)) this.parsed = value;
+      else message = this.i18n.t("card.notObject");
+    } catch (error) {
+      message = this.i18n.t("card.invalidJson", { message: error instanceof Error ? error.message : String(error) });
+    }
+    this.error.textContent = message;
+    this.error.hidden = message === "";
+    this.textarea.setAttribute("aria-invalid", String(message !== ""));
+    this.approveButton.disabled = this.parsed === null;
+  }
+}

@@ -1,0 +1,293 @@
+import { beforeEach, describe, expect, it } from "vitest";
+
+import { createI18n } from "../i18n";
+import type { CallStatus, ConfirmationCard } from "../protocol";
+import { FakeApi, settle } from "../test/fake-api";
+import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { confirmationCard, type CardView } from "./card";
+
+const i18n = createI18n("zh-CN");
+
+let api: FakeApi;
+let accepted: Array<{ callId: string; status: CallStatus }>;
+
+function mount(data: ConfirmationCard): CardView & { q<T extends Element = HTMLElement>(sel: string): T; qa(sel: string): Element[] } {
+  const view = confirmationCard(data, { api, i18n, onAccepted: (s) => accepted.push(...s) });
+  document.body.replaceChildren(view.el);
+  return {
+    ...view,
+    q: <T extends Element = HTMLElement>(sel: string) => {
+      const found = view.el.querySelector<T>(sel);
+      if (!found) throw new Error(`no ${sel}`);
+      return found;
+    },
+    qa: (sel: string) => [...view.el.querySelectorAll(sel)],
+  };
+}
+
+const byId = (id: string) => `[data-testid="card-call"][data-call-id="${id}"]`;
+const click = (el: Element) => (el as HTMLElement).click();
+
+beforeEach(() => {
+  api = new FakeApi();
+  accepted = [];
+});
+
+describe("the confirmation card shows exactly what will be sent", () => {
+  it("labels update_cart_item arguments with the schema's titles", () => {
+    const view = mount(card([cardCall({ call_id: "c1" })]));
+    expect(view.el.dataset.replyId).toBe("reply-1");
+    const labels = view.qa("dt").map((dt) => dt.textContent);
+    expect(labels).toEqual(["商品编码", "操作", "数量"]);
+    const values = view.qa("dd").map((dd) => dd.textContent);
+    expect(values).toEqual(["MG6W4CH/A", "add", "2"]);
+    expect(view.q("h3").textContent).toBe("加入/修改购物车");
+    expect(view.q(".card-server").textContent).toContain("shop");
+  });
+
+  it("shows create_order items as a table with the item schema's titles", () => {
+    const view = mount(card([CREATE_ORDER_CALL]));
+    const table = view.q("table.args-table");
+    expect([...table.querySelectorAll("th")].map((th) => th.textContent)).toEqual(["商品编码", "数量"]);
+    expect([...table.querySelectorAll("tbody tr")].map((tr) => tr.textContent)).toEqual(["MG6W4CH/A1", "MX2D3CH/A2"]);
+    expect(view.qa("dt").map((dt) => dt.textContent)).toEqual(["商品", "优惠券", "收货人"]);
+  });
+
+  it("shows the raw JSON in a disclosure", () => {
+    const view = mount(card([CREATE_ORDER_CALL]));
+    const raw = view.q<HTMLDetailsElement>('[data-testid="raw-json"]');
+    expect(raw.open).toBe(false);
+    expect(JSON.parse(raw.querySelector("pre")?.textContent ?? "")).toEqual(CREATE_ORDER_CALL.arguments);
+  });
+
+  it("marks a destructive call and warns about a changed definition", () => {
+    const view = mount(card([CANCEL_ORDER_CALL, cardCall({ call_id: "c2", definition_changed: true })]));
+    const cancel = view.q(byId("call-cancel"));
+    expect(cancel.classList.contains("card-call-destructive")).toBe(true);
+    expect(cancel.querySelector(".badge-destructive")?.textContent).toBe("不可撤销");
+    expect(view.q(byId("c2")).querySelector(".badge-destructive")).toBeNull();
+    expect(view.q(byId("c2")).querySelector('[role="note"]')?.textContent).toContain("定义");
+  });
+
+  it("renders product text with markup as literal text", () => {
+    const view = mount(card([cardCall({ call_id: "c1", arguments: { skuCode: XSS_IMG, action: XSS_SCRIPT } })]));
+    expect(view.el.querySelector("img")).toBeNull();
+    expect(view.el.querySelector("script")).toBeNull();
+    expect(view.el.textContent).toContain(XSS_IMG);
+    expect(view.el.textContent).toContain(XSS_SCRIPT);
+  });
+
+  it("shows calls allowed in the batch without buttons", () => {
+    const view = mount(card([cardCall({ call_id: "c1" }), cardCall({ call_id: "read", status: "allowed", title: "查看购物车" })]));
+    const allowed = view.q(byId("read"));
+    expect(allowed.dataset.status).toBe("allowed");
+    expect(allowed.querySelector(".status-badge")?.textContent).toBe("将随本批执行");
+    expect(allowed.querySelector<HTMLElement>(".card-actions")?.hidden).toBe(true);
+    expect(view.q(byId("c1")).querySelector<HTMLElement>(".card-actions")?.hidden).toBe(false);
+    expect(view.q<HTMLElement>(".card-bulk").hidden).toBe(true);
+  });
+});
+
+describe("deciding on the card", () => {
+  it("approve sends exactly {type: approve} for that call with the card's reply id", async () => {
+    const view = mount(card([cardCall({ call_id: "c1" }), CANCEL_ORDER_CALL]));
+    click(view.q(byId("c1")).querySelector('[data-testid="approve"]')!);
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([
+      ["s1", "reply-1", [{ call_id: "c1", decision: { type: "approve" } }]],
+    ]);
+    expect(accepted).toEqual([{ callId: "c1", status: "approved" }]);
+  });
+
+  it("after a decision, keyboard focus moves to the next call still asking", async () => {
+    const view = mount(card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]));
+    const approve = view.q(byId("a")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!;
+    approve.focus();
+    approve.click();
+    await settle();
+    expect(document.activeElement).toBe(view.q(byId("call-cancel")).querySelector('[data-testid="deny-reason"]'));
+  });
+
+  it("deny sends the reason typed in the inline field", async () => {
+    const view = mount(card([CANCEL_ORDER_CALL]));
+    const reason = view.q<HTMLInputElement>('[data-testid="deny-reason"]');
+    reason.value = "  太贵了 ";
+    click(view.q('[data-testid="deny"]'));
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([
+      ["s1", "reply-1", [{ call_id: "call-cancel", decision: { type: "deny", reason: "太贵了" } }]],
+    ]);
+    expect(accepted).toEqual([{ callId: "call-cancel", status: "denied" }]);
+  });
+
+  it("deny without a reason sends a null reason", async () => {
+    const view = mount(card([CANCEL_ORDER_CALL]));
+    click(view.q('[data-testid="deny"]'));
+    await settle();
+    expect(api.of("respond_confirmation")[0][2]).toEqual([{ call_id: "call-cancel", decision: { type: "deny", reason: null } }]);
+  });
+
+  it("approve-all sends every asking call, and none that is only allowed", async () => {
+    const view = mount(
+      card([cardCall({ call_id: "a" }), cardCall({ call_id: "read", status: "allowed" }), CREATE_ORDER_CALL]),
+    );
+    expect(view.q<HTMLElement>(".card-bulk").hidden).toBe(false);
+    click(view.q('[data-testid="approve-all"]'));
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([
+      [
+        "s1",
+        "reply-1",
+        [
+          { call_id: "a", decision: { type: "approve" } },
+          { call_id: "call-order", decision: { type: "approve" } },
+        ],
+      ],
+    ]);
+  });
+
+  it("deny-all sends every asking call with its own reason", async () => {
+    const view = mount(card([cardCall({ call_id: "a" }), CREATE_ORDER_CALL]));
+    view.q(byId("a")).querySelector<HTMLInputElement>('[data-testid="deny-reason"]')!.value = "不要了";
+    click(view.q('[data-testid="deny-all"]'));
+    await settle();
+    expect(api.of("respond_confirmation")[0][2]).toEqual([
+      { call_id: "a", decision: { type: "deny", reason: "不要了" } },
+      { call_id: "call-order", decision: { type: "deny", reason: null } },
+    ]);
+  });
+
+  it("pressing Escape anywhere on the card sends nothing", async () => {
+    const view = mount(card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]));
+    const targets = [
+      view.q('[data-testid="approve"]'),
+      view.q('[data-testid="approve-all"]'),
+      view.q('[data-testid="deny-reason"]'),
+      view.q("summary"),
+      view.el,
+    ];
+    for (const target of targets) {
+      target.focus();
+      target.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true }));
+    }
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([]);
+    expect(view.qa('[data-testid="card-call"]').map((el) => (el as HTMLElement).dataset.status)).toEqual(["asking", "asking"]);
+  });
+
+  it("Escape clears the deny reason", () => {
+    const view = mount(card([CANCEL_ORDER_CALL]));
+    const reason = view.q<HTMLInputElement>('[data-testid="deny-reason"]');
+    reason.value = "理由";
+    reason.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    expect(reason.value).toBe("");
+  });
+
+  it("disables the card while a decision is in flight, so a double click sends once", async () => {
+    api.hold = true;
+    const view = mount(card([cardCall({ call_id: "a" }), CREATE_ORDER_CALL]));
+    const approve = view.q(byId("a")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!;
+    approve.click();
+    approve.click();
+    view.q<HTMLButtonElement>('[data-testid="approve-all"]').click();
+    await settle();
+    expect(api.of("respond_confirmation")).toHaveLength(1);
+    expect(approve.disabled).toBe(true);
+    expect(view.qa("button").every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
+    // Not shown as approved before the backend said yes.
+    expect(view.q(byId("a")).dataset.status).toBe("asking");
+    expect(accepted).toEqual([]);
+    api.release();
+    await settle();
+    expect(accepted).toEqual([{ callId: "a", status: "approved" }]);
+    expect(view.q(byId("call-order")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!.disabled).toBe(false);
+  });
+
+  it("a refused decision shows the backend's message on the card and re-enables it", async () => {
+    api.failNext = { code: "already_decided", message: "这个调用已经决定过了" };
+    const view = mount(card([cardCall({ call_id: "a" })]));
+    const approve = view.q<HTMLButtonElement>('[data-testid="approve"]');
+    approve.focus();
+    approve.click();
+    await settle();
+    expect(document.activeElement).toBe(approve);
+    const error = view.q('[data-testid="card-error"]');
+    expect(error.hidden).toBe(false);
+    expect(error.textContent).toBe("这个调用已经决定过了");
+    expect(approve.disabled).toBe(false);
+    expect(view.q(byId("a")).dataset.status).toBe("asking");
+    expect(accepted).toEqual([]);
+  });
+
+  it("shows each call's final status as it changes", () => {
+    const data = card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]);
+    const view = mount(data);
+    view.update({ ...data, calls: [{ ...data.calls[0], status: "succeeded" }, { ...data.calls[1], status: "expired" }] });
+    const statuses = view.qa('[data-testid="card-call"]').map((el) => [
+      (el as HTMLElement).dataset.status,
+      el.querySelector(".status-badge")?.textContent,
+      el.querySelector<HTMLElement>(".card-actions")?.hidden,
+    ]);
+    expect(statuses).toEqual([
+      ["succeeded", "完成", true],
+      ["expired", "已过期", true],
+    ]);
+  });
+});
+
+describe("editing arguments before approving", () => {
+  it("sends approve_edited with the parsed object", async () => {
+    const view = mount(card([cardCall({ call_id: "a" })]));
+    click(view.q('[data-testid="edit-arguments"]'));
+    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+    expect(JSON.parse(editor.value)).toEqual({ skuCode: "MG6W4CH/A", action: "add", quantity: 2 });
+    editor.value = '{"skuCode": "MG6W4CH/A", "action": "add", "quantity": 1}';
+    editor.dispatchEvent(new Event("input"));
+    click(view.q('[data-testid="approve-edited"]'));
+    await settle();
+    expect(api.of("respond_confirmation")[0][2]).toEqual([
+      { call_id: "a", decision: { type: "approve_edited", arguments: { skuCode: "MG6W4CH/A", action: "add", quantity: 1 } } },
+    ]);
+    // The card now shows what was sent.
+    expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "add", "1"]);
+  });
+
+  it("refuses text that is not a JSON object before sending anything", async () => {
+    const view = mount(card([cardCall({ call_id: "a" })]));
+    click(view.q('[data-testid="edit-arguments"]'));
+    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+    const approveEdited = view.q<HTMLButtonElement>('[data-testid="approve-edited"]');
+    for (const text of ['{"quantity": ', "[1, 2]"]) {
+      editor.value = text;
+      editor.dispatchEvent(new Event("input"));
+      expect(approveEdited.disabled).toBe(true);
+      expect(view.q('[data-testid="edit-error"]').hidden).toBe(false);
+      approveEdited.click();
+    }
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([]);
+  });
+
+  it("shows the core's invalid_arguments error on the card", async () => {
+    api.failNext = { code: "invalid_arguments", message: "quantity: 0 is less than the minimum of 1" };
+    const view = mount(card([cardCall({ call_id: "a" })]));
+    click(view.q('[data-testid="edit-arguments"]'));
+    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+    editor.value = '{"skuCode": "X", "action": "add", "quantity": 0}';
+    editor.dispatchEvent(new Event("input"));
+    click(view.q('[data-testid="approve-edited"]'));
+    await settle();
+    expect(view.q('[data-testid="card-error"]').textContent).toBe("quantity: 0 is less than the minimum of 1");
+    expect(view.el.querySelector('[data-testid="arguments-editor"]')).not.toBeNull();
+    expect(view.q(byId("a")).dataset.status).toBe("asking");
+  });
+
+  it("Escape closes the editor without approving", async () => {
+    const view = mount(card([cardCall({ call_id: "a" })]));
+    click(view.q('[data-testid="edit-arguments"]'));
+    view.q('[data-testid="arguments-editor"]').dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    await settle();
+    expect(view.el.querySelector('[data-testid="arguments-editor"]')).toBeNull();
+    expect(api.of("respond_confirmation")).toEqual([]);
+  });
+});

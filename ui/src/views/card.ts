@@ -1,0 +1,150 @@
+// The confirmation card: the calls of one model turn that wait for the user.
+//
+// Decisions are sent per click: approving or denying one call sends one
+// respond_confirmation with that call's decision at once; approve-all /
+// deny-all send every asking call's decision in one request. The core keeps
+// the card pending until every asking call is decided. While a request is in
+// flight the whole card is disabled, so a double click sends once; a call is
+// shown as approved or denied only after the backend accepted the decision.
+// A refused decision shows the backend's message on the card.
+
+import type { Api } from "../api";
+import { toErrorInfo } from "../api";
+import { button, formatTime, h } from "../dom";
+import type { I18n } from "../i18n";
+import type { CallDecision, CallStatus, ConfirmationCard } from "../protocol";
+import { CardCallView } from "./card-call";
+
+export interface CardDeps {
+  api: Api;
+  i18n: I18n;
+  /** The backend accepted decisions: these calls now have these statuses. */
+  onAccepted(statuses: Array<{ callId: string; status: CallStatus }>): void;
+}
+
+export interface CardView {
+  el: HTMLElement;
+  update(card: ConfirmationCard): void;
+}
+
+export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): CardView {
+  const { t } = deps.i18n;
+  let card = initial;
+  let busy = false;
+  const headingId = `card-${initial.reply_id}-heading`;
+
+  const error = h("p", {
+    class: "card-error",
+    attrs: { role: "alert", "data-testid": "card-error", hidden: true },
+  });
+  const progress = h("p", { class: "card-progress", text: t("card.sending"), attrs: { hidden: true } });
+
+  const decide = async (decisions: CallDecision[]): Promise<void> => {
+    if (busy || decisions.length === 0) return;
+    const focused = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    const hadFocus = focused !== null && el.contains(focused);
+    setBusy(true);
+    error.hidden = true;
+    error.textContent = "";
+    let accepted = false;
+    try {
+      await deps.api.respondConfirmation(card.session_id, card.reply_id, decisions);
+      accepted = true;
+    } catch (failure) {
+      error.textContent = toErrorInfo(failure).message;
+      error.hidden = false;
+    } finally {
+      setBusy(false);
+    }
+    if (!accepted) {
+      // Disabling took focus away from the control that was used: give it back.
+      if (hadFocus && focused?.isConnected) focused.focus();
+      return;
+    }
+    const statuses = decisions.map((d): { callId: string; status: CallStatus } => ({
+      callId: d.call_id,
+      status: d.decision.type === "deny" ? "denied" : "approved",
+    }));
+    for (const d of decisions) calls.find((c) => c.callId === d.call_id)?.accepted(d.decision);
+    for (const { callId, status } of statuses) calls.find((c) => c.callId === callId)?.setStatus(status);
+    render();
+    deps.onAccepted(statuses);
+    // The decided call's buttons are gone: keep keyboard focus on the card.
+    if (hadFocus) (asking()[0]?.focusTarget() ?? el).focus();
+  };
+  const host = { i18n: deps.i18n, decide: (decisions: CallDecision[]) => void decide(decisions) };
+  const calls = card.calls.map((call) => new CardCallView(call, host));
+  const asking = (): CardCallView[] => calls.filter((c) => c.asking);
+
+  const approveAll = button("", () => host.decide(asking().map((c) => c.approveDecision())), {
+    class: "btn btn-suggested",
+    testid: "approve-all",
+  });
+  const denyAll = button("", () => host.decide(asking().map((c) => c.denyDecision())), {
+    class: "btn btn-destructive-outline",
+    testid: "deny-all",
+  });
+  const bulk = h("div", { class: "card-bulk" }, denyAll, approveAll);
+  const expires = h("p", { class: "card-expires" });
+
+  const el = h(
+    "section",
+    {
+      class: "card",
+      attrs: {
+        role: "region",
+        "aria-labelledby": headingId,
+        "aria-live": "polite",
+        "data-testid": "confirmation-card",
+        "data-reply-id": card.reply_id,
+        tabindex: -1,
+      },
+      on: {
+        keydown: (event) => {
+          // Escape closes an editor; it never approves or sends anything.
+          if (event.key !== "Escape") return;
+          event.preventDefault();
+          calls.some((c) => c.el.contains(event.target as Node) && c.escape());
+        },
+      },
+    },
+    h(
+      "header",
+      { class: "card-head" },
+      h("h2", { text: t("card.heading"), attrs: { id: headingId } }),
+      h("p", { class: "card-intro", text: t("card.intro") }),
+      expires,
+    ),
+    h("ol", { class: "card-calls" }, ...calls.map((c) => c.el)),
+    bulk,
+    progress,
+    error,
+  );
+
+  function setBusy(next: boolean): void {
+    busy = next;
+    el.setAttribute("aria-busy", String(next));
+    progress.hidden = !next;
+    for (const c of calls) c.setBusy(next);
+    approveAll.disabled = next;
+    denyAll.disabled = next;
+  }
+
+  function render(): void {
+    const open = asking().length;
+    el.dataset.pending = String(open > 0);
+    bulk.hidden = open < 2;
+    approveAll.textContent = t("card.approveAll", { count: open });
+    denyAll.textContent = t("card.denyAll", { count: open });
+    expires.textContent = t("card.expires", { time: formatTime(card.expires_at, deps.i18n.lang) });
+    expires.hidden = open === 0;
+  }
+
+  const update = (next: ConfirmationCard): void => {
+    card = next;
+    for (const call of next.calls) calls.find((c) => c.callId === call.call_id)?.update(call);
+    render();
+  };
+  render();
+  return { el, update };
+}

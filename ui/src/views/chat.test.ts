@@ -1,0 +1,203 @@
+import { beforeEach, describe, expect, it } from "vitest";
+
+import { createI18n } from "../i18n";
+import type { AgentEvent, ToolCallView, Transcript } from "../protocol";
+import { ChatLog } from "../state";
+import { FakeApi, settle } from "../test/fake-api";
+import { CANCEL_ORDER_CALL, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { ChatView } from "./chat";
+
+const i18n = createI18n("zh-CN");
+let api: FakeApi;
+let chat: ChatView;
+
+function emit(event: AgentEvent, session_id = "s1"): void {
+  chat.handle({ session_id, run_id: "r1", event });
+}
+
+const all = (testid: string) => [...chat.el.querySelectorAll<HTMLElement>(`[data-testid="${testid}"]`)];
+const one = <T extends HTMLElement = HTMLElement>(testid: string): T => {
+  const found = chat.el.querySelector<T>(`[data-testid="${testid}"]`);
+  if (!found) throw new Error(`no ${testid}`);
+  return found;
+};
+
+function chipCall(overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_id" | "status">): ToolCallView {
+  return {
+    qualified_name: "shop__search_product",
+    server: "shop",
+    tool: "search_product",
+    title: "搜索商品",
+    arguments: { keyword: "耳机" },
+    output: null,
+    is_error: false,
+    destructive: false,
+    reply_id: null,
+    ...overrides,
+  };
+}
+
+beforeEach(() => {
+  api = new FakeApi();
+  api.sessions = [{ id: "s1", title: "", created_at: 1, updated_at: 1 }];
+  chat = new ChatView({ api, i18n, ensureSession: async () => "s1" });
+  document.body.replaceChildren(chat.el);
+  chat.load(new ChatLog("s1"));
+});
+
+describe("streaming assistant text", () => {
+  it("accumulates deltas into one assistant message and finalises it", () => {
+    emit({ type: "run_started" });
+    emit({ type: "text_delta", text: "为你找到" });
+    emit({ type: "text_delta", text: " **两款**" });
+    emit({ type: "text_delta", text: "耳机。" });
+    expect(all("message-assistant")).toHaveLength(1);
+    const message = one("message-assistant");
+    expect(message.textContent).toBe("为你找到 两款耳机。");
+    expect(message.querySelector("strong")?.textContent).toBe("两款");
+    expect(message.dataset.streaming).toBe("true");
+    emit({ type: "assistant_message", message_id: 7, text: "为你找到 **两款** 耳机。" });
+    expect(all("message-assistant")).toHaveLength(1);
+    expect(message.dataset.streaming).toBe("false");
+    expect(message.textContent).toBe("为你找到 两款 耳机。");
+  });
+
+  it("starts a new message for the next model turn", () => {
+    emit({ type: "text_delta", text: "先查一下" });
+    emit({ type: "assistant_message", message_id: 1, text: "先查一下" });
+    emit({ type: "tool_call_started", call: chipCall({ call_id: "t1", status: "running" }) });
+    emit({ type: "text_delta", text: "查到了" });
+    expect(all("message-assistant").map((m) => m.textContent)).toEqual(["先查一下", "查到了"]);
+  });
+
+  it("renders model markup as text", () => {
+    emit({ type: "text_delta", text: `${XSS_IMG} ${XSS_SCRIPT}` });
+    expect(chat.el.querySelector("img")).toBeNull();
+    expect(chat.el.querySelector("script")).toBeNull();
+    expect(one("message-assistant").textContent).toBe(`${XSS_IMG} ${XSS_SCRIPT}`);
+  });
+
+  it("ignores events of other sessions", () => {
+    emit({ type: "text_delta", text: "别的会话" }, "s2");
+    expect(all("message-assistant")).toHaveLength(0);
+  });
+});
+
+describe("tool activity chips", () => {
+  it("follow a call from running to done, with arguments and output as text", () => {
+    emit({ type: "tool_call_started", call: chipCall({ call_id: "t1", status: "running" }) });
+    const chip = one("tool-chip");
+    expect(chip.dataset.callId).toBe("t1");
+    expect(chip.dataset.status).toBe("running");
+    expect(chip.textContent).toContain("运行中");
+    emit({
+      type: "tool_call_finished",
+      call: chipCall({ call_id: "t1", status: "succeeded", output: `[{"name": "${XSS_IMG}"}]` }),
+    });
+    expect(all("tool-chip")).toHaveLength(1);
+    expect(chip.dataset.status).toBe("succeeded");
+    expect(chip.textContent).toContain("完成");
+    expect(chip.textContent).toContain(XSS_IMG);
+    expect(chip.querySelector("img")).toBeNull();
+  });
+
+  it("show a card's calls as awaiting you, then declined", () => {
+    emit({ type: "confirmation_requested", card: card([CANCEL_ORDER_CALL]) });
+    const chip = one("tool-chip");
+    expect(chip.dataset.status).toBe("asking");
+    expect(chip.textContent).toContain("等你确认");
+    emit({ type: "call_status_changed", call_id: "call-cancel", status: "denied" });
+    expect(chip.dataset.status).toBe("denied");
+    expect(one("card-call").dataset.status).toBe("denied");
+  });
+});
+
+describe("cards in the chat", () => {
+  it("a card's status follows the events after the user approved", async () => {
+    emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a" })]) });
+    emit({ type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } });
+    one("approve").click();
+    await settle();
+    expect(one("card-call").dataset.status).toBe("approved");
+    emit({ type: "run_started" });
+    emit({ type: "tool_call_started", call: chipCall({ call_id: "a", status: "running" }) });
+    emit({ type: "tool_call_finished", call: chipCall({ call_id: "a", status: "succeeded", output: "ok" }) });
+    expect(one("card-call").dataset.status).toBe("succeeded");
+    expect(one("tool-chip").dataset.status).toBe("succeeded");
+  });
+
+  it("a reopened transcript with a pending card shows the card, ready to decide", async () => {
+    const pending = card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL], "reply-9");
+    const transcript: Transcript = {
+      session: { id: "s1", title: "买耳机", created_at: 1, updated_at: 2 },
+      items: [
+        { type: "user", id: 1, text: "把耳机加入购物车", at: 1 },
+        { type: "assistant", id: 2, text: "好的，请确认。", at: 2 },
+      ],
+      pending,
+    };
+    chat.load(ChatLog.fromTranscript(transcript));
+    expect(all("message-user").map((m) => m.textContent)).toEqual(["把耳机加入购物车"]);
+    expect(all("message-assistant").map((m) => m.textContent)).toEqual(["好的，请确认。"]);
+    const shown = one("confirmation-card");
+    expect(shown.dataset.replyId).toBe("reply-9");
+    expect(all("card-call").map((c) => c.dataset.status)).toEqual(["asking", "asking"]);
+    one("approve-all").click();
+    await settle();
+    expect(api.of("respond_confirmation")[0].slice(0, 2)).toEqual(["s1", "reply-9"]);
+  });
+});
+
+describe("the composer", () => {
+  const type = (text: string, key = "Enter", shiftKey = false) => {
+    const input = one<HTMLTextAreaElement>("composer-input");
+    input.value = text;
+    input.dispatchEvent(new KeyboardEvent("keydown", { key, shiftKey, bubbles: true, cancelable: true }));
+  };
+
+  it("Enter sends the message and shows it as plain text", async () => {
+    type(`看看 ${XSS_SCRIPT}`);
+    await settle();
+    expect(api.of("send_message")).toEqual([["s1", `看看 ${XSS_SCRIPT}`]]);
+    expect(one("message-user").textContent).toBe(`看看 ${XSS_SCRIPT}`);
+    expect(chat.el.querySelector("script")).toBeNull();
+    expect(one<HTMLTextAreaElement>("composer-input").value).toBe("");
+  });
+
+  it("Enter that confirms an input method's composition does not send", async () => {
+    const input = one<HTMLTextAreaElement>("composer-input");
+    input.value = "ni hao";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", isComposing: true, bubbles: true, cancelable: true }));
+    await settle();
+    expect(api.of("send_message")).toEqual([]);
+  });
+
+  it("Shift+Enter does not send", async () => {
+    type("第一行", "Enter", true);
+    await settle();
+    expect(api.of("send_message")).toEqual([]);
+  });
+
+  it("a refused message is taken back, its text restored and the error shown", async () => {
+    api.failNext = { code: "run_in_progress", message: "助手还在处理上一条消息" };
+    type("再来一个");
+    await settle();
+    expect(all("message-user")).toHaveLength(0);
+    expect(one<HTMLTextAreaElement>("composer-input").value).toBe("再来一个");
+    expect(chat.el.querySelector(".composer-error")?.textContent).toBe("助手还在处理上一条消息");
+  });
+
+  it("warns that a new message drops a pending card, and offers stop while running", async () => {
+    const hint = chat.el.querySelector<HTMLElement>(".composer-hint")!;
+    expect(hint.hidden).toBe(true);
+    emit({ type: "run_started" });
+    expect(one<HTMLButtonElement>("send").disabled).toBe(true);
+    one("stop").click();
+    await settle();
+    expect(api.of("cancel_run")).toEqual([["s1"]]);
+    emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a" })]) });
+    emit({ type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } });
+    expect(hint.hidden).toBe(false);
+    expect(one<HTMLButtonElement>("send").disabled).toBe(false);
+  });
+});

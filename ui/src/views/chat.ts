@@ -1,0 +1,184 @@
+// The chat of the open session: messages, tool chips and confirmation cards
+// in order, the composer below. It applies agent events for its session to
+// a ChatLog and updates only the entries that changed.
+
+import type { Api } from "../api";
+import { toErrorInfo } from "../api";
+import { h } from "../dom";
+import type { I18n } from "../i18n";
+import type { EventEnvelope } from "../protocol";
+import { ChatLog, type Entry } from "../state";
+import { confirmationCard } from "./card";
+import { toolChip } from "./chip";
+import { composer, type Composer } from "./composer";
+import { assistantMessage, noticeView, userMessage } from "./messages";
+
+export interface ChatDeps {
+  api: Api;
+  i18n: I18n;
+  /** The open session's id, creating a session first when none is open. */
+  ensureSession(): Promise<string>;
+  /** A run of some session ended (its title may have changed). */
+  onRunStopped?(sessionId: string): void;
+}
+
+interface EntryView {
+  el: HTMLElement;
+  update(entry: Entry): void;
+}
+
+export class ChatView {
+  readonly el: HTMLElement;
+  private log: ChatLog | null = null;
+  private readonly views = new Map<string, EntryView>();
+  private readonly list: HTMLElement;
+  private readonly empty: HTMLElement;
+  private readonly composer: Composer;
+  private readonly deps: ChatDeps;
+
+  constructor(deps: ChatDeps) {
+    this.deps = deps;
+    const { t } = deps.i18n;
+    this.empty = h("p", { class: "chat-empty", text: t("chat.empty") });
+    this.list = h("div", {
+      class: "chat-log",
+      attrs: { role: "log", "aria-label": t("chat.label"), "aria-live": "polite", tabindex: 0 },
+    });
+    this.composer = composer(deps.i18n, {
+      send: (text) => this.send(text),
+      stop: () => this.stop(),
+    });
+    this.el = h("section", { class: "chat", attrs: { "aria-label": t("chat.label") } }, this.empty, this.list, this.composer.el);
+  }
+
+  get sessionId(): string | null {
+    return this.log?.sessionId ?? null;
+  }
+
+  /** Shows `log` (a reopened transcript, or a new empty session). */
+  load(log: ChatLog | null): void {
+    this.log = log;
+    this.views.clear();
+    this.list.replaceChildren();
+    for (const entry of log?.entries ?? []) this.render(entry);
+    this.refresh();
+    this.scrollToEnd(true);
+  }
+
+  /** An agent event; events of other sessions are ignored here. */
+  handle(envelope: EventEnvelope): void {
+    if (envelope.event.type === "run_stopped") this.deps.onRunStopped?.(envelope.session_id);
+    if (!this.log || envelope.session_id !== this.log.sessionId) return;
+    const nearEnd = this.isNearEnd();
+    for (const entry of this.log.apply(envelope.event)) this.render(entry);
+    this.refresh();
+    this.scrollToEnd(nearEnd);
+  }
+
+  showError(message: string): void {
+    this.composer.showError(message);
+  }
+
+  focusComposer(): void {
+    this.composer.focus();
+  }
+
+  private async send(text: string): Promise<boolean> {
+    let sessionId: string;
+    try {
+      sessionId = await this.deps.ensureSession();
+    } catch (error) {
+      this.composer.showError(toErrorInfo(error).message);
+      return false;
+    }
+    const log = this.log;
+    if (!log || log.sessionId !== sessionId) return false;
+    const entry = log.addUser(text);
+    this.render(entry);
+    this.refresh();
+    this.scrollToEnd(true);
+    try {
+      await this.deps.api.sendMessage(sessionId, text);
+      return true;
+    } catch (error) {
+      log.remove(entry);
+      this.views.get(entry.key)?.el.remove();
+      this.views.delete(entry.key);
+      this.refresh();
+      this.composer.showError(toErrorInfo(error).message);
+      return false;
+    }
+  }
+
+  private stop(): void {
+    const sessionId = this.log?.sessionId;
+    if (!sessionId) return;
+    this.deps.api.cancelRun(sessionId).catch((error: unknown) => this.composer.showError(toErrorInfo(error).message));
+  }
+
+  private render(entry: Entry): void {
+    const existing = this.views.get(entry.key);
+    if (existing) {
+      existing.update(entry);
+      return;
+    }
+    const view = this.createView(entry);
+    this.views.set(entry.key, view);
+    this.list.appendChild(view.el);
+  }
+
+  private createView(entry: Entry): EntryView {
+    const { i18n, api } = this.deps;
+    switch (entry.kind) {
+      case "user":
+        return adapt(userMessage(entry.text, i18n), (e) => (e.kind === "user" ? e.text : null));
+      case "assistant":
+        return adapt(assistantMessage(entry, i18n), (e) => (e.kind === "assistant" ? e : null));
+      case "notice":
+        return adapt(noticeView(entry.notice, i18n), (e) => (e.kind === "notice" ? e.notice : null));
+      case "call":
+        return adapt(toolChip(entry.call, i18n), (e) => (e.kind === "call" ? e.call : null));
+      case "card": {
+        const card = confirmationCard(entry.card, {
+          api,
+          i18n,
+          onAccepted: (statuses) => {
+            const log = this.log;
+            if (!log) return;
+            for (const { callId, status } of statuses) {
+              for (const changed of log.markDecided([callId], status)) this.render(changed);
+            }
+            this.refresh();
+          },
+        });
+        return adapt(card, (e) => (e.kind === "card" ? e.card : null));
+      }
+    }
+  }
+
+  private refresh(): void {
+    const log = this.log;
+    this.empty.hidden = (log?.entries.length ?? 0) > 0;
+    this.composer.setRunning(log?.running ?? false);
+    this.composer.setHint(log?.pendingCard() != null);
+  }
+
+  private isNearEnd(): boolean {
+    return this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 80;
+  }
+
+  private scrollToEnd(force: boolean): void {
+    if (force) this.list.scrollTop = this.list.scrollHeight;
+  }
+}
+
+/** Wraps a view of one entry kind so it takes any entry (others are ignored). */
+function adapt<T>(view: { el: HTMLElement; update(value: T): void }, pick: (entry: Entry) => T | null): EntryView {
+  return {
+    el: view.el,
+    update: (entry) => {
+      const value = pick(entry);
+      if (value !== null) view.update(value);
+    },
+  };
+}

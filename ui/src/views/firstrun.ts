@@ -1,0 +1,55 @@
+// Shown when check_model() is not "ok": what to fill in, with examples, and
+// the model form. Saving re-checks; once the model answers, the chat opens.
+
+import type { Api } from "../api";
+import { button, h, replace } from "../dom";
+import type { I18n } from "../i18n";
+import type { ModelCheck } from "../protocol";
+import { describeCheck, loadSettings, saveBar } from "./save-bar";
+import { modelSection } from "./settings-model";
+
+export interface FirstRunDeps {
+  api: Api;
+  i18n: I18n;
+  check: ModelCheck;
+  /** Leave for the chat (after the model answers, or when the user chooses to). */
+  onDone(): void;
+}
+
+export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Promise<void> } {
+  const { api, i18n } = deps;
+  const { t } = i18n;
+  const form = h("div", { class: "first-run-form" });
+  const el = h(
+    "section",
+    { class: "page first-run", attrs: { "data-testid": "first-run", "aria-labelledby": "first-run-heading" } },
+    h("h2", { text: t("firstRun.heading"), attrs: { id: "first-run-heading" } }),
+    h("p", { text: t("firstRun.intro") }),
+    h("p", { class: "first-run-status", attrs: { role: "status" }, text: t("firstRun.status", { message: describeCheck(deps.check, i18n) }) }),
+    h("p", { text: t("firstRun.examples") }),
+    h(
+      "ul",
+      { class: "first-run-examples" },
+      ...(["firstRun.openai", "firstRun.deepseek", "firstRun.qwen", "firstRun.ollama"] as const).map((key) => h("li", { text: t(key) })),
+    ),
+    form,
+    button(t("firstRun.continue"), () => deps.onDone(), { class: "btn btn-flat", testid: "first-run-skip" }),
+  );
+
+  const load = async (): Promise<void> => {
+    const settings = await loadSettings(api, i18n, form);
+    if (!settings) return;
+    const draft = structuredClone(settings);
+    const model = modelSection(draft.model, i18n);
+    const bar = saveBar(
+      api,
+      i18n,
+      () => model.validate() ?? structuredClone(draft),
+      (_saved, check) => {
+        if (check.state === "ok") deps.onDone();
+      },
+    );
+    replace(form, model.el, bar.el);
+  };
+  return { el, load };
+}

@@ -1,0 +1,79 @@
+// Chat messages and notices. User text is shown as typed (plain text);
+// assistant text goes through the safe Markdown renderer.
+
+import { h, replace } from "../dom";
+import type { I18n } from "../i18n";
+import { renderMarkdown } from "../markdown";
+import type { Notice } from "../state";
+
+export interface MessageView<T> {
+  el: HTMLElement;
+  update(value: T): void;
+}
+
+export function userMessage(text: string, i18n: I18n): MessageView<string> {
+  const body = h("div", { class: "message-body message-plain" });
+  const el = h(
+    "article",
+    { class: "message message-user", attrs: { "data-testid": "message-user", "aria-label": i18n.t("chat.you") } },
+    body,
+  );
+  const update = (next: string): void => {
+    body.textContent = next;
+  };
+  update(text);
+  return { el, update };
+}
+
+export function assistantMessage(
+  message: { text: string; streaming: boolean },
+  i18n: I18n,
+): MessageView<{ text: string; streaming: boolean }> {
+  const body = h("div", { class: "message-body markdown" });
+  const el = h(
+    "article",
+    { class: "message message-assistant", attrs: { "data-testid": "message-assistant", "aria-label": i18n.t("chat.assistant") } },
+    body,
+  );
+  const update = (next: { text: string; streaming: boolean }): void => {
+    replace(body, renderMarkdown(next.text));
+    el.dataset.streaming = String(next.streaming);
+    el.setAttribute("aria-busy", String(next.streaming));
+  };
+  update(message);
+  return { el, update };
+}
+
+export function noticeView(notice: Notice, i18n: I18n): MessageView<Notice> {
+  const isError = notice.type === "error";
+  const el = h("p", {
+    class: isError ? "notice notice-error" : "notice",
+    attrs: { role: isError ? "alert" : "status", "data-testid": "notice" },
+  });
+  const update = (next: Notice): void => {
+    el.textContent = noticeText(next, i18n);
+  };
+  update(notice);
+  return { el, update };
+}
+
+function noticeText(notice: Notice, i18n: I18n): string {
+  const { t } = i18n;
+  switch (notice.type) {
+    case "text":
+      return notice.text;
+    case "error":
+      return t("error.generic", { message: notice.error.message });
+    case "server_restarted":
+      return t("chat.serverRestarted", { server: notice.server, reason: notice.reason });
+    case "stopped":
+      switch (notice.reason.type) {
+        case "max_turns":
+          return t("chat.stopped.max_turns", { limit: notice.reason.limit });
+        case "cancelled":
+          return t("chat.stopped.cancelled");
+        default:
+          return t("chat.stopped.failed");
+      }
+  }
+}

@@ -1,0 +1,81 @@
+// Saving settings: validate the form, save_settings, then check_model, and
+// say what happened next to the button (errors are shown, never dropped).
+
+import type { Api } from "../api";
+import { toErrorInfo } from "../api";
+import { button, h, replace } from "../dom";
+import type { I18n } from "../i18n";
+import type { ModelCheck, Settings } from "../protocol";
+
+export interface SaveBar {
+  el: HTMLElement;
+  showCheck(check: ModelCheck): void;
+}
+
+export function describeCheck(check: ModelCheck, i18n: I18n): string {
+  switch (check.state) {
+    case "ok":
+      return i18n.t("settings.modelOk");
+    case "not_configured":
+      return check.message ?? i18n.t("settings.modelNotConfigured");
+    case "unreachable":
+      return i18n.t("settings.modelUnreachable", { message: check.message ?? "" });
+  }
+}
+
+export function saveBar(
+  api: Api,
+  i18n: I18n,
+  /** The settings to save, or a message saying why they cannot be. */
+  collect: () => Settings | string,
+  onSaved: (saved: Settings, check: ModelCheck) => void,
+): SaveBar {
+  const { t } = i18n;
+  const status = h("p", { class: "save-status", attrs: { role: "status", "data-testid": "save-status" } });
+  const error = h("p", { class: "save-error", attrs: { role: "alert", "data-testid": "save-error", hidden: true } });
+  const showError = (message: string | null): void => {
+    error.textContent = message ?? "";
+    error.hidden = message === null;
+  };
+  const showCheck = (check: ModelCheck): void => {
+    status.textContent = describeCheck(check, i18n);
+    status.dataset.state = check.state;
+  };
+
+  const save = button(t("settings.save"), async () => {
+    showError(null);
+    const settings = collect();
+    if (typeof settings === "string") {
+      showError(settings);
+      return;
+    }
+    save.disabled = true;
+    status.textContent = t("settings.saving");
+    delete status.dataset.state;
+    try {
+      const saved = await api.saveSettings(settings);
+      status.textContent = t("settings.saved");
+      const check = await api.checkModel();
+      showCheck(check);
+      onSaved(saved, check);
+    } catch (failure) {
+      status.textContent = "";
+      showError(toErrorInfo(failure).message);
+    } finally {
+      save.disabled = false;
+    }
+  }, { class: "btn btn-suggested", testid: "save-settings" });
+
+  return { el: h("div", { class: "save-bar" }, save, status, error), showCheck };
+}
+
+/** Reads the settings; on failure says so inside `slot` and resolves to null. */
+export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Promise<Settings | null> {
+  try {
+    return await api.getSettings();
+  } catch (error) {
+    const message = i18n.t("settings.loadFailed", { message: toErrorInfo(error).message });
+    replace(slot, h("p", { class: "save-error", attrs: { role: "alert" }, text: message }));
+    return null;
+  }
+}

@@ -1,0 +1,95 @@
+// Per-tool policy: ask / deny / auto-approve, keyed by `server__tool`.
+// Auto-approve is offered only where the core honours it: a trusted
+// server's tool that declares itself a non-destructive write.
+
+import { h } from "../dom";
+import type { I18n, MessageKey } from "../i18n";
+import type { ToolInfo, ToolOverride } from "../protocol";
+import { select } from "./form";
+
+type Choice = "default" | ToolOverride;
+
+/** Whether the core would honour "auto_approve" for this tool. */
+export function canAutoApprove(tool: ToolInfo): boolean {
+  return tool.trusted && !tool.readOnly && !tool.destructive;
+}
+
+/** What the policy does for this tool with no user setting. */
+function defaultDecision(tool: ToolInfo): "allow" | "ask" {
+  return tool.trusted && tool.readOnly ? "allow" : "ask";
+}
+
+export function toolsSection(
+  overrides: { [key in string]: ToolOverride },
+  tools: readonly ToolInfo[],
+  i18n: I18n,
+): HTMLElement {
+  const { t } = i18n;
+  const body = h("tbody");
+  for (const tool of tools) body.appendChild(toolRow(tool, overrides, i18n));
+  return h(
+    "section",
+    { class: "settings-section", attrs: { "aria-label": t("settings.tools") } },
+    h("h3", { text: t("settings.tools") }),
+    h("p", { class: "section-help", text: t("settings.toolsHelp") }),
+    tools.length === 0
+      ? h("p", { class: "empty", text: t("settings.toolsEmpty") })
+      : h(
+          "table",
+          { class: "tools-table" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ...(["settings.tool", "settings.toolKind", "settings.toolPolicy"] as const).map((key) =>
+                h("th", { text: t(key), attrs: { scope: "col" } }),
+              ),
+            ),
+          ),
+          body,
+        ),
+  );
+}
+
+function toolRow(tool: ToolInfo, overrides: { [key in string]: ToolOverride }, i18n: I18n): HTMLTableRowElement {
+  const { t } = i18n;
+  const kind: MessageKey = tool.readOnly
+    ? "settings.kindRead"
+    : tool.destructive
+      ? "settings.kindDestructive"
+      : "settings.kindWrite";
+  const options: Array<{ value: Choice; label: string }> = [
+    { value: "default", label: t("settings.policyDefault", { decision: t(`settings.decision.${defaultDecision(tool)}`) }) },
+    { value: "ask", label: t("settings.policyAsk") },
+    { value: "deny", label: t("settings.policyDeny") },
+  ];
+  const current = overrides[tool.qualifiedName];
+  if (canAutoApprove(tool) || current === "auto_approve") {
+    options.push({ value: "auto_approve", label: t("settings.policyAuto") });
+  }
+  const warning = h("p", { class: "field-warning", text: t("settings.autoWarning"), attrs: { role: "note" } });
+  const showWarning = (choice: Choice): void => {
+    warning.hidden = choice !== "auto_approve";
+  };
+  const label = tool.title ?? tool.tool;
+  const control = select<Choice>(
+    options,
+    current ?? "default",
+    (choice) => {
+      if (choice === "default") delete overrides[tool.qualifiedName];
+      else overrides[tool.qualifiedName] = choice;
+      showWarning(choice);
+    },
+    { "aria-label": `${t("settings.toolPolicy")}: ${label}`, "data-testid": "tool-policy" },
+  );
+  showWarning(current ?? "default");
+  return h(
+    "tr",
+    { attrs: { "data-testid": "tool-row", "data-tool": tool.qualifiedName } },
+    h("td", {}, h("span", { class: "tool-title", text: label }), h("span", { class: "tool-name", text: tool.qualifiedName })),
+    h("td", {}, h("span", { class: `kind kind-${tool.readOnly ? "read" : tool.destructive ? "destructive" : "write"}`, text: t(kind) })),
+    h("td", {}, control, warning),
+  );
+}
