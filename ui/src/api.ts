@@ -10,10 +10,10 @@ import type {
   ErrorCode,
   ErrorInfo,
   EventEnvelope,
-  ModelCheck,
+  ModelStatus,
   SessionInfo,
   Settings,
-  ToolInfo,
+  ToolPolicyView,
   Transcript,
 } from "./protocol";
 
@@ -33,8 +33,8 @@ export interface Api {
 
   getSettings(): Promise<Settings>;
   saveSettings(settings: Settings): Promise<Settings>;
-  checkModel(): Promise<ModelCheck>;
-  listTools(): Promise<ToolInfo[]>;
+  checkModel(): Promise<ModelStatus>;
+  listTools(): Promise<ToolPolicyView[]>;
   listAudit(limit: number): Promise<AuditEntry[]>;
 
   /** Subscribes to agent events; resolves to an unsubscribe function. */

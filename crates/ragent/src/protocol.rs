@@ -282,6 +282,50 @@ pub enum AuditDecision {
     Superseded,
 }
 
+/// Whether the configured model answers, for the first-run screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ModelStatus {
+    pub state: ModelState,
+    /// What went wrong, in words, when the state is not `ok`.
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelState {
+    Ok,
+    NotConfigured,
+    Unreachable,
+}
+
+/// One tool as the per-tool policy screen shows it: what it declares and
+/// what the policy makes of it with the user's current setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ToolPolicyView {
+    pub qualified_name: String,
+    pub server: String,
+    pub tool: String,
+    pub title: Option<String>,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub trusted: bool,
+    pub definition_changed: bool,
+    pub user_override: Option<crate::policy::ToolOverride>,
+    /// What a call of it gets now.
+    pub verdict: PolicyVerdict,
+    /// Whether the user may turn asking off for it: only a trusted
+    /// server's non-destructive write tool.
+    pub auto_approve_allowed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyVerdict {
+    Allow,
+    Ask,
+    Deny,
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;

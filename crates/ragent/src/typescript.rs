@@ -10,8 +10,8 @@ use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CardCall, ConfirmationCard, Decision,
-    ErrorCode, ErrorInfo, EventEnvelope, RespondOutcome, SessionInfo, StopReason, ToolCallView,
-    Transcript, TranscriptItem, UserInput,
+    ErrorCode, ErrorInfo, EventEnvelope, ModelState, ModelStatus, PolicyVerdict, RespondOutcome, SessionInfo, StopReason, ToolCallView,
+    ToolPolicyView, Transcript, TranscriptItem, UserInput,
 };
 use crate::settings::{ModelSettings, Settings};
 use crate::toolcall::CallStatus;
@@ -47,6 +47,10 @@ pub fn render() -> String {
         ServerTransport::decl(&cfg),
         ToolOverride::decl(&cfg),
         ServerStatus::decl(&cfg),
+        ModelStatus::decl(&cfg),
+        ModelState::decl(&cfg),
+        ToolPolicyView::decl(&cfg),
+        PolicyVerdict::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from crates/ragent (protocol, settings) by ts-rs. Do not edit:\n\

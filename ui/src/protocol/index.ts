@@ -129,3 +129,24 @@ export type ServerTransport = { command: string, args: Array<string>, env: { [ke
 export type ToolOverride = "ask" | "deny" | "auto_approve";
 
 export type ServerStatus = { name: string, trusted: boolean, connected: boolean, pid: number | null, restarts: number, honours_idempotency_keys: boolean | null, };
+
+export type ModelStatus = { state: ModelState, 
+/**
+ * What went wrong, in words, when the state is not `ok`.
+ */
+message: string | null, };
+
+export type ModelState = "ok" | "not_configured" | "unreachable";
+
+export type ToolPolicyView = { qualified_name: string, server: string, tool: string, title: string | null, read_only: boolean, destructive: boolean, trusted: boolean, definition_changed: boolean, user_override: ToolOverride | null, 
+/**
+ * What a call of it gets now.
+ */
+verdict: PolicyVerdict, 
+/**
+ * Whether the user may turn asking off for it: only a trusted
+ * server's non-destructive write tool.
+ */
+auto_approve_allowed: boolean, };
+
+export type PolicyVerdict = "allow" | "ask" | "deny";

@@ -7,10 +7,10 @@ import type {
   CallDecision,
   ErrorInfo,
   EventEnvelope,
-  ModelCheck,
+  ModelStatus,
   SessionInfo,
   Settings,
-  ToolInfo,
+  ToolPolicyView,
   Transcript,
 } from "../protocol";
 
@@ -30,9 +30,9 @@ export class FakeApi implements Api {
   sessions: SessionInfo[] = [];
   transcripts = new Map<string, Transcript>();
   settings: Settings = structuredClone(DEFAULT_SETTINGS);
-  tools: ToolInfo[] = [];
+  tools: ToolPolicyView[] = [];
   audit: AuditEntry[] = [];
-  check: ModelCheck = { state: "ok", message: null };
+  check: ModelStatus = { state: "ok", message: null };
   /** The next respond_confirmation / send_message fails with this. */
   failNext: ErrorInfo | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
@@ -125,12 +125,12 @@ export class FakeApi implements Api {
     return structuredClone(settings);
   }
 
-  async checkModel(): Promise<ModelCheck> {
+  async checkModel(): Promise<ModelStatus> {
     this.record("check_model");
     return this.check;
   }
 
-  async listTools(): Promise<ToolInfo[]> {
+  async listTools(): Promise<ToolPolicyView[]> {
     this.record("list_tools");
     return this.tools;
   }

@@ -4,14 +4,14 @@
 import type { Api } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { ModelCheck } from "../protocol";
+import type { ModelStatus } from "../protocol";
 import { describeCheck, loadSettings, saveBar } from "./save-bar";
 import { modelSection } from "./settings-model";
 
 export interface FirstRunDeps {
   api: Api;
   i18n: I18n;
-  check: ModelCheck;
+  check: ModelStatus;
   /** Leave for the chat (after the model answers, or when the user chooses to). */
   onDone(): void;
 }

@@ -5,14 +5,14 @@ import type { Api } from "../api";
 import { toErrorInfo } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { ModelCheck, Settings } from "../protocol";
+import type { ModelStatus, Settings } from "../protocol";
 
 export interface SaveBar {
   el: HTMLElement;
-  showCheck(check: ModelCheck): void;
+  showCheck(check: ModelStatus): void;
 }
 
-export function describeCheck(check: ModelCheck, i18n: I18n): string {
+export function describeCheck(check: ModelStatus, i18n: I18n): string {
   switch (check.state) {
     case "ok":
       return i18n.t("settings.modelOk");
@@ -28,7 +28,7 @@ export function saveBar(
   i18n: I18n,
   /** The settings to save, or a message saying why they cannot be. */
   collect: () => Settings | string,
-  onSaved: (saved: Settings, check: ModelCheck) => void,
+  onSaved: (saved: Settings, check: ModelStatus) => void,
 ): SaveBar {
   const { t } = i18n;
   const status = h("p", { class: "save-status", attrs: { role: "status", "data-testid": "save-status" } });
@@ -37,7 +37,7 @@ export function saveBar(
     error.textContent = message ?? "";
     error.hidden = message === null;
   };
-  const showCheck = (check: ModelCheck): void => {
+  const showCheck = (check: ModelStatus): void => {
     status.textContent = describeCheck(check, i18n);
     status.dataset.state = check.state;
   };

@@ -4,24 +4,24 @@
 
 import { h } from "../dom";
 import type { I18n, MessageKey } from "../i18n";
-import type { ToolInfo, ToolOverride } from "../protocol";
+import type { ToolPolicyView, ToolOverride } from "../protocol";
 import { select } from "./form";
 
 type Choice = "default" | ToolOverride;
 
 /** Whether the core would honour "auto_approve" for this tool. */
-export function canAutoApprove(tool: ToolInfo): boolean {
-  return tool.trusted && !tool.readOnly && !tool.destructive;
+export function canAutoApprove(tool: ToolPolicyView): boolean {
+  return tool.auto_approve_allowed;
 }
 
 /** What the policy does for this tool with no user setting. */
-function defaultDecision(tool: ToolInfo): "allow" | "ask" {
-  return tool.trusted && tool.readOnly ? "allow" : "ask";
+function defaultDecision(tool: ToolPolicyView): "allow" | "ask" {
+  return tool.trusted && tool.read_only && !tool.definition_changed ? "allow" : "ask";
 }
 
 export function toolsSection(
   overrides: { [key in string]: ToolOverride },
-  tools: readonly ToolInfo[],
+  tools: readonly ToolPolicyView[],
   i18n: I18n,
 ): HTMLElement {
   const { t } = i18n;
@@ -53,9 +53,9 @@ export function toolsSection(
   );
 }
 
-function toolRow(tool: ToolInfo, overrides: { [key in string]: ToolOverride }, i18n: I18n): HTMLTableRowElement {
+function toolRow(tool: ToolPolicyView, overrides: { [key in string]: ToolOverride }, i18n: I18n): HTMLTableRowElement {
   const { t } = i18n;
-  const kind: MessageKey = tool.readOnly
+  const kind: MessageKey = tool.read_only
     ? "settings.kindRead"
     : tool.destructive
       ? "settings.kindDestructive"
@@ -65,7 +65,7 @@ function toolRow(tool: ToolInfo, overrides: { [key in string]: ToolOverride }, i
     { value: "ask", label: t("settings.policyAsk") },
     { value: "deny", label: t("settings.policyDeny") },
   ];
-  const current = overrides[tool.qualifiedName];
+  const current = overrides[tool.qualified_name];
   if (canAutoApprove(tool) || current === "auto_approve") {
     options.push({ value: "auto_approve", label: t("settings.policyAuto") });
   }
@@ -78,8 +78,8 @@ function toolRow(tool: ToolInfo, overrides: { [key in string]: ToolOverride }, i
     options,
     current ?? "default",
     (choice) => {
-      if (choice === "default") delete overrides[tool.qualifiedName];
-      else overrides[tool.qualifiedName] = choice;
+      if (choice === "default") delete overrides[tool.qualified_name];
+      else overrides[tool.qualified_name] = choice;
       showWarning(choice);
     },
     { "aria-label": `${t("settings.toolPolicy")}: ${label}`, "data-testid": "tool-policy" },
@@ -87,9 +87,9 @@ function toolRow(tool: ToolInfo, overrides: { [key in string]: ToolOverride }, i
   showWarning(current ?? "default");
   return h(
     "tr",
-    { attrs: { "data-testid": "tool-row", "data-tool": tool.qualifiedName } },
-    h("td", {}, h("span", { class: "tool-title", text: label }), h("span", { class: "tool-name", text: tool.qualifiedName })),
-    h("td", {}, h("span", { class: `kind kind-${tool.readOnly ? "read" : tool.destructive ? "destructive" : "write"}`, text: t(kind) })),
+    { attrs: { "data-testid": "tool-row", "data-tool": tool.qualified_name } },
+    h("td", {}, h("span", { class: "tool-title", text: label }), h("span", { class: "tool-name", text: tool.qualified_name })),
+    h("td", {}, h("span", { class: `kind kind-${tool.read_only ? "read" : tool.destructive ? "destructive" : "write"}`, text: t(kind) })),
     h("td", {}, control, warning),
   );
 }

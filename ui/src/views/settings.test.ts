@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
-import type { Settings, ToolInfo } from "../protocol";
+import type { Settings, ToolPolicyView } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { settingsView } from "./settings";
 
@@ -9,25 +9,28 @@ const i18n = createI18n("zh-CN");
 let api: FakeApi;
 let root: HTMLElement;
 
-function tool(name: string, facts: Partial<ToolInfo>): ToolInfo {
+function tool(name: string, facts: Partial<ToolPolicyView>): ToolPolicyView {
   return {
-    qualifiedName: `shop__${name}`,
+    qualified_name: `shop__${name}`,
     server: "shop",
     tool: name,
     title: name,
     destructive: false,
-    readOnly: false,
+    read_only: false,
     trusted: true,
-    decision: "ask",
+    definition_changed: false,
+    user_override: null,
+    verdict: "ask",
+    auto_approve_allowed: false,
     ...facts,
   };
 }
 
-const TOOLS: ToolInfo[] = [
-  tool("search_product", { readOnly: true, decision: "allow" }),
-  tool("update_cart_item", {}),
+const TOOLS: ToolPolicyView[] = [
+  tool("search_product", { read_only: true, verdict: "allow" }),
+  tool("update_cart_item", { auto_approve_allowed: true }),
   tool("cancel_order", { destructive: true }),
-  { ...tool("notes_write", {}), qualifiedName: "notes__write", server: "notes", trusted: false },
+  { ...tool("notes_write", {}), qualified_name: "notes__write", server: "notes", trusted: false },
 ];
 
 async function mount(): Promise<void> {

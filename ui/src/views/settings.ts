@@ -5,7 +5,7 @@
 import type { Api } from "../api";
 import { h, replace } from "../dom";
 import { LANGS, type I18n, type Lang } from "../i18n";
-import type { ModelCheck, Settings, ToolInfo } from "../protocol";
+import type { ModelStatus, Settings, ToolPolicyView } from "../protocol";
 import { THEMES, type Theme } from "../theme";
 import { field, positiveInt, select, textInput } from "./form";
 import { loadSettings, saveBar } from "./save-bar";
@@ -19,7 +19,7 @@ export interface SettingsDeps {
   onLanguage(lang: Lang): void;
   theme: Theme;
   onTheme(theme: Theme): void;
-  onSaved?(check: ModelCheck): void;
+  onSaved?(check: ModelStatus): void;
 }
 
 export interface SettingsView {
@@ -55,11 +55,11 @@ export function settingsView(deps: SettingsDeps): SettingsView {
     const settings = await loadSettings(api, i18n, body);
     if (!settings) return;
     // A missing tool list (servers not up) still leaves the rest editable.
-    const tools: ToolInfo[] = await api.listTools().catch(() => []);
+    const tools: ToolPolicyView[] = await api.listTools().catch(() => []);
     replace(body, ...form(settings, tools));
   };
 
-  const form = (settings: Settings, tools: ToolInfo[]): HTMLElement[] => {
+  const form = (settings: Settings, tools: ToolPolicyView[]): HTMLElement[] => {
     const draft: Settings = structuredClone(settings);
     const builtin = [...new Set(tools.map((tool) => tool.server))].filter((name) => !(name in draft.mcp_servers));
     const sections: Section[] = [

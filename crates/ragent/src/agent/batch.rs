@@ -15,6 +15,7 @@ use crate::mcp::ToolInfo;
 use crate::policy::{self, AllowedBy, ToolFacts, Trust, Verdict};
 use crate::protocol::{AgentEvent, AuditDecision, CardCall, ConfirmationCard};
 use crate::schema::validate_arguments;
+use crate::settings::Settings;
 use crate::store::audit::{self, NewAudit};
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate, NewCall};
 use crate::store::messages::{self, NewMessage, Role};
@@ -58,6 +59,25 @@ fn parse_arguments(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| e.to_string())
 }
 
+/// What the policy makes of a call of this tool under the user's settings.
+pub(crate) fn verdict(known: &KnownTool, settings: &Settings) -> Verdict {
+    let facts = ToolFacts {
+        read_only_hint: known.info.hints.read_only,
+        destructive_hint: known.info.hints.destructive,
+        definition_changed: known.changed,
+    };
+    let trust = if known.info.trusted {
+        Trust::Trusted
+    } else {
+        Trust::Untrusted
+    };
+    let user_override = settings
+        .tool_overrides
+        .get(&known.info.qualified_name)
+        .copied();
+    policy::decide(&facts, trust, user_override)
+}
+
 fn plan_call(known: &KnownTool, arguments: &Result<Value, String>, inner: &Inner) -> Plan {
     let arguments = match arguments {
         Ok(arguments) => arguments,
@@ -74,22 +94,7 @@ fn plan_call(known: &KnownTool, arguments: &Result<Value, String>, inner: &Inner
             audit: None,
         };
     }
-    let facts = ToolFacts {
-        read_only_hint: known.info.hints.read_only,
-        destructive_hint: known.info.hints.destructive,
-        definition_changed: known.changed,
-    };
-    let trust = if known.info.trusted {
-        Trust::Trusted
-    } else {
-        Trust::Untrusted
-    };
-    let user_override = inner
-        .settings()
-        .tool_overrides
-        .get(&known.info.qualified_name)
-        .copied();
-    match policy::decide(&facts, trust, user_override) {
+    match verdict(known, &inner.settings()) {
         Verdict::Ask => Plan::Ask,
         Verdict::Allow(AllowedBy::TrustedReadOnly) => Plan::Allow(AuditDecision::PolicyAllowed),
         Verdict::Allow(AllowedBy::UserSetting) => {

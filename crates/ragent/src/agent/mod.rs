@@ -5,6 +5,7 @@
 //! starts a new run from the stored state.
 
 mod batch;
+mod inspect;
 mod execute;
 mod recovery;
 mod respond;
@@ -385,12 +386,13 @@ impl Agent {
         Ok(self.inner.store.with_conn(sessions::list)?)
     }
 
-    pub fn rename_session(&self, session_id: &str, title: &str) -> Result<(), AgentError> {
+    /// Renames a session and returns it as listed.
+    pub fn rename_session(&self, session_id: &str, title: &str) -> Result<SessionInfo, AgentError> {
         self.inner.session(session_id)?;
-        Ok(self
-            .inner
+        self.inner
             .store
-            .with_conn(|c| sessions::rename(c, session_id, title.trim(), self.inner.now()))?)
+            .with_conn(|c| sessions::rename(c, session_id, title.trim(), self.inner.now()))?;
+        self.inner.session(session_id)
     }
 
     /// Deletes a session and its history (the audit log keeps its rows).

@@ -90,6 +90,29 @@ impl OpenAiClient {
         })
     }
 
+    /// Asks the endpoint for its model list: a cheap way to tell whether the
+    /// base URL answers and the key is accepted, without spending tokens.
+    pub async fn check_reachable(&self) -> Result<(), LlmError> {
+        let base = self.url.trim_end_matches("/chat/completions");
+        let response = self
+            .http
+            .get(format!("{base}/models"))
+            .headers(self.headers.clone())
+            .timeout(self.options.first_byte_timeout)
+            .send()
+            .await
+            .map_err(|e| LlmError::Connect(e.to_string()))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let body = response.text().await.unwrap_or_default();
+        Err(LlmError::Http {
+            status: status.as_u16(),
+            body: body.chars().take(300).collect(),
+        })
+    }
+
     /// The JSON body of a streaming request.
     pub fn request_body(&self, request: &ChatRequest) -> Value {
         let messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
