@@ -1,29 +1,78 @@
-//! The desktop shell: a thin Tauri layer over the agent core.
+//! The desktop shell: a thin Tauri layer over the agent core. It opens the
+//! core on the app's data directory with the shop as its built-in server,
+//! exposes the core through commands, and forwards the core's events.
 
+mod commands;
+mod events;
 mod launch_options;
+mod shop_server;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use ragent::{Agent, AgentConfig};
 use tauri::{Builder, Manager, Runtime};
 
 pub use launch_options::{LaunchOptions, LaunchOptionsError};
+pub use shop_server::SHOP_SERVER_NAME;
 
-/// Builds the app on any runtime, so tests can run it on the mock runtime.
-pub fn run_app<R: Runtime>(builder: Builder<R>, options: LaunchOptions) -> Builder<R> {
-    builder.setup(move |app| {
-        let data_dir = match &options.data_dir {
-            Some(dir) => dir.clone(),
-            None => app.path().app_data_dir()?,
-        };
-        std::fs::create_dir_all(&data_dir)?;
-        tracing::info!(data_dir = %data_dir.display(), "app data directory");
-        app.manage(DataDir(data_dir));
-        Ok(())
-    })
-}
+/// The core's database inside the data directory.
+pub const CORE_DB_FILE: &str = "assistant.db";
+/// The shop's data directory inside the app's.
+pub const SHOP_DIR: &str = "shop";
 
 /// Where this run of the app keeps its databases.
 pub struct DataDir(pub PathBuf);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    ShopServer(#[from] shop_server::ShopServerError),
+    #[error("cannot open the assistant's data: {0}")]
+    Core(#[from] ragent::AgentError),
+}
+
+/// Opens the core on `data_dir`: its database, and the shop server started
+/// from `shop_binary` with its own data beside it.
+pub async fn open_core(data_dir: &Path, shop_binary: &Path) -> Result<Agent, StartError> {
+    let mut config = AgentConfig::new(data_dir.join(CORE_DB_FILE));
+    config.builtin_servers = vec![shop_server::entry(shop_binary, &data_dir.join(SHOP_DIR))];
+    Ok(Agent::open(config).await?)
+}
+
+/// Builds the app on any runtime, so tests can run it on the mock runtime.
+pub fn run_app<R: Runtime>(builder: Builder<R>, options: LaunchOptions) -> Builder<R> {
+    builder
+        .plugin(tauri_plugin_notification::init())
+        .invoke_handler(tauri::generate_handler![
+            commands::send_message,
+            commands::respond_confirmation,
+            commands::cancel_run,
+            commands::list_sessions,
+            commands::create_session,
+            commands::open_session,
+            commands::rename_session,
+            commands::delete_session,
+            commands::get_settings,
+            commands::save_settings,
+            commands::check_model,
+            commands::list_tools,
+            commands::list_audit,
+        ])
+        .setup(move |app| {
+            let data_dir = match &options.data_dir {
+                Some(dir) => dir.clone(),
+                None => app.path().app_data_dir()?,
+            };
+            std::fs::create_dir_all(&data_dir)?;
+            tracing::info!(data_dir = %data_dir.display(), "app data directory");
+            let shop_binary = shop_server::locate()?;
+            let agent = tauri::async_runtime::block_on(open_core(&data_dir, &shop_binary))?;
+            tauri::async_runtime::spawn(events::forward(app.handle().clone(), agent.clone()));
+            app.manage(agent);
+            app.manage(DataDir(data_dir));
+            Ok(())
+        })
+}
 
 /// Starts the desktop app.
 pub fn run() {
@@ -45,29 +94,5 @@ pub fn run() {
     if let Err(error) = app {
         tracing::error!(%error, "the app stopped with an error");
         std::process::exit(1);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_app_keeps_its_data_in_the_directory_it_was_given() {
-        let dir = tempfile::tempdir().unwrap();
-        let data_dir = dir.path().join("nested/data");
-        let mut app = run_app(
-            tauri::test::mock_builder(),
-            LaunchOptions {
-                data_dir: Some(data_dir.clone()),
-            },
-        )
-        .build(tauri::test::mock_context(tauri::test::noop_assets()))
-        .unwrap();
-        // One turn of the event loop runs the setup hook.
-        #[allow(deprecated)]
-        app.run_iteration(|_, _| {});
-        assert_eq!(app.state::<DataDir>().0, data_dir);
-        assert!(data_dir.is_dir());
     }
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this
 
 pub mod driver;
+pub mod model;
 pub mod webdriver;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +27,14 @@ pub struct RunningApp {
 
 impl RunningApp {
     pub fn launch(data_dir: &Path) -> Result<RunningApp, Box<dyn std::error::Error>> {
+        let shop = Path::new(app_binary()).with_file_name("bitselect-mcp");
+        if !shop.is_file() {
+            return Err(format!(
+                "{} is missing: the app starts it; build it with `cargo build -p bitselect` (scripts/test does)",
+                shop.display()
+            )
+            .into());
+        }
         let driver = TauriDriver::start()?;
         let args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
         let session = Session::start(driver.url(), app_binary(), &args)?;
@@ -44,4 +53,86 @@ impl RunningApp {
         std::fs::write(&path, self.session.screenshot()?)?;
         Ok(path)
     }
+}
+
+/// Waits, in the page, until an element matching `selector` contains
+/// `needle` in its text: a DOM observer answers as soon as it does.
+const WAIT_FOR_TEXT: &str = r#"
+const [selector, needle, done] = arguments;
+const found = () => Array.from(document.querySelectorAll(selector))
+  .some((element) => (element.textContent || "").includes(needle));
+if (found()) { done(true); return; }
+const observer = new MutationObserver(() => {
+  if (found()) { observer.disconnect(); done(true); }
+});
+observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+"#;
+
+impl RunningApp {
+    /// Types a chat message and sends it.
+    pub fn send_message(&self, text: &str) -> Result<(), Box<dyn std::error::Error>> {
+        let input = self.session.find("[data-testid=composer-input]")?;
+        self.session.type_into(&input, text)?;
+        let send = self.session.find("[data-testid=send]")?;
+        self.session.click(&send)?;
+        Ok(())
+    }
+
+    /// Waits until some element matching `selector` shows `needle`.
+    pub fn wait_for_text(&self, selector: &str, needle: &str) -> Result<(), Box<dyn std::error::Error>> {
+        self.session
+            .execute_async(WAIT_FOR_TEXT, serde_json::json!([selector, needle]))
+            .map_err(|error| format!("waiting for {selector:?} to show {needle:?}: {error}"))?;
+        Ok(())
+    }
+
+    /// The call on a card that waits for the user's decision (the first, if
+    /// several), waiting for one to appear.
+    pub fn asking_call(&self) -> Result<webdriver::Element, Box<dyn std::error::Error>> {
+        Ok(self
+            .session
+            .find("[data-testid=card-call][data-status=asking]")?)
+    }
+
+    /// Clicks a button inside a card call.
+    pub fn click_in(&self, call: &webdriver::Element, testid: &str) -> Result<(), Box<dyn std::error::Error>> {
+        let button = self
+            .session
+            .find_in(call, &format!("[data-testid={testid}]"))?;
+        self.session.click(&button)?;
+        Ok(())
+    }
+
+    /// Sets the page's theme, as the settings screen does.
+    pub fn force_theme(&self, theme: &str) -> Result<(), Box<dyn std::error::Error>> {
+        self.session.execute(
+            "document.documentElement.dataset.theme = arguments[0];",
+            serde_json::json!([theme]),
+        )?;
+        Ok(())
+    }
+}
+
+/// Points a data directory's assistant at a model before the app starts,
+/// through the core's own settings store.
+pub fn configure_model(data_dir: &Path, base_url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let config = ragent::AgentConfig::new(data_dir.join(bitselect_assistant::CORE_DB_FILE));
+        let agent = ragent::Agent::open(config).await?;
+        let mut settings = agent.settings();
+        settings.model.base_url = base_url.to_owned();
+        settings.model.model = "scripted".to_owned();
+        agent.save_settings(settings).await?;
+        agent.shutdown().await;
+        Ok::<_, ragent::AgentError>(())
+    })?;
+    Ok(())
+}
+
+/// The shop the app's server keeps in its data directory, opened beside it.
+pub fn shop_of(data_dir: &Path) -> Result<bitselect::Shop, Box<dyn std::error::Error>> {
+    Ok(bitselect::Shop::open(
+        data_dir.join(bitselect_assistant::SHOP_DIR),
+    )?)
 }

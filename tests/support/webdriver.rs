@@ -73,7 +73,11 @@ impl Session {
             id,
         };
         // Element look-ups wait on the driver's side for the page to render them.
-        session.command("set timeouts", "timeouts", json!({ "implicit": 15_000 }))?;
+        session.command(
+            "set timeouts",
+            "timeouts",
+            json!({ "implicit": 15_000, "script": 30_000 }),
+        )?;
         Ok(session)
     }
 
@@ -102,6 +106,50 @@ impl Session {
             what: format!("find {css}"),
             body: value,
         })
+    }
+
+    /// The first element inside `parent` matching a CSS selector.
+    pub fn find_in(&self, parent: &Element, css: &str) -> Result<Element> {
+        let value = self.command(
+            &format!("find {css} in element"),
+            &format!("element/{}/element", parent.0),
+            json!({ "using": "css selector", "value": css }),
+        )?;
+        element_of(&value).ok_or_else(|| WebDriverError::Unexpected {
+            what: format!("find {css}"),
+            body: value,
+        })
+    }
+
+    /// Every element matching a CSS selector now (no waiting).
+    pub fn find_all(&self, css: &str) -> Result<Vec<Element>> {
+        let value = self.command(
+            &format!("find all {css}"),
+            "elements",
+            json!({ "using": "css selector", "value": css }),
+        )?;
+        Ok(value
+            .as_array()
+            .map(|items| items.iter().filter_map(element_of).collect())
+            .unwrap_or_default())
+    }
+
+    pub fn attribute(&self, element: &Element, name: &str) -> Result<Option<String>> {
+        let value = self.query(
+            &format!("attribute {name}"),
+            &format!("element/{}/attribute/{name}", element.0),
+        )?;
+        Ok(value.as_str().map(str::to_owned))
+    }
+
+    /// Types `text` into an input or text area.
+    pub fn type_into(&self, element: &Element, text: &str) -> Result<()> {
+        self.command(
+            "send keys",
+            &format!("element/{}/value", element.0),
+            json!({ "text": text }),
+        )?;
+        Ok(())
     }
 
     pub fn text(&self, element: &Element) -> Result<String> {

@@ -1,0 +1,105 @@
+//! The commands the page may call. Each is a few lines over the core; the
+//! core's typed error reaches the page as `{ code, message }`.
+//!
+//! All are async so they run on the async runtime, where the core spawns
+//! its runs.
+
+use ragent::protocol::{
+    AuditEntry, CallDecision, ModelStatus, RespondOutcome, SessionInfo, ToolPolicyView, Transcript,
+};
+use ragent::settings::Settings;
+use ragent::{Agent, AgentError};
+use tauri::State;
+
+/// How many audit rows the page gets when it does not say.
+const DEFAULT_AUDIT_LIMIT: u32 = 200;
+
+#[tauri::command]
+pub async fn send_message(
+    agent: State<'_, Agent>,
+    session_id: String,
+    text: String,
+) -> Result<String, AgentError> {
+    agent.send_message(&session_id, &text)
+}
+
+/// Only decisions on calls the core itself put on the pending card are
+/// accepted; the core checks the reply id and each call id.
+#[tauri::command]
+pub async fn respond_confirmation(
+    agent: State<'_, Agent>,
+    session_id: String,
+    reply_id: String,
+    decisions: Vec<CallDecision>,
+) -> Result<RespondOutcome, AgentError> {
+    agent.respond(&session_id, &reply_id, decisions)
+}
+
+#[tauri::command]
+pub async fn cancel_run(agent: State<'_, Agent>, session_id: String) -> Result<bool, AgentError> {
+    agent.cancel_run(&session_id)
+}
+
+#[tauri::command]
+pub async fn list_sessions(agent: State<'_, Agent>) -> Result<Vec<SessionInfo>, AgentError> {
+    agent.list_sessions()
+}
+
+#[tauri::command]
+pub async fn create_session(agent: State<'_, Agent>) -> Result<SessionInfo, AgentError> {
+    agent.create_session(None)
+}
+
+#[tauri::command]
+pub async fn open_session(
+    agent: State<'_, Agent>,
+    session_id: String,
+) -> Result<Transcript, AgentError> {
+    agent.transcript(&session_id)
+}
+
+#[tauri::command]
+pub async fn rename_session(
+    agent: State<'_, Agent>,
+    session_id: String,
+    title: String,
+) -> Result<SessionInfo, AgentError> {
+    agent.rename_session(&session_id, &title)
+}
+
+#[tauri::command]
+pub async fn delete_session(agent: State<'_, Agent>, session_id: String) -> Result<(), AgentError> {
+    agent.delete_session(&session_id)
+}
+
+#[tauri::command]
+pub async fn get_settings(agent: State<'_, Agent>) -> Result<Settings, AgentError> {
+    Ok(agent.settings())
+}
+
+#[tauri::command]
+pub async fn save_settings(
+    agent: State<'_, Agent>,
+    settings: Settings,
+) -> Result<Settings, AgentError> {
+    agent.save_settings(settings).await?;
+    Ok(agent.settings())
+}
+
+#[tauri::command]
+pub async fn check_model(agent: State<'_, Agent>) -> Result<ModelStatus, AgentError> {
+    Ok(agent.check_model().await)
+}
+
+#[tauri::command]
+pub async fn list_tools(agent: State<'_, Agent>) -> Result<Vec<ToolPolicyView>, AgentError> {
+    Ok(agent.tool_policies().await)
+}
+
+#[tauri::command]
+pub async fn list_audit(
+    agent: State<'_, Agent>,
+    limit: Option<u32>,
+) -> Result<Vec<AuditEntry>, AgentError> {
+    agent.audit_log(limit.unwrap_or(DEFAULT_AUDIT_LIMIT))
+}
