@@ -4,4 +4,5 @@
 #[allow(dead_code)] // not every helper is used by the stories written so far
 mod support;
 
+mod decisions;
 mod shop_story;
