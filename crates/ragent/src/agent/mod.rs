@@ -40,8 +40,8 @@ pub const DEFAULT_SESSION_TITLE: &str = "新对话";
 /// How to open an agent.
 pub struct AgentConfig {
     pub db_path: PathBuf,
-    /// Servers the app supplies (the shop). Always trusted; the user's
-    /// settings cannot redefine them.
+    /// Servers the app supplies, each with its trust (the shop is
+    /// trusted). The user's settings cannot redefine them.
     pub builtin_servers: Vec<ServerEntry>,
     /// A model to use instead of the OpenAI-compatible client built from
     /// the settings.
@@ -142,14 +142,7 @@ impl Inner {
     }
 
     fn server_entries(&self, settings: &Settings) -> Vec<ServerEntry> {
-        let mut entries: Vec<ServerEntry> = self
-            .builtin
-            .iter()
-            .map(|entry| ServerEntry {
-                trusted: true,
-                ..entry.clone()
-            })
-            .collect();
+        let mut entries = self.builtin.clone();
         entries.extend(
             settings
                 .mcp_servers

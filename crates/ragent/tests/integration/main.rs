@@ -5,4 +5,5 @@
 mod support;
 
 mod decisions;
+mod restart;
 mod shop_story;
