@@ -61,8 +61,14 @@ impl ModelServer {
             .collect()
     }
 
-    pub async fn request_count(&self) -> usize {
-        self.requests().await.len()
+    /// A header of the most recent request.
+    pub async fn last_header(&self, name: &str) -> Option<String> {
+        let requests = self.server.received_requests().await.unwrap_or_default();
+        let last = requests.last()?;
+        last.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
     }
 
     /// Turns still scripted but not yet asked for.

@@ -1,7 +1,7 @@
 //! A small MCP server of the tests' own, run in process over a duplex
 //! pipe: a notebook whose `add_note` writes but declares itself read-only
 //! (a server not to be believed unless trusted), whose descriptions can
-//! be changed under the agent, and which can be stopped like a crash.
+//! be changed under the agent, and which may or may not honour keys.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,7 +14,7 @@ use rmcp::model::{
     ExperimentalCapabilities, JsonObject, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, RoleServer, RunningServiceCancellationToken};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
@@ -25,8 +25,6 @@ pub struct Notebook {
     description: Arc<Mutex<String>>,
     answered_keys: Arc<Mutex<HashMap<String, String>>>,
     honours_keys: bool,
-    running: Arc<Mutex<Option<RunningServiceCancellationToken>>>,
-    starts: Arc<Mutex<u32>>,
 }
 
 impl Notebook {
@@ -45,18 +43,6 @@ impl Notebook {
     /// Changes `add_note`'s description, as a server update might.
     pub fn set_description(&self, text: &str) {
         *self.description.lock().unwrap() = text.to_string();
-    }
-
-    /// Stops the running server, as if its process died.
-    pub fn kill(&self) {
-        if let Some(token) = self.running.lock().unwrap().take() {
-            token.cancel();
-        }
-    }
-
-    /// How many times the server was started.
-    pub fn starts(&self) -> u32 {
-        *self.starts.lock().unwrap()
     }
 
     pub fn entry(&self, name: &str, trusted: bool) -> ServerEntry {
@@ -182,14 +168,11 @@ impl Connect for InProcess {
             let server = NotesServer {
                 notebook: self.notebook.clone(),
             };
-            let running = self.notebook.running.clone();
             tokio::spawn(async move {
                 if let Ok(service) = server.serve(server_io).await {
-                    *running.lock().unwrap() = Some(service.cancellation_token());
                     let _ = service.waiting().await;
                 }
             });
-            *self.notebook.starts.lock().unwrap() += 1;
             let client = client_config()
                 .serve(client_io)
                 .await

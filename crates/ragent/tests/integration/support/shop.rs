@@ -96,12 +96,6 @@ impl ShopDb {
             .unwrap_or(0)
     }
 
-    pub fn cart_lines(&self) -> i64 {
-        self.conn
-            .query_row("SELECT count(*) FROM cart_item", [], |r| r.get(0))
-            .unwrap()
-    }
-
     pub fn order_count(&self) -> i64 {
         self.conn
             .query_row("SELECT count(*) FROM orders", [], |r| r.get(0))
