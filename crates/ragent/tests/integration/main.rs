@@ -3,6 +3,7 @@
 
 mod support;
 
+mod api;
 mod decisions;
 mod llm_client;
 mod model_faults;
