@@ -10,7 +10,7 @@ use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CardCall, ConfirmationCard, Decision,
-    ErrorCode, ErrorInfo, EventEnvelope, RespondOutcome, SessionInfo, StopReason, ToolCallView,
+    ErrorCode, ErrorInfo, EventEnvelope, InputOutcome, SessionInfo, StopReason, ToolCallView,
     Transcript, TranscriptItem, UserInput,
 };
 use crate::settings::{ModelSettings, Settings};
@@ -31,7 +31,7 @@ pub fn render() -> String {
         StopReason::decl(&cfg),
         ErrorInfo::decl(&cfg),
         ErrorCode::decl(&cfg),
-        RespondOutcome::decl(&cfg),
+        InputOutcome::decl(&cfg),
         ConfirmationCard::decl(&cfg),
         CardCall::decl(&cfg),
         CallStatus::decl(&cfg),

@@ -8,7 +8,7 @@ use pretty_assertions::assert_eq;
 use ragent::AgentError;
 use ragent::clock::ManualClock;
 use ragent::protocol::{
-    AgentEvent, AuditDecision, CallDecision, Decision, RespondOutcome, StopReason, TranscriptItem,
+    AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome, StopReason, TranscriptItem,
 };
 use ragent::toolcall::CallStatus;
 use serde_json::json;
@@ -57,7 +57,7 @@ async fn a_read_in_a_batch_with_a_write_waits_and_both_run_in_order_after_approv
         .agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
         .unwrap();
-    assert!(matches!(outcome, RespondOutcome::Resumed { .. }));
+    assert!(matches!(outcome, InputOutcome::RunStarted { .. }));
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(run.started(), vec!["query_cart", "create_order"]);
@@ -132,7 +132,7 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
         .unwrap();
     assert_eq!(
         first,
-        RespondOutcome::Waiting {
+        InputOutcome::AwaitingDecisions {
             remaining: vec![order_call.call_id.clone()]
         }
     );
@@ -191,7 +191,7 @@ async fn wrong_replies_are_refused_and_change_nothing() {
     let approve = |id: &str| decide(id, Decision::Approve);
     assert!(matches!(
         h.agent.respond(&h.session, &card.reply_id, approve(&a)),
-        Ok(RespondOutcome::Waiting { .. })
+        Ok(InputOutcome::AwaitingDecisions { .. })
     ));
     let audit_before = h.agent.audit_log(100).unwrap().len();
 
@@ -368,4 +368,38 @@ async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
         h.agent.audit_log(1).unwrap()[0].decision,
         AuditDecision::Expired
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_twice_in_a_row_runs_the_call_once() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[(
+            "c1",
+            "shop__update_cart_item",
+            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+        )],
+    ));
+    let card = h.say("买 iPhone 17").await.card().clone();
+    h.model.push_turn(text_turn("已加入。"));
+
+    let first = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(&card));
+    let second = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(&card));
+    assert!(
+        matches!(first, Ok(InputOutcome::RunStarted { .. })),
+        "{first:?}"
+    );
+    assert!(
+        matches!(second, Err(AgentError::AlreadyDecided { .. })),
+        "{second:?}"
+    );
+
+    let run = h.events.until_stop().await;
+    assert_eq!(run.started(), vec!["update_cart_item"]);
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
 }
