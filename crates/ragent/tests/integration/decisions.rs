@@ -267,16 +267,7 @@ async fn wrong_replies_are_refused_and_change_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_message_supersedes_the_card_and_is_answered() {
     let mut h = Harness::start(Setup::shop()).await;
-    h.model.push_turn(calls_turn(
-        "将把 1 台 iPhone 17 加入购物车。",
-        &[(
-            "c1",
-            "shop__update_cart_item",
-            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
-        )],
-    ));
-    let run = h.say("买 iPhone 17").await;
-    let card = run.card().clone();
+    let card = h.card_for_iphones("买 iPhone 17", 1).await;
 
     h.model
         .push_turn(text_turn("好的，先不加购物车。您有 5 张可用优惠券。"));
@@ -336,16 +327,7 @@ async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
     setup.clock = Some(clock.clone());
     setup.settings.card_expiry_secs = 60;
     let mut h = Harness::start(setup).await;
-    h.model.push_turn(calls_turn(
-        "",
-        &[(
-            "c1",
-            "shop__update_cart_item",
-            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
-        )],
-    ));
-    let run = h.say("买 iPhone 17").await;
-    let card = run.card().clone();
+    let card = h.card_for_iphones("买 iPhone 17", 1).await;
     assert_eq!(card.expires_at - card.created_at, 60_000);
 
     clock.advance_ms(60_001);
@@ -373,15 +355,7 @@ async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_twice_in_a_row_runs_the_call_once() {
     let mut h = Harness::start(Setup::shop()).await;
-    h.model.push_turn(calls_turn(
-        "",
-        &[(
-            "c1",
-            "shop__update_cart_item",
-            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
-        )],
-    ));
-    let card = h.say("买 iPhone 17").await.card().clone();
+    let card = h.card_for_iphones("买 iPhone 17", 1).await;
     h.model.push_turn(text_turn("已加入。"));
 
     let first = h

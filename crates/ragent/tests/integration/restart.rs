@@ -96,15 +96,7 @@ fn call_status(h: &Harness, model_order: usize) -> (CallStatus, Option<String>) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_card_pending_when_the_app_closed_can_be_decided_after_reopening() {
     let mut h = Harness::start(Setup::shop()).await;
-    h.model.push_turn(calls_turn(
-        "将把 1 台 iPhone 17 加入购物车。",
-        &[(
-            "c1",
-            "shop__update_cart_item",
-            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
-        )],
-    ));
-    let card = h.say("买 iPhone 17").await.card().clone();
+    let card = h.card_for_iphones("买 iPhone 17", 1).await;
 
     h.restart(Setup::shop()).await;
     let shown = h.agent.transcript(&h.session).unwrap().pending;

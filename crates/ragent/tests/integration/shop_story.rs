@@ -120,16 +120,7 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declined_write_leaves_the_shop_untouched_and_the_model_hears_why() {
     let mut h = Harness::start(Setup::shop()).await;
-    h.model.push_turn(calls_turn(
-        "将把 2 台 iPhone 17 256GB 黑色加入购物车。",
-        &[(
-            "c1",
-            "shop__update_cart_item",
-            json!({"skuCode": IPHONE, "action": "add", "quantity": 2}),
-        )],
-    ));
-    let run = h.say("买两台 iPhone 17").await;
-    let card = run.card().clone();
+    let card = h.card_for_iphones("买两台 iPhone 17", 2).await;
 
     h.model
         .push_turn(text_turn("好的，没有加入购物车。需要只买一台吗？"));

@@ -111,6 +111,20 @@ impl Harness {
         self.agent = agent;
     }
 
+    /// The model proposes adding `quantity` iPhones to the cart (call id
+    /// `c1`) in answer to `text`; returns the card that stops the run.
+    pub async fn card_for_iphones(&mut self, text: &str, quantity: u32) -> ConfirmationCard {
+        self.model.push_turn(calls_turn(
+            &format!("将把 {quantity} 台 iPhone 17 256GB 黑色加入购物车。"),
+            &[(
+                "c1",
+                "shop__update_cart_item",
+                serde_json::json!({"skuCode": IPHONE, "action": "add", "quantity": quantity}),
+            )],
+        ));
+        self.say(text).await.card().clone()
+    }
+
     /// Sends a message and follows the run to its stop.
     pub async fn say(&mut self, text: &str) -> Run {
         self.agent.send_message(&self.session, text).unwrap();
