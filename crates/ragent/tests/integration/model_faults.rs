@@ -151,3 +151,28 @@ async fn a_run_can_be_cancelled_while_the_model_is_slow() {
     assert!(!h.agent.is_running(&h.session));
     assert!(!h.agent.cancel_run(&h.session).unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_turns_leave_the_request_when_over_budget_but_stay_stored() {
+    let notebook = Notebook::new(false);
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", true));
+    setup.settings.history_token_budget = 1_000;
+    let mut h = Harness::start(setup).await;
+    let long = "我想要一台手机，".repeat(40);
+    h.model.push_turn(text_turn("好的。"));
+    h.say(&long).await;
+    h.model.push_turn(text_turn("还有呢？"));
+    h.say("再来一个耳机").await;
+
+    let requests = h.model.requests().await;
+    assert_eq!(user_texts(&requests[0]), vec![long.clone()]);
+    assert_eq!(
+        roles(&requests[1]),
+        vec!["system", "user"],
+        "the oldest turn went first; the latest user turn stayed"
+    );
+    assert_eq!(user_texts(&requests[1]), vec!["再来一个耳机"]);
+    let stored = h.agent.transcript(&h.session).unwrap().items.len();
+    assert_eq!(stored, 4, "what is stored is never lost");
+}

@@ -61,6 +61,94 @@ impl ToolSource for CrashAfterSend {
     }
 }
 
+/// The connection breaks after a call reached its server, while the app
+/// keeps running: the answer is lost on the way back.
+struct BreakOnce {
+    inner: Arc<dyn ToolSource>,
+    broken: std::sync::Mutex<bool>,
+}
+
+impl ToolSource for BreakOnce {
+    fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()> {
+        self.inner.configure(servers)
+    }
+
+    fn list_tools(&self) -> BoxFuture<'_, ToolListing> {
+        self.inner.list_tools()
+    }
+
+    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>> {
+        Box::pin(async move {
+            let server = call.server.clone();
+            let answer = self.inner.call_tool(call).await;
+            let mut broken = self.broken.lock().unwrap();
+            if *broken {
+                return answer;
+            }
+            *broken = true;
+            Err(McpError::Stopped {
+                server,
+                message: "connection reset".into(),
+            })
+        })
+    }
+
+    fn honours_idempotency_keys<'a>(
+        &'a self,
+        server: &'a str,
+    ) -> BoxFuture<'a, Result<bool, McpError>> {
+        self.inner.honours_idempotency_keys(server)
+    }
+
+    fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>> {
+        self.inner.status()
+    }
+}
+
+async fn lost_answer_story(honours_keys: bool) -> (Run, Notebook) {
+    let notebook = Notebook::new(honours_keys);
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", false));
+    setup.wrap_tools = Some(Box::new(|inner| {
+        Arc::new(BreakOnce {
+            inner,
+            broken: std::sync::Mutex::new(false),
+        })
+    }));
+    let mut h = Harness::start(setup).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[("c1", "notes__add_note", json!({"text": "一"}))],
+    ));
+    let card = h.say("记一").await.card().clone();
+    h.model.push_turn(text_turn("好。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    (h.events.until_stop().await, notebook)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_whose_answer_was_lost_is_resent_with_its_key_where_keys_are_honoured() {
+    let (run, notebook) = lost_answer_story(true).await;
+    assert_eq!(notebook.notes(), vec!["一"], "the repeat was recognised");
+    assert_eq!(run.finished()[0].status, CallStatus::Succeeded);
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ServerRestarted { server, .. } if server == "notes"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_whose_answer_was_lost_is_interrupted_where_keys_are_not_honoured() {
+    let (run, notebook) = lost_answer_story(false).await;
+    assert_eq!(notebook.notes(), vec!["一"], "sent once, never repeated");
+    let call = &run.finished()[0];
+    assert_eq!(call.status, CallStatus::Interrupted);
+    assert!(call.output.as_deref().unwrap().contains("结果未知"));
+}
+
 fn crashing(tool: &'static str, sent: Arc<Notify>) -> WrapTools {
     Box::new(move |inner| Arc::new(CrashAfterSend { inner, tool, sent }))
 }

@@ -113,12 +113,13 @@ impl ServerHandler for NotesServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let key = request
+        // rmcp hands the request's `_meta` to the handler in its context.
+        let key = context
             .meta
-            .as_ref()
-            .and_then(|m| m.0.get(IDEMPOTENCY_KEY))
+            .0
+            .get(IDEMPOTENCY_KEY)
             .and_then(Value::as_str)
             .map(str::to_string);
         let text = match request.name.as_ref() {
