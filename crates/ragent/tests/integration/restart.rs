@@ -20,15 +20,25 @@ use crate::support::*;
 
 const CASE: &str = "MK8T4FE/A";
 
-/// The app dies right after a call reached its server: the server does
-/// the work, the answer is never stored.
-struct CrashAfterSend {
-    inner: Arc<dyn ToolSource>,
-    tool: &'static str,
-    sent: Arc<Notify>,
+/// Faults between the agent and its servers.
+enum Fault {
+    /// The app dies right after a call of `tool` reached its server: the
+    /// server does the work, the answer is never stored.
+    HangAfterSend {
+        tool: &'static str,
+        sent: Arc<Notify>,
+    },
+    /// The connection breaks after the first call reached its server,
+    /// while the app keeps running: that answer is lost on the way back.
+    LoseFirstAnswer { lost: std::sync::Mutex<bool> },
 }
 
-impl ToolSource for CrashAfterSend {
+struct Faulty {
+    inner: Arc<dyn ToolSource>,
+    fault: Fault,
+}
+
+impl ToolSource for Faulty {
     fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()> {
         self.inner.configure(servers)
     }
@@ -39,13 +49,28 @@ impl ToolSource for CrashAfterSend {
 
     fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>> {
         Box::pin(async move {
-            if call.tool != self.tool {
-                return self.inner.call_tool(call).await;
+            match &self.fault {
+                Fault::HangAfterSend { tool, sent } if call.tool == *tool => {
+                    let done = self.inner.call_tool(call).await;
+                    assert!(done.is_ok(), "the server did the work: {done:?}");
+                    sent.notify_one();
+                    futures::future::pending().await
+                }
+                Fault::LoseFirstAnswer { lost } => {
+                    let server = call.server.clone();
+                    let answer = self.inner.call_tool(call).await;
+                    let mut lost = lost.lock().unwrap();
+                    if *lost {
+                        return answer;
+                    }
+                    *lost = true;
+                    Err(McpError::Stopped {
+                        server,
+                        message: "connection reset".into(),
+                    })
+                }
+                Fault::HangAfterSend { .. } => self.inner.call_tool(call).await,
             }
-            let done = self.inner.call_tool(call).await;
-            assert!(done.is_ok(), "the server did the work: {done:?}");
-            self.sent.notify_one();
-            futures::future::pending().await
         })
     }
 
@@ -61,59 +86,20 @@ impl ToolSource for CrashAfterSend {
     }
 }
 
-/// The connection breaks after a call reached its server, while the app
-/// keeps running: the answer is lost on the way back.
-struct BreakOnce {
-    inner: Arc<dyn ToolSource>,
-    broken: std::sync::Mutex<bool>,
+fn faulty(fault: Fault) -> WrapTools {
+    Box::new(move |inner| Arc::new(Faulty { inner, fault }))
 }
 
-impl ToolSource for BreakOnce {
-    fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()> {
-        self.inner.configure(servers)
-    }
-
-    fn list_tools(&self) -> BoxFuture<'_, ToolListing> {
-        self.inner.list_tools()
-    }
-
-    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>> {
-        Box::pin(async move {
-            let server = call.server.clone();
-            let answer = self.inner.call_tool(call).await;
-            let mut broken = self.broken.lock().unwrap();
-            if *broken {
-                return answer;
-            }
-            *broken = true;
-            Err(McpError::Stopped {
-                server,
-                message: "connection reset".into(),
-            })
-        })
-    }
-
-    fn honours_idempotency_keys<'a>(
-        &'a self,
-        server: &'a str,
-    ) -> BoxFuture<'a, Result<bool, McpError>> {
-        self.inner.honours_idempotency_keys(server)
-    }
-
-    fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>> {
-        self.inner.status()
-    }
+fn crashing(tool: &'static str, sent: Arc<Notify>) -> WrapTools {
+    faulty(Fault::HangAfterSend { tool, sent })
 }
 
 async fn lost_answer_story(honours_keys: bool) -> (Run, Notebook) {
     let notebook = Notebook::new(honours_keys);
     let mut setup = Setup::bare();
     setup.servers.push(notebook.entry("notes", false));
-    setup.wrap_tools = Some(Box::new(|inner| {
-        Arc::new(BreakOnce {
-            inner,
-            broken: std::sync::Mutex::new(false),
-        })
+    setup.wrap_tools = Some(faulty(Fault::LoseFirstAnswer {
+        lost: std::sync::Mutex::new(false),
     }));
     let mut h = Harness::start(setup).await;
     h.model.push_turn(calls_turn(
@@ -147,10 +133,6 @@ async fn a_write_whose_answer_was_lost_is_interrupted_where_keys_are_not_honoure
     let call = &run.finished()[0];
     assert_eq!(call.status, CallStatus::Interrupted);
     assert!(call.output.as_deref().unwrap().contains("结果未知"));
-}
-
-fn crashing(tool: &'static str, sent: Arc<Notify>) -> WrapTools {
-    Box::new(move |inner| Arc::new(CrashAfterSend { inner, tool, sent }))
 }
 
 fn notices(h: &Harness) -> Vec<String> {
