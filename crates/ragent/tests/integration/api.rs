@@ -170,3 +170,61 @@ fn the_agent_can_live_in_a_shell_state_and_its_futures_cross_threads() {
     let config = ragent::AgentConfig::new("/nonexistent/agent.db");
     send(&ragent::Agent::open(config));
 }
+
+/// A model that answers every request the same way, without HTTP.
+struct Parrot;
+
+impl ragent::llm::ChatModel for Parrot {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ragent::llm::ChatRequest,
+        on_text: ragent::llm::TextSink<'a>,
+        _cancel: &'a tokio_util::sync::CancellationToken,
+    ) -> futures::future::BoxFuture<'a, Result<ragent::llm::AssistantTurn, ragent::llm::LlmError>>
+    {
+        Box::pin(async move {
+            let heard = match request.messages.last() {
+                Some(ragent::llm::ChatMessage::User { content }) => content.clone(),
+                other => panic!("expected the user's message last, got {other:?}"),
+            };
+            let text = format!("你说：{heard}");
+            on_text(&text);
+            Ok(ragent::llm::AssistantTurn {
+                text,
+                ..Default::default()
+            })
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_can_be_injected_and_a_missing_one_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = ragent::Agent::open(ragent::AgentConfig::new(dir.path().join("plain.db")))
+        .await
+        .unwrap();
+    let mut events = Events(agent.subscribe());
+    let session = agent.create_session(None).unwrap().id;
+    agent.send_message(&session, "你好").unwrap();
+    let run = events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Failed);
+    let error = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            ragent::protocol::AgentEvent::Error { error } => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(error.code, ragent::protocol::ErrorCode::ModelNotConfigured);
+
+    let mut config = ragent::AgentConfig::new(dir.path().join("parrot.db"));
+    config.model = Some(std::sync::Arc::new(Parrot));
+    let agent = ragent::Agent::open(config).await.unwrap();
+    let mut events = Events(agent.subscribe());
+    let session = agent.create_session(Some("鹦鹉")).unwrap().id;
+    agent.send_message(&session, "你好").unwrap();
+    let run = events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(run.text(), "你说：你好");
+}
