@@ -5,7 +5,7 @@
 //! its runs.
 
 use ragent::protocol::{
-    AuditEntry, CallDecision, ModelStatus, RespondOutcome, SessionInfo, ToolPolicyView, Transcript,
+    AuditEntry, CallDecision, ModelStatus, InputOutcome, SessionInfo, ToolPolicyView, Transcript,
 };
 use ragent::settings::Settings;
 use ragent::{Agent, AgentError};
@@ -31,7 +31,7 @@ pub async fn respond_confirmation(
     session_id: String,
     reply_id: String,
     decisions: Vec<CallDecision>,
-) -> Result<RespondOutcome, AgentError> {
+) -> Result<InputOutcome, AgentError> {
     agent.respond(&session_id, &reply_id, decisions)
 }
 

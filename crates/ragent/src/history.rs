@@ -96,28 +96,38 @@ fn groups(messages: Vec<ChatMessage>) -> Vec<Vec<ChatMessage>> {
     out
 }
 
-/// The messages to send: `system` first, then the newest turns that fit
-/// `budget` estimated tokens. The latest user message and everything after
-/// it are always kept, even over budget.
+/// Conversation turns: a user message and everything that answers it.
+fn turns(groups: Vec<Vec<ChatMessage>>) -> Vec<Vec<ChatMessage>> {
+    let mut out: Vec<Vec<ChatMessage>> = Vec::new();
+    for group in groups {
+        let starts_turn = matches!(group.first(), Some(ChatMessage::User { .. }));
+        match out.last_mut() {
+            Some(turn) if !starts_turn => turn.extend(group),
+            _ => out.push(group),
+        }
+    }
+    out
+}
+
+/// The messages to send: `system` first, then the newest whole turns that
+/// fit `budget` estimated tokens. The latest turn (the latest user message
+/// and everything after it) is always kept, even over budget.
 pub fn fit(system: ChatMessage, conversation: Vec<ChatMessage>, budget: usize) -> Vec<ChatMessage> {
-    let groups = groups(conversation);
-    let cost = |group: &Vec<ChatMessage>| group.iter().map(message_tokens).sum::<usize>();
-    let latest_user = groups
-        .iter()
-        .rposition(|g| matches!(g.first(), Some(ChatMessage::User { .. })))
-        .unwrap_or(0);
-    let mut used = message_tokens(&system) + groups[latest_user..].iter().map(cost).sum::<usize>();
-    let mut first_kept = latest_user;
-    for index in (0..latest_user).rev() {
-        let group_cost = cost(&groups[index]);
-        if used + group_cost > budget {
+    let turns = turns(groups(conversation));
+    let cost = |turn: &Vec<ChatMessage>| turn.iter().map(message_tokens).sum::<usize>();
+    let latest = turns.len().saturating_sub(1);
+    let mut used = message_tokens(&system) + turns.get(latest).map(cost).unwrap_or(0);
+    let mut first_kept = latest;
+    for index in (0..latest).rev() {
+        let turn_cost = cost(&turns[index]);
+        if used + turn_cost > budget {
             break;
         }
-        used += group_cost;
+        used += turn_cost;
         first_kept = index;
     }
     let mut out = vec![system];
-    out.extend(groups.into_iter().skip(first_kept).flatten());
+    out.extend(turns.into_iter().skip(first_kept).flatten());
     out
 }
 
@@ -207,9 +217,11 @@ mod tests {
     }
 
     #[test]
-    fn a_call_and_its_results_go_or_stay_together() {
+    fn a_turn_with_calls_goes_whole_and_newer_turns_are_kept_first() {
         let big = "结果".repeat(200);
         let conversation = vec![
+            user("你好"),
+            assistant("您好"),
             user("查购物车"),
             calls(&["c1", "c2"]),
             result("c1", &big),
@@ -217,13 +229,14 @@ mod tests {
             assistant("购物车是空的"),
             user("谢谢"),
         ];
-        let tail = [assistant("购物车是空的"), user("谢谢")];
+        let small = [user("你好"), assistant("您好"), user("谢谢")];
         let budget =
-            message_tokens(&system()) + tail.iter().map(message_tokens).sum::<usize>() + 30;
+            message_tokens(&system()) + small.iter().map(message_tokens).sum::<usize>() + 30;
         let sent = fit(system(), conversation.clone(), budget);
-        // The call group is too big: it goes whole, and the user message
-        // before it cannot be kept past the gap.
-        assert_eq!(sent, vec![system(), tail[0].clone(), tail[1].clone()]);
+        // The turn with the big result does not fit: it goes whole, calls,
+        // results and answer together, and the older turn cannot be kept
+        // past the gap.
+        assert_eq!(sent, vec![system(), user("谢谢")]);
 
         let sent = fit(system(), conversation.clone(), 100_000);
         assert_eq!(&sent[1..], &conversation[..]);

@@ -168,14 +168,17 @@ pub struct CardCall {
     pub status: CallStatus,
 }
 
-/// What became of a reply to a confirmation card.
+/// What became of an input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum RespondOutcome {
-    /// Every call is decided: the batch runs in this run.
-    Resumed { run_id: String },
-    /// Decisions recorded; these calls still wait for one.
-    Waiting { remaining: Vec<String> },
+pub enum InputOutcome {
+    /// A run started: a message is being answered, or a fully decided
+    /// card's calls run and the loop goes on. Its events carry this id.
+    RunStarted { run_id: String },
+    /// Decisions recorded; these calls on the card still wait for one.
+    AwaitingDecisions { remaining: Vec<String> },
+    /// A cancel was requested; `was_running` says whether a run was there.
+    CancelRequested { was_running: bool },
 }
 
 /// A stored session, as listed.

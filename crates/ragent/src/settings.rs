@@ -103,6 +103,11 @@ impl Settings {
         if self.max_turns_per_run == 0 {
             return Err(SettingsError::Limit("a run needs at least one model turn"));
         }
+        if self.card_expiry_secs < 10 {
+            return Err(SettingsError::Limit(
+                "a confirmation card must stay open at least 10 seconds",
+            ));
+        }
         if self.history_token_budget < 1_000 {
             return Err(SettingsError::Limit(
                 "the history budget must be at least 1000 tokens",

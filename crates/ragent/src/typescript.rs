@@ -10,8 +10,8 @@ use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CardCall, ConfirmationCard, Decision,
-    ErrorCode, ErrorInfo, EventEnvelope, ModelState, ModelStatus, PolicyVerdict, RespondOutcome, SessionInfo, StopReason, ToolCallView,
-    ToolPolicyView, Transcript, TranscriptItem, UserInput,
+    ErrorCode, ErrorInfo, EventEnvelope, InputOutcome, ModelState, ModelStatus, PolicyVerdict,
+    SessionInfo, StopReason, ToolCallView, ToolPolicyView, Transcript, TranscriptItem, UserInput,
 };
 use crate::settings::{ModelSettings, Settings};
 use crate::toolcall::CallStatus;
@@ -31,7 +31,7 @@ pub fn render() -> String {
         StopReason::decl(&cfg),
         ErrorInfo::decl(&cfg),
         ErrorCode::decl(&cfg),
-        RespondOutcome::decl(&cfg),
+        InputOutcome::decl(&cfg),
         ConfirmationCard::decl(&cfg),
         CardCall::decl(&cfg),
         CallStatus::decl(&cfg),

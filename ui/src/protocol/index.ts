@@ -24,7 +24,7 @@ export type ErrorInfo = { code: ErrorCode, message: string, };
 
 export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "invalid_settings" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
 
-export type RespondOutcome = { "type": "resumed", run_id: string, } | { "type": "waiting", remaining: Array<string>, };
+export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, } | { "type": "cancel_requested", was_running: boolean, };
 
 export type ConfirmationCard = { reply_id: string, session_id: string, 
 /**

@@ -124,9 +124,10 @@ fn new_call(
         proposed_arguments: request.arguments.clone(),
         arguments,
         input_schema: info.map(|i| i.input_schema.clone()),
-        // MCP: a write tool is destructive unless it says otherwise.
+        // MCP: a write tool is destructive unless it says otherwise; an
+        // untrusted server's word that it is harmless is not taken.
         destructive: info.is_some_and(|i| {
-            i.hints.read_only != Some(true) && i.hints.destructive.unwrap_or(true)
+            !i.trusted || (i.hints.read_only != Some(true) && i.hints.destructive.unwrap_or(true))
         }),
         definition_changed: known.is_some_and(|k| k.changed),
         // Every call but a trusted read carries its id as idempotency key.

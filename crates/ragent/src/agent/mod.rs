@@ -24,13 +24,14 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::AgentError;
 use crate::llm::openai::{ClientOptions, OpenAiClient};
 use crate::llm::{ChatModel, LlmError};
+use crate::mcp::config::validate_server_name;
 use crate::mcp::hub::HubOptions;
 use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
 use crate::protocol::{
-    AgentEvent, AuditEntry, CallDecision, EventEnvelope, RespondOutcome, SessionInfo, Transcript,
+    AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, SessionInfo, Transcript,
     UserInput,
 };
-use crate::settings::Settings;
+use crate::settings::{Settings, SettingsError};
 use crate::store::{Store, StoreError, audit, kv, sessions};
 
 pub use recovery::RecoveryReport;
@@ -41,8 +42,8 @@ pub const DEFAULT_SESSION_TITLE: &str = "新对话";
 /// How to open an agent.
 pub struct AgentConfig {
     pub db_path: PathBuf,
-    /// Servers the app supplies (the shop). Always trusted; the user's
-    /// settings cannot redefine them.
+    /// Servers the app supplies, each with its trust (the shop is
+    /// trusted). The user's settings cannot redefine them.
     pub builtin_servers: Vec<ServerEntry>,
     /// A model to use instead of the OpenAI-compatible client built from
     /// the settings.
@@ -143,14 +144,7 @@ impl Inner {
     }
 
     fn server_entries(&self, settings: &Settings) -> Vec<ServerEntry> {
-        let mut entries: Vec<ServerEntry> = self
-            .builtin
-            .iter()
-            .map(|entry| ServerEntry {
-                trusted: true,
-                ..entry.clone()
-            })
-            .collect();
+        let mut entries = self.builtin.clone();
         entries.extend(
             settings
                 .mcp_servers
@@ -259,6 +253,10 @@ impl Agent {
     /// Opens the database (migrating it), starts nothing yet, and recovers
     /// what a crash left: expired cards, and calls left `running`.
     pub async fn open(config: AgentConfig) -> Result<Agent, AgentError> {
+        for entry in &config.builtin_servers {
+            validate_server_name(&entry.name)
+                .map_err(|e| SettingsError::ServerName(e.to_string()))?;
+        }
         let store = Store::open(&config.db_path)?;
         let clock = config.clock;
         let stored = store.with_conn(kv::load_settings)?;
@@ -304,21 +302,19 @@ impl Agent {
     }
 
     /// Submits any user input: the one entry point a front end needs.
-    pub async fn submit(&self, input: UserInput) -> Result<Option<RespondOutcome>, AgentError> {
+    pub fn submit(&self, input: UserInput) -> Result<InputOutcome, AgentError> {
         match input {
-            UserInput::SendMessage { session_id, text } => {
-                let run_id = self.send_message(&session_id, &text)?;
-                Ok(Some(RespondOutcome::Resumed { run_id }))
-            }
+            UserInput::SendMessage { session_id, text } => Ok(InputOutcome::RunStarted {
+                run_id: self.send_message(&session_id, &text)?,
+            }),
             UserInput::RespondConfirmation {
                 session_id,
                 reply_id,
                 decisions,
-            } => self.respond(&session_id, &reply_id, decisions).map(Some),
-            UserInput::CancelRun { session_id } => {
-                self.cancel_run(&session_id)?;
-                Ok(None)
-            }
+            } => self.respond(&session_id, &reply_id, decisions),
+            UserInput::CancelRun { session_id } => Ok(InputOutcome::CancelRequested {
+                was_running: self.cancel_run(&session_id)?,
+            }),
         }
     }
 
@@ -346,9 +342,19 @@ impl Agent {
         session_id: &str,
         reply_id: &str,
         decisions: Vec<CallDecision>,
-    ) -> Result<RespondOutcome, AgentError> {
+    ) -> Result<InputOutcome, AgentError> {
         self.inner.session(session_id)?;
-        let slot = RunSlot::claim(&self.inner, session_id)?;
+        let slot = match RunSlot::claim(&self.inner, session_id) {
+            Ok(slot) => slot,
+            // A second click while the first one's run is going: say what
+            // is wrong with the reply itself when something is.
+            Err(busy) => {
+                return Err(
+                    respond::diagnose(&self.inner, session_id, reply_id, &decisions)
+                        .unwrap_or(busy),
+                );
+            }
+        };
         respond::respond(&self.inner, slot, session_id, reply_id, decisions)
     }
 

@@ -9,7 +9,7 @@ use super::{Inner, RunSlot, run};
 use crate::error::AgentError;
 use crate::hashing::hash_json;
 use crate::instructions::results;
-use crate::protocol::{AgentEvent, AuditDecision, CallDecision, Decision, RespondOutcome};
+use crate::protocol::{AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome};
 use crate::schema::validate_arguments;
 use crate::store::calls::{self, BatchState, CallRecord, CallUpdate};
 use crate::toolcall::CallStatus;
@@ -92,13 +92,38 @@ fn apply(
     Ok(to)
 }
 
+/// What is wrong with a reply, judged without changing anything; `None`
+/// when it could be accepted.
+pub(crate) fn diagnose(
+    inner: &Inner,
+    session_id: &str,
+    reply_id: &str,
+    decisions: &[CallDecision],
+) -> Option<AgentError> {
+    let found = inner.store.with_conn(|conn| {
+        let batch = calls::get_batch(conn, reply_id)?.filter(|b| b.session_id == session_id);
+        let calls = match batch {
+            Some(_) => calls::calls_of_batch(conn, reply_id)?,
+            None => Vec::new(),
+        };
+        Ok::<_, AgentError>((batch.is_some(), calls))
+    });
+    match found {
+        Ok((true, calls)) => check(&calls, decisions).err(),
+        Ok((false, _)) => Some(AgentError::StaleReply {
+            given: reply_id.to_string(),
+        }),
+        Err(error) => Some(error),
+    }
+}
+
 pub(crate) fn respond(
     inner: &Arc<Inner>,
     slot: RunSlot,
     session_id: &str,
     reply_id: &str,
     decisions: Vec<CallDecision>,
-) -> Result<RespondOutcome, AgentError> {
+) -> Result<InputOutcome, AgentError> {
     batch::expire_if_due(inner, session_id)?;
     let now = inner.now();
     let mut changed = Vec::new();
@@ -166,8 +191,8 @@ pub(crate) fn respond(
         );
     }
     Ok(match recorded {
-        Recorded::Waiting(remaining) => RespondOutcome::Waiting { remaining },
-        Recorded::Ready => RespondOutcome::Resumed {
+        Recorded::Waiting(remaining) => InputOutcome::AwaitingDecisions { remaining },
+        Recorded::Ready => InputOutcome::RunStarted {
             run_id: slot.spawn(run::Start::ResumeBatch {
                 reply_id: reply_id.to_string(),
             }),

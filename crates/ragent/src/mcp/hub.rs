@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, join_all};
 use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
@@ -25,6 +25,9 @@ pub struct HubOptions {
     pub start_timeout: Duration,
     pub list_timeout: Duration,
     pub call_timeout: Duration,
+    /// After a failed start, uses within this time fail at once instead of
+    /// waiting for the server again (a broken server must not slow every turn).
+    pub retry_start_after: Duration,
 }
 
 impl Default for HubOptions {
@@ -33,6 +36,7 @@ impl Default for HubOptions {
             start_timeout: Duration::from_secs(30),
             list_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(120),
+            retry_start_after: Duration::from_secs(15),
         }
     }
 }
@@ -56,6 +60,8 @@ struct SlotState {
     /// Set when a request found the connection broken; the next use
     /// restarts the server and says why.
     broken: Option<String>,
+    /// The last failed start: when, and why.
+    failed_start: Option<(Instant, String)>,
 }
 
 struct Slot {
@@ -79,16 +85,35 @@ impl Slot {
             }
         }
         let name = self.entry.name.clone();
-        let connected = tokio::time::timeout(options.start_timeout, self.entry.connector.connect())
-            .await
-            .map_err(|_| McpError::Start {
-                server: name.clone(),
-                message: format!("no answer within {} s", options.start_timeout.as_secs()),
-            })?
-            .map_err(|message| McpError::Start {
-                server: name.clone(),
-                message,
-            })?;
+        if let Some((at, message)) = &state.failed_start
+            && at.elapsed() < options.retry_start_after
+        {
+            return Err(McpError::Start {
+                server: name,
+                message: message.clone(),
+            });
+        }
+        let connected =
+            match tokio::time::timeout(options.start_timeout, self.entry.connector.connect()).await
+            {
+                Ok(Ok(connected)) => connected,
+                Ok(Err(message)) => {
+                    state.failed_start = Some((Instant::now(), message.clone()));
+                    return Err(McpError::Start {
+                        server: name,
+                        message,
+                    });
+                }
+                Err(_) => {
+                    let message = format!("no answer within {} s", options.start_timeout.as_secs());
+                    state.failed_start = Some((Instant::now(), message.clone()));
+                    return Err(McpError::Start {
+                        server: name,
+                        message,
+                    });
+                }
+            };
+        state.failed_start = None;
         let honours_keys = connected
             .client
             .peer()
@@ -381,7 +406,75 @@ impl ToolSource for McpHub {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
     use super::*;
+    use crate::mcp::{Connect, Connected};
+
+    /// A server whose command does not exist.
+    struct Missing(AtomicU32);
+
+    impl Connect for Missing {
+        fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async { Err("no such file or directory".to_string()) })
+        }
+
+        fn identity(&self) -> String {
+            "missing".into()
+        }
+
+        fn describe(&self) -> String {
+            "missing".into()
+        }
+    }
+
+    async fn hub_with_missing(retry_start_after: Duration) -> (McpHub, Arc<Missing>) {
+        let hub = McpHub::new(HubOptions {
+            retry_start_after,
+            ..HubOptions::default()
+        });
+        let missing = Arc::new(Missing(AtomicU32::new(0)));
+        hub.configure(vec![ServerEntry {
+            name: "gone".into(),
+            trusted: false,
+            connector: missing.clone(),
+        }])
+        .await;
+        (hub, missing)
+    }
+
+    #[tokio::test]
+    async fn a_server_that_fails_to_start_is_reported_and_not_retried_at_once() {
+        let (hub, missing) = hub_with_missing(Duration::from_secs(60)).await;
+        for _ in 0..3 {
+            let listing = hub.list_tools().await;
+            assert!(listing.tools.is_empty());
+            assert_eq!(listing.failures.len(), 1);
+            assert!(listing.failures[0].message.contains("no such file"));
+        }
+        assert_eq!(missing.0.load(Ordering::SeqCst), 1);
+        let call = hub
+            .call_tool(ToolInvocation {
+                server: "gone".into(),
+                tool: "x".into(),
+                arguments: Map::new(),
+                idempotency_key: None,
+            })
+            .await;
+        assert!(matches!(call, Err(McpError::Start { .. })), "{call:?}");
+        let unknown = hub.honours_idempotency_keys("nowhere").await;
+        assert_eq!(unknown, Err(McpError::UnknownServer("nowhere".into())));
+
+        let (hub, missing) = hub_with_missing(Duration::ZERO).await;
+        hub.list_tools().await;
+        hub.list_tools().await;
+        assert_eq!(
+            missing.0.load(Ordering::SeqCst),
+            2,
+            "tried again once the pause is over"
+        );
+    }
 
     #[test]
     fn only_names_a_model_api_accepts_are_offered() {

@@ -1,0 +1,379 @@
+//! Batches and decisions on the real shop: several calls on one card,
+//! partial and edited approvals, replies that must change nothing, a new
+//! message instead of a decision, and a card left too long.
+
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use ragent::AgentError;
+use ragent::clock::ManualClock;
+use ragent::protocol::{
+    AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome, StopReason, TranscriptItem,
+};
+use ragent::toolcall::CallStatus;
+use serde_json::json;
+
+use crate::support::*;
+
+const CASE: &str = "MK8T4FE/A"; // in the seed cart, two of them
+
+fn decide(call_id: &str, decision: Decision) -> Vec<CallDecision> {
+    vec![CallDecision {
+        call_id: call_id.to_string(),
+        decision,
+    }]
+}
+
+fn deny(call_id: &str) -> Vec<CallDecision> {
+    decide(call_id, Decision::Deny { reason: None })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_in_a_batch_with_a_write_waits_and_both_run_in_order_after_approval() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "先看购物车，并用购物车里的 1 个保护壳下单。",
+        &[
+            ("c1", "shop__query_cart", json!({})),
+            (
+                "c2",
+                "shop__create_order",
+                json!({"items": [{"skuCode": CASE, "quantity": 1}]}),
+            ),
+        ],
+    ));
+    let run = h.say("把购物车里的保护壳买一个").await;
+    let db = h.shop_db();
+    let orders_before = db.order_count();
+
+    assert!(run.started().is_empty(), "nothing runs before the decision");
+    let card = run.card().clone();
+    let statuses: Vec<CallStatus> = card.calls.iter().map(|c| c.status).collect();
+    assert_eq!(statuses, vec![CallStatus::Allowed, CallStatus::Asking]);
+    assert_eq!(h.model.requests().await.len(), 1);
+
+    h.model.push_turn(text_turn("已下单。"));
+    let outcome = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    assert!(matches!(outcome, InputOutcome::RunStarted { .. }));
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(run.started(), vec!["query_cart", "create_order"]);
+    assert_eq!(db.order_count(), orders_before + 1);
+    assert_eq!(db.cart_quantity(CASE), 1);
+
+    let requests = h.model.requests().await;
+    let ids: Vec<String> = tool_results(&requests[1])
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(ids, vec!["c1", "c2"], "results in the model's order");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "加 2 台 iPhone 17 到购物车，并用购物车里的保护壳下单。",
+        &[
+            (
+                "c1",
+                "shop__update_cart_item",
+                json!({"skuCode": IPHONE, "action": "add", "quantity": 2}),
+            ),
+            (
+                "c2",
+                "shop__create_order",
+                json!({"items": [{"skuCode": CASE, "quantity": 1}]}),
+            ),
+        ],
+    ));
+    let run = h.say("iPhone 17 加购物车，保护壳下单").await;
+    let card = run.card().clone();
+    let (cart_call, order_call) = (&card.calls[0], &card.calls[1]);
+    assert!(
+        cart_call.destructive,
+        "the shop declares update_cart_item destructive"
+    );
+    assert!(!order_call.destructive);
+    let db = h.shop_db();
+    let orders_before = db.order_count();
+
+    // Edited arguments that break the schema are refused and change nothing.
+    let bad = h.agent.respond(
+        &h.session,
+        &card.reply_id,
+        decide(
+            &cart_call.call_id,
+            Decision::ApproveEdited {
+                arguments: json!({"skuCode": IPHONE, "action": "buy", "quantity": 1}),
+            },
+        ),
+    );
+    assert!(
+        matches!(bad, Err(AgentError::InvalidArguments { .. })),
+        "{bad:?}"
+    );
+
+    let first = h
+        .agent
+        .respond(
+            &h.session,
+            &card.reply_id,
+            decide(
+                &cart_call.call_id,
+                Decision::ApproveEdited {
+                    arguments: json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+                },
+            ),
+        )
+        .unwrap();
+    assert_eq!(
+        first,
+        InputOutcome::AwaitingDecisions {
+            remaining: vec![order_call.call_id.clone()]
+        }
+    );
+    assert_eq!(
+        db.cart_quantity(IPHONE),
+        0,
+        "the batch waits for every decision"
+    );
+
+    h.model.push_turn(text_turn("已加入 1 台，未下单。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, deny(&order_call.call_id))
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_eq!(run.started(), vec!["update_cart_item"]);
+    assert_eq!(db.cart_quantity(IPHONE), 1, "the edited quantity was sent");
+    assert_eq!(db.order_count(), orders_before);
+
+    let requests = h.model.requests().await;
+    assert!(tool_result(&requests[1], "c1").contains("iPhone 17"));
+    assert!(tool_result(&requests[1], "c2").contains("拒绝"));
+    let decisions: Vec<AuditDecision> = h
+        .agent
+        .audit_log(10)
+        .unwrap()
+        .into_iter()
+        .map(|a| a.decision)
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![AuditDecision::UserDenied, AuditDecision::UserApprovedEdited]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_replies_are_refused_and_change_nothing() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[
+            (
+                "c1",
+                "shop__update_cart_item",
+                json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+            ),
+            (
+                "c2",
+                "shop__update_cart_item",
+                json!({"skuCode": CASE, "action": "remove", "quantity": 1}),
+            ),
+        ],
+    ));
+    let run = h.say("加 iPhone，去掉保护壳").await;
+    let card = run.card().clone();
+    let (a, b) = (card.calls[0].call_id.clone(), card.calls[1].call_id.clone());
+    let approve = |id: &str| decide(id, Decision::Approve);
+    assert!(matches!(
+        h.agent.respond(&h.session, &card.reply_id, approve(&a)),
+        Ok(InputOutcome::AwaitingDecisions { .. })
+    ));
+    let audit_before = h.agent.audit_log(100).unwrap().len();
+
+    let again = h.agent.respond(&h.session, &card.reply_id, approve(&a));
+    assert!(
+        matches!(&again, Err(AgentError::AlreadyDecided { call_id, status: CallStatus::Approved }) if *call_id == a),
+        "{again:?}"
+    );
+    let stale = h.agent.respond(&h.session, "not-a-reply", approve(&b));
+    assert!(
+        matches!(stale, Err(AgentError::StaleReply { .. })),
+        "{stale:?}"
+    );
+    let unknown = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve("no-such-call"));
+    assert!(
+        matches!(unknown, Err(AgentError::UnknownCall(_))),
+        "{unknown:?}"
+    );
+    let twice = h.agent.respond(
+        &h.session,
+        &card.reply_id,
+        vec![approve(&b).remove(0), approve(&b).remove(0)],
+    );
+    assert!(
+        matches!(twice, Err(AgentError::DuplicateDecision(_))),
+        "{twice:?}"
+    );
+    // One valid decision next to a wrong one: the whole reply is refused.
+    let mixed = h.agent.respond(
+        &h.session,
+        &card.reply_id,
+        vec![approve(&b).remove(0), approve(&a).remove(0)],
+    );
+    assert!(
+        matches!(mixed, Err(AgentError::AlreadyDecided { .. })),
+        "{mixed:?}"
+    );
+    assert_eq!(
+        serde_json::to_value(mixed.unwrap_err()).unwrap()["code"],
+        "already_decided"
+    );
+
+    let pending = h.agent.transcript(&h.session).unwrap().pending.unwrap();
+    let statuses: Vec<CallStatus> = pending.calls.iter().map(|c| c.status).collect();
+    assert_eq!(statuses, vec![CallStatus::Approved, CallStatus::Asking]);
+    assert_eq!(h.agent.audit_log(100).unwrap().len(), audit_before);
+    let db = h.shop_db();
+    assert_eq!((db.cart_quantity(IPHONE), db.cart_quantity(CASE)), (0, 2));
+    assert_eq!(
+        h.model.requests().await.len(),
+        1,
+        "nothing reached the model"
+    );
+
+    // Deciding the last call runs the batch once; approving again does not.
+    h.model.push_turn(text_turn("好了。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve(&b))
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_eq!(run.started(), vec!["update_cart_item", "update_cart_item"]);
+    let late = h.agent.respond(&h.session, &card.reply_id, approve(&b));
+    assert!(
+        matches!(late, Err(AgentError::AlreadyDecided { .. })),
+        "{late:?}"
+    );
+    assert!(!h.agent.is_running(&h.session));
+    assert_eq!((db.cart_quantity(IPHONE), db.cart_quantity(CASE)), (1, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_message_supersedes_the_card_and_is_answered() {
+    let mut h = Harness::start(Setup::shop()).await;
+    let card = h.card_for_iphones("买 iPhone 17", 1).await;
+
+    h.model
+        .push_turn(text_turn("好的，先不加购物车。您有 5 张可用优惠券。"));
+    let run = h.say("算了，先看看我有哪些优惠券").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(run.text(), "好的，先不加购物车。您有 5 张可用优惠券。");
+    assert!(run.events.iter().any(|e| matches!(
+        e,
+        AgentEvent::CallStatusChanged {
+            status: CallStatus::Superseded,
+            ..
+        }
+    )));
+    assert_eq!(
+        h.shop_db().cart_quantity(IPHONE),
+        0,
+        "the pending call never ran"
+    );
+
+    let requests = h.model.requests().await;
+    let told = tool_result(&requests[1], "c1");
+    assert!(
+        told.contains("新消息") && told.contains("没有执行"),
+        "{told}"
+    );
+    assert_eq!(
+        roles(&requests[1])[1..],
+        ["user", "assistant", "tool", "user"],
+        "the model reads why the call did not run, then the new message"
+    );
+    assert_eq!(user_texts(&requests[1])[1], "算了，先看看我有哪些优惠券");
+
+    let late = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(&card));
+    assert!(
+        matches!(late, Err(AgentError::StaleReply { .. })),
+        "{late:?}"
+    );
+    let transcript = h.agent.transcript(&h.session).unwrap();
+    assert_eq!(transcript.pending, None);
+    let call = transcript
+        .items
+        .iter()
+        .find_map(|i| match i {
+            TranscriptItem::ToolCall { call } => Some(call),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(call.status, CallStatus::Superseded);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let mut setup = Setup::shop();
+    setup.clock = Some(clock.clone());
+    setup.settings.card_expiry_secs = 60;
+    let mut h = Harness::start(setup).await;
+    let card = h.card_for_iphones("买 iPhone 17", 1).await;
+    assert_eq!(card.expires_at - card.created_at, 60_000);
+
+    clock.advance_ms(60_001);
+    let late = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(&card));
+    assert!(
+        matches!(late, Err(AgentError::ConfirmationExpired { .. })),
+        "{late:?}"
+    );
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 0);
+    assert_eq!(h.agent.transcript(&h.session).unwrap().pending, None);
+
+    h.model
+        .push_turn(text_turn("刚才的确认已过期，需要重新加入吗？"));
+    h.say("怎么样了？").await;
+    let requests = h.model.requests().await;
+    assert!(tool_result(&requests[1], "c1").contains("过期"));
+    assert_eq!(
+        h.agent.audit_log(1).unwrap()[0].decision,
+        AuditDecision::Expired
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_twice_in_a_row_runs_the_call_once() {
+    let mut h = Harness::start(Setup::shop()).await;
+    let card = h.card_for_iphones("买 iPhone 17", 1).await;
+    h.model.push_turn(text_turn("已加入。"));
+
+    let first = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(&card));
+    let second = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(&card));
+    assert!(
+        matches!(first, Ok(InputOutcome::RunStarted { .. })),
+        "{first:?}"
+    );
+    assert!(
+        matches!(second, Err(AgentError::AlreadyDecided { .. })),
+        "{second:?}"
+    );
+
+    let run = h.events.until_stop().await;
+    assert_eq!(run.started(), vec!["update_cart_item"]);
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
+}

@@ -1,0 +1,155 @@
+//! The OpenAI-compatible client on its own against local servers:
+//! headers, Retry-After, no retry on a client error, the first-byte and
+//! idle timeouts, and cancellation.
+
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use ragent::llm::openai::{ClientOptions, OpenAiClient};
+use ragent::llm::{ChatMessage, ChatModel, ChatRequest, LlmError};
+use ragent::settings::ModelSettings;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+use wiremock::ResponseTemplate;
+
+use crate::support::*;
+
+fn client(base_url: String, options: ClientOptions) -> OpenAiClient {
+    let settings = ModelSettings {
+        base_url,
+        model: "m".into(),
+        api_key: Some("sk-test".into()),
+        extra_headers: [("X-Tenant".to_string(), "bit".to_string())].into(),
+    };
+    OpenAiClient::new(&settings, options).unwrap()
+}
+
+fn hello() -> ChatRequest {
+    ChatRequest {
+        messages: vec![ChatMessage::User {
+            content: "你好".into(),
+        }],
+        tools: vec![],
+    }
+}
+
+async fn complete(client: &OpenAiClient, cancel: &CancellationToken) -> Result<String, LlmError> {
+    let request = hello();
+    let sink = |_: &str| {};
+    client
+        .complete(&request, &sink, cancel)
+        .await
+        .map(|t| t.text)
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured_and_headers_are_sent() {
+    let model = ModelServer::start().await;
+    model.push(ResponseTemplate::new(429).insert_header("retry-after", "1"));
+    model.push_turn(text_turn("好"));
+    let client = client(model.base_url(), test_llm_options());
+    let started = Instant::now();
+    assert_eq!(
+        complete(&client, &CancellationToken::new()).await,
+        Ok("好".into())
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "waited {:?}, less than Retry-After",
+        started.elapsed()
+    );
+    assert_eq!(model.requests().await.len(), 2);
+    assert_eq!(
+        model.last_header("authorization").await.as_deref(),
+        Some("Bearer sk-test")
+    );
+    assert_eq!(model.last_header("x-tenant").await.as_deref(), Some("bit"));
+}
+
+#[tokio::test]
+async fn a_client_error_is_not_retried() {
+    let model = ModelServer::start().await;
+    model.push(ResponseTemplate::new(401).set_body_string("bad key"));
+    let client = client(model.base_url(), test_llm_options());
+    let error = complete(&client, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        LlmError::Http {
+            status: 401,
+            body: "bad key".into()
+        }
+    );
+    assert_eq!(model.requests().await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_silent_endpoint_times_out_on_the_first_byte() {
+    let model = ModelServer::start().await;
+    model.push(sse_response(&text_turn("迟到")).set_delay(Duration::from_secs(30)));
+    let options = ClientOptions {
+        first_byte_timeout: Duration::from_millis(200),
+        max_retries: 0,
+        ..test_llm_options()
+    };
+    let error = complete(
+        &client(model.base_url(), options),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        error,
+        LlmError::FirstByteTimeout(Duration::from_millis(200))
+    );
+}
+
+/// A server that sends the headers and one chunk, then stalls.
+async fn stalling_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buffer = vec![0u8; 64 * 1024];
+        let _ = socket.read(&mut buffer).await;
+        let chunk = format!("data: {}\n\n", ev_text("我"));
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n",
+            chunk.len()
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        // Hold the connection open, silent, until the client gives up.
+        let _ = socket.read(&mut buffer).await;
+    });
+    format!("http://{address}/v1")
+}
+
+#[tokio::test]
+async fn a_stream_that_stalls_times_out_between_chunks() {
+    let options = ClientOptions {
+        idle_timeout: Duration::from_millis(300),
+        ..test_llm_options()
+    };
+    let client = client(stalling_server().await, options);
+    let request = hello();
+    let seen = std::sync::Mutex::new(String::new());
+    let sink = |t: &str| seen.lock().unwrap().push_str(t);
+    let error = client
+        .complete(&request, &sink, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(error, LlmError::IdleTimeout(Duration::from_millis(300)));
+    assert_eq!(*seen.lock().unwrap(), "我");
+}
+
+#[tokio::test]
+async fn cancelling_stops_a_waiting_request() {
+    let model = ModelServer::start().await;
+    model.push(sse_response(&text_turn("迟到")).set_delay(Duration::from_secs(30)));
+    let client = client(model.base_url(), test_llm_options());
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let (result, ()) = tokio::join!(complete(&client, &cancel), async move { stop.cancel() });
+    assert_eq!(result, Err(LlmError::Cancelled));
+}

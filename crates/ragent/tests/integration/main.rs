@@ -1,0 +1,12 @@
+//! The agent's stories, end to end: the real model client against a
+//! scripted model server, the real shop over stdio, a real database.
+
+mod support;
+
+mod api;
+mod decisions;
+mod llm_client;
+mod model_faults;
+mod restart;
+mod shop_story;
+mod trust;

@@ -1,0 +1,318 @@
+//! Surviving restarts and crashes: a pending card outlives the app, a
+//! write interrupted after it reached the server is re-sent with its key
+//! (never placing a second order), a server that cannot recognise a
+//! repeat gets nothing re-sent, and a crashed server is started again.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use pretty_assertions::assert_eq;
+use ragent::mcp::{
+    CallOutcome, McpError, ServerEntry, ServerStatus, ToolInvocation, ToolListing, ToolSource,
+};
+use ragent::protocol::{AgentEvent, StopReason, TranscriptItem};
+use ragent::toolcall::CallStatus;
+use serde_json::json;
+use tokio::sync::Notify;
+
+use crate::support::notes::Notebook;
+use crate::support::*;
+
+const CASE: &str = "MK8T4FE/A";
+
+/// Faults between the agent and its servers.
+enum Fault {
+    /// The app dies right after a call of `tool` reached its server: the
+    /// server does the work, the answer is never stored.
+    HangAfterSend {
+        tool: &'static str,
+        sent: Arc<Notify>,
+    },
+    /// The connection breaks after the first call reached its server,
+    /// while the app keeps running: that answer is lost on the way back.
+    LoseFirstAnswer { lost: std::sync::Mutex<bool> },
+}
+
+struct Faulty {
+    inner: Arc<dyn ToolSource>,
+    fault: Fault,
+}
+
+impl ToolSource for Faulty {
+    fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()> {
+        self.inner.configure(servers)
+    }
+
+    fn list_tools(&self) -> BoxFuture<'_, ToolListing> {
+        self.inner.list_tools()
+    }
+
+    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>> {
+        Box::pin(async move {
+            match &self.fault {
+                Fault::HangAfterSend { tool, sent } if call.tool == *tool => {
+                    let done = self.inner.call_tool(call).await;
+                    assert!(done.is_ok(), "the server did the work: {done:?}");
+                    sent.notify_one();
+                    futures::future::pending().await
+                }
+                Fault::LoseFirstAnswer { lost } => {
+                    let server = call.server.clone();
+                    let answer = self.inner.call_tool(call).await;
+                    let mut lost = lost.lock().unwrap();
+                    if *lost {
+                        return answer;
+                    }
+                    *lost = true;
+                    Err(McpError::Stopped {
+                        server,
+                        message: "connection reset".into(),
+                    })
+                }
+                Fault::HangAfterSend { .. } => self.inner.call_tool(call).await,
+            }
+        })
+    }
+
+    fn honours_idempotency_keys<'a>(
+        &'a self,
+        server: &'a str,
+    ) -> BoxFuture<'a, Result<bool, McpError>> {
+        self.inner.honours_idempotency_keys(server)
+    }
+
+    fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>> {
+        self.inner.status()
+    }
+}
+
+fn faulty(fault: Fault) -> WrapTools {
+    Box::new(move |inner| Arc::new(Faulty { inner, fault }))
+}
+
+fn crashing(tool: &'static str, sent: Arc<Notify>) -> WrapTools {
+    faulty(Fault::HangAfterSend { tool, sent })
+}
+
+async fn lost_answer_story(honours_keys: bool) -> (Run, Notebook) {
+    let notebook = Notebook::new(honours_keys);
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", false));
+    setup.wrap_tools = Some(faulty(Fault::LoseFirstAnswer {
+        lost: std::sync::Mutex::new(false),
+    }));
+    let mut h = Harness::start(setup).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[("c1", "notes__add_note", json!({"text": "一"}))],
+    ));
+    let card = h.say("记一").await.card().clone();
+    h.model.push_turn(text_turn("好。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    (h.events.until_stop().await, notebook)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_whose_answer_was_lost_is_resent_with_its_key_where_keys_are_honoured() {
+    let (run, notebook) = lost_answer_story(true).await;
+    assert_eq!(notebook.notes(), vec!["一"], "the repeat was recognised");
+    assert_eq!(run.finished()[0].status, CallStatus::Succeeded);
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ServerRestarted { server, .. } if server == "notes"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_whose_answer_was_lost_is_interrupted_where_keys_are_not_honoured() {
+    let (run, notebook) = lost_answer_story(false).await;
+    assert_eq!(notebook.notes(), vec!["一"], "sent once, never repeated");
+    let call = &run.finished()[0];
+    assert_eq!(call.status, CallStatus::Interrupted);
+    assert!(call.output.as_deref().unwrap().contains("结果未知"));
+}
+
+fn notices(h: &Harness) -> Vec<String> {
+    h.agent
+        .transcript(&h.session)
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|i| match i {
+            TranscriptItem::Notice { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+fn call_status(h: &Harness, model_order: usize) -> (CallStatus, Option<String>) {
+    let calls: Vec<_> = h
+        .agent
+        .transcript(&h.session)
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|i| match i {
+            TranscriptItem::ToolCall { call } => Some(call),
+            _ => None,
+        })
+        .collect();
+    (calls[model_order].status, calls[model_order].output.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_pending_when_the_app_closed_can_be_decided_after_reopening() {
+    let mut h = Harness::start(Setup::shop()).await;
+    let card = h.card_for_iphones("买 iPhone 17", 1).await;
+
+    h.restart(Setup::shop()).await;
+    let shown = h.agent.transcript(&h.session).unwrap().pending;
+    assert_eq!(
+        shown.as_ref(),
+        Some(&card),
+        "the window shows the same card again"
+    );
+
+    h.model.push_turn(text_turn("已加入购物车。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(run.started(), vec!["update_cart_item"]);
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
+    let requests = h.model.requests().await;
+    assert!(tool_result(&requests[1], "c1").contains("iPhone 17"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_after_approval_is_recovered_with_the_same_key_and_one_order() {
+    let sent = Arc::new(Notify::new());
+    let mut setup = Setup::shop();
+    setup.wrap_tools = Some(crashing("create_order", sent.clone()));
+    let mut h = Harness::start(setup).await;
+    h.model.push_turn(calls_turn(
+        "将用购物车里的 1 个保护壳下单。",
+        &[(
+            "c1",
+            "shop__create_order",
+            json!({"items": [{"skuCode": CASE, "quantity": 1}]}),
+        )],
+    ));
+    let card = h.say("保护壳下单").await.card().clone();
+    let db = h.shop_db();
+    let orders_before = db.order_count();
+
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    sent.notified().await;
+    assert_eq!(
+        db.order_count(),
+        orders_before + 1,
+        "the server placed the order"
+    );
+    assert_eq!(
+        call_status(&h, 0).0,
+        CallStatus::Running,
+        "its answer was never stored"
+    );
+
+    h.restart(Setup::shop()).await;
+
+    assert_eq!(
+        db.order_count(),
+        orders_before + 1,
+        "re-sent with the same key: still one order"
+    );
+    assert_eq!(db.cart_quantity(CASE), 1);
+    let (status, output) = call_status(&h, 0);
+    assert_eq!(status, CallStatus::Succeeded);
+    let newest = db.orders_of(CASE).into_iter().last().unwrap().0;
+    assert!(
+        output.unwrap().contains(&newest),
+        "the first answer, replayed"
+    );
+    assert_eq!(notices(&h).len(), 1);
+    assert_eq!(h.agent.transcript(&h.session).unwrap().pending, None);
+
+    // The next turn carries the recovered result to the model.
+    h.model.push_turn(text_turn("订单已提交。"));
+    h.say("下好了吗？").await;
+    let requests = h.model.requests().await;
+    assert!(tool_result(requests.last().unwrap(), "c1").contains(&newest));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_to_a_server_without_keys_is_marked_interrupted_not_resent() {
+    let notebook = Notebook::new(false);
+    let sent = Arc::new(Notify::new());
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", false));
+    setup.wrap_tools = Some(crashing("add_note", sent.clone()));
+    let mut h = Harness::start(setup).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[("c1", "notes__add_note", json!({"text": "买保护壳"}))],
+    ));
+    let card = h.say("记一下：买保护壳").await.card().clone();
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    sent.notified().await;
+
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", false));
+    h.restart(setup).await;
+
+    assert_eq!(notebook.notes(), vec!["买保护壳"], "never sent twice");
+    assert_eq!(call_status(&h, 0).0, CallStatus::Interrupted);
+    let told = notices(&h);
+    assert_eq!(told.len(), 1);
+    assert!(told[0].contains("无法确认"), "{told:?}");
+
+    h.model.push_turn(text_turn("我先核实一下。"));
+    h.say("记好了吗？").await;
+    let requests = h.model.requests().await;
+    assert!(tool_result(requests.last().unwrap(), "c1").contains("结果未知"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_shop_is_started_again_on_next_use_and_the_restart_reported() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model
+        .push_turn(calls_turn("", &[("c1", "shop__query_cart", json!({}))]));
+    h.model.push_turn(text_turn("购物车里有 5 件商品。"));
+    let run = h.say("看看购物车").await;
+    assert_eq!(run.started(), vec!["query_cart"]);
+    let first: Vec<ServerStatus> = h.agent.server_status().await;
+    let pid = first[0].pid.expect("a child process");
+
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+
+    h.model
+        .push_turn(calls_turn("", &[("c2", "shop__query_cart", json!({}))]));
+    h.model.push_turn(text_turn("还是 5 件。"));
+    let run = h.say("再看一次").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ServerRestarted { server, .. } if server == "shop")),
+        "{:#?}",
+        run.events
+    );
+    let finished = run.finished();
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0].status, CallStatus::Succeeded);
+    let after = h.agent.server_status().await;
+    assert_eq!(after[0].restarts, 1);
+    assert_ne!(after[0].pid, Some(pid));
+}

@@ -1,0 +1,210 @@
+//! A scripted model: a local HTTP server speaking the OpenAI streaming
+//! format. Each request takes the next scripted response, and every
+//! request is kept so a test can read what the model was sent.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+struct Script(Arc<Mutex<VecDeque<ResponseTemplate>>>);
+
+impl Respond for Script {
+    fn respond(&self, _request: &Request) -> ResponseTemplate {
+        self.0.lock().unwrap().pop_front().unwrap_or_else(|| {
+            ResponseTemplate::new(599).set_body_string("the test script has no more turns")
+        })
+    }
+}
+
+pub struct ModelServer {
+    server: MockServer,
+    script: Arc<Mutex<VecDeque<ResponseTemplate>>>,
+}
+
+impl ModelServer {
+    pub async fn start() -> ModelServer {
+        let server = MockServer::start().await;
+        let script = Arc::new(Mutex::new(VecDeque::new()));
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(Script(script.clone()))
+            .mount(&server)
+            .await;
+        ModelServer { server, script }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("{}/v1", self.server.uri())
+    }
+
+    /// The next response, whatever it is.
+    pub fn push(&self, response: ResponseTemplate) {
+        self.script.lock().unwrap().push_back(response);
+    }
+
+    /// The next model turn, as SSE chunks.
+    pub fn push_turn(&self, chunks: Vec<Value>) {
+        self.push(sse_response(&chunks));
+    }
+
+    /// The bodies of every request so far, oldest first.
+    pub async fn requests(&self) -> Vec<Value> {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .iter()
+            .map(|r| serde_json::from_slice(&r.body).unwrap())
+            .collect()
+    }
+
+    /// A header of the most recent request.
+    pub async fn last_header(&self, name: &str) -> Option<String> {
+        let requests = self.server.received_requests().await.unwrap_or_default();
+        let last = requests.last()?;
+        last.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    }
+
+    /// Turns still scripted but not yet asked for.
+    pub fn unused_turns(&self) -> usize {
+        self.script.lock().unwrap().len()
+    }
+}
+
+/// An SSE body: each chunk as a `data:` event, then `[DONE]`.
+pub fn sse(chunks: &[Value]) -> String {
+    let mut body = String::new();
+    for chunk in chunks {
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+/// An SSE body cut off: no finish reason, no `[DONE]`.
+pub fn sse_cut(chunks: &[Value]) -> String {
+    chunks.iter().map(|c| format!("data: {c}\n\n")).collect()
+}
+
+pub fn sse_response(chunks: &[Value]) -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .insert_header("content-type", "text/event-stream")
+        .set_body_string(sse(chunks))
+}
+
+pub fn ev_text(text: &str) -> Value {
+    json!({"choices": [{"index": 0, "delta": {"content": text}}]})
+}
+
+pub fn ev_finish(reason: &str) -> Value {
+    json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+}
+
+/// A tool call as a real server streams it: id and name first, then the
+/// arguments text in two fragments.
+pub fn ev_tool_call(index: usize, id: &str, name: &str, arguments: &str) -> Vec<Value> {
+    let chars: Vec<char> = arguments.chars().collect();
+    let (head, tail) = chars.split_at(chars.len() / 2);
+    let head: String = head.iter().collect();
+    let tail: String = tail.iter().collect();
+    vec![
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}
+        ]}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": index, "function": {"arguments": head}}
+        ]}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": index, "function": {"arguments": tail}}
+        ]}}]}),
+    ]
+}
+
+/// A turn that answers in text (streamed in two pieces).
+pub fn text_turn(text: &str) -> Vec<Value> {
+    let chars: Vec<char> = text.chars().collect();
+    let (a, b) = chars.split_at(chars.len() / 2);
+    vec![
+        ev_text(&a.iter().collect::<String>()),
+        ev_text(&b.iter().collect::<String>()),
+        ev_finish("stop"),
+    ]
+}
+
+/// A turn that proposes calls: (model call id, `server__tool`, arguments).
+pub fn calls_turn(say: &str, calls: &[(&str, &str, Value)]) -> Vec<Value> {
+    let mut chunks = Vec::new();
+    if !say.is_empty() {
+        chunks.push(ev_text(say));
+    }
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        chunks.extend(ev_tool_call(index, id, name, &arguments.to_string()));
+    }
+    chunks.push(ev_finish("tool_calls"));
+    chunks
+}
+
+/// The tool results in a request: (tool_call_id, content), in order.
+pub fn tool_results(request: &Value) -> Vec<(String, String)> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The content of the request's tool result for one call.
+pub fn tool_result(request: &Value, tool_call_id: &str) -> String {
+    tool_results(request)
+        .into_iter()
+        .find(|(id, _)| id == tool_call_id)
+        .map(|(_, content)| content)
+        .unwrap_or_else(|| panic!("no tool result for {tool_call_id} in {request:#}"))
+}
+
+/// The roles of the request's messages, in order.
+pub fn roles(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The texts of the request's user messages.
+pub fn user_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The names of the tools offered in a request.
+pub fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
