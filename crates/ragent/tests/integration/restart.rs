@@ -316,3 +316,35 @@ async fn a_crashed_shop_is_started_again_on_next_use_and_the_restart_reported() 
     assert_eq!(after[0].restarts, 1);
     assert_ne!(after[0].pid, Some(pid));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_left_halfway_by_a_dead_run_is_finished_before_the_next_message() {
+    let notebook = Notebook::new(false);
+    let sent = Arc::new(Notify::new());
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", false));
+    setup.wrap_tools = Some(crashing("add_note", sent.clone()));
+    let mut h = Harness::start(setup).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[("c1", "notes__add_note", json!({"text": "一"}))],
+    ));
+    let card = h.say("记一").await.card().clone();
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    sent.notified().await;
+    // The run dies; the same agent goes on.
+    h.agent.shutdown().await;
+
+    h.model.push_turn(text_turn("我先核实一下。"));
+    let run = h.say("记好了吗？").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    let finished = run.finished();
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0].status, CallStatus::Interrupted);
+    assert_eq!(notebook.notes(), vec!["一"]);
+    let last = h.model.requests().await.pop().unwrap();
+    assert_eq!(roles(&last)[1..], ["user", "assistant", "tool", "user"]);
+    assert!(tool_result(&last, "c1").contains("结果未知"));
+}
