@@ -57,21 +57,35 @@ pub fn message_tokens(message: &ChatMessage) -> usize {
         }
 }
 
-/// Messages that must travel together.
+/// Whether `group` is an assistant message with a call `id` still
+/// waiting for its result.
+fn awaits_result(group: &[ChatMessage], id: &str) -> bool {
+    let Some(ChatMessage::Assistant { tool_calls, .. }) = group.first() else {
+        return false;
+    };
+    tool_calls.iter().any(|c| c.id == id)
+        && !group
+            .iter()
+            .any(|m| matches!(m, ChatMessage::Tool { tool_call_id, .. } if tool_call_id == id))
+}
+
+/// Messages that must travel together. A result joins the latest call
+/// that waits for it, even when it was stored after a later message (a
+/// batch finished after its run died), so a call and its result are
+/// never apart.
 fn groups(messages: Vec<ChatMessage>) -> Vec<Vec<ChatMessage>> {
     let mut out: Vec<Vec<ChatMessage>> = Vec::new();
     for message in messages {
-        let joins_previous = matches!(message, ChatMessage::Tool { .. })
-            && out.last().is_some_and(|group| {
-                matches!(group.first(), Some(ChatMessage::Assistant { tool_calls, .. }) if !tool_calls.is_empty())
-            });
-        if joins_previous {
-            if let Some(group) = out.last_mut() {
-                group.push(message);
-            }
-        } else {
-            out.push(vec![message]);
+        if let ChatMessage::Tool { tool_call_id, .. } = &message
+            && let Some(group) = out
+                .iter_mut()
+                .rev()
+                .find(|g| awaits_result(g, tool_call_id))
+        {
+            group.push(message);
+            continue;
         }
+        out.push(vec![message]);
     }
     // A call without its result (or a result without its call) cannot be
     // sent; the store never leaves one behind, but a request must not fail
@@ -261,6 +275,33 @@ mod tests {
                 result("c1", &big)
             ]
         );
+    }
+
+    #[test]
+    fn a_result_stored_after_a_later_message_still_follows_its_call() {
+        let conversation = vec![user("a"), calls(&["c1"]), user("b"), result("c1", "x")];
+        let sent = fit(system(), conversation, 10_000);
+        assert_eq!(
+            sent,
+            vec![
+                system(),
+                user("a"),
+                calls(&["c1"]),
+                result("c1", "x"),
+                user("b")
+            ]
+        );
+        // Models that reuse ids: each result goes to the latest call waiting.
+        let conversation = vec![
+            user("a"),
+            calls(&["call_0"]),
+            result("call_0", "first"),
+            user("b"),
+            calls(&["call_0"]),
+            result("call_0", "second"),
+        ];
+        let sent = fit(system(), conversation.clone(), 10_000);
+        assert_eq!(&sent[1..], &conversation[..]);
     }
 
     #[test]

@@ -70,13 +70,21 @@ pub fn decide(tool: &ToolFacts, trust: Trust, user_override: Option<ToolOverride
     if trust == Trust::Untrusted {
         return Verdict::Ask;
     }
-    match (tool.read_only_hint, tool.destructive_hint, user_override) {
-        (Some(true), _, _) => Verdict::Allow(AllowedBy::TrustedReadOnly),
-        (Some(false), Some(false), Some(ToolOverride::AutoApprove)) => {
-            Verdict::Allow(AllowedBy::UserSetting)
-        }
-        _ => Verdict::Ask,
+    if tool.read_only_hint == Some(true) {
+        return Verdict::Allow(AllowedBy::TrustedReadOnly);
     }
+    if user_override == Some(ToolOverride::AutoApprove) && auto_approve_possible(tool, trust) {
+        return Verdict::Allow(AllowedBy::UserSetting);
+    }
+    Verdict::Ask
+}
+
+/// Whether the user may turn asking off for this tool: a trusted server's
+/// write tool that declares itself non-destructive, and nothing else.
+pub fn auto_approve_possible(tool: &ToolFacts, trust: Trust) -> bool {
+    trust == Trust::Trusted
+        && tool.read_only_hint == Some(false)
+        && tool.destructive_hint == Some(false)
 }
 
 #[cfg(test)]

@@ -78,6 +78,10 @@ pub enum SettingsError {
     Header(String),
     #[error("{0}")]
     Limit(&'static str),
+    #[error(
+        "asking cannot be turned off for {0}: only a trusted server's tool that declares itself a non-destructive write qualifies"
+    )]
+    AutoApproveNotAllowed(String),
 }
 
 impl Settings {

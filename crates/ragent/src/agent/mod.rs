@@ -27,6 +27,7 @@ use crate::llm::{ChatModel, LlmError};
 use crate::mcp::config::validate_server_name;
 use crate::mcp::hub::HubOptions;
 use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
+use crate::policy::{ToolFacts, ToolOverride, Trust, auto_approve_possible};
 use crate::protocol::{
     AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, SessionInfo, Transcript,
     UserInput,
@@ -429,6 +430,7 @@ impl Agent {
     /// new model and servers.
     pub async fn save_settings(&self, settings: Settings) -> Result<(), AgentError> {
         settings.validate(&self.inner.builtin_names())?;
+        self.check_auto_approvals(&settings).await?;
         self.inner
             .store
             .with_conn(|c| kv::save_settings(c, &settings, self.inner.now()))?;
@@ -440,6 +442,41 @@ impl Agent {
             live.model = model;
         }
         self.inner.tools.configure(entries).await;
+        Ok(())
+    }
+
+    /// Refuses an `auto_approve` setting for a tool the policy would never
+    /// honour it for, judged on the tools the servers list now (a tool not
+    /// listed is left to the policy, which checks again at every call).
+    async fn check_auto_approvals(&self, settings: &Settings) -> Result<(), AgentError> {
+        let wanted: Vec<&String> = settings
+            .tool_overrides
+            .iter()
+            .filter(|(_, o)| **o == ToolOverride::AutoApprove)
+            .map(|(name, _)| name)
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let listing = self.inner.tools.list_tools().await;
+        for name in wanted {
+            let Some(tool) = listing.tools.iter().find(|t| &t.qualified_name == name) else {
+                continue;
+            };
+            let facts = ToolFacts {
+                read_only_hint: tool.hints.read_only,
+                destructive_hint: tool.hints.destructive,
+                definition_changed: false,
+            };
+            let trust = if tool.trusted {
+                Trust::Trusted
+            } else {
+                Trust::Untrusted
+            };
+            if !auto_approve_possible(&facts, trust) {
+                return Err(SettingsError::AutoApproveNotAllowed(name.clone()).into());
+            }
+        }
         Ok(())
     }
 

@@ -12,7 +12,7 @@ use super::{Inner, batch, execute};
 use crate::error::AgentError;
 use crate::instructions::notices;
 use crate::protocol::AgentEvent;
-use crate::store::calls::{self, BatchState};
+use crate::store::calls::{self, BatchRecord, BatchState};
 use crate::store::messages::{self, NewMessage, Role};
 use crate::toolcall::CallStatus;
 
@@ -72,37 +72,52 @@ pub(crate) async fn recover(inner: &Arc<Inner>) -> Result<RecoveryReport, AgentE
             continue;
         }
         let emit = |event: AgentEvent| inner.emit(&session_id, None, event);
-        for call in inner
-            .store
-            .with_conn(|c| calls::calls_of_batch(c, &open_batch.reply_id))?
-        {
-            let title = call
-                .title
-                .clone()
-                .unwrap_or_else(|| call.qualified_name.clone());
-            match call.status {
-                CallStatus::Running => {
-                    let done = execute::resume_running(inner, &call, &emit).await?;
-                    if done.status == CallStatus::Interrupted {
-                        tracing::warn!(call = %call.id, "call outcome unknown after a restart");
-                        notice(inner, &session_id, &notices::outcome_unknown(&title))?;
-                        report.interrupted.push(call.id);
-                    } else {
-                        notice(inner, &session_id, &notices::recovered(&title))?;
-                        report.resent.push(call.id);
-                    }
-                }
-                CallStatus::Allowed | CallStatus::Approved => {
-                    execute::run_call(inner, &call, &emit).await?;
-                    report.executed.push(call.id);
-                }
-                _ => {}
-            }
-        }
-        let now = inner.now();
-        inner
-            .store
-            .with_tx(|tx| batch::finalize(tx, &open_batch, BatchState::Done, now))?;
+        finish_executing(inner, &open_batch, &emit, &mut report).await?;
     }
     Ok(report)
+}
+
+/// Finishes a batch left `executing` by a run that ended before it did:
+/// `running` calls are re-sent or marked interrupted, decided calls run,
+/// and the batch is closed. Used at start, and before a new run in a
+/// session whose previous run failed halfway through a batch.
+pub(crate) async fn finish_executing(
+    inner: &Inner,
+    open_batch: &BatchRecord,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+    report: &mut RecoveryReport,
+) -> Result<(), AgentError> {
+    let session_id = &open_batch.session_id;
+    for call in inner
+        .store
+        .with_conn(|c| calls::calls_of_batch(c, &open_batch.reply_id))?
+    {
+        let title = call
+            .title
+            .clone()
+            .unwrap_or_else(|| call.qualified_name.clone());
+        match call.status {
+            CallStatus::Running => {
+                let done = execute::resume_running(inner, &call, emit).await?;
+                if done.status == CallStatus::Interrupted {
+                    tracing::warn!(call = %call.id, "call outcome unknown after a restart");
+                    notice(inner, session_id, &notices::outcome_unknown(&title))?;
+                    report.interrupted.push(call.id);
+                } else {
+                    notice(inner, session_id, &notices::recovered(&title))?;
+                    report.resent.push(call.id);
+                }
+            }
+            CallStatus::Allowed | CallStatus::Approved => {
+                execute::run_call(inner, &call, emit).await?;
+                report.executed.push(call.id);
+            }
+            _ => {}
+        }
+    }
+    let now = inner.now();
+    inner
+        .store
+        .with_tx(|tx| batch::finalize(tx, open_batch, BatchState::Done, now))?;
+    Ok(())
 }

@@ -68,8 +68,9 @@ pub(crate) async fn drive(
     };
     ctx.emit(AgentEvent::RunStarted);
     let outcome = async {
-        if let Start::ResumeBatch { reply_id } = &start {
-            execute_batch(&ctx, reply_id).await?;
+        match &start {
+            Start::ResumeBatch { reply_id } => execute_batch(&ctx, reply_id).await?,
+            Start::Fresh => finish_leftover_batch(&ctx).await?,
         }
         model_loop(&ctx).await
     }
@@ -190,6 +191,21 @@ async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<(), Halt> {
     ctx.inner
         .store
         .with_tx(|tx| batch::finalize(tx, &batch, BatchState::Done, now))?;
+    Ok(())
+}
+
+/// A batch still `executing` with no run behind it (its run failed
+/// halfway) is finished first, so its results reach the model in order.
+async fn finish_leftover_batch(ctx: &Ctx<'_>) -> Result<(), Halt> {
+    let open = ctx
+        .inner
+        .store
+        .with_conn(|c| calls::open_batch(c, ctx.session_id))?;
+    if let Some(open) = open.filter(|b| b.state == BatchState::Executing) {
+        let emit = |event: AgentEvent| ctx.emit(event);
+        let mut report = super::RecoveryReport::default();
+        super::recovery::finish_executing(ctx.inner, &open, &emit, &mut report).await?;
+    }
     Ok(())
 }
 

@@ -246,8 +246,9 @@ async fn a_crash_after_approval_is_recovered_with_the_same_key_and_one_order() {
     assert!(tool_result(requests.last().unwrap(), "c1").contains(&newest));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_to_a_server_without_keys_is_marked_interrupted_not_resent() {
+/// An approved note (call `c1`) reached a notebook that does not honour
+/// keys, and its answer never came back: the app is as good as dead.
+async fn note_hung_after_send(text: &str) -> (Harness, Notebook) {
     let notebook = Notebook::new(false);
     let sent = Arc::new(Notify::new());
     let mut setup = Setup::bare();
@@ -256,13 +257,19 @@ async fn a_write_to_a_server_without_keys_is_marked_interrupted_not_resent() {
     let mut h = Harness::start(setup).await;
     h.model.push_turn(calls_turn(
         "",
-        &[("c1", "notes__add_note", json!({"text": "买保护壳"}))],
+        &[("c1", "notes__add_note", json!({"text": text}))],
     ));
-    let card = h.say("记一下：买保护壳").await.card().clone();
+    let card = h.say(&format!("记一下：{text}")).await.card().clone();
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
         .unwrap();
     sent.notified().await;
+    (h, notebook)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_to_a_server_without_keys_is_marked_interrupted_not_resent() {
+    let (mut h, notebook) = note_hung_after_send("买保护壳").await;
 
     let mut setup = Setup::bare();
     setup.servers.push(notebook.entry("notes", false));
@@ -315,4 +322,22 @@ async fn a_crashed_shop_is_started_again_on_next_use_and_the_restart_reported() 
     let after = h.agent.server_status().await;
     assert_eq!(after[0].restarts, 1);
     assert_ne!(after[0].pid, Some(pid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_left_halfway_by_a_dead_run_is_finished_before_the_next_message() {
+    let (mut h, notebook) = note_hung_after_send("一").await;
+    // The run dies; the same agent goes on.
+    h.agent.shutdown().await;
+
+    h.model.push_turn(text_turn("我先核实一下。"));
+    let run = h.say("记好了吗？").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    let finished = run.finished();
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0].status, CallStatus::Interrupted);
+    assert_eq!(notebook.notes(), vec!["一"]);
+    let last = h.model.requests().await.pop().unwrap();
+    assert_eq!(roles(&last)[1..], ["user", "assistant", "tool", "user"]);
+    assert!(tool_result(&last, "c1").contains("结果未知"));
 }

@@ -186,3 +186,37 @@ async fn per_tool_settings_add_a_card_refuse_a_tool_or_skip_an_audited_card() {
     assert_eq!(audit[0].tool, "create_order");
     assert_eq!(audit[0].arguments_hash.len(), 64);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_cannot_be_turned_off_for_a_destructive_or_untrusted_tool() {
+    let notebook = Notebook::new(false);
+    let mut setup = Setup::shop();
+    setup.servers.push(notebook.entry("notes", false));
+    let h = Harness::start(setup).await;
+    for refused in [
+        "shop__cancel_order",
+        "shop__update_cart_item",
+        "notes__add_note",
+    ] {
+        let mut settings = h.agent.settings();
+        settings
+            .tool_overrides
+            .insert(refused.into(), ToolOverride::AutoApprove);
+        let result = h.agent.save_settings(settings).await;
+        assert!(
+            matches!(
+                &result,
+                Err(ragent::AgentError::InvalidSettings(
+                    ragent::settings::SettingsError::AutoApproveNotAllowed(name)
+                )) if name == refused
+            ),
+            "{refused}: {result:?}"
+        );
+    }
+    let mut settings = h.agent.settings();
+    settings
+        .tool_overrides
+        .insert("shop__create_order".into(), ToolOverride::AutoApprove);
+    h.agent.save_settings(settings.clone()).await.unwrap();
+    assert_eq!(h.agent.settings(), settings);
+}
