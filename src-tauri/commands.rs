@@ -5,7 +5,7 @@
 //! its runs.
 
 use ragent::protocol::{
-    AuditEntry, CallDecision, ModelStatus, InputOutcome, SessionInfo, ToolPolicyView, Transcript,
+    AuditEntry, CallDecision, InputOutcome, ModelStatus, SessionInfo, ToolPolicyView, Transcript,
 };
 use ragent::settings::Settings;
 use ragent::{Agent, AgentError};

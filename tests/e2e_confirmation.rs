@@ -70,20 +70,29 @@ fn approving_both_cards_places_the_order_and_stock_and_cart_go_down() -> TestRes
 
     let order_call = app.asking_call()?;
     let shown = app.session.text(&order_call)?;
-    assert!(shown.contains(IPHONE), "the order card shows its lines: {shown}");
+    assert!(
+        shown.contains(IPHONE),
+        "the order card shows its lines: {shown}"
+    );
     app.click_in(&order_call, "approve")?;
     app.wait_for_text("[data-testid=message-assistant]", "订单待支付")?;
 
-    let orders = shop_of(data.path())?.query_order(&QueryOrderParams::default())?;
-    let newest = serde_json::to_value(&orders)?;
-    let placed = newest.to_string();
-    assert!(placed.contains("待支付") && placed.contains(IPHONE), "{placed}");
+    let orders =
+        serde_json::to_value(shop_of(data.path())?.query_order(&QueryOrderParams::default())?)?;
+    let newest = &orders["orders"][0];
+    assert_eq!(newest["status"], "待支付", "{newest}");
+    assert!(newest.to_string().contains(IPHONE), "{newest}");
+    let order_no = newest["orderNo"].as_str().ok_or("no order number")?;
+    app.wait_for_text("main", order_no)?;
     assert_eq!(stock_of(data.path(), IPHONE)?, stock_before - 1);
     assert_eq!(cart_quantity(data.path(), IPHONE)?, 0);
     let requests = model.requests();
     assert_eq!(requests.len(), 4, "one model request per turn");
     let last = requests[3].to_string();
-    assert!(last.contains("call_order"), "the order's result reached the model");
+    assert!(
+        last.contains("call_order"),
+        "the order's result reached the model"
+    );
     Ok(())
 }
 
@@ -96,14 +105,26 @@ fn denying_the_card_leaves_the_shop_untouched() -> TestResult {
 
     app.send_message("把 iPhone 17 加入购物车")?;
     let call = app.asking_call()?;
+    let reason = app.session.find_in(&call, "[data-testid=deny-reason]")?;
+    app.session.type_into(&reason, "先不买了")?;
     app.click_in(&call, "deny")?;
     app.wait_for_text("[data-testid=message-assistant]", "不加了")?;
 
-    let status = app.session.find("[data-testid=card-call][data-status=denied]")?;
-    assert!(!app.session.text(&status)?.is_empty());
-    assert_eq!(cart_quantity(data.path(), IPHONE)?, 0);
-    let declined = model.requests()[1].to_string();
-    assert!(declined.contains("declined"), "the model was told: {declined}");
+    app.session
+        .find("[data-testid=card-call][data-status=denied]")?;
+    assert_eq!(cart_quantity(data.path(), IPHONE)?, 0, "nothing was added");
+    let requests = model.requests();
+    let told = requests[1]["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "tool"))
+        .and_then(|m| m["content"].as_str())
+        .ok_or("the model got no tool result")?
+        .to_owned();
+    assert!(told.contains("拒绝") && told.contains("没有执行"), "{told}");
+    assert!(
+        told.contains("先不买了"),
+        "the reason reached the model: {told}"
+    );
     Ok(())
 }
 
@@ -133,7 +154,8 @@ fn a_card_left_pending_comes_back_after_a_restart_and_can_be_approved() -> TestR
 #[test]
 fn markup_from_the_model_and_from_product_data_shows_as_text() -> TestResult {
     let data = tempfile::tempdir()?;
-    let payload = "<img src=x onerror=\"document.title='owned'\"><script>document.title='owned'</script>";
+    let payload =
+        "<img src=x onerror=\"document.title='owned'\"><script>document.title='owned'</script>";
     // A product whose name carries markup, as a compromised catalogue might.
     let shop = shop_of(data.path())?;
     shop.connection()?.execute(
@@ -162,7 +184,10 @@ fn markup_from_the_model_and_from_product_data_shows_as_text() -> TestResult {
     let assistant = app.session.find("[data-testid=message-assistant]")?;
     assert!(app.session.text(&assistant)?.contains("<script>"));
     let product_text = model.requests()[1].to_string();
-    assert!(product_text.contains("<img"), "the product name reached the model as text");
+    assert!(
+        product_text.contains("<img"),
+        "the product name reached the model as text"
+    );
     Ok(())
 }
 
@@ -174,12 +199,21 @@ fn the_page_cannot_approve_a_call_the_core_did_not_ask_for() -> TestResult {
     let app = RunningApp::launch(data.path())?;
     app.send_message("把 iPhone 17 加入购物车")?;
     let call = app.asking_call()?;
-    let call_id = app.session.attribute(&call, "data-call-id")?.ok_or("no call id")?;
+    let call_id = app
+        .session
+        .attribute(&call, "data-call-id")?
+        .ok_or("no call id")?;
     let card = app.session.find("[data-testid=confirmation-card]")?;
-    let reply_id = app.session.attribute(&card, "data-reply-id")?.ok_or("no reply id")?;
+    let reply_id = app
+        .session
+        .attribute(&card, "data-reply-id")?
+        .ok_or("no reply id")?;
     let session_id = app
         .session
-        .attribute(&app.session.find("[data-testid=session-item]")?, "data-session-id")?
+        .attribute(
+            &app.session.find("[data-testid=session-item]")?,
+            "data-session-id",
+        )?
         .ok_or("no session id")?;
 
     // Straight to the IPC, as a compromised page would.
@@ -200,6 +234,9 @@ fn the_page_cannot_approve_a_call_the_core_did_not_ask_for() -> TestResult {
 
     assert_eq!(cart_quantity(data.path(), IPHONE)?, 0, "nothing ran");
     let still = app.asking_call()?;
-    assert_eq!(app.session.attribute(&still, "data-call-id")?, Some(call_id));
+    assert_eq!(
+        app.session.attribute(&still, "data-call-id")?,
+        Some(call_id)
+    );
     Ok(())
 }

@@ -79,7 +79,11 @@ impl RunningApp {
     }
 
     /// Waits until some element matching `selector` shows `needle`.
-    pub fn wait_for_text(&self, selector: &str, needle: &str) -> Result<(), Box<dyn std::error::Error>> {
+    pub fn wait_for_text(
+        &self,
+        selector: &str,
+        needle: &str,
+    ) -> Result<(), Box<dyn std::error::Error>> {
         self.session
             .execute_async(WAIT_FOR_TEXT, serde_json::json!([selector, needle]))
             .map_err(|error| format!("waiting for {selector:?} to show {needle:?}: {error}"))?;
@@ -95,7 +99,11 @@ impl RunningApp {
     }
 
     /// Clicks a button inside a card call.
-    pub fn click_in(&self, call: &webdriver::Element, testid: &str) -> Result<(), Box<dyn std::error::Error>> {
+    pub fn click_in(
+        &self,
+        call: &webdriver::Element,
+        testid: &str,
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let button = self
             .session
             .find_in(call, &format!("[data-testid={testid}]"))?;
@@ -105,8 +113,11 @@ impl RunningApp {
 
     /// Sets the page's theme, as the settings screen does.
     pub fn force_theme(&self, theme: &str) -> Result<(), Box<dyn std::error::Error>> {
-        self.session.execute(
-            "document.documentElement.dataset.theme = arguments[0];",
+        // Answers once two frames have been drawn with the new theme.
+        self.session.execute_async(
+            "const [theme, done] = arguments;
+             document.documentElement.dataset.theme = theme;
+             requestAnimationFrame(() => requestAnimationFrame(() => done(true)));",
             serde_json::json!([theme]),
         )?;
         Ok(())
@@ -116,7 +127,9 @@ impl RunningApp {
 /// Points a data directory's assistant at a model before the app starts,
 /// through the core's own settings store.
 pub fn configure_model(data_dir: &Path, base_url: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async {
         let config = ragent::AgentConfig::new(data_dir.join(bitselect_assistant::CORE_DB_FILE));
         let agent = ragent::Agent::open(config).await?;

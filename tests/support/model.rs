@@ -86,7 +86,9 @@ impl ScriptedModel {
 }
 
 fn lock(script: &Mutex<Script>) -> std::sync::MutexGuard<'_, Script> {
-    script.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    script
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn answer(stream: TcpStream, state: &(Mutex<Script>, Condvar)) -> std::io::Result<()> {
@@ -114,7 +116,12 @@ fn answer(stream: TcpStream, state: &(Mutex<Script>, Condvar)) -> std::io::Resul
     if request_line.starts_with("GET") {
         // A reachability check: list one model.
         let models = json!({"object": "list", "data": [{"id": "scripted", "object": "model"}]});
-        return respond(&mut stream, "200 OK", "application/json", &models.to_string());
+        return respond(
+            &mut stream,
+            "200 OK",
+            "application/json",
+            &models.to_string(),
+        );
     }
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let (script, arrived) = state;

@@ -20,7 +20,8 @@ pub struct Settings {
     pub mcp_servers: BTreeMap<String, ServerConfig>,
     /// Per-tool policy, keyed by `server__tool`.
     pub tool_overrides: BTreeMap<String, ToolOverride>,
-    /// How long a confirmation card may wait before it expires.
+    /// How long a confirmation card may wait before it expires. A day by
+    /// default, so a card outlives closing the app for the evening.
     #[ts(type = "number")]
     pub card_expiry_secs: u64,
     /// How many model turns one run may take.
@@ -58,7 +59,7 @@ impl Default for Settings {
             model: ModelSettings::default(),
             mcp_servers: BTreeMap::new(),
             tool_overrides: BTreeMap::new(),
-            card_expiry_secs: 30 * 60,
+            card_expiry_secs: 24 * 60 * 60,
             max_turns_per_run: 12,
             history_token_budget: 24_000,
         }
@@ -151,7 +152,7 @@ mod tests {
             serde_json::from_str(r#"{"model": {"model": "qwen-plus"}}"#).unwrap();
         assert_eq!(settings.model.model, "qwen-plus");
         assert_eq!(settings.model.base_url, ModelSettings::default().base_url);
-        assert_eq!(settings.card_expiry_secs, 1800);
+        assert_eq!(settings.card_expiry_secs, 24 * 60 * 60);
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! starts a new run from the stored state.
 
 mod batch;
-mod inspect;
 mod execute;
+mod inspect;
 mod recovery;
 mod respond;
 mod run;
