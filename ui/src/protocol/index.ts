@@ -100,7 +100,8 @@ mcp_servers: { [key in string]: ServerConfig },
  */
 tool_overrides: { [key in string]: ToolOverride }, 
 /**
- * How long a confirmation card may wait before it expires.
+ * How long a confirmation card may wait before it expires. A day by
+ * default, so a card outlives closing the app for the evening.
  */
 card_expiry_secs: number, 
 /**
