@@ -35,9 +35,17 @@ impl RunningApp {
             )
             .into());
         }
+        RunningApp::launch_binary(Path::new(app_binary()), data_dir)
+    }
+
+    /// Launches a given app binary, such as the one a package installed.
+    pub fn launch_binary(
+        binary: &Path,
+        data_dir: &Path,
+    ) -> Result<RunningApp, Box<dyn std::error::Error>> {
         let driver = TauriDriver::start()?;
         let args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
-        let session = Session::start(driver.url(), app_binary(), &args)?;
+        let session = Session::start(driver.url(), &binary.display().to_string(), &args)?;
         Ok(RunningApp {
             session,
             data_dir: data_dir.to_path_buf(),
