@@ -3,14 +3,11 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this
 
-pub mod driver;
 pub mod model;
-pub mod webdriver;
 
 use std::path::{Path, PathBuf};
 
-pub use driver::TauriDriver;
-pub use webdriver::Session;
+pub use app_driver::{Element, Session, TauriDriver};
 
 /// The app binary cargo built for these tests.
 pub fn app_binary() -> &'static str {
@@ -100,7 +97,7 @@ impl RunningApp {
 
     /// The call on a card that waits for the user's decision (the first, if
     /// several), waiting for one to appear.
-    pub fn asking_call(&self) -> Result<webdriver::Element, Box<dyn std::error::Error>> {
+    pub fn asking_call(&self) -> Result<Element, Box<dyn std::error::Error>> {
         Ok(self
             .session
             .find("[data-testid=card-call][data-status=asking]")?)
@@ -109,7 +106,7 @@ impl RunningApp {
     /// Clicks a button inside a card call.
     pub fn click_in(
         &self,
-        call: &webdriver::Element,
+        call: &Element,
         testid: &str,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let button = self

@@ -53,6 +53,21 @@ describe("the window", () => {
     app.stop();
   });
 
+  it("marks the first frame the chat can be used in, once, even while the model check waits", async () => {
+    performance.clearMarks();
+    api.checkModel = () => new Promise(() => {});
+    root = document.createElement("div");
+    document.body.replaceChildren(root);
+    app = new App({ api, root, storage });
+    void app.start();
+    await settle();
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(null))));
+    await new Promise((done) => requestAnimationFrame(() => done(null)));
+    expect(performance.getEntriesByName("interactive")).toHaveLength(1);
+    expect(q("composer-input")).toBeTruthy();
+    app.stop();
+  });
+
   it("creates a session when the first message is sent with none open", async () => {
     api.sessions = [];
     await start();

@@ -6,6 +6,7 @@ import { toErrorInfo } from "../api";
 import { button, h } from "../dom";
 import { createI18n, loadLang, saveLang, type I18n, type Lang } from "../i18n";
 import type { EventEnvelope, SessionInfo } from "../protocol";
+import { markInteractiveAfterPaint } from "../interactive";
 import { ChatLog } from "../state";
 import { applyTheme, loadTheme, type Theme } from "../theme";
 import { auditView } from "./audit";
@@ -54,6 +55,8 @@ export class App {
     await this.sidebar.refresh();
     const latest = this.sidebar.all[0];
     if (latest) await this.open(latest);
+    // The chat works from here on; the model check below may wait on the network.
+    markInteractiveAfterPaint();
     const check = await api.checkModel().catch((error: unknown) => ({
       state: "unreachable" as const,
       message: toErrorInfo(error).message,

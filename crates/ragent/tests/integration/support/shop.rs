@@ -14,6 +14,9 @@ pub const IPHONE: &str = "MG6W4CH/A";
 /// Builds the shop binary once per test process, in the target directory
 /// these tests were built in, and returns its path. Cargo only offers
 /// `CARGO_BIN_EXE_*` for the package under test, so ask cargo directly.
+/// It asks for the very build scripts/test makes first (the whole
+/// workspace, all targets): one feature resolution, so that this finds
+/// everything fresh instead of building the shop's dependencies again.
 pub fn shop_binary() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -24,14 +27,7 @@ pub fn shop_binary() -> PathBuf {
             let target_dir = profile_dir.parent().unwrap().to_path_buf();
             let mut cargo = Command::new(env!("CARGO"));
             cargo
-                .args([
-                    "build",
-                    "--quiet",
-                    "-p",
-                    "bitselect",
-                    "--bin",
-                    "bitselect-mcp",
-                ])
+                .args(["build", "--quiet", "--workspace", "--all-targets"])
                 .env("CARGO_TARGET_DIR", &target_dir)
                 .current_dir(env!("CARGO_MANIFEST_DIR"));
             if profile_dir.file_name().is_some_and(|n| n == "release") {

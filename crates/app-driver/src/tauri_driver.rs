@@ -56,6 +56,11 @@ impl TauriDriver {
         Ok(driver)
     }
 
+    /// The process id of tauri-driver; the app it launches runs below it.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn url(&self) -> &str {
         &self.url
     }

@@ -1,0 +1,10 @@
+//! Drives the built desktop app the way a user would: tauri-driver on free
+//! loopback ports, and a small W3C WebDriver client that opens the app in a
+//! session and reads its real DOM. The end-to-end tests and the start-up
+//! benchmark share it.
+
+mod session;
+mod tauri_driver;
+
+pub use session::{Element, Result, Session, WebDriverError};
+pub use tauri_driver::{DriverError, TauriDriver};
