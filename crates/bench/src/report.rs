@@ -15,7 +15,9 @@ Figures of the agent core and the shop, written by `scripts/bench`. The model
 is faked by a local HTTP server that answers at once; the shop is the real
 `bitselect-mcp` over stdio. How each figure is measured is in
 docs/architecture.md (Benchmarks). Times are medians and 95th percentiles
-unless a row says otherwise; rates are per second of the calls' own time.
+unless a row says otherwise; each rate's notes say what time it counts.
+Each part notes the machine's load while it ran: figures taken while other
+work shared the two cores are noisy.
 ";
 
 fn cell(text: &str) -> String {
