@@ -4,9 +4,9 @@
 //! as ratios to what any Tauri window costs on the machine.
 
 fn main() {
-    if let Err(error) = tauri::Builder::default()
-        .run(tauri::generate_context!("examples/bare-window/tauri.conf.json"))
-    {
+    if let Err(error) = tauri::Builder::default().run(tauri::generate_context!(
+        "examples/bare-window/tauri.conf.json"
+    )) {
         eprintln!("bare window: {error}");
         std::process::exit(1);
     }

@@ -104,11 +104,7 @@ impl RunningApp {
     }
 
     /// Clicks a button inside a card call.
-    pub fn click_in(
-        &self,
-        call: &Element,
-        testid: &str,
-    ) -> Result<(), Box<dyn std::error::Error>> {
+    pub fn click_in(&self, call: &Element, testid: &str) -> Result<(), Box<dyn std::error::Error>> {
         let button = self
             .session
             .find_in(call, &format!("[data-testid={testid}]"))?;

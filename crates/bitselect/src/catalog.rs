@@ -174,13 +174,27 @@ pub fn search(conn: &Connection, p: &SearchProductParams) -> Result<SearchResult
     let spu_codes: HashSet<String> = p.spu_codes.iter().map(|c| normalize_code(c)).collect();
     let tags: Vec<String> = p.tags.iter().map(|t| t.trim().to_lowercase()).collect();
 
-    let mut stmt = conn.prepare(&format!(
+    // Codes narrow the rows in SQL, so a lookup by code reads only those
+    // rows instead of decoding the whole catalogue.
+    let codes = |set: &HashSet<String>| -> Result<Option<String>> {
+        Ok(if set.is_empty() {
+            None
+        } else {
+            Some(serde_json::to_string(set)?)
+        })
+    };
+    let mut stmt = conn.prepare_cached(&format!(
         "{SELECT_SKU}
          WHERE (?1 IS NULL OR p.category = ?1)
            AND (?2 IS NULL OR s.price_fen >= ?2)
-           AND (?3 IS NULL OR s.price_fen <= ?3)"
+           AND (?3 IS NULL OR s.price_fen <= ?3)
+           AND (?4 IS NULL OR s.sku_code IN (SELECT value FROM json_each(?4)))
+           AND (?5 IS NULL OR s.spu_code IN (SELECT value FROM json_each(?5)))"
     ))?;
-    let rows = stmt.query_map(params![category, min, max], hit_from_row)?;
+    let rows = stmt.query_map(
+        params![category, min, max, codes(&sku_codes)?, codes(&spu_codes)?],
+        hit_from_row,
+    )?;
     let mut scored = Vec::new();
     for hit in rows {
         let hit = hit?;

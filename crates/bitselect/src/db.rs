@@ -1,7 +1,9 @@
 //! The shop's SQLite file: opening, WAL, per-connection settings and
 //! versioned migrations (`PRAGMA user_version`).
 
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
@@ -153,10 +155,16 @@ CREATE TABLE shop_meta (
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// The database file and how to open connections to it.
-#[derive(Debug, Clone)]
+/// Connections kept open between calls, at most this many.
+const IDLE_CONNECTIONS: usize = 8;
+
+/// The database file and its connections. Opening a connection costs more
+/// than most calls (SQLite reads the schema anew), so finished connections
+/// wait in a small idle list for the next call.
+#[derive(Debug)]
 pub struct Db {
     path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
 }
 
 impl Db {
@@ -165,8 +173,9 @@ impl Db {
     pub fn open(path: &Path) -> Result<Self> {
         let db = Self {
             path: path.to_owned(),
+            idle: Mutex::new(Vec::new()),
         };
-        let mut conn = db.connect()?;
+        let mut conn = db.open_connection()?;
         // WAL is a property of the file: set once, every connection sees it.
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
@@ -180,9 +189,23 @@ impl Db {
         &self.path
     }
 
-    /// A fresh connection. Each call gets its own, so concurrent calls really
-    /// run concurrently and SQLite's locking decides who writes when.
-    pub fn connect(&self) -> Result<Connection> {
+    /// A connection of its own for one call: an idle one, or a new one. Each
+    /// concurrent call holds a different connection, so calls really run
+    /// concurrently and SQLite's locking decides who writes when.
+    pub fn connect(&self) -> Result<PooledConnection<'_>> {
+        let idle = self.idle_list().pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.open_connection()?,
+        };
+        Ok(PooledConnection {
+            db: self,
+            conn: Some(conn),
+        })
+    }
+
+    /// A new connection that is not returned to the idle list.
+    pub fn open_connection(&self) -> Result<Connection> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -193,6 +216,47 @@ impl Db {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
         Ok(conn)
+    }
+
+    fn idle_list(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+        // The list holds only whole connections; a panic elsewhere leaves it usable.
+        self.idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A connection lent for one call; back to the idle list when dropped.
+pub struct PooledConnection<'a> {
+    db: &'a Db,
+    conn: Option<Connection>,
+}
+
+impl Deref for PooledConnection<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        // Some from creation until drop.
+        self.conn.as_ref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl DerefMut for PooledConnection<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for PooledConnection<'_> {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else { return };
+        // Only a connection with no transaction left open goes back.
+        if conn.is_autocommit() {
+            let mut idle = self.db.idle_list();
+            if idle.len() < IDLE_CONNECTIONS {
+                idle.push(conn);
+            }
+        }
     }
 }
 
@@ -242,6 +306,32 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |row| row.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn a_finished_connection_is_lent_again_and_a_busy_one_is_not_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("shop.db")).unwrap();
+        {
+            let first = db.connect().unwrap();
+            first.execute_batch("CREATE TEMP TABLE marker(x)").unwrap();
+        }
+        let again = db.connect().unwrap();
+        let has_marker = |conn: &Connection| {
+            conn.query_row("SELECT count(*) FROM temp.marker", [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .is_ok()
+        };
+        assert!(has_marker(&again), "the finished connection came back");
+        let concurrent = db.connect().unwrap();
+        assert!(!has_marker(&concurrent), "a concurrent call got its own");
+        drop((again, concurrent));
+
+        let left_open = db.connect().unwrap();
+        left_open.execute_batch("BEGIN IMMEDIATE").unwrap();
+        drop(left_open);
+        assert!(db.idle_list().iter().all(Connection::is_autocommit));
     }
 
     #[test]

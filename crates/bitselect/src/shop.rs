@@ -58,7 +58,7 @@ pub struct ShopStats {
 /// the file and the clock.
 #[derive(Debug, Clone)]
 pub struct Shop {
-    db: Db,
+    db: Arc<Db>,
     clock: Arc<dyn Clock>,
 }
 
@@ -76,9 +76,8 @@ impl Shop {
             path: dir.to_owned(),
             source,
         })?;
-        let db = Db::open(&dir.join(DB_FILE))?;
-        let mut conn = db.connect()?;
-        seed::seed_once(&mut conn, clock.now_ms())?;
+        let db = Arc::new(Db::open(&dir.join(DB_FILE))?);
+        seed::seed_once(&mut *db.connect()?, clock.now_ms())?;
         Ok(Self { db, clock })
     }
 
@@ -98,7 +97,7 @@ impl Shop {
 
     /// A connection of its own to the shop's database, for inspection.
     pub fn connection(&self) -> Result<Connection> {
-        self.db.connect()
+        self.db.open_connection()
     }
 
     /// Runs reads in one deferred transaction: a consistent snapshot.

@@ -5,6 +5,7 @@
 //! together: an API refuses a call without its result.
 
 use crate::llm::ChatMessage;
+use crate::store::messages::{MessageRecord, Role};
 
 /// A cheap token estimate: CJK characters are about one token each,
 /// other text about four characters a token.
@@ -145,6 +146,69 @@ pub fn fit(system: ChatMessage, conversation: Vec<ChatMessage>, budget: usize) -
     out
 }
 
+/// A stored message as the model reads it; notices are for the user alone.
+pub fn chat_message(record: MessageRecord) -> Option<ChatMessage> {
+    match record.role {
+        Role::User => Some(ChatMessage::User {
+            content: record.content,
+        }),
+        Role::Assistant => Some(ChatMessage::Assistant {
+            content: record.content,
+            tool_calls: record.tool_calls,
+        }),
+        Role::Tool => Some(ChatMessage::Tool {
+            tool_call_id: record.tool_call_id.unwrap_or_default(),
+            content: record.content,
+        }),
+        Role::Notice => None,
+    }
+}
+
+/// The newest part of a stored conversation that [`fit`] can use, read
+/// from the newest message back, so that a turn's request costs the
+/// budget and not the whole history. Reading stops at the start of a turn
+/// once what was read is over the budget: `fit` never keeps a turn older
+/// than one that does not fit, so `fit` on the tail equals `fit` on all.
+#[derive(Debug)]
+pub struct Tail {
+    budget: usize,
+    used: usize,
+    newest_first: Vec<ChatMessage>,
+}
+
+impl Tail {
+    pub fn new(budget: usize) -> Tail {
+        Tail {
+            budget,
+            used: 0,
+            newest_first: Vec::new(),
+        }
+    }
+
+    /// Takes the next older stored message; returns whether older ones
+    /// may still be sent.
+    pub fn take(&mut self, record: MessageRecord) -> bool {
+        match chat_message(record) {
+            Some(message) => self.push(message),
+            None => true,
+        }
+    }
+
+    fn push(&mut self, message: ChatMessage) -> bool {
+        self.used += message_tokens(&message);
+        let starts_turn = matches!(message, ChatMessage::User { .. });
+        self.newest_first.push(message);
+        !(starts_turn && self.used > self.budget)
+    }
+
+    /// What was read, oldest first.
+    pub fn into_conversation(self) -> Vec<ChatMessage> {
+        let mut messages = self.newest_first;
+        messages.reverse();
+        messages
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -206,6 +270,38 @@ mod tests {
         let sent = fit(system(), conversation.clone(), 10_000);
         assert_eq!(sent[0], system());
         assert_eq!(&sent[1..], &conversation[..]);
+    }
+
+    #[test]
+    fn reading_only_the_tail_sends_the_same_as_reading_everything() {
+        let long = "长".repeat(60);
+        let mut conversation = Vec::new();
+        for turn in 0..40 {
+            conversation.push(user(&format!("{turn} {long}")));
+            let id = format!("c{turn}");
+            conversation.push(calls(&[id.as_str()]));
+            conversation.push(result(&id, &long));
+            conversation.push(assistant(&long));
+        }
+        // A late result: stored after a later message, it joins its call.
+        conversation.push(user("late"));
+        conversation.push(calls(&["x1"]));
+        conversation.push(user("again"));
+        conversation.push(result("x1", "done"));
+        for budget in [0, 50, 300, 1_000, 5_000, 100_000] {
+            let mut tail = Tail::new(budget);
+            for message in conversation.iter().rev() {
+                if !tail.push(message.clone()) {
+                    break;
+                }
+            }
+            let read = tail.into_conversation();
+            assert_eq!(
+                fit(system(), read, budget),
+                fit(system(), conversation.clone(), budget),
+                "budget {budget}"
+            );
+        }
     }
 
     #[test]

@@ -92,11 +92,14 @@ pub(crate) async fn drive(
 
 async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
     let settings = ctx.inner.settings();
-    for turn in 0..settings.max_turns_per_run {
+    // Listed and checked against their pins once per run: every turn of a
+    // run offers the same tools, and a listing is a round trip to each
+    // server. A changed definition is caught by the next run.
+    let tools = tool_index(ctx).await?;
+    for _ in 0..settings.max_turns_per_run {
         if ctx.cancel.is_cancelled() {
             return Err(Halt::Cancelled);
         }
-        let tools = tool_index(ctx, turn == 0).await?;
         let request = build_request(ctx, &tools, settings.history_token_budget)?;
         let model = ctx.inner.model()?;
         let on_text = |text: &str| {
@@ -210,7 +213,7 @@ async fn finish_leftover_batch(ctx: &Ctx<'_>) -> Result<(), Halt> {
 }
 
 /// The tools offered this turn, each checked against its pin.
-async fn tool_index(ctx: &Ctx<'_>, first_turn: bool) -> Result<ToolIndex, Halt> {
+async fn tool_index(ctx: &Ctx<'_>) -> Result<ToolIndex, Halt> {
     let listing = ctx.inner.tools.list_tools().await;
     for problem in listing.restarted {
         ctx.emit(AgentEvent::ServerRestarted {
@@ -218,15 +221,13 @@ async fn tool_index(ctx: &Ctx<'_>, first_turn: bool) -> Result<ToolIndex, Halt> 
             reason: problem.message,
         });
     }
-    if first_turn {
-        for problem in listing.failures {
-            ctx.emit(AgentEvent::Error {
-                error: ErrorInfo {
-                    code: ErrorCode::Mcp,
-                    message: format!("{}: {}", problem.server, problem.message),
-                },
-            });
-        }
+    for problem in listing.failures {
+        ctx.emit(AgentEvent::Error {
+            error: ErrorInfo {
+                code: ErrorCode::Mcp,
+                message: format!("{}: {}", problem.server, problem.message),
+            },
+        });
     }
     let now = ctx.inner.now();
     let index = ctx.inner.store.with_tx(|tx| {
@@ -241,25 +242,6 @@ async fn tool_index(ctx: &Ctx<'_>, first_turn: bool) -> Result<ToolIndex, Halt> 
 }
 
 fn build_request(ctx: &Ctx<'_>, tools: &ToolIndex, budget: u32) -> Result<ChatRequest, Halt> {
-    let stored = ctx
-        .inner
-        .store
-        .with_conn(|c| messages::list(c, ctx.session_id))?;
-    let conversation: Vec<ChatMessage> = stored
-        .into_iter()
-        .filter_map(|m| match m.role {
-            Role::User => Some(ChatMessage::User { content: m.content }),
-            Role::Assistant => Some(ChatMessage::Assistant {
-                content: m.content,
-                tool_calls: m.tool_calls,
-            }),
-            Role::Tool => Some(ChatMessage::Tool {
-                tool_call_id: m.tool_call_id.unwrap_or_default(),
-                content: m.content,
-            }),
-            Role::Notice => None,
-        })
-        .collect();
     let specs: Vec<ToolSpec> = tools
         .values()
         .map(|known| ToolSpec {
@@ -284,6 +266,13 @@ fn build_request(ctx: &Ctx<'_>, tools: &ToolIndex, budget: u32) -> Result<ChatRe
     let budget = usize::try_from(budget)
         .unwrap_or(usize::MAX)
         .saturating_sub(tools_cost);
+    // Only the newest messages that can fit are read: a turn's cost does
+    // not grow with the length of the session.
+    let conversation = ctx.inner.store.with_conn(|c| {
+        let mut tail = history::Tail::new(budget);
+        messages::visit_newest_first(c, ctx.session_id, |record| tail.take(record))?;
+        Ok::<_, StoreError>(tail.into_conversation())
+    })?;
     let system = ChatMessage::System {
         content: system_prompt().to_string(),
     };

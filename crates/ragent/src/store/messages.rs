@@ -106,51 +106,63 @@ pub fn append(conn: &Connection, message: &NewMessage<'_>, now: i64) -> Result<i
     Ok(conn.last_insert_rowid())
 }
 
+const SELECT: &str =
+    "SELECT id, session_id, run_id, role, content, tool_calls, tool_call_id, call_id, created_at
+     FROM messages WHERE session_id = ?1 ORDER BY id";
+
+fn record(row: &rusqlite::Row<'_>) -> Result<MessageRecord, StoreError> {
+    let calls: Option<String> = row.get(5)?;
+    let tool_calls = match calls {
+        Some(text) => serde_json::from_str::<Vec<StoredCall>>(&text)?
+            .into_iter()
+            .map(|c| ToolCallRequest {
+                id: c.id,
+                name: c.name,
+                arguments: c.arguments,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let role: String = row.get(3)?;
+    Ok(MessageRecord {
+        id: row.get(0)?,
+        session_id: row.get(1)?,
+        run_id: row.get(2)?,
+        role: Role::parse(&role)?,
+        content: row.get(4)?,
+        tool_calls,
+        tool_call_id: row.get(6)?,
+        call_id: row.get(7)?,
+        created_at: row.get(8)?,
+    })
+}
+
 /// A session's messages, oldest first.
 pub fn list(conn: &Connection, session_id: &str) -> Result<Vec<MessageRecord>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT id, session_id, run_id, role, content, tool_calls, tool_call_id, call_id, created_at
-         FROM messages WHERE session_id = ?1 ORDER BY id",
-    )?;
-    let rows = stmt.query_map(params![session_id], |row| {
-        Ok((
-            row.get::<_, i64>(0)?,
-            row.get::<_, String>(1)?,
-            row.get::<_, Option<String>>(2)?,
-            row.get::<_, String>(3)?,
-            row.get::<_, String>(4)?,
-            row.get::<_, Option<String>>(5)?,
-            row.get::<_, Option<String>>(6)?,
-            row.get::<_, Option<String>>(7)?,
-            row.get::<_, i64>(8)?,
-        ))
-    })?;
+    let mut stmt = conn.prepare_cached(SELECT)?;
+    let mut rows = stmt.query(params![session_id])?;
     let mut out = Vec::new();
-    for row in rows {
-        let (id, session_id, run_id, role, content, calls, tool_call_id, call_id, created_at) =
-            row?;
-        let tool_calls = match calls {
-            Some(text) => serde_json::from_str::<Vec<StoredCall>>(&text)?
-                .into_iter()
-                .map(|c| ToolCallRequest {
-                    id: c.id,
-                    name: c.name,
-                    arguments: c.arguments,
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        out.push(MessageRecord {
-            id,
-            session_id,
-            run_id,
-            role: Role::parse(&role)?,
-            content,
-            tool_calls,
-            tool_call_id,
-            call_id,
-            created_at,
-        });
+    while let Some(row) = rows.next()? {
+        out.push(record(row)?);
     }
     Ok(out)
+}
+
+/// A session's messages from the newest back, handed to `visit` one by
+/// one until it returns false: the cost of reading is what is used, not
+/// the length of the history.
+pub fn visit_newest_first(
+    conn: &Connection,
+    session_id: &str,
+    mut visit: impl FnMut(MessageRecord) -> bool,
+) -> Result<(), StoreError> {
+    let sql = SELECT.replace("ORDER BY id", "ORDER BY id DESC");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params![session_id])?;
+    while let Some(row) = rows.next()? {
+        if !visit(record(row)?) {
+            break;
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,115 @@
+//! An agent as the app opens it, on a temporary directory, with the real
+//! shop over stdio, a fake model, and the hub timed; plus waiting for the
+//! events of a run.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ragent::llm::openai::ClientOptions;
+use ragent::mcp::{McpHub, ServerEntry};
+use ragent::protocol::{AgentEvent, ConfirmationCard, EventEnvelope, StopReason};
+use ragent::settings::{ModelSettings, Settings};
+use ragent::{Agent, AgentConfig};
+use tempfile::TempDir;
+use tokio::sync::broadcast;
+
+use crate::BenchError;
+use crate::fake_model::FakeModel;
+use crate::timed_tools::TimedTools;
+
+/// Longest a run may take before the bench gives up (a guard, not a pause).
+const RUN_GUARD: Duration = Duration::from_secs(120);
+
+pub struct BenchAgent {
+    pub dir: TempDir,
+    pub agent: Agent,
+    pub tools: Arc<TimedTools>,
+    pub events: broadcast::Receiver<EventEnvelope>,
+}
+
+impl BenchAgent {
+    /// Opens an agent whose model is `model` and whose only server is
+    /// `shop(dir)`, with room for `max_turns` model turns per run.
+    pub async fn open(
+        model: &FakeModel,
+        max_turns: u32,
+        shop: impl FnOnce(&Path) -> Result<ServerEntry, BenchError>,
+    ) -> Result<BenchAgent, BenchError> {
+        let dir = tempfile::tempdir().map_err(|e| BenchError::io(Path::new("temp dir"), e))?;
+        let mut config = AgentConfig::new(db_path(dir.path()));
+        config.initial_settings = Some(Settings {
+            model: ModelSettings {
+                base_url: model.base_url(),
+                model: "fake".into(),
+                api_key: Some("bench".into()),
+                ..ModelSettings::default()
+            },
+            max_turns_per_run: max_turns,
+            ..Settings::default()
+        });
+        config.llm_options = ClientOptions {
+            max_retries: 0,
+            ..ClientOptions::default()
+        };
+        config.builtin_servers.push(shop(&dir.path().join("shop"))?);
+        let tools = Arc::new(TimedTools::new(Arc::new(McpHub::default())));
+        config.tools = Some(tools.clone());
+        let agent = Agent::open(config).await?;
+        let events = agent.subscribe();
+        Ok(BenchAgent {
+            dir,
+            agent,
+            tools,
+            events,
+        })
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        db_path(self.dir.path())
+    }
+
+    /// Follows events until the session's run stops; returns why, and the
+    /// card if one was requested.
+    pub async fn until_stop(
+        &mut self,
+        session_id: &str,
+    ) -> Result<(StopReason, Option<ConfirmationCard>), BenchError> {
+        let mut card = None;
+        loop {
+            let envelope = tokio::time::timeout(RUN_GUARD, self.events.recv())
+                .await
+                .map_err(|_| BenchError::Run("no event within the guard time".into()))?
+                .map_err(|e| BenchError::Run(format!("event stream: {e}")))?;
+            if envelope.session_id != session_id {
+                continue;
+            }
+            match envelope.event {
+                AgentEvent::ConfirmationRequested { card: c } => card = Some(c),
+                AgentEvent::Error { error } => {
+                    return Err(BenchError::Run(format!(
+                        "the run failed: {}",
+                        error.message
+                    )));
+                }
+                AgentEvent::ToolCallFinished { call } if call.is_error => {
+                    return Err(BenchError::Run(format!(
+                        "call {} failed: {}",
+                        call.tool,
+                        call.output.unwrap_or_default()
+                    )));
+                }
+                AgentEvent::RunStopped { reason } => return Ok((reason, card)),
+                _ => {}
+            }
+        }
+    }
+
+    pub async fn shutdown(self) {
+        self.agent.shutdown().await;
+    }
+}
+
+fn db_path(dir: &Path) -> PathBuf {
+    dir.join("agent.db")
+}

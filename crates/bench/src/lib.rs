@@ -1,0 +1,54 @@
+//! End-to-end benchmarks of the agent core and the shop, with a fake model
+//! and the real shop over stdio. The `bitselect-bench` binary runs them;
+//! the criterion benches share the history builder.
+
+pub mod agent_rounds;
+pub mod app_start;
+pub mod criterion_results;
+pub mod fake_model;
+pub mod harness;
+pub mod history_fill;
+pub mod machine;
+pub mod proxy;
+pub mod report;
+pub mod respond_latency;
+pub mod results;
+pub mod shop;
+pub mod shop_throughput;
+pub mod stats;
+pub mod timed_tools;
+
+use std::path::{Path, PathBuf};
+
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("setup: {0}")]
+    Setup(String),
+    #[error("run: {0}")]
+    Run(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Agent(#[from] ragent::AgentError),
+    #[error(transparent)]
+    Store(#[from] ragent::store::StoreError),
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+impl BenchError {
+    pub fn io(path: &Path, source: std::io::Error) -> BenchError {
+        BenchError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
