@@ -122,14 +122,13 @@ fn bundle(kind: &str, extension: &str) -> Result<PathBuf, Box<dyn Error>> {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
     let dir = target.join("release/bundle").join(kind);
-    let version = format!("_{}", env!("CARGO_PKG_VERSION"));
     let found: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(|error| format!("{}: {error}; run scripts/test-packages", dir.display()))?
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
-            name.ends_with(extension) && (name.contains(&version) || name.contains(&version[1..]))
+            name.ends_with(extension) && name.contains(env!("CARGO_PKG_VERSION"))
         })
         .collect();
     match found.as_slice() {
