@@ -1,15 +1,28 @@
 //! Validation of tool arguments against a tool's input schema, for
 //! arguments the model proposed and for arguments a user edited on a card.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use jsonschema::Validator;
 use serde_json::Value;
+
+use crate::hashing::canonical_json;
 
 /// Checks `arguments` against `schema`; the errors say where and what.
 pub fn validate_arguments(schema: &Value, arguments: &Value) -> Result<(), Vec<String>> {
+    check(&compile(schema)?, arguments)
+}
+
+fn compile(schema: &Value) -> Result<Validator, Vec<String>> {
+    jsonschema::validator_for(schema)
+        .map_err(|e| vec![format!("the tool's input schema cannot be used: {e}")])
+}
+
+fn check(validator: &Validator, arguments: &Value) -> Result<(), Vec<String>> {
     if !arguments.is_object() {
         return Err(vec!["the arguments must be a JSON object".to_string()]);
     }
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| vec![format!("the tool's input schema cannot be used: {e}")])?;
     let errors: Vec<String> = validator
         .iter_errors(arguments)
         .map(|error| {
@@ -25,6 +38,53 @@ pub fn validate_arguments(schema: &Value, arguments: &Value) -> Result<(), Vec<S
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// More distinct schemas than any set of servers offers; past it the cache
+/// starts again rather than grow without end.
+const MAX_COMPILED: usize = 256;
+
+/// Validators compiled once per schema. Compiling costs far more than
+/// checking, and every call of a tool is checked against the same schema.
+#[derive(Default)]
+pub struct SchemaCache {
+    compiled: Mutex<HashMap<String, Arc<Validator>>>,
+}
+
+impl SchemaCache {
+    /// As [`validate_arguments`], compiling `schema` only the first time.
+    pub fn validate(&self, schema: &Value, arguments: &Value) -> Result<(), Vec<String>> {
+        let validator = self.validator(schema)?;
+        check(&validator, arguments)
+    }
+
+    fn validator(&self, schema: &Value) -> Result<Arc<Validator>, Vec<String>> {
+        let key = canonical_json(schema);
+        if let Some(found) = self.lock().get(&key) {
+            return Ok(found.clone());
+        }
+        // Compiled outside the lock; two threads may both compile a new
+        // schema, and either result is the same.
+        let validator = Arc::new(compile(schema)?);
+        let mut compiled = self.lock();
+        if compiled.len() >= MAX_COMPILED {
+            compiled.clear();
+        }
+        compiled.insert(key, validator.clone());
+        Ok(validator)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Validator>>> {
+        // The map holds only compiled validators: usable after a panic.
+        self.compiled
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len()
     }
 }
 
@@ -78,6 +138,32 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(wrong_type.len(), 2, "{wrong_type:?}");
+    }
+
+    #[test]
+    fn the_cache_compiles_a_schema_once_and_judges_as_the_plain_check() {
+        let cache = SchemaCache::default();
+        let good = json!({"skuCode": "MG6W4CH/A", "action": "add", "quantity": 2});
+        let bad = json!({"skuCode": "MG6W4CH/A", "action": "buy", "quantity": 0});
+        for arguments in [&good, &bad, &good] {
+            assert_eq!(
+                cache.validate(&cart_schema(), arguments),
+                validate_arguments(&cart_schema(), arguments)
+            );
+        }
+        assert_eq!(cache.len(), 1);
+        let other = json!({"type": "object", "required": ["orderNo"]});
+        assert!(cache.validate(&other, &json!({})).is_err());
+        assert_eq!(cache.len(), 2);
+    }
+
+    #[test]
+    fn an_unusable_schema_is_reported_not_cached() {
+        let cache = SchemaCache::default();
+        let broken = json!({"type": 12});
+        let errors = cache.validate(&broken, &json!({})).unwrap_err();
+        assert!(errors[0].contains("cannot be used"), "{errors:?}");
+        assert_eq!(cache.len(), 0);
     }
 
     #[test]

@@ -14,7 +14,6 @@ use crate::llm::ToolCallRequest;
 use crate::mcp::ToolInfo;
 use crate::policy::{self, AllowedBy, ToolFacts, Trust, Verdict};
 use crate::protocol::{AgentEvent, AuditDecision, CardCall, ConfirmationCard};
-use crate::schema::validate_arguments;
 use crate::settings::Settings;
 use crate::store::audit::{self, NewAudit};
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate, NewCall};
@@ -78,7 +77,12 @@ pub(crate) fn verdict(known: &KnownTool, settings: &Settings) -> Verdict {
     policy::decide(&facts, trust, user_override)
 }
 
-fn plan_call(known: &KnownTool, arguments: &Result<Value, String>, inner: &Inner) -> Plan {
+fn plan_call(
+    known: &KnownTool,
+    arguments: &Result<Value, String>,
+    inner: &Inner,
+    settings: &Settings,
+) -> Plan {
     let arguments = match arguments {
         Ok(arguments) => arguments,
         Err(error) => {
@@ -88,13 +92,13 @@ fn plan_call(known: &KnownTool, arguments: &Result<Value, String>, inner: &Inner
             };
         }
     };
-    if let Err(details) = validate_arguments(&known.info.input_schema, arguments) {
+    if let Err(details) = inner.schemas.validate(&known.info.input_schema, arguments) {
         return Plan::Reject {
             output: results::schema_mismatch(&details),
             audit: None,
         };
     }
-    match verdict(known, &inner.settings()) {
+    match verdict(known, settings) {
         Verdict::Ask => Plan::Ask,
         Verdict::Allow(AllowedBy::TrustedReadOnly) => Plan::Allow(AuditDecision::PolicyAllowed),
         Verdict::Allow(AllowedBy::UserSetting) => {
@@ -135,25 +139,28 @@ fn new_call(
     }
 }
 
-/// Judges and stores the calls of one model turn as a batch.
-pub(crate) fn propose(
+/// The calls of one model turn, judged and ready to be stored as a batch.
+pub(crate) struct Planned {
+    calls: Vec<NewCall>,
+    plans: Vec<Plan>,
+    expiry_ms: i64,
+}
+
+/// Judges the calls of one model turn against the tools offered in the
+/// run and the user's settings. Nothing is stored yet.
+pub(crate) fn plan(
     inner: &Inner,
-    session_id: &str,
-    run_id: &str,
-    message_id: i64,
+    settings: &Settings,
     requests: &[ToolCallRequest],
     tools: &ToolIndex,
-) -> Result<Proposal, AgentError> {
-    let now = inner.now();
-    let expiry_ms =
-        i64::try_from(inner.settings().card_expiry_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-    let mut new_calls = Vec::new();
+) -> Planned {
+    let mut calls = Vec::new();
     let mut plans = Vec::new();
     for request in requests {
         let known = tools.get(&request.name);
         let Some(known) = known else {
             let available: Vec<String> = tools.keys().cloned().collect();
-            new_calls.push(new_call(request, None, None));
+            calls.push(new_call(request, None, None));
             plans.push(Plan::Reject {
                 output: results::unknown_tool(&request.name, &available),
                 audit: None,
@@ -161,10 +168,29 @@ pub(crate) fn propose(
             continue;
         };
         let arguments = parse_arguments(&request.arguments);
-        plans.push(plan_call(known, &arguments, inner));
-        new_calls.push(new_call(request, Some(known), arguments.ok()));
+        plans.push(plan_call(known, &arguments, inner, settings));
+        calls.push(new_call(request, Some(known), arguments.ok()));
     }
-    let needs_card = plans.iter().any(|p| matches!(p, Plan::Ask));
+    Planned {
+        calls,
+        plans,
+        expiry_ms: i64::try_from(settings.card_expiry_secs.saturating_mul(1000))
+            .unwrap_or(i64::MAX),
+    }
+}
+
+/// Stores planned calls as the batch of the assistant message
+/// `message_id`, inside the caller's transaction (the one that stores the
+/// message, so neither exists without the other).
+pub(crate) fn record(
+    tx: &Connection,
+    planned: Planned,
+    session_id: &str,
+    run_id: &str,
+    message_id: i64,
+    now: i64,
+) -> Result<Proposal, StoreError> {
+    let needs_card = planned.plans.iter().any(|p| matches!(p, Plan::Ask));
     let batch = BatchRecord {
         reply_id: uuid::Uuid::new_v4().to_string(),
         session_id: session_id.to_string(),
@@ -176,49 +202,45 @@ pub(crate) fn propose(
             BatchState::Executing
         },
         created_at: now,
-        expires_at: now.saturating_add(expiry_ms),
+        expires_at: now.saturating_add(planned.expiry_ms),
     };
-    let rejected = inner.store.with_tx(|tx| {
-        calls::insert_batch(tx, &batch, &new_calls, now)?;
-        let mut rejected = Vec::new();
-        for (call, plan) in new_calls.iter().zip(plans) {
-            match plan {
-                Plan::Ask => {
-                    calls::move_call(
-                        tx,
-                        &call.id,
-                        CallStatus::Asking,
-                        &CallUpdate::default(),
-                        now,
-                    )?;
-                }
-                Plan::Allow(decision) => {
-                    let record = calls::move_call(
-                        tx,
-                        &call.id,
-                        CallStatus::Allowed,
-                        &CallUpdate::default(),
-                        now,
-                    )?;
+    calls::insert_batch(tx, &batch, &planned.calls, now)?;
+    let mut rejected = Vec::new();
+    for (call, plan) in planned.calls.iter().zip(planned.plans) {
+        match plan {
+            Plan::Ask => {
+                calls::move_call(
+                    tx,
+                    &call.id,
+                    CallStatus::Asking,
+                    &CallUpdate::default(),
+                    now,
+                )?;
+            }
+            Plan::Allow(decision) => {
+                let record = calls::move_call(
+                    tx,
+                    &call.id,
+                    CallStatus::Allowed,
+                    &CallUpdate::default(),
+                    now,
+                )?;
+                record_audit(tx, &record, decision, None, now)?;
+            }
+            Plan::Reject { output, audit } => {
+                let update = CallUpdate {
+                    output: Some(output),
+                    is_error: Some(true),
+                    ..CallUpdate::default()
+                };
+                let record = calls::move_call(tx, &call.id, CallStatus::Rejected, &update, now)?;
+                if let Some(decision) = audit {
                     record_audit(tx, &record, decision, None, now)?;
                 }
-                Plan::Reject { output, audit } => {
-                    let update = CallUpdate {
-                        output: Some(output),
-                        is_error: Some(true),
-                        ..CallUpdate::default()
-                    };
-                    let record =
-                        calls::move_call(tx, &call.id, CallStatus::Rejected, &update, now)?;
-                    if let Some(decision) = audit {
-                        record_audit(tx, &record, decision, None, now)?;
-                    }
-                    rejected.push(record);
-                }
+                rejected.push(record);
             }
         }
-        Ok::<_, StoreError>(rejected)
-    })?;
+    }
     Ok(Proposal {
         reply_id: batch.reply_id,
         needs_card,

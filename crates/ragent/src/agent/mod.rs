@@ -32,6 +32,7 @@ use crate::protocol::{
     AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, SessionInfo, Transcript,
     UserInput,
 };
+use crate::schema::SchemaCache;
 use crate::settings::{Settings, SettingsError};
 use crate::store::{Store, StoreError, audit, kv, sessions};
 
@@ -98,6 +99,7 @@ pub(crate) struct Inner {
     builtin: Vec<ServerEntry>,
     model_override: Option<Arc<dyn ChatModel>>,
     llm_options: ClientOptions,
+    schemas: SchemaCache,
     live: Mutex<Live>,
 }
 
@@ -281,6 +283,7 @@ impl Agent {
             builtin: config.builtin_servers,
             model_override: config.model,
             llm_options: config.llm_options,
+            schemas: SchemaCache::default(),
             live: Mutex::new(Live {
                 settings: settings.clone(),
                 model: Err(LlmError::NotConfigured),

@@ -10,7 +10,7 @@ use crate::error::AgentError;
 use crate::hashing::hash_json;
 use crate::instructions::results;
 use crate::protocol::{AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome};
-use crate::schema::validate_arguments;
+use crate::schema::SchemaCache;
 use crate::store::calls::{self, BatchState, CallRecord, CallUpdate};
 use crate::toolcall::CallStatus;
 
@@ -20,7 +20,11 @@ enum Recorded {
 }
 
 /// Checks every decision before any is applied.
-fn check(calls: &[CallRecord], decisions: &[CallDecision]) -> Result<(), AgentError> {
+fn check(
+    schemas: &SchemaCache,
+    calls: &[CallRecord],
+    decisions: &[CallDecision],
+) -> Result<(), AgentError> {
     let mut seen = HashSet::new();
     for decision in decisions {
         if !seen.insert(decision.call_id.as_str()) {
@@ -38,7 +42,7 @@ fn check(calls: &[CallRecord], decisions: &[CallDecision]) -> Result<(), AgentEr
         }
         if let Decision::ApproveEdited { arguments } = &decision.decision {
             let schema = call.input_schema.clone().unwrap_or_default();
-            validate_arguments(&schema, arguments).map_err(|details| {
+            schemas.validate(&schema, arguments).map_err(|details| {
                 AgentError::InvalidArguments {
                     call_id: call.id.clone(),
                     details,
@@ -109,7 +113,7 @@ pub(crate) fn diagnose(
         Ok::<_, AgentError>((batch.is_some(), calls))
     });
     match found {
-        Ok((true, calls)) => check(&calls, decisions).err(),
+        Ok((true, calls)) => check(&inner.schemas, &calls, decisions).err(),
         Ok((false, _)) => Some(AgentError::StaleReply {
             given: reply_id.to_string(),
         }),
@@ -151,7 +155,7 @@ pub(crate) fn respond(
             BatchState::Pending | BatchState::Executing | BatchState::Done => {}
         }
         let batch_calls = calls::calls_of_batch(tx, reply_id)?;
-        check(&batch_calls, &decisions)?;
+        check(&inner.schemas, &batch_calls, &decisions)?;
         if batch.state != BatchState::Pending {
             // Nothing is asking in a batch that already ran.
             return Err(AgentError::StaleReply {

@@ -91,16 +91,18 @@ pub(crate) async fn drive(
 }
 
 async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
+    // Read once: a run works under the settings it started with.
     let settings = ctx.inner.settings();
     // Listed and checked against their pins once per run: every turn of a
     // run offers the same tools, and a listing is a round trip to each
     // server. A changed definition is caught by the next run.
     let tools = tool_index(ctx).await?;
+    let offer = Offer::new(&tools);
     for _ in 0..settings.max_turns_per_run {
         if ctx.cancel.is_cancelled() {
             return Err(Halt::Cancelled);
         }
-        let request = build_request(ctx, &tools, settings.history_token_budget)?;
+        let request = build_request(ctx, &offer, settings.history_token_budget)?;
         let model = ctx.inner.model()?;
         let on_text = |text: &str| {
             ctx.emit(AgentEvent::TextDelta {
@@ -115,10 +117,14 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
         if answer.text.is_empty() && answer.tool_calls.is_empty() {
             return Ok(StopReason::Completed);
         }
+        let planned = (!answer.tool_calls.is_empty())
+            .then(|| batch::plan(ctx.inner, &settings, &answer.tool_calls, &tools));
         let now = ctx.inner.now();
-        let message_id = ctx.inner.store.with_conn(|c| {
-            messages::append(
-                c,
+        // The message and its batch are stored together: a crash leaves
+        // both or neither, never calls without their record.
+        let (message_id, proposal) = ctx.inner.store.with_tx(|tx| {
+            let message_id = messages::append(
+                tx,
                 &NewMessage {
                     session_id: ctx.session_id,
                     run_id: Some(ctx.run_id),
@@ -129,7 +135,13 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
                     call_id: None,
                 },
                 now,
-            )
+            )?;
+            let proposal = planned
+                .map(|planned| {
+                    batch::record(tx, planned, ctx.session_id, ctx.run_id, message_id, now)
+                })
+                .transpose()?;
+            Ok::<_, StoreError>((message_id, proposal))
         })?;
         if !answer.text.is_empty() {
             ctx.emit(AgentEvent::AssistantMessage {
@@ -137,17 +149,9 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
                 text: answer.text.clone(),
             });
         }
-        if answer.tool_calls.is_empty() {
+        let Some(proposal) = proposal else {
             return Ok(StopReason::Completed);
-        }
-        let proposal = batch::propose(
-            ctx.inner,
-            ctx.session_id,
-            ctx.run_id,
-            message_id,
-            &answer.tool_calls,
-            &tools,
-        )?;
+        };
         for call in &proposal.rejected {
             ctx.emit(AgentEvent::ToolCallFinished {
                 call: super::transcript::call_view(call),
@@ -241,31 +245,44 @@ async fn tool_index(ctx: &Ctx<'_>) -> Result<ToolIndex, Halt> {
     Ok(index)
 }
 
-fn build_request(ctx: &Ctx<'_>, tools: &ToolIndex, budget: u32) -> Result<ChatRequest, Halt> {
-    let specs: Vec<ToolSpec> = tools
-        .values()
-        .map(|known| ToolSpec {
-            name: known.info.qualified_name.clone(),
-            description: known
-                .info
-                .description
-                .clone()
-                .or_else(|| known.info.title.clone())
-                .unwrap_or_else(|| known.info.name.clone()),
-            parameters: known.info.input_schema.clone(),
-        })
-        .collect();
-    let tools_cost: usize = specs
-        .iter()
-        .map(|s| {
-            history::estimate_tokens(&s.name)
-                + history::estimate_tokens(&s.description)
-                + history::estimate_tokens(&s.parameters.to_string())
-        })
-        .sum();
+/// The tools a run offers the model, in the model's terms, and the part
+/// of the token budget their definitions take. Built once per run.
+struct Offer {
+    specs: Arc<[ToolSpec]>,
+    tokens: usize,
+}
+
+impl Offer {
+    fn new(tools: &ToolIndex) -> Offer {
+        let specs: Arc<[ToolSpec]> = tools
+            .values()
+            .map(|known| ToolSpec {
+                name: known.info.qualified_name.clone(),
+                description: known
+                    .info
+                    .description
+                    .clone()
+                    .or_else(|| known.info.title.clone())
+                    .unwrap_or_else(|| known.info.name.clone()),
+                parameters: known.info.input_schema.clone(),
+            })
+            .collect();
+        let tokens = specs
+            .iter()
+            .map(|s| {
+                history::estimate_tokens(&s.name)
+                    + history::estimate_tokens(&s.description)
+                    + history::estimate_tokens(&s.parameters.to_string())
+            })
+            .sum();
+        Offer { specs, tokens }
+    }
+}
+
+fn build_request(ctx: &Ctx<'_>, offer: &Offer, budget: u32) -> Result<ChatRequest, Halt> {
     let budget = usize::try_from(budget)
         .unwrap_or(usize::MAX)
-        .saturating_sub(tools_cost);
+        .saturating_sub(offer.tokens);
     // Only the newest messages that can fit are read: a turn's cost does
     // not grow with the length of the session.
     let conversation = ctx.inner.store.with_conn(|c| {
@@ -278,6 +295,6 @@ fn build_request(ctx: &Ctx<'_>, tools: &ToolIndex, budget: u32) -> Result<ChatRe
     };
     Ok(ChatRequest {
         messages: history::fit(system, conversation, budget),
-        tools: specs,
+        tools: offer.specs.clone(),
     })
 }

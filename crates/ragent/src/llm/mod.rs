@@ -3,7 +3,9 @@
 
 pub mod openai;
 pub mod sse;
+mod wire;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -50,7 +52,8 @@ pub struct ToolSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSpec>,
+    /// Shared: a run offers the same tools on every turn.
+    pub tools: Arc<[ToolSpec]>,
 }
 
 /// What one model turn produced, assembled from its stream.
@@ -95,6 +98,8 @@ pub enum LlmError {
     Protocol(String),
     #[error("the model reported an error: {0}")]
     Api(String),
+    #[error("the request could not be written as JSON: {0}")]
+    Encode(String),
     #[error("cancelled")]
     Cancelled,
 }

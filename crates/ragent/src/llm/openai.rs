@@ -4,15 +4,17 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use reqwest::StatusCode;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
-use serde_json::{Value, json};
+use reqwest::header::{
+    AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER,
+};
 use tokio_util::sync::CancellationToken;
 
 use super::sse::{SseParser, Step, TurnAssembler};
-use super::{AssistantTurn, ChatMessage, ChatModel, ChatRequest, LlmError, TextSink};
+use super::{AssistantTurn, ChatModel, ChatRequest, LlmError, TextSink, wire};
 use crate::settings::ModelSettings;
 
 /// Timeouts and retry behaviour.
@@ -114,35 +116,15 @@ impl OpenAiClient {
     }
 
     /// The JSON body of a streaming request.
-    pub fn request_body(&self, request: &ChatRequest) -> Value {
-        let messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
-        let mut body = json!({
-            "model": self.model,
-            "stream": true,
-            "messages": messages,
-        });
-        if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": tool.name,
-                            "description": tool.description,
-                            "parameters": tool.parameters,
-                        }
-                    })
-                })
-                .collect();
-        }
-        body
+    pub fn request_body(&self, request: &ChatRequest) -> Result<Bytes, LlmError> {
+        wire::request_body(&self.model, request)
+            .map(Bytes::from)
+            .map_err(|e| LlmError::Encode(e.to_string()))
     }
 
     async fn send_with_retry(
         &self,
-        body: &Value,
+        body: Bytes,
         cancel: &CancellationToken,
     ) -> Result<reqwest::Response, LlmError> {
         let mut attempt = 0u32;
@@ -151,7 +133,8 @@ impl OpenAiClient {
                 .http
                 .post(&self.url)
                 .headers(self.headers.clone())
-                .json(body)
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.clone())
                 .send();
             let outcome = tokio::select! {
                 _ = cancel.cancelled() => return Err(LlmError::Cancelled),
@@ -246,43 +229,10 @@ impl ChatModel for OpenAiClient {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<AssistantTurn, LlmError>> {
         Box::pin(async move {
-            let body = self.request_body(request);
-            let response = self.send_with_retry(&body, cancel).await?;
+            let body = self.request_body(request)?;
+            let response = self.send_with_retry(body, cancel).await?;
             self.stream_turn(response, on_text, cancel).await
         })
-    }
-}
-
-fn wire_message(message: &ChatMessage) -> Value {
-    match message {
-        ChatMessage::System { content } => json!({"role": "system", "content": content}),
-        ChatMessage::User { content } => json!({"role": "user", "content": content}),
-        ChatMessage::Assistant {
-            content,
-            tool_calls,
-        } => {
-            let mut value = json!({"role": "assistant", "content": content});
-            if !tool_calls.is_empty() {
-                if content.is_empty() {
-                    value["content"] = Value::Null;
-                }
-                value["tool_calls"] = tool_calls
-                    .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": call.arguments},
-                        })
-                    })
-                    .collect();
-            }
-            value
-        }
-        ChatMessage::Tool {
-            tool_call_id,
-            content,
-        } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
     }
 }
 
@@ -309,9 +259,10 @@ fn backoff(options: &ClientOptions, attempt: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
 
     use super::*;
-    use crate::llm::{ToolCallRequest, ToolSpec};
+    use crate::llm::{ChatMessage, ToolCallRequest, ToolSpec};
 
     fn client() -> OpenAiClient {
         let settings = ModelSettings {
@@ -354,10 +305,12 @@ mod tests {
                 name: "shop__query_cart".into(),
                 description: "cart".into(),
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
         };
+        let body = client.request_body(&request).unwrap();
         assert_eq!(
-            client.request_body(&request),
+            serde_json::from_slice::<Value>(&body).unwrap(),
             json!({
                 "model": "m",
                 "stream": true,

@@ -42,9 +42,8 @@ const DECISIONS: [AuditDecision; 8] = [
 ];
 
 pub fn record(conn: &Connection, entry: &NewAudit<'_>, now: i64) -> Result<(), StoreError> {
-    conn.execute(
-        "INSERT INTO audit_log (at, session_id, call_id, server, tool, arguments_hash, decision, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    conn.prepare_cached("INSERT INTO audit_log (at, session_id, call_id, server, tool, arguments_hash, decision, reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(
         params![
             now,
             entry.session_id,
@@ -61,7 +60,7 @@ pub fn record(conn: &Connection, entry: &NewAudit<'_>, now: i64) -> Result<(), S
 
 /// Newest first, at most `limit` rows.
 pub fn list(conn: &Connection, limit: u32) -> Result<Vec<AuditEntry>, StoreError> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT id, at, session_id, call_id, server, tool, arguments_hash, decision, reason
          FROM audit_log ORDER BY id DESC LIMIT ?1",
     )?;

@@ -121,9 +121,8 @@ pub fn insert_batch(
     calls: &[NewCall],
     now: i64,
 ) -> Result<(), StoreError> {
-    conn.execute(
-        "INSERT INTO batches (reply_id, session_id, run_id, assistant_message_id, state, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    conn.prepare_cached("INSERT INTO batches (reply_id, session_id, run_id, assistant_message_id, state, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?.execute(
         params![
             batch.reply_id,
             batch.session_id,
@@ -138,11 +137,10 @@ pub fn insert_batch(
         let arguments = call.arguments.as_ref().map(Value::to_string);
         let hash = call.arguments.as_ref().map(hash_json);
         let schema = call.input_schema.as_ref().map(Value::to_string);
-        conn.execute(
-            "INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
+        conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
                  title, description, proposed_arguments, arguments, arguments_hash, input_schema,
                  destructive, definition_changed, sends_key, status, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?19)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?19)")?.execute(
             params![
                 call.id,
                 batch.session_id,
@@ -165,8 +163,7 @@ pub fn insert_batch(
                 now
             ],
         )?;
-        conn.execute(
-            "INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, NULL, ?2, NULL, ?3)",
+        conn.prepare_cached("INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, NULL, ?2, NULL, ?3)")?.execute(
             params![call.id, CallStatus::Proposed.as_str(), now],
         )?;
     }
@@ -181,11 +178,12 @@ pub fn move_call(
     update: &CallUpdate,
     now: i64,
 ) -> Result<CallRecord, StoreError> {
-    let current = get_call(conn, call_id)?;
-    current.status.transition(to)?;
+    let mut record = get_call(conn, call_id)?;
+    let from = record.status;
+    from.transition(to)?;
     let arguments = update.arguments.as_ref().map(Value::to_string);
     let arguments_hash = update.arguments.as_ref().map(hash_json);
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE tool_calls SET status = ?2, updated_at = ?3,
              arguments = coalesce(?4, arguments),
              arguments_hash = coalesce(?5, arguments_hash),
@@ -193,22 +191,36 @@ pub fn move_call(
              output = coalesce(?7, output),
              is_error = coalesce(?8, is_error)
          WHERE id = ?1",
-        params![
-            call_id,
-            to.as_str(),
-            now,
-            arguments,
-            arguments_hash,
-            update.approved_hash,
-            update.output,
-            update.is_error
-        ],
+    )?
+    .execute(params![
+        call_id,
+        to.as_str(),
+        now,
+        arguments,
+        arguments_hash,
+        update.approved_hash,
+        update.output,
+        update.is_error
+    ])?;
+    conn.prepare_cached("INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, ?2, ?3, ?4, ?5)")?.execute(
+        params![call_id, from.as_str(), to.as_str(), update.note, now],
     )?;
-    conn.execute(
-        "INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![call_id, current.status.as_str(), to.as_str(), update.note, now],
-    )?;
-    get_call(conn, call_id)
+    // The row now holds what `record` becomes here; no need to read it again.
+    record.status = to;
+    if let Some(new_arguments) = &update.arguments {
+        record.arguments = Some(new_arguments.clone());
+        record.arguments_hash = arguments_hash;
+    }
+    if let Some(hash) = &update.approved_hash {
+        record.approved_hash = Some(hash.clone());
+    }
+    if let Some(output) = &update.output {
+        record.output = Some(output.clone());
+    }
+    if let Some(is_error) = update.is_error {
+        record.is_error = is_error;
+    }
+    Ok(record)
 }
 
 const CALL_COLUMNS: &str = "id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
@@ -259,7 +271,7 @@ fn query_calls(
     let sql = format!(
         "SELECT {CALL_COLUMNS} FROM tool_calls WHERE {filter} = ?1 ORDER BY created_at, reply_id, seq"
     );
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![value], call_from_row)?;
     rows.map(|row| finish_call(row?)).collect()
 }
@@ -314,7 +326,8 @@ fn finish_batch((mut batch, state): (BatchRecord, String)) -> Result<BatchRecord
 
 pub fn get_batch(conn: &Connection, reply_id: &str) -> Result<Option<BatchRecord>, StoreError> {
     let sql = format!("SELECT {BATCH_COLUMNS} FROM batches WHERE reply_id = ?1");
-    conn.query_row(&sql, params![reply_id], batch_from_row)
+    conn.prepare_cached(&sql)?
+        .query_row(params![reply_id], batch_from_row)
         .optional()?
         .map(finish_batch)
         .transpose()
@@ -325,7 +338,8 @@ pub fn open_batch(conn: &Connection, session_id: &str) -> Result<Option<BatchRec
     let sql = format!(
         "SELECT {BATCH_COLUMNS} FROM batches WHERE session_id = ?1 AND state IN ('pending', 'executing')"
     );
-    conn.query_row(&sql, params![session_id], batch_from_row)
+    conn.prepare_cached(&sql)?
+        .query_row(params![session_id], batch_from_row)
         .optional()?
         .map(finish_batch)
         .transpose()
@@ -336,7 +350,7 @@ pub fn open_batches(conn: &Connection) -> Result<Vec<BatchRecord>, StoreError> {
     let sql = format!(
         "SELECT {BATCH_COLUMNS} FROM batches WHERE state IN ('pending', 'executing') ORDER BY created_at"
     );
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], batch_from_row)?;
     rows.map(|row| finish_batch(row?)).collect()
 }
@@ -346,10 +360,8 @@ pub fn set_batch_state(
     reply_id: &str,
     state: BatchState,
 ) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE batches SET state = ?2 WHERE reply_id = ?1",
-        params![reply_id, state.as_str()],
-    )?;
+    conn.prepare_cached("UPDATE batches SET state = ?2 WHERE reply_id = ?1")?
+        .execute(params![reply_id, state.as_str()])?;
     Ok(())
 }
 
@@ -358,7 +370,7 @@ pub type Move = (Option<CallStatus>, CallStatus, Option<String>);
 
 /// A call's moves, oldest first.
 pub fn history(conn: &Connection, call_id: &str) -> Result<Vec<Move>, StoreError> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT from_status, to_status, note FROM tool_call_history WHERE call_id = ?1 ORDER BY id",
     )?;
     let rows = stmt.query_map(params![call_id], |row| {
@@ -454,6 +466,8 @@ mod tests {
             Some(hash_json(&json!({"orderNo": "2"})))
         );
         assert_eq!(approved.approved_hash.as_deref(), Some("h"));
+        let stored = store.with_conn(|c| get_call(c, "c")).unwrap();
+        assert_eq!(approved, stored, "a move returns the row as stored");
         let history = store.with_conn(|c| history(c, "c")).unwrap();
         assert_eq!(
             history,
@@ -467,6 +481,33 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_move_returns_the_row_as_stored() {
+        let store = store_with_batch();
+        let moves = [
+            (CallStatus::Allowed, CallUpdate::default()),
+            (CallStatus::Running, CallUpdate::default()),
+            (
+                CallStatus::Failed,
+                CallUpdate {
+                    output: Some("库存不足".into()),
+                    is_error: Some(true),
+                    ..CallUpdate::default()
+                },
+            ),
+        ];
+        for (at, (to, update)) in (2..).zip(moves) {
+            let returned = store
+                .with_tx(|tx| move_call(tx, "c", to, &update, at))
+                .unwrap();
+            let stored = store.with_conn(|c| get_call(c, "c")).unwrap();
+            assert_eq!(returned, stored);
+        }
+        let failed = store.with_conn(|c| get_call(c, "c")).unwrap();
+        assert_eq!(failed.output.as_deref(), Some("库存不足"));
+        assert!(failed.is_error);
     }
 
     #[test]

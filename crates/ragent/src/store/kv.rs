@@ -9,32 +9,26 @@ const SETTINGS_KEY: &str = "settings";
 
 pub fn load_settings(conn: &Connection) -> Result<Option<Settings>, StoreError> {
     let text: Option<String> = conn
-        .query_row(
-            "SELECT value FROM settings WHERE key = ?1",
-            params![SETTINGS_KEY],
-            |row| row.get(0),
-        )
+        .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+        .query_row(params![SETTINGS_KEY], |row| row.get(0))
         .optional()?;
     Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
 }
 
 pub fn save_settings(conn: &Connection, settings: &Settings, now: i64) -> Result<(), StoreError> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        params![SETTINGS_KEY, serde_json::to_string(settings)?, now],
-    )?;
+    )?
+    .execute(params![SETTINGS_KEY, serde_json::to_string(settings)?, now])?;
     Ok(())
 }
 
 /// The pinned hash of a tool's definition, if it was seen before.
 pub fn pin(conn: &Connection, server: &str, tool: &str) -> Result<Option<String>, StoreError> {
     Ok(conn
-        .query_row(
-            "SELECT hash FROM tool_pins WHERE server = ?1 AND tool = ?2",
-            params![server, tool],
-            |row| row.get(0),
-        )
+        .prepare_cached("SELECT hash FROM tool_pins WHERE server = ?1 AND tool = ?2")?
+        .query_row(params![server, tool], |row| row.get(0))
         .optional()?)
 }
 
@@ -47,10 +41,9 @@ pub fn set_pin(
     definition: &str,
     now: i64,
 ) -> Result<(), StoreError> {
-    conn.execute(
-        "INSERT INTO tool_pins (server, tool, hash, definition, pinned_at) VALUES (?1, ?2, ?3, ?4, ?5)
+    conn.prepare_cached("INSERT INTO tool_pins (server, tool, hash, definition, pinned_at) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition,
-             pinned_at = excluded.pinned_at",
+             pinned_at = excluded.pinned_at")?.execute(
         params![server, tool, hash, definition, now],
     )?;
     Ok(())

@@ -88,9 +88,8 @@ pub fn append(conn: &Connection, message: &NewMessage<'_>, now: i64) -> Result<i
             .collect();
         Some(serde_json::to_string(&calls)?)
     };
-    conn.execute(
-        "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, call_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    conn.prepare_cached("INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, call_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(
         params![
             message.session_id,
             message.run_id,

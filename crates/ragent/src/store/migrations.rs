@@ -12,9 +12,10 @@ pub struct Migration {
     pub sql: &'static str,
 }
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    description: "sessions, append-only messages, batches, tool calls with history, settings, pins, audit log",
-    sql: r#"
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        description: "sessions, append-only messages, batches, tool calls with history, settings, pins, audit log",
+        sql: r#"
 CREATE TABLE sessions (
     id          TEXT PRIMARY KEY,
     title       TEXT NOT NULL,
@@ -117,7 +118,15 @@ CREATE TABLE audit_log (
     reason          TEXT
 );
 "#,
-}];
+    },
+    Migration {
+        description: "indexes for a session's calls and a call's history, so reading a transcript or deleting a session does not scan every call",
+        sql: r#"
+CREATE INDEX tool_calls_by_session ON tool_calls(session_id, created_at);
+CREATE INDEX tool_call_history_by_call ON tool_call_history(call_id);
+"#,
+    },
+];
 
 /// Brings the schema up to date.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
@@ -196,6 +205,26 @@ mod tests {
             )
             .unwrap();
         assert_eq!(tables, 8);
+    }
+
+    /// The plan SQLite picks for `sql`, as its detail lines.
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt.query_map([], |row| row.get::<_, String>(3)).unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+    }
+
+    #[test]
+    fn a_sessions_calls_and_a_calls_history_are_found_by_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        let calls = plan(
+            &conn,
+            "SELECT id FROM tool_calls WHERE session_id = 's' ORDER BY created_at",
+        );
+        assert!(calls.contains("tool_calls_by_session"), "{calls}");
+        let history = plan(&conn, "DELETE FROM tool_call_history WHERE call_id = 'c'");
+        assert!(history.contains("tool_call_history_by_call"), "{history}");
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub enum StoreError {
     Poisoned,
 }
 
+/// More than the distinct statements the store runs.
+const STATEMENT_CACHE: usize = 64;
+
 /// The database.
 #[derive(Debug)]
 pub struct Store {
@@ -67,6 +70,9 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Every statement is prepared once per connection and reused: a
+        // tool round runs a few dozen, and compiling them is most of their cost.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         migrations::migrate(&mut conn)?;
         Ok(Store {
             conn: Mutex::new(conn),

@@ -20,10 +20,10 @@ pub fn create(
     title: &str,
     now: i64,
 ) -> Result<SessionInfo, StoreError> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
-        params![id, title, now],
-    )?;
+    )?
+    .execute(params![id, title, now])?;
     Ok(SessionInfo {
         id: id.to_string(),
         title: title.to_string(),
@@ -33,18 +33,15 @@ pub fn create(
 }
 
 pub fn get(conn: &Connection, id: &str) -> Result<SessionInfo, StoreError> {
-    conn.query_row(
-        "SELECT id, title, created_at, updated_at FROM sessions WHERE id = ?1",
-        params![id],
-        from_row,
-    )
-    .optional()?
-    .ok_or_else(|| StoreError::NotFound(format!("session {id}")))
+    conn.prepare_cached("SELECT id, title, created_at, updated_at FROM sessions WHERE id = ?1")?
+        .query_row(params![id], from_row)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("session {id}")))
 }
 
 /// Most recently used first.
 pub fn list(conn: &Connection) -> Result<Vec<SessionInfo>, StoreError> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT id, title, created_at, updated_at FROM sessions ORDER BY updated_at DESC, id",
     )?;
     let rows = stmt.query_map([], from_row)?;
@@ -52,10 +49,9 @@ pub fn list(conn: &Connection) -> Result<Vec<SessionInfo>, StoreError> {
 }
 
 pub fn rename(conn: &Connection, id: &str, title: &str, now: i64) -> Result<(), StoreError> {
-    let changed = conn.execute(
-        "UPDATE sessions SET title = ?2, updated_at = ?3 WHERE id = ?1",
-        params![id, title, now],
-    )?;
+    let changed = conn
+        .prepare_cached("UPDATE sessions SET title = ?2, updated_at = ?3 WHERE id = ?1")?
+        .execute(params![id, title, now])?;
     if changed == 0 {
         return Err(StoreError::NotFound(format!("session {id}")));
     }
@@ -63,10 +59,8 @@ pub fn rename(conn: &Connection, id: &str, title: &str, now: i64) -> Result<(), 
 }
 
 pub fn touch(conn: &Connection, id: &str, now: i64) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE sessions SET updated_at = max(updated_at, ?2) WHERE id = ?1",
-        params![id, now],
-    )?;
+    conn.prepare_cached("UPDATE sessions SET updated_at = max(updated_at, ?2) WHERE id = ?1")?
+        .execute(params![id, now])?;
     Ok(())
 }
 
@@ -74,7 +68,9 @@ pub fn touch(conn: &Connection, id: &str, now: i64) -> Result<(), StoreError> {
 /// log keeps its rows).
 pub fn delete(conn: &Connection, id: &str) -> Result<(), StoreError> {
     // The append-only trigger guards updates, not deletes of a whole chat.
-    let changed = conn.execute("DELETE FROM sessions WHERE id = ?1", params![id])?;
+    let changed = conn
+        .prepare_cached("DELETE FROM sessions WHERE id = ?1")?
+        .execute(params![id])?;
     if changed == 0 {
         return Err(StoreError::NotFound(format!("session {id}")));
     }

@@ -29,7 +29,7 @@ fn hello() -> ChatRequest {
         messages: vec![ChatMessage::User {
             content: "你好".into(),
         }],
-        tools: vec![],
+        tools: Vec::new().into(),
     }
 }
 
