@@ -13,6 +13,7 @@ pub mod sessions;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::toolcall::{IllegalTransition, UnknownStatus};
@@ -73,6 +74,10 @@ impl Store {
         // Every statement is prepared once per connection and reused: a
         // tool round runs a few dozen, and compiling them is most of their cost.
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // Plans that do not depend on bound values: otherwise SQLite
+        // re-prepares a cached statement whose parameter feeds an ORDER BY
+        // query each time it is bound, which is most of the store's reads.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         migrations::migrate(&mut conn)?;
         Ok(Store {
             conn: Mutex::new(conn),
@@ -122,5 +127,26 @@ mod tests {
             })
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn a_cached_read_is_not_compiled_again_for_each_new_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("agent.db")).unwrap();
+        let sql = "SELECT id FROM messages WHERE session_id = ?1 ORDER BY id DESC";
+        let reprepared = store
+            .with_conn(|c| {
+                for session in ["a", "b", "c", "d"] {
+                    let mut stmt = c.prepare_cached(sql)?;
+                    let ids: Vec<i64> = stmt
+                        .query_map([session], |row| row.get(0))?
+                        .collect::<Result<_, _>>()?;
+                    assert!(ids.is_empty());
+                }
+                let stmt = c.prepare_cached(sql)?;
+                Ok::<_, StoreError>(stmt.get_status(rusqlite::StatementStatus::RePrepare))
+            })
+            .unwrap();
+        assert_eq!(reprepared, 0);
     }
 }
