@@ -5,13 +5,15 @@
 use serde_json::Value;
 
 use super::Inner;
+use super::batch::finalize;
 use super::transcript::call_view;
 use crate::error::AgentError;
 use crate::hashing::hash_json;
 use crate::instructions::results;
 use crate::mcp::{McpError, ToolInvocation};
 use crate::protocol::AgentEvent;
-use crate::store::calls::{self, CallRecord, CallUpdate};
+use crate::store::StoreError;
+use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate};
 use crate::toolcall::CallStatus;
 
 /// How a call ended.
@@ -109,43 +111,74 @@ async fn send(
     ending_of(result)
 }
 
-fn finish(inner: &Inner, call: &CallRecord, ending: Ending) -> Result<CallRecord, AgentError> {
+/// Stores how the call ended, and closes `closing` in the same
+/// transaction when this was the last call of that batch to run.
+fn finish(
+    inner: &Inner,
+    call: &CallRecord,
+    ending: Ending,
+    closing: Option<&BatchRecord>,
+) -> Result<CallRecord, AgentError> {
     let update = CallUpdate {
         output: Some(ending.output),
         is_error: Some(ending.is_error),
         ..CallUpdate::default()
     };
     let now = inner.now();
-    Ok(inner
-        .store
-        .with_tx(|tx| calls::move_call(tx, &call.id, ending.status, &update, now))?)
+    Ok(inner.store.with_tx(|tx| {
+        if call.status != CallStatus::Running {
+            calls::move_call(
+                tx,
+                &call.id,
+                CallStatus::Running,
+                &CallUpdate::default(),
+                now,
+            )?;
+        }
+        let done = calls::move_call(tx, &call.id, ending.status, &update, now)?;
+        if let Some(batch) = closing {
+            finalize(tx, batch, BatchState::Done, now)?;
+        }
+        Ok::<_, StoreError>(done)
+    })?)
 }
 
 /// Runs an allowed or approved call: `running`, sent, then its ending.
+/// A call that can change something is stored as `running` before it is
+/// sent, so a crash while it is out is known. A trusted read is not: its
+/// moves are stored with its result, and a read cut off by a crash is
+/// still `allowed` or `approved`, and simply runs again.
 pub(crate) async fn run_call(
     inner: &Inner,
     call: &CallRecord,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
+    closing: Option<&BatchRecord>,
 ) -> Result<CallRecord, AgentError> {
     let now = inner.now();
     // An approval binds to the exact arguments the user saw.
     let approval_holds = call.status != CallStatus::Approved
         || (call.approved_hash.is_some()
             && call.approved_hash == call.arguments.as_ref().map(hash_json));
-    let running = inner.store.with_tx(|tx| {
-        calls::move_call(
-            tx,
-            &call.id,
-            CallStatus::Running,
-            &CallUpdate::default(),
-            now,
-        )
-    })?;
+    let started = if call.sends_key {
+        inner.store.with_tx(|tx| {
+            calls::move_call(
+                tx,
+                &call.id,
+                CallStatus::Running,
+                &CallUpdate::default(),
+                now,
+            )
+        })?
+    } else {
+        call.clone()
+    };
+    let mut shown = started.clone();
+    shown.status = CallStatus::Running;
     emit(AgentEvent::ToolCallStarted {
-        call: call_view(&running),
+        call: call_view(&shown),
     });
     let ending = if approval_holds {
-        send(inner, &running, emit).await
+        send(inner, &started, emit).await
     } else {
         Ending {
             status: CallStatus::Failed,
@@ -153,7 +186,7 @@ pub(crate) async fn run_call(
             is_error: true,
         }
     };
-    let done = finish(inner, &running, ending)?;
+    let done = finish(inner, &started, ending, closing)?;
     emit(AgentEvent::ToolCallFinished {
         call: call_view(&done),
     });
@@ -176,7 +209,7 @@ pub(crate) async fn resume_running(
             is_error: true,
         }
     };
-    let done = finish(inner, call, ending)?;
+    let done = finish(inner, call, ending, None)?;
     emit(AgentEvent::ToolCallFinished {
         call: call_view(&done),
     });

@@ -109,7 +109,7 @@ pub(crate) async fn finish_executing(
                 }
             }
             CallStatus::Allowed | CallStatus::Approved => {
-                execute::run_call(inner, &call, emit).await?;
+                execute::run_call(inner, &call, emit, None).await?;
                 report.executed.push(call.id);
             }
             _ => {}

@@ -184,20 +184,26 @@ async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<(), Halt> {
         .store
         .with_conn(|c| calls::get_batch(c, reply_id))?
         .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;
-    let pending = ctx
+    let runnable: Vec<_> = ctx
         .inner
         .store
-        .with_conn(|c| calls::calls_of_batch(c, reply_id))?;
+        .with_conn(|c| calls::calls_of_batch(c, reply_id))?
+        .into_iter()
+        .filter(|call| matches!(call.status, CallStatus::Allowed | CallStatus::Approved))
+        .collect();
     let emit = |event: AgentEvent| ctx.emit(event);
-    for call in pending {
-        if matches!(call.status, CallStatus::Allowed | CallStatus::Approved) {
-            execute::run_call(ctx.inner, &call, &emit).await?;
-        }
+    let last = runnable.len().checked_sub(1);
+    for (i, call) in runnable.iter().enumerate() {
+        // The last call's ending and the batch's close are one transaction.
+        let closing = (Some(i) == last).then_some(&batch);
+        execute::run_call(ctx.inner, call, &emit, closing).await?;
     }
-    let now = ctx.inner.now();
-    ctx.inner
-        .store
-        .with_tx(|tx| batch::finalize(tx, &batch, BatchState::Done, now))?;
+    if last.is_none() {
+        let now = ctx.inner.now();
+        ctx.inner
+            .store
+            .with_tx(|tx| batch::finalize(tx, &batch, BatchState::Done, now))?;
+    }
     Ok(())
 }
 

@@ -246,6 +246,41 @@ async fn a_crash_after_approval_is_recovered_with_the_same_key_and_one_order() {
     assert!(tool_result(requests.last().unwrap(), "c1").contains(&newest));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_cut_off_by_a_crash_runs_again_after_reopening() {
+    let sent = Arc::new(Notify::new());
+    let mut setup = Setup::shop();
+    setup.wrap_tools = Some(crashing("search_product", sent.clone()));
+    let mut h = Harness::start(setup).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[("c1", "shop__search_product", json!({"skuCodes": [IPHONE]}))],
+    ));
+    h.agent
+        .send_message(&h.session, "iPhone 17 多少钱")
+        .unwrap();
+    sent.notified().await;
+    assert_eq!(
+        call_status(&h, 0).0,
+        CallStatus::Allowed,
+        "a read is stored with its result, not before"
+    );
+
+    h.restart(Setup::shop()).await;
+
+    let (status, output) = call_status(&h, 0);
+    assert_eq!(status, CallStatus::Succeeded, "read again on reopening");
+    assert!(output.unwrap().contains("iPhone 17"));
+    assert!(
+        notices(&h).is_empty(),
+        "nothing to tell: a read changes nothing"
+    );
+    h.model.push_turn(text_turn("iPhone 17 有货。"));
+    h.say("然后呢？").await;
+    let requests = h.model.requests().await;
+    assert!(tool_result(requests.last().unwrap(), "c1").contains("iPhone 17"));
+}
+
 /// An approved note (call `c1`) reached a notebook that does not honour
 /// keys, and its answer never came back: the app is as good as dead.
 async fn note_hung_after_send(text: &str) -> (Harness, Notebook) {
