@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, ToSql, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -174,25 +174,40 @@ pub fn search(conn: &Connection, p: &SearchProductParams) -> Result<SearchResult
     let spu_codes: HashSet<String> = p.spu_codes.iter().map(|c| normalize_code(c)).collect();
     let tags: Vec<String> = p.tags.iter().map(|t| t.trim().to_lowercase()).collect();
 
-    // Codes narrow the rows in SQL, so a lookup by code reads only those
-    // rows instead of decoding the whole catalogue.
-    let codes = |set: &HashSet<String>| -> Result<Option<String>> {
-        Ok(if set.is_empty() {
-            None
-        } else {
-            Some(serde_json::to_string(set)?)
-        })
+    // Only the filters given become SQL, so a lookup by code goes through
+    // the primary key and reads only those rows (an `?n IS NULL OR ...`
+    // filter would make SQLite scan the catalogue). At most 32 shapes,
+    // each prepared once per connection.
+    let mut clauses: Vec<&str> = Vec::new();
+    let mut values: Vec<Box<dyn ToSql>> = Vec::new();
+    if let Some(category) = category {
+        clauses.push("p.category = ?");
+        values.push(Box::new(category.to_owned()));
+    }
+    if let Some(min) = min {
+        clauses.push("s.price_fen >= ?");
+        values.push(Box::new(min));
+    }
+    if let Some(max) = max {
+        clauses.push("s.price_fen <= ?");
+        values.push(Box::new(max));
+    }
+    if !sku_codes.is_empty() {
+        clauses.push("s.sku_code IN (SELECT value FROM json_each(?))");
+        values.push(Box::new(serde_json::to_string(&sku_codes)?));
+    }
+    if !spu_codes.is_empty() {
+        clauses.push("s.spu_code IN (SELECT value FROM json_each(?))");
+        values.push(Box::new(serde_json::to_string(&spu_codes)?));
+    }
+    let filter = if clauses.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", clauses.join(" AND "))
     };
-    let mut stmt = conn.prepare_cached(&format!(
-        "{SELECT_SKU}
-         WHERE (?1 IS NULL OR p.category = ?1)
-           AND (?2 IS NULL OR s.price_fen >= ?2)
-           AND (?3 IS NULL OR s.price_fen <= ?3)
-           AND (?4 IS NULL OR s.sku_code IN (SELECT value FROM json_each(?4)))
-           AND (?5 IS NULL OR s.spu_code IN (SELECT value FROM json_each(?5)))"
-    ))?;
+    let mut stmt = conn.prepare_cached(&format!("{SELECT_SKU}{filter}"))?;
     let rows = stmt.query_map(
-        params![category, min, max, codes(&sku_codes)?, codes(&spu_codes)?],
+        rusqlite::params_from_iter(values.iter().map(|v| v.as_ref())),
         hit_from_row,
     )?;
     let mut scored = Vec::new();
