@@ -55,13 +55,24 @@ pub struct SchemaCache {
 impl SchemaCache {
     /// As [`validate_arguments`], compiling `schema` only the first time.
     pub fn validate(&self, schema: &Value, arguments: &Value) -> Result<(), Vec<String>> {
-        let validator = self.validator(schema)?;
+        self.validate_keyed(&canonical_json(schema), schema, arguments)
+    }
+
+    /// As [`SchemaCache::validate`] for a schema already known by `key`,
+    /// such as the hash of the tool definition that holds it: no need to
+    /// write the schema out to find its validator.
+    pub fn validate_keyed(
+        &self,
+        key: &str,
+        schema: &Value,
+        arguments: &Value,
+    ) -> Result<(), Vec<String>> {
+        let validator = self.validator(key, schema)?;
         check(&validator, arguments)
     }
 
-    fn validator(&self, schema: &Value) -> Result<Arc<Validator>, Vec<String>> {
-        let key = canonical_json(schema);
-        if let Some(found) = self.lock().get(&key) {
+    fn validator(&self, key: &str, schema: &Value) -> Result<Arc<Validator>, Vec<String>> {
+        if let Some(found) = self.lock().get(key) {
             return Ok(found.clone());
         }
         // Compiled outside the lock; two threads may both compile a new
@@ -71,7 +82,7 @@ impl SchemaCache {
         if compiled.len() >= MAX_COMPILED {
             compiled.clear();
         }
-        compiled.insert(key, validator.clone());
+        compiled.insert(key.to_string(), validator.clone());
         Ok(validator)
     }
 

@@ -92,7 +92,13 @@ fn plan_call(
             };
         }
     };
-    if let Err(details) = inner.schemas.validate(&known.info.input_schema, arguments) {
+    let schema = &known.info.input_schema;
+    // The definition's hash names the schema inside it.
+    if let Err(details) =
+        inner
+            .schemas
+            .validate_keyed(&known.info.definition_hash, schema, arguments)
+    {
         return Plan::Reject {
             output: results::schema_mismatch(&details),
             audit: None,
@@ -272,28 +278,29 @@ pub(crate) fn record_audit(
 
 /// The card for a stored batch.
 pub(crate) fn card(conn: &Connection, batch: &BatchRecord) -> Result<ConfirmationCard, StoreError> {
-    let calls = calls::calls_of_batch(conn, &batch.reply_id)?;
+    let mut shown = Vec::new();
+    for call in calls::calls_of_batch(conn, &batch.reply_id)? {
+        let input_schema = calls::input_schema(conn, &call.id)?.unwrap_or(Value::Null);
+        shown.push(CardCall {
+            call_id: call.id,
+            qualified_name: call.qualified_name,
+            server: call.server.unwrap_or_default(),
+            tool: call.tool.unwrap_or_default(),
+            title: call.title,
+            description: call.description,
+            arguments: call.arguments.unwrap_or(Value::Null),
+            input_schema,
+            destructive: call.destructive,
+            definition_changed: call.definition_changed,
+            status: call.status,
+        });
+    }
     Ok(ConfirmationCard {
         reply_id: batch.reply_id.clone(),
         session_id: batch.session_id.clone(),
         created_at: batch.created_at,
         expires_at: batch.expires_at,
-        calls: calls
-            .into_iter()
-            .map(|call| CardCall {
-                call_id: call.id,
-                qualified_name: call.qualified_name,
-                server: call.server.unwrap_or_default(),
-                tool: call.tool.unwrap_or_default(),
-                title: call.title,
-                description: call.description,
-                arguments: call.arguments.unwrap_or(Value::Null),
-                input_schema: call.input_schema.unwrap_or(Value::Null),
-                destructive: call.destructive,
-                definition_changed: call.definition_changed,
-                status: call.status,
-            })
-            .collect(),
+        calls: shown,
     })
 }
 

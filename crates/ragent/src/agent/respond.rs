@@ -21,6 +21,7 @@ enum Recorded {
 
 /// Checks every decision before any is applied.
 fn check(
+    conn: &rusqlite::Connection,
     schemas: &SchemaCache,
     calls: &[CallRecord],
     decisions: &[CallDecision],
@@ -41,7 +42,7 @@ fn check(
             });
         }
         if let Decision::ApproveEdited { arguments } = &decision.decision {
-            let schema = call.input_schema.clone().unwrap_or_default();
+            let schema = calls::input_schema(conn, &call.id)?.unwrap_or_default();
             schemas.validate(&schema, arguments).map_err(|details| {
                 AgentError::InvalidArguments {
                     call_id: call.id.clone(),
@@ -104,21 +105,21 @@ pub(crate) fn diagnose(
     reply_id: &str,
     decisions: &[CallDecision],
 ) -> Option<AgentError> {
-    let found = inner.store.with_conn(|conn| {
-        let batch = calls::get_batch(conn, reply_id)?.filter(|b| b.session_id == session_id);
-        let calls = match batch {
-            Some(_) => calls::calls_of_batch(conn, reply_id)?,
-            None => Vec::new(),
-        };
-        Ok::<_, AgentError>((batch.is_some(), calls))
-    });
-    match found {
-        Ok((true, calls)) => check(&inner.schemas, &calls, decisions).err(),
-        Ok((false, _)) => Some(AgentError::StaleReply {
-            given: reply_id.to_string(),
-        }),
-        Err(error) => Some(error),
-    }
+    inner
+        .store
+        .with_conn(|conn| {
+            if calls::get_batch(conn, reply_id)?
+                .filter(|b| b.session_id == session_id)
+                .is_none()
+            {
+                return Err(AgentError::StaleReply {
+                    given: reply_id.to_string(),
+                });
+            }
+            let calls = calls::calls_of_batch(conn, reply_id)?;
+            check(conn, &inner.schemas, &calls, decisions)
+        })
+        .err()
 }
 
 pub(crate) fn respond(
@@ -155,7 +156,7 @@ pub(crate) fn respond(
             BatchState::Pending | BatchState::Executing | BatchState::Done => {}
         }
         let batch_calls = calls::calls_of_batch(tx, reply_id)?;
-        check(&inner.schemas, &batch_calls, &decisions)?;
+        check(tx, &inner.schemas, &batch_calls, &decisions)?;
         if batch.state != BatchState::Pending {
             // Nothing is asking in a batch that already ran.
             return Err(AgentError::StaleReply {

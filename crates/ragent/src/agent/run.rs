@@ -97,7 +97,7 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
     // run offers the same tools, and a listing is a round trip to each
     // server. A changed definition is caught by the next run.
     let tools = tool_index(ctx).await?;
-    let offer = Offer::new(&tools);
+    let offer = Offer::new(&tools).map_err(|e| LlmError::Encode(e.to_string()))?;
     for _ in 0..settings.max_turns_per_run {
         if ctx.cancel.is_cancelled() {
             return Err(Halt::Cancelled);
@@ -259,29 +259,28 @@ struct Offer {
 }
 
 impl Offer {
-    fn new(tools: &ToolIndex) -> Offer {
-        let specs: Arc<[ToolSpec]> = tools
+    fn new(tools: &ToolIndex) -> Result<Offer, serde_json::Error> {
+        let specs = tools
             .values()
-            .map(|known| ToolSpec {
-                name: known.info.qualified_name.clone(),
-                description: known
-                    .info
+            .map(|known| {
+                let info = &known.info;
+                let description = info
                     .description
-                    .clone()
-                    .or_else(|| known.info.title.clone())
-                    .unwrap_or_else(|| known.info.name.clone()),
-                parameters: known.info.input_schema.clone(),
+                    .as_ref()
+                    .or(info.title.as_ref())
+                    .unwrap_or(&info.name);
+                ToolSpec::new(&info.qualified_name, description, &info.input_schema)
             })
-            .collect();
+            .collect::<Result<Arc<[ToolSpec]>, _>>()?;
         let tokens = specs
             .iter()
             .map(|s| {
                 history::estimate_tokens(&s.name)
                     + history::estimate_tokens(&s.description)
-                    + history::estimate_tokens(&s.parameters.to_string())
+                    + history::estimate_tokens(s.parameters.get())
             })
             .sum();
-        Offer { specs, tokens }
+        Ok(Offer { specs, tokens })
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 /// One message of the conversation sent to the model.
@@ -41,11 +42,35 @@ pub struct ToolCallRequest {
 }
 
 /// A function the model may call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    pub parameters: Value,
+    /// The input schema as JSON text: written out once per run, copied
+    /// as is into every request of the run.
+    pub parameters: Box<RawValue>,
+}
+
+impl ToolSpec {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: &Value,
+    ) -> Result<ToolSpec, serde_json::Error> {
+        Ok(ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters: serde_json::value::to_raw_value(parameters)?,
+        })
+    }
+}
+
+impl PartialEq for ToolSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.parameters.get() == other.parameters.get()
+    }
 }
 
 /// What one model turn is asked.

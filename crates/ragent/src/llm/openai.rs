@@ -301,11 +301,9 @@ mod tests {
                     content: "[]".into(),
                 },
             ],
-            tools: vec![ToolSpec {
-                name: "shop__query_cart".into(),
-                description: "cart".into(),
-                parameters: json!({"type": "object"}),
-            }]
+            tools: vec![
+                ToolSpec::new("shop__query_cart", "cart", &json!({"type": "object"})).unwrap(),
+            ]
             .into(),
         };
         let body = client.request_body(&request).unwrap();

@@ -3,7 +3,7 @@
 //! schemas are not copied into an intermediate JSON tree on every turn.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{ChatMessage, ChatRequest, ToolCallRequest, ToolSpec};
 
@@ -60,7 +60,7 @@ struct Tool<'a> {
 struct Function<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: &'a RawValue,
 }
 
 fn message(message: &ChatMessage) -> Message<'_> {

@@ -93,7 +93,6 @@ pub struct CallRecord {
     pub arguments: Option<Value>,
     pub arguments_hash: Option<String>,
     pub approved_hash: Option<String>,
-    pub input_schema: Option<Value>,
     pub destructive: bool,
     pub definition_changed: bool,
     pub sends_key: bool,
@@ -223,11 +222,14 @@ pub fn move_call(
     Ok(record)
 }
 
-const CALL_COLUMNS: &str = "id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
-    description, proposed_arguments, arguments, arguments_hash, approved_hash, input_schema, destructive,
+/// Every column but the input schema: large, and needed only to draw a
+/// card or check edited arguments (see [`input_schema`]).
+const CALL_COLUMNS: &str =
+    "id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
+    description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
     definition_changed, sends_key, status, output, is_error";
 
-type RawCall = (CallRecord, Option<String>, Option<String>, String);
+type RawCall = (CallRecord, Option<String>, String);
 
 fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
     let record = CallRecord {
@@ -245,22 +247,30 @@ fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
         arguments: None,
         arguments_hash: row.get(12)?,
         approved_hash: row.get(13)?,
-        input_schema: None,
-        destructive: row.get(15)?,
-        definition_changed: row.get(16)?,
-        sends_key: row.get(17)?,
+        destructive: row.get(14)?,
+        definition_changed: row.get(15)?,
+        sends_key: row.get(16)?,
         status: CallStatus::Proposed,
-        output: row.get(19)?,
-        is_error: row.get(20)?,
+        output: row.get(18)?,
+        is_error: row.get(19)?,
     };
-    Ok((record, row.get(11)?, row.get(14)?, row.get(18)?))
+    Ok((record, row.get(11)?, row.get(17)?))
 }
 
-fn finish_call((mut record, arguments, schema, status): RawCall) -> Result<CallRecord, StoreError> {
+fn finish_call((mut record, arguments, status): RawCall) -> Result<CallRecord, StoreError> {
     record.arguments = arguments.map(|t| serde_json::from_str(&t)).transpose()?;
-    record.input_schema = schema.map(|t| serde_json::from_str(&t)).transpose()?;
     record.status = status.parse()?;
     Ok(record)
+}
+
+/// The input schema the call was judged against, as its tool listed it.
+pub fn input_schema(conn: &Connection, call_id: &str) -> Result<Option<Value>, StoreError> {
+    let text: Option<String> = conn
+        .prepare_cached("SELECT input_schema FROM tool_calls WHERE id = ?1")?
+        .query_row(params![call_id], |row| row.get(0))
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("tool call {call_id}")))?;
+    Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
 }
 
 fn query_calls(
