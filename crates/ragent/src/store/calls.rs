@@ -304,13 +304,6 @@ pub fn calls_of_session(
     query_calls(conn, "session_id", session_id)
 }
 
-pub fn calls_with_status(
-    conn: &Connection,
-    status: CallStatus,
-) -> Result<Vec<CallRecord>, StoreError> {
-    query_calls(conn, "status", status.as_str())
-}
-
 const BATCH_COLUMNS: &str =
     "reply_id, session_id, run_id, assistant_message_id, state, created_at, expires_at";
 

@@ -120,10 +120,11 @@ CREATE TABLE audit_log (
 "#,
     },
     Migration {
-        description: "indexes for a session's calls and a call's history, so reading a transcript or deleting a session does not scan every call",
+        description: "indexes for a session's calls and a call's history, so reading a transcript or deleting a session does not scan every call; none by status, which nothing reads and every move rewrote",
         sql: r#"
 CREATE INDEX tool_calls_by_session ON tool_calls(session_id, created_at);
 CREATE INDEX tool_call_history_by_call ON tool_call_history(call_id);
+DROP INDEX tool_calls_by_status;
 "#,
     },
 ];

@@ -13,8 +13,8 @@ pub mod sessions;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
+use rusqlite::Connection;
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::toolcall::{IllegalTransition, UnknownStatus};
 
@@ -97,18 +97,40 @@ impl Store {
         f(&conn)
     }
 
-    /// Runs `f` in one immediate transaction: everything or nothing.
+    /// Runs `f` in one immediate transaction: everything or nothing. The
+    /// `BEGIN` and `COMMIT` statements are cached like any other: a tool
+    /// round runs two transactions, and compiling them each time shows.
     pub fn with_tx<T, E: From<StoreError>>(
         &self,
-        f: impl FnOnce(&Transaction<'_>) -> Result<T, E>,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut conn = self.lock()?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
-        let value = f(&tx)?;
-        tx.commit().map_err(StoreError::from)?;
+        let conn = self.lock()?;
+        run_cached(&conn, "BEGIN IMMEDIATE")?;
+        // Rolls back if `f` fails or panics, or the commit fails.
+        let open = OpenTransaction(&conn);
+        let value = f(&conn)?;
+        run_cached(&conn, "COMMIT")?;
+        drop(open);
         Ok(value)
+    }
+}
+
+fn run_cached(conn: &Connection, sql: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
+/// A transaction begun on the connection, rolled back when dropped unless
+/// it was committed.
+struct OpenTransaction<'a>(&'a Connection);
+
+impl Drop for OpenTransaction<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_autocommit()
+            && let Err(error) = self.0.execute_batch("ROLLBACK")
+        {
+            tracing::error!(%error, "a failed transaction could not be rolled back");
+        }
     }
 }
 
@@ -148,5 +170,22 @@ mod tests {
             })
             .unwrap();
         assert_eq!(reprepared, 0);
+    }
+
+    #[test]
+    fn a_failed_transaction_leaves_nothing_and_the_next_one_runs() {
+        let store = Store::open_in_memory().unwrap();
+        let failed = store.with_tx(|tx| {
+            sessions::create(tx, "s", "新对话", 1)?;
+            Err::<(), _>(StoreError::NotFound("on purpose".into()))
+        });
+        assert!(failed.is_err());
+        let sessions_now = store.with_conn(sessions::list).unwrap();
+        assert!(sessions_now.is_empty(), "the insert was rolled back");
+
+        store
+            .with_tx(|tx| sessions::create(tx, "s", "新对话", 2))
+            .unwrap();
+        assert_eq!(store.with_conn(sessions::list).unwrap().len(), 1);
     }
 }
