@@ -77,13 +77,13 @@ fn load(c: &mut Criterion) {
             session,
             |b, session| {
                 b.iter(|| {
-                    let mut tail = history::Tail::new(BUDGET);
+                    let mut window = history::Window::new(BUDGET);
                     store
                         .with_conn(|conn| {
-                            messages::visit_newest_first(conn, session, |m| tail.take(m))
+                            messages::visit_newest_first(conn, session, |m| window.take_older(m))
                         })
                         .unwrap();
-                    history::fit(system.clone(), tail.into_conversation(), BUDGET)
+                    history::fit(system.clone(), window.conversation(), BUDGET)
                 })
             },
         );

@@ -102,7 +102,7 @@ fn write_call_turn(
         session_id,
         Role::Assistant,
         "",
-        &[request.clone()],
+        std::slice::from_ref(&request),
         None,
         now,
     )?;

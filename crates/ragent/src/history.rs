@@ -4,6 +4,8 @@
 //! An assistant message with tool calls and its tool results go or stay
 //! together: an API refuses a call without its result.
 
+use std::collections::VecDeque;
+
 use crate::llm::ChatMessage;
 use crate::store::messages::{MessageRecord, Role};
 
@@ -164,48 +166,106 @@ pub fn chat_message(record: MessageRecord) -> Option<ChatMessage> {
     }
 }
 
-/// The newest part of a stored conversation that [`fit`] can use, read
-/// from the newest message back, so that a turn's request costs the
-/// budget and not the whole history. Reading stops at the start of a turn
-/// once what was read is over the budget: `fit` never keeps a turn older
-/// than one that does not fit, so `fit` on the tail equals `fit` on all.
+/// The newest part of a stored conversation that [`fit`] can use. Filled
+/// from the newest message back ([`Window::take_older`]), so a first turn
+/// costs the budget and not the whole history; then kept between turns:
+/// messages are append-only, so a later turn adds only what was stored
+/// since ([`Window::take_newer`]) and drops the oldest turns that no longer
+/// fit. It keeps everything back to the newest turn start where what it
+/// holds is over the budget: `fit` never keeps a turn older than one that
+/// does not fit, so `fit` on the window equals `fit` on all.
 #[derive(Debug)]
-pub struct Tail {
+pub struct Window {
     budget: usize,
+    /// The newest stored message read, sent to the model or not.
+    last_id: i64,
+    /// Oldest first, each with its estimated tokens.
+    entries: VecDeque<(ChatMessage, usize)>,
     used: usize,
-    newest_first: Vec<ChatMessage>,
 }
 
-impl Tail {
-    pub fn new(budget: usize) -> Tail {
-        Tail {
+impl Window {
+    pub fn new(budget: usize) -> Window {
+        Window {
             budget,
+            last_id: 0,
+            entries: VecDeque::new(),
             used: 0,
-            newest_first: Vec::new(),
         }
+    }
+
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// The id of the newest stored message read.
+    pub fn last_id(&self) -> i64 {
+        self.last_id
     }
 
     /// Takes the next older stored message; returns whether older ones
     /// may still be sent.
-    pub fn take(&mut self, record: MessageRecord) -> bool {
+    pub fn take_older(&mut self, record: MessageRecord) -> bool {
+        self.last_id = self.last_id.max(record.id);
         match chat_message(record) {
-            Some(message) => self.push(message),
+            Some(message) => self.push_older(message),
             None => true,
         }
     }
 
-    fn push(&mut self, message: ChatMessage) -> bool {
-        self.used += message_tokens(&message);
+    fn push_older(&mut self, message: ChatMessage) -> bool {
+        let tokens = message_tokens(&message);
+        self.used += tokens;
         let starts_turn = matches!(message, ChatMessage::User { .. });
-        self.newest_first.push(message);
+        self.entries.push_front((message, tokens));
         !(starts_turn && self.used > self.budget)
     }
 
-    /// What was read, oldest first.
-    pub fn into_conversation(self) -> Vec<ChatMessage> {
-        let mut messages = self.newest_first;
-        messages.reverse();
-        messages
+    /// Takes a message stored after every one read so far.
+    pub fn take_newer(&mut self, record: MessageRecord) {
+        self.last_id = self.last_id.max(record.id);
+        if let Some(message) = chat_message(record) {
+            self.push_newer(message);
+        }
+    }
+
+    fn push_newer(&mut self, message: ChatMessage) {
+        let tokens = message_tokens(&message);
+        self.used += tokens;
+        self.entries.push_back((message, tokens));
+        self.trim();
+    }
+
+    /// Lowers the budget (a raised one needs a fresh read: older messages
+    /// were let go).
+    pub fn narrow(&mut self, budget: usize) {
+        self.budget = self.budget.min(budget);
+        self.trim();
+    }
+
+    /// Lets go of everything older than the newest turn start where the
+    /// window is over the budget.
+    fn trim(&mut self) {
+        let mut from_newest = 0;
+        let mut cut = 0;
+        for (index, (message, tokens)) in self.entries.iter().enumerate().rev() {
+            from_newest += tokens;
+            if matches!(message, ChatMessage::User { .. }) && from_newest > self.budget {
+                cut = index;
+                break;
+            }
+        }
+        for (_, tokens) in self.entries.drain(..cut) {
+            self.used -= tokens;
+        }
+    }
+
+    /// What the window holds, oldest first.
+    pub fn conversation(&self) -> Vec<ChatMessage> {
+        self.entries
+            .iter()
+            .map(|(message, _)| message.clone())
+            .collect()
     }
 }
 
@@ -289,19 +349,73 @@ mod tests {
         conversation.push(user("again"));
         conversation.push(result("x1", "done"));
         for budget in [0, 50, 300, 1_000, 5_000, 100_000] {
-            let mut tail = Tail::new(budget);
+            let mut window = Window::new(budget);
             for message in conversation.iter().rev() {
-                if !tail.push(message.clone()) {
+                if !window.push_older(message.clone()) {
                     break;
                 }
             }
-            let read = tail.into_conversation();
+            let read = window.conversation();
             assert_eq!(
                 fit(system(), read, budget),
                 fit(system(), conversation.clone(), budget),
                 "budget {budget}"
             );
         }
+    }
+
+    #[test]
+    fn a_window_kept_between_turns_sends_what_a_fresh_read_sends() {
+        let long = "长".repeat(60);
+        let mut conversation = Vec::new();
+        for turn in 0..12 {
+            conversation.push(user(&format!("{turn} {long}")));
+            for call in 0..3 {
+                let id = format!("c{turn}-{call}");
+                conversation.push(calls(&[id.as_str()]));
+                conversation.push(result(&id, &long));
+            }
+            conversation.push(assistant(&long));
+        }
+        for budget in [0, 100, 700, 2_000, 100_000] {
+            let mut kept = Window::new(budget);
+            for (stored, message) in conversation.iter().enumerate() {
+                kept.push_newer(message.clone());
+                let mut fresh = Window::new(budget);
+                for older in conversation[..=stored].iter().rev() {
+                    if !fresh.push_older(older.clone()) {
+                        break;
+                    }
+                }
+                assert_eq!(
+                    fit(system(), kept.conversation(), budget),
+                    fit(system(), fresh.conversation(), budget),
+                    "budget {budget}, {} messages stored",
+                    stored + 1
+                );
+                assert_eq!(
+                    kept.conversation(),
+                    fresh.conversation(),
+                    "the kept window holds what a fresh read takes"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_narrowed_window_sends_what_a_window_of_that_budget_sends() {
+        let long = "长".repeat(60);
+        let mut wide = Window::new(5_000);
+        let mut narrow = Window::new(300);
+        for turn in 0..20 {
+            for message in [user(&format!("{turn} {long}")), assistant(&long)] {
+                wide.push_newer(message.clone());
+                narrow.push_newer(message);
+            }
+        }
+        wide.narrow(300);
+        assert_eq!(wide.budget(), 300);
+        assert_eq!(wide.conversation(), narrow.conversation());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! starts a new run from the stored state.
 
 mod batch;
+mod context;
 mod execute;
 mod inspect;
 mod recovery;
@@ -100,6 +101,7 @@ pub(crate) struct Inner {
     model_override: Option<Arc<dyn ChatModel>>,
     llm_options: ClientOptions,
     schemas: SchemaCache,
+    windows: context::Windows,
     live: Mutex<Live>,
 }
 
@@ -284,6 +286,7 @@ impl Agent {
             model_override: config.model,
             llm_options: config.llm_options,
             schemas: SchemaCache::default(),
+            windows: context::Windows::default(),
             live: Mutex::new(Live {
                 settings: settings.clone(),
                 model: Err(LlmError::NotConfigured),
@@ -410,10 +413,11 @@ impl Agent {
         self.inner.session(session_id)?;
         // Holding the slot keeps a run from starting while the rows go.
         let _slot = RunSlot::claim(&self.inner, session_id)?;
-        Ok(self
-            .inner
+        self.inner
             .store
-            .with_conn(|c| sessions::delete(c, session_id))?)
+            .with_conn(|c| sessions::delete(c, session_id))?;
+        self.inner.windows.forget(session_id);
+        Ok(())
     }
 
     /// The session as a window shows it, with the pending card if any.

@@ -288,13 +288,12 @@ fn build_request(ctx: &Ctx<'_>, offer: &Offer, budget: u32) -> Result<ChatReques
     let budget = usize::try_from(budget)
         .unwrap_or(usize::MAX)
         .saturating_sub(offer.tokens);
-    // Only the newest messages that can fit are read: a turn's cost does
-    // not grow with the length of the session.
-    let conversation = ctx.inner.store.with_conn(|c| {
-        let mut tail = history::Tail::new(budget);
-        messages::visit_newest_first(c, ctx.session_id, |record| tail.take(record))?;
-        Ok::<_, StoreError>(tail.into_conversation())
-    })?;
+    // Only what was stored since the previous turn is read: a turn's cost
+    // does not grow with the length of the session.
+    let conversation = ctx
+        .inner
+        .windows
+        .conversation(&ctx.inner.store, ctx.session_id, budget)?;
     let system = ChatMessage::System {
         content: system_prompt().to_string(),
     };

@@ -165,3 +165,19 @@ pub fn visit_newest_first(
     }
     Ok(())
 }
+
+/// A session's messages stored after message `after`, oldest first.
+pub fn visit_after(
+    conn: &Connection,
+    session_id: &str,
+    after: i64,
+    mut visit: impl FnMut(MessageRecord),
+) -> Result<(), StoreError> {
+    let sql = SELECT.replace("ORDER BY id", "AND id > ?2 ORDER BY id");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params![session_id, after])?;
+    while let Some(row) = rows.next()? {
+        visit(record(row)?);
+    }
+    Ok(())
+}
