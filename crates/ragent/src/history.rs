@@ -4,7 +4,9 @@
 //! An assistant message with tool calls and its tool results go or stay
 //! together: an API refuses a call without its result.
 
+use std::borrow::Borrow;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::llm::ChatMessage;
 use crate::store::messages::{MessageRecord, Role};
@@ -60,45 +62,52 @@ pub fn message_tokens(message: &ChatMessage) -> usize {
         }
 }
 
+/// A message with its estimated tokens.
+pub type Counted<M> = (M, usize);
+
+fn message<M: Borrow<ChatMessage>>(counted: &Counted<M>) -> &ChatMessage {
+    counted.0.borrow()
+}
+
 /// Whether `group` is an assistant message with a call `id` still
 /// waiting for its result.
-fn awaits_result(group: &[ChatMessage], id: &str) -> bool {
-    let Some(ChatMessage::Assistant { tool_calls, .. }) = group.first() else {
+fn awaits_result<M: Borrow<ChatMessage>>(group: &[Counted<M>], id: &str) -> bool {
+    let Some(ChatMessage::Assistant { tool_calls, .. }) = group.first().map(message) else {
         return false;
     };
     tool_calls.iter().any(|c| c.id == id)
-        && !group
-            .iter()
-            .any(|m| matches!(m, ChatMessage::Tool { tool_call_id, .. } if tool_call_id == id))
+        && !group.iter().any(
+            |m| matches!(message(m), ChatMessage::Tool { tool_call_id, .. } if tool_call_id == id),
+        )
 }
 
 /// Messages that must travel together. A result joins the latest call
 /// that waits for it, even when it was stored after a later message (a
 /// batch finished after its run died), so a call and its result are
 /// never apart.
-fn groups(messages: Vec<ChatMessage>) -> Vec<Vec<ChatMessage>> {
-    let mut out: Vec<Vec<ChatMessage>> = Vec::new();
-    for message in messages {
-        if let ChatMessage::Tool { tool_call_id, .. } = &message
+fn groups<M: Borrow<ChatMessage>>(messages: Vec<Counted<M>>) -> Vec<Vec<Counted<M>>> {
+    let mut out: Vec<Vec<Counted<M>>> = Vec::new();
+    for counted in messages {
+        if let ChatMessage::Tool { tool_call_id, .. } = message(&counted)
             && let Some(group) = out
                 .iter_mut()
                 .rev()
                 .find(|g| awaits_result(g, tool_call_id))
         {
-            group.push(message);
+            group.push(counted);
             continue;
         }
-        out.push(vec![message]);
+        out.push(vec![counted]);
     }
     // A call without its result (or a result without its call) cannot be
     // sent; the store never leaves one behind, but a request must not fail
     // for it.
     out.retain(|group| {
-        let complete = match group.first() {
+        let complete = match group.first().map(message) {
             Some(ChatMessage::Assistant { tool_calls, .. }) if !tool_calls.is_empty() => {
                 tool_calls.iter().all(|call| {
                     group.iter().any(|m| {
-                        matches!(m, ChatMessage::Tool { tool_call_id, .. } if *tool_call_id == call.id)
+                        matches!(message(m), ChatMessage::Tool { tool_call_id, .. } if *tool_call_id == call.id)
                     })
                 })
             }
@@ -114,10 +123,10 @@ fn groups(messages: Vec<ChatMessage>) -> Vec<Vec<ChatMessage>> {
 }
 
 /// Conversation turns: a user message and everything that answers it.
-fn turns(groups: Vec<Vec<ChatMessage>>) -> Vec<Vec<ChatMessage>> {
-    let mut out: Vec<Vec<ChatMessage>> = Vec::new();
+fn turns<M: Borrow<ChatMessage>>(groups: Vec<Vec<Counted<M>>>) -> Vec<Vec<Counted<M>>> {
+    let mut out: Vec<Vec<Counted<M>>> = Vec::new();
     for group in groups {
-        let starts_turn = matches!(group.first(), Some(ChatMessage::User { .. }));
+        let starts_turn = matches!(group.first().map(message), Some(ChatMessage::User { .. }));
         match out.last_mut() {
             Some(turn) if !starts_turn => turn.extend(group),
             _ => out.push(group),
@@ -130,10 +139,26 @@ fn turns(groups: Vec<Vec<ChatMessage>>) -> Vec<Vec<ChatMessage>> {
 /// fit `budget` estimated tokens. The latest turn (the latest user message
 /// and everything after it) is always kept, even over budget.
 pub fn fit(system: ChatMessage, conversation: Vec<ChatMessage>, budget: usize) -> Vec<ChatMessage> {
+    let counted = conversation
+        .into_iter()
+        .map(|m| {
+            let tokens = message_tokens(&m);
+            (m, tokens)
+        })
+        .collect();
+    fit_counted(system, counted, budget)
+}
+
+/// As [`fit`], for messages whose tokens were counted when they were read.
+pub fn fit_counted<M: Borrow<ChatMessage>>(
+    system: M,
+    conversation: Vec<Counted<M>>,
+    budget: usize,
+) -> Vec<M> {
     let turns = turns(groups(conversation));
-    let cost = |turn: &Vec<ChatMessage>| turn.iter().map(message_tokens).sum::<usize>();
+    let cost = |turn: &Vec<Counted<M>>| turn.iter().map(|(_, tokens)| tokens).sum::<usize>();
     let latest = turns.len().saturating_sub(1);
-    let mut used = message_tokens(&system) + turns.get(latest).map(cost).unwrap_or(0);
+    let mut used = message_tokens(system.borrow()) + turns.get(latest).map(cost).unwrap_or(0);
     let mut first_kept = latest;
     for index in (0..latest).rev() {
         let turn_cost = cost(&turns[index]);
@@ -144,7 +169,13 @@ pub fn fit(system: ChatMessage, conversation: Vec<ChatMessage>, budget: usize) -
         first_kept = index;
     }
     let mut out = vec![system];
-    out.extend(turns.into_iter().skip(first_kept).flatten());
+    out.extend(
+        turns
+            .into_iter()
+            .skip(first_kept)
+            .flatten()
+            .map(|(message, _)| message),
+    );
     out
 }
 
@@ -180,7 +211,7 @@ pub struct Window {
     /// The newest stored message read, sent to the model or not.
     last_id: i64,
     /// Oldest first, each with its estimated tokens.
-    entries: VecDeque<(ChatMessage, usize)>,
+    entries: VecDeque<Counted<Arc<ChatMessage>>>,
     used: usize,
 }
 
@@ -217,7 +248,7 @@ impl Window {
         let tokens = message_tokens(&message);
         self.used += tokens;
         let starts_turn = matches!(message, ChatMessage::User { .. });
-        self.entries.push_front((message, tokens));
+        self.entries.push_front((Arc::new(message), tokens));
         !(starts_turn && self.used > self.budget)
     }
 
@@ -232,7 +263,7 @@ impl Window {
     fn push_newer(&mut self, message: ChatMessage) {
         let tokens = message_tokens(&message);
         self.used += tokens;
-        self.entries.push_back((message, tokens));
+        self.entries.push_back((Arc::new(message), tokens));
         self.trim();
     }
 
@@ -250,7 +281,7 @@ impl Window {
         let mut cut = 0;
         for (index, (message, tokens)) in self.entries.iter().enumerate().rev() {
             from_newest += tokens;
-            if matches!(message, ChatMessage::User { .. }) && from_newest > self.budget {
+            if matches!(**message, ChatMessage::User { .. }) && from_newest > self.budget {
                 cut = index;
                 break;
             }
@@ -260,11 +291,17 @@ impl Window {
         }
     }
 
+    /// What the window holds, oldest first, with each message's tokens.
+    /// The messages are shared, not copied.
+    pub fn counted(&self) -> Vec<Counted<Arc<ChatMessage>>> {
+        self.entries.iter().cloned().collect()
+    }
+
     /// What the window holds, oldest first.
     pub fn conversation(&self) -> Vec<ChatMessage> {
         self.entries
             .iter()
-            .map(|(message, _)| message.clone())
+            .map(|(message, _)| ChatMessage::clone(message))
             .collect()
     }
 }

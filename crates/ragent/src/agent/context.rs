@@ -3,9 +3,9 @@
 //! previous one, so its cost does not grow with the session.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::history::Window;
+use crate::history::{Counted, Window};
 use crate::llm::ChatMessage;
 use crate::store::{Store, StoreError, messages};
 
@@ -19,13 +19,13 @@ pub(crate) struct Windows {
 
 impl Windows {
     /// The newest messages of the session that a request of `budget`
-    /// tokens can use, oldest first.
+    /// tokens can use, oldest first, each with its estimated tokens.
     pub(crate) fn conversation(
         &self,
         store: &Store,
         session_id: &str,
         budget: usize,
-    ) -> Result<Vec<ChatMessage>, StoreError> {
+    ) -> Result<Vec<Counted<Arc<ChatMessage>>>, StoreError> {
         let mut open = self.lock();
         // Taken out while it is brought up to date: a failed read drops it.
         let kept = open
@@ -45,7 +45,7 @@ impl Windows {
                 Ok(window)
             }
         })?;
-        let conversation = window.conversation();
+        let conversation = window.counted();
         if open.len() >= MAX_SESSIONS {
             open.clear();
         }

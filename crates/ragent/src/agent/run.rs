@@ -294,11 +294,11 @@ fn build_request(ctx: &Ctx<'_>, offer: &Offer, budget: u32) -> Result<ChatReques
         .inner
         .windows
         .conversation(&ctx.inner.store, ctx.session_id, budget)?;
-    let system = ChatMessage::System {
+    let system = Arc::new(ChatMessage::System {
         content: system_prompt().to_string(),
-    };
+    });
     Ok(ChatRequest {
-        messages: history::fit(system, conversation, budget),
+        messages: history::fit_counted(system, conversation, budget),
         tools: offer.specs.clone(),
     })
 }

@@ -76,7 +76,9 @@ impl PartialEq for ToolSpec {
 /// What one model turn is asked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
-    pub messages: Vec<ChatMessage>,
+    /// Shared with the session's window of recent messages: a turn does
+    /// not copy the history it sends.
+    pub messages: Vec<Arc<ChatMessage>>,
     /// Shared: a run offers the same tools on every turn.
     pub tools: Arc<[ToolSpec]>,
 }

@@ -262,6 +262,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use std::sync::Arc;
+
     use crate::llm::{ChatMessage, ToolCallRequest, ToolSpec};
 
     fn client() -> OpenAiClient {
@@ -300,7 +302,10 @@ mod tests {
                     tool_call_id: "c1".into(),
                     content: "[]".into(),
                 },
-            ],
+            ]
+            .into_iter()
+            .map(Arc::new)
+            .collect(),
             tools: vec![
                 ToolSpec::new("shop__query_cart", "cart", &json!({"type": "object"})).unwrap(),
             ]

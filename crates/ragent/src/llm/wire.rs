@@ -111,7 +111,7 @@ pub fn request_body(model: &str, request: &ChatRequest) -> Result<Vec<u8>, serde
     serde_json::to_vec(&Body {
         model,
         stream: true,
-        messages: request.messages.iter().map(message).collect(),
+        messages: request.messages.iter().map(|m| message(m)).collect(),
         tools: request.tools.iter().map(tool).collect(),
     })
 }

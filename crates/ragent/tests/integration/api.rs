@@ -183,7 +183,7 @@ impl ragent::llm::ChatModel for Parrot {
     ) -> futures::future::BoxFuture<'a, Result<ragent::llm::AssistantTurn, ragent::llm::LlmError>>
     {
         Box::pin(async move {
-            let heard = match request.messages.last() {
+            let heard = match request.messages.last().map(|m| m.as_ref()) {
                 Some(ragent::llm::ChatMessage::User { content }) => content.clone(),
                 other => panic!("expected the user's message last, got {other:?}"),
             };

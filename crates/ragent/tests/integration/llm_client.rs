@@ -2,6 +2,7 @@
 //! headers, Retry-After, no retry on a client error, the first-byte and
 //! idle timeouts, and cancellation.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
@@ -26,9 +27,9 @@ fn client(base_url: String, options: ClientOptions) -> OpenAiClient {
 
 fn hello() -> ChatRequest {
     ChatRequest {
-        messages: vec![ChatMessage::User {
+        messages: vec![Arc::new(ChatMessage::User {
             content: "你好".into(),
-        }],
+        })],
         tools: Vec::new().into(),
     }
 }
