@@ -124,14 +124,23 @@ fn figures(rounds: &[Round]) -> Figures {
 }
 
 fn rows_for(label: &str, f: &Figures, notes: &str) -> Vec<Row> {
-    let met = f.own.median <= TARGET;
     vec![
+        Row::judged(
+            format!("{label}: overhead per round, wall - model (the issue's definition)"),
+            f.wall_less_model.median_p95(),
+            "median <= 1 ms",
+            f.wall_less_model.median <= TARGET,
+            format!(
+                "{} rounds; {notes}; includes the real shop's read over stdio",
+                f.wall_less_model.count
+            ),
+        ),
         Row::judged(
             format!("{label}: agent's own cost per round (wall - model - tool)"),
             f.own.median_p95(),
             "median <= 1 ms",
-            met,
-            format!("{} rounds; {notes}", f.own.count),
+            f.own.median <= TARGET,
+            "the same rounds without the shop's time: what the agent itself spends",
         ),
         Row::info(
             format!("{label}: wall per round"),
@@ -147,11 +156,6 @@ fn rows_for(label: &str, f: &Figures, notes: &str) -> Vec<Row> {
             format!("{label}: tool call per round (client side)"),
             f.tool.median_p95(),
             "the shop's read over stdio, sent to result back, as the agent's MCP client sees it",
-        ),
-        Row::info(
-            format!("{label}: wall - model (the issue's definition)"),
-            f.wall_less_model.median_p95(),
-            "includes the shop's time over stdio",
         ),
         Row::info(
             format!("{label}: of the agent's own, tool listing"),
