@@ -9,6 +9,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use bitselect::params::{CartAction, UpdateCartItemParams};
+use bitselect::{Shop, ShopError};
 use ragent::protocol::{CallDecision, Decision, StopReason};
 use serde_json::json;
 
@@ -54,6 +56,9 @@ async fn one_approval(
     history: usize,
     arrivals: &Path,
 ) -> Result<Sample, BenchError> {
+    // Each approval adds one to the cart, which holds at most 99 of a SKU:
+    // the line goes before each approval (not timed).
+    empty_cart_line(&bench.dir.path().join("shop"))?;
     let now = unix_ms();
     let session = fill_session(&bench.db_path(), history, now)?;
     model.rewind();
@@ -107,6 +112,28 @@ async fn one_approval(
         to_client_call: client.started.saturating_duration_since(start),
         respond_returned,
     })
+}
+
+/// Takes the bench's SKU out of the shop's cart, through the shop's own
+/// code on its database (the running server sees the change).
+fn empty_cart_line(shop_dir: &Path) -> Result<(), BenchError> {
+    let failed = |e: ShopError| BenchError::Setup(format!("emptying the cart line: {e}"));
+    let shop = Shop::open(shop_dir).map_err(failed)?;
+    let held = shop
+        .query_cart()
+        .map_err(failed)?
+        .lines
+        .iter()
+        .any(|line| line.sku_code == IPHONE);
+    if held {
+        let remove = UpdateCartItemParams {
+            sku_code: IPHONE.to_string(),
+            action: CartAction::Remove,
+            quantity: None,
+        };
+        shop.update_cart_item(&remove, None).map_err(failed)?;
+    }
+    Ok(())
 }
 
 fn unix_ms() -> i64 {
