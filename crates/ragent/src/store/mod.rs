@@ -5,6 +5,7 @@
 
 pub mod audit;
 pub mod calls;
+mod checkpoint;
 pub mod kv;
 pub mod messages;
 pub mod migrations;
@@ -14,6 +15,8 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
+
+use self::checkpoint::Checkpointer;
 use rusqlite::config::DbConfig;
 
 use crate::toolcall::{IllegalTransition, UnknownStatus};
@@ -51,13 +54,19 @@ const STATEMENT_CACHE: usize = 64;
 #[derive(Debug)]
 pub struct Store {
     conn: Mutex<Connection>,
+    /// `None` for a database in memory, or if the thread could not start.
+    checkpoints: Option<Checkpointer>,
 }
 
 impl Store {
     /// Opens (creating if needed) and migrates the database file.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let conn = Connection::open(path)?;
-        Self::setup(conn)
+        let mut store = Self::setup(Connection::open(path)?)?;
+        store.checkpoints = Checkpointer::start(path);
+        if store.checkpoints.is_some() {
+            store.lock()?.pragma_update(None, "wal_autocheckpoint", 0)?;
+        }
+        Ok(store)
     }
 
     pub fn open_in_memory() -> Result<Store, StoreError> {
@@ -81,6 +90,7 @@ impl Store {
         migrations::migrate(&mut conn)?;
         Ok(Store {
             conn: Mutex::new(conn),
+            checkpoints: None,
         })
     }
 
@@ -94,7 +104,16 @@ impl Store {
         f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
         let conn = self.lock()?;
-        f(&conn)
+        let outcome = f(&conn);
+        // It may have written.
+        self.committed();
+        outcome
+    }
+
+    fn committed(&self) {
+        if let Some(checkpoints) = &self.checkpoints {
+            checkpoints.committed();
+        }
     }
 
     /// Runs `f` in one immediate transaction: everything or nothing. The
@@ -111,6 +130,7 @@ impl Store {
         let value = f(&conn)?;
         run_cached(&conn, "COMMIT")?;
         drop(open);
+        self.committed();
         Ok(value)
     }
 }
@@ -187,5 +207,41 @@ mod tests {
             .with_tx(|tx| sessions::create(tx, "s", "新对话", 2))
             .unwrap();
         assert_eq!(store.with_conn(sessions::list).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn commits_leave_checkpoints_to_their_own_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.db");
+        let store = Store::open(&path).unwrap();
+        let automatic: i64 = store
+            .with_conn(|c| {
+                c.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+                    .map_err(StoreError::from)
+            })
+            .unwrap();
+        assert_eq!(automatic, 0, "no commit checkpoints by itself");
+
+        let before = std::fs::metadata(&path).unwrap().len();
+        for i in 0..checkpoint::COMMITS_PER_CHECKPOINT {
+            store
+                .with_tx(|tx| sessions::create(tx, &format!("s{i}"), "新对话", i64::from(i)))
+                .unwrap();
+        }
+        // The sessions reach the database file only through a checkpoint.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::metadata(&path).unwrap().len() == before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the checkpoint thread never copied the log"
+            );
+            std::thread::yield_now();
+        }
+        drop(store);
+        let reopened = Store::open(&path).unwrap();
+        assert_eq!(
+            reopened.with_conn(sessions::list).unwrap().len(),
+            checkpoint::COMMITS_PER_CHECKPOINT as usize
+        );
     }
 }
