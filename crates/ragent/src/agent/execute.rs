@@ -111,6 +111,20 @@ async fn send(
     ending_of(result)
 }
 
+fn to_running(
+    conn: &rusqlite::Connection,
+    call: &CallRecord,
+    now: i64,
+) -> Result<CallRecord, StoreError> {
+    calls::move_call(
+        conn,
+        &call.id,
+        CallStatus::Running,
+        &CallUpdate::default(),
+        now,
+    )
+}
+
 /// Stores how the call ended, and closes `closing` in the same
 /// transaction when this was the last call of that batch to run.
 fn finish(
@@ -127,13 +141,7 @@ fn finish(
     let now = inner.now();
     Ok(inner.store.with_tx(|tx| {
         if call.status != CallStatus::Running {
-            calls::move_call(
-                tx,
-                &call.id,
-                CallStatus::Running,
-                &CallUpdate::default(),
-                now,
-            )?;
+            to_running(tx, call, now)?;
         }
         let done = calls::move_call(tx, &call.id, ending.status, &update, now)?;
         if let Some(batch) = closing {
@@ -160,15 +168,7 @@ pub(crate) async fn run_call(
         || (call.approved_hash.is_some()
             && call.approved_hash == call.arguments.as_ref().map(hash_json));
     let started = if call.sends_key {
-        inner.store.with_tx(|tx| {
-            calls::move_call(
-                tx,
-                &call.id,
-                CallStatus::Running,
-                &CallUpdate::default(),
-                now,
-            )
-        })?
+        inner.store.with_tx(|tx| to_running(tx, call, now))?
     } else {
         call.clone()
     };

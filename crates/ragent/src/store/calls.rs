@@ -222,12 +222,21 @@ pub fn move_call(
     Ok(record)
 }
 
-/// Every column but the input schema: large, and needed only to draw a
-/// card or check edited arguments (see [`input_schema`]).
-const CALL_COLUMNS: &str =
-    "id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
-    description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
-    definition_changed, sends_key, status, output, is_error";
+/// Calls with `$rest` (a filter) after the table: every column but the
+/// input schema, which is large and needed only to draw a card or check
+/// edited arguments (see [`input_schema`]). Each query a constant.
+macro_rules! select_calls {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
+                 description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
+                 definition_changed, sends_key, status, output, is_error
+             FROM tool_calls ",
+            $rest,
+            " ORDER BY created_at, reply_id, seq"
+        )
+    };
+}
 
 type RawCall = (CallRecord, Option<String>, String);
 
@@ -273,39 +282,40 @@ pub fn input_schema(conn: &Connection, call_id: &str) -> Result<Option<Value>, S
     Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
 }
 
-fn query_calls(
-    conn: &Connection,
-    filter: &str,
-    value: &str,
-) -> Result<Vec<CallRecord>, StoreError> {
-    let sql = format!(
-        "SELECT {CALL_COLUMNS} FROM tool_calls WHERE {filter} = ?1 ORDER BY created_at, reply_id, seq"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
+fn query_calls(conn: &Connection, sql: &str, value: &str) -> Result<Vec<CallRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map(params![value], call_from_row)?;
     rows.map(|row| finish_call(row?)).collect()
 }
 
 pub fn get_call(conn: &Connection, call_id: &str) -> Result<CallRecord, StoreError> {
-    query_calls(conn, "id", call_id)?
+    query_calls(conn, select_calls!("WHERE id = ?1"), call_id)?
         .pop()
         .ok_or_else(|| StoreError::NotFound(format!("tool call {call_id}")))
 }
 
 /// A batch's calls in the model's order.
 pub fn calls_of_batch(conn: &Connection, reply_id: &str) -> Result<Vec<CallRecord>, StoreError> {
-    query_calls(conn, "reply_id", reply_id)
+    query_calls(conn, select_calls!("WHERE reply_id = ?1"), reply_id)
 }
 
 pub fn calls_of_session(
     conn: &Connection,
     session_id: &str,
 ) -> Result<Vec<CallRecord>, StoreError> {
-    query_calls(conn, "session_id", session_id)
+    query_calls(conn, select_calls!("WHERE session_id = ?1"), session_id)
 }
 
-const BATCH_COLUMNS: &str =
-    "reply_id, session_id, run_id, assistant_message_id, state, created_at, expires_at";
+/// Batches with `$rest` (a filter, an order) after the table.
+macro_rules! select_batches {
+    ($rest:literal) => {
+        concat!(
+            "SELECT reply_id, session_id, run_id, assistant_message_id, state, created_at, expires_at
+             FROM batches ",
+            $rest
+        )
+    };
+}
 
 fn batch_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(BatchRecord, String)> {
     Ok((
@@ -328,8 +338,7 @@ fn finish_batch((mut batch, state): (BatchRecord, String)) -> Result<BatchRecord
 }
 
 pub fn get_batch(conn: &Connection, reply_id: &str) -> Result<Option<BatchRecord>, StoreError> {
-    let sql = format!("SELECT {BATCH_COLUMNS} FROM batches WHERE reply_id = ?1");
-    conn.prepare_cached(&sql)?
+    conn.prepare_cached(select_batches!("WHERE reply_id = ?1"))?
         .query_row(params![reply_id], batch_from_row)
         .optional()?
         .map(finish_batch)
@@ -338,22 +347,20 @@ pub fn get_batch(conn: &Connection, reply_id: &str) -> Result<Option<BatchRecord
 
 /// The session's batch that is pending or executing, if any (at most one).
 pub fn open_batch(conn: &Connection, session_id: &str) -> Result<Option<BatchRecord>, StoreError> {
-    let sql = format!(
-        "SELECT {BATCH_COLUMNS} FROM batches WHERE session_id = ?1 AND state IN ('pending', 'executing')"
-    );
-    conn.prepare_cached(&sql)?
-        .query_row(params![session_id], batch_from_row)
-        .optional()?
-        .map(finish_batch)
-        .transpose()
+    conn.prepare_cached(select_batches!(
+        "WHERE session_id = ?1 AND state IN ('pending', 'executing')"
+    ))?
+    .query_row(params![session_id], batch_from_row)
+    .optional()?
+    .map(finish_batch)
+    .transpose()
 }
 
 /// Every open batch of every session (for recovery at start).
 pub fn open_batches(conn: &Connection) -> Result<Vec<BatchRecord>, StoreError> {
-    let sql = format!(
-        "SELECT {BATCH_COLUMNS} FROM batches WHERE state IN ('pending', 'executing') ORDER BY created_at"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut stmt = conn.prepare_cached(select_batches!(
+        "WHERE state IN ('pending', 'executing') ORDER BY created_at"
+    ))?;
     let rows = stmt.query_map([], batch_from_row)?;
     rows.map(|row| finish_batch(row?)).collect()
 }

@@ -105,9 +105,17 @@ pub fn append(conn: &Connection, message: &NewMessage<'_>, now: i64) -> Result<i
     Ok(conn.last_insert_rowid())
 }
 
-const SELECT: &str =
-    "SELECT id, session_id, run_id, role, content, tool_calls, tool_call_id, call_id, created_at
-     FROM messages WHERE session_id = ?1 ORDER BY id";
+/// A session's messages, with `$rest` (ordering, more filters) after the
+/// session filter: each query a constant, prepared once.
+macro_rules! session_messages {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, session_id, run_id, role, content, tool_calls, tool_call_id, call_id, created_at
+             FROM messages WHERE session_id = ?1 ",
+            $rest
+        )
+    };
+}
 
 fn record(row: &rusqlite::Row<'_>) -> Result<MessageRecord, StoreError> {
     let calls: Option<String> = row.get(5)?;
@@ -136,14 +144,35 @@ fn record(row: &rusqlite::Row<'_>) -> Result<MessageRecord, StoreError> {
     })
 }
 
+/// Runs `sql` and hands each message to `visit` until it returns false.
+fn visit_rows(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    mut visit: impl FnMut(MessageRecord) -> bool,
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(params)?;
+    while let Some(row) = rows.next()? {
+        if !visit(record(row)?) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// A session's messages, oldest first.
 pub fn list(conn: &Connection, session_id: &str) -> Result<Vec<MessageRecord>, StoreError> {
-    let mut stmt = conn.prepare_cached(SELECT)?;
-    let mut rows = stmt.query(params![session_id])?;
     let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        out.push(record(row)?);
-    }
+    visit_rows(
+        conn,
+        session_messages!("ORDER BY id"),
+        params![session_id],
+        |message| {
+            out.push(message);
+            true
+        },
+    )?;
     Ok(out)
 }
 
@@ -153,17 +182,14 @@ pub fn list(conn: &Connection, session_id: &str) -> Result<Vec<MessageRecord>, S
 pub fn visit_newest_first(
     conn: &Connection,
     session_id: &str,
-    mut visit: impl FnMut(MessageRecord) -> bool,
+    visit: impl FnMut(MessageRecord) -> bool,
 ) -> Result<(), StoreError> {
-    let sql = SELECT.replace("ORDER BY id", "ORDER BY id DESC");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(params![session_id])?;
-    while let Some(row) = rows.next()? {
-        if !visit(record(row)?) {
-            break;
-        }
-    }
-    Ok(())
+    visit_rows(
+        conn,
+        session_messages!("ORDER BY id DESC"),
+        params![session_id],
+        visit,
+    )
 }
 
 /// A session's messages stored after message `after`, oldest first.
@@ -173,11 +199,13 @@ pub fn visit_after(
     after: i64,
     mut visit: impl FnMut(MessageRecord),
 ) -> Result<(), StoreError> {
-    let sql = SELECT.replace("ORDER BY id", "AND id > ?2 ORDER BY id");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(params![session_id, after])?;
-    while let Some(row) = rows.next()? {
-        visit(record(row)?);
-    }
-    Ok(())
+    visit_rows(
+        conn,
+        session_messages!("AND id > ?2 ORDER BY id"),
+        params![session_id, after],
+        |message| {
+            visit(message);
+            true
+        },
+    )
 }

@@ -104,9 +104,11 @@ impl Store {
         f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
         let conn = self.lock()?;
+        let changes_before = conn.total_changes();
         let outcome = f(&conn);
-        // It may have written.
-        self.committed();
+        if conn.total_changes() != changes_before {
+            self.committed();
+        }
         outcome
     }
 
