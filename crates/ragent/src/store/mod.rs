@@ -53,6 +53,8 @@ const STATEMENT_CACHE: usize = 64;
 /// The database.
 #[derive(Debug)]
 pub struct Store {
+    /// Declared before `checkpoints`, so dropped first: its commit hook
+    /// holds a wake of the checkpoint thread, which ends once all are gone.
     conn: Mutex<Connection>,
     /// `None` for a database in memory, or if the thread could not start.
     checkpoints: Option<Checkpointer>,
@@ -62,9 +64,10 @@ impl Store {
     /// Opens (creating if needed) and migrates the database file.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let mut store = Self::setup(Connection::open(path)?)?;
-        store.checkpoints = Checkpointer::start(path);
-        if store.checkpoints.is_some() {
-            store.lock()?.pragma_update(None, "wal_autocheckpoint", 0)?;
+        if let Some(checkpoints) = Checkpointer::start(path) {
+            let conn = store.conn.get_mut().map_err(|_| StoreError::Poisoned)?;
+            checkpoints.watch(conn)?;
+            store.checkpoints = Some(checkpoints);
         }
         Ok(store)
     }
@@ -104,18 +107,7 @@ impl Store {
         f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
         let conn = self.lock()?;
-        let changes_before = conn.total_changes();
-        let outcome = f(&conn);
-        if conn.total_changes() != changes_before {
-            self.committed();
-        }
-        outcome
-    }
-
-    fn committed(&self) {
-        if let Some(checkpoints) = &self.checkpoints {
-            checkpoints.committed();
-        }
+        f(&conn)
     }
 
     /// Runs `f` in one immediate transaction: everything or nothing. The
@@ -132,7 +124,6 @@ impl Store {
         let value = f(&conn)?;
         run_cached(&conn, "COMMIT")?;
         drop(open);
-        self.committed();
         Ok(value)
     }
 }
@@ -211,6 +202,21 @@ mod tests {
         assert_eq!(store.with_conn(sessions::list).unwrap().len(), 1);
     }
 
+    /// Pages in the log file of the database at `path`.
+    fn log_pages(store: &Store, path: &Path) -> i64 {
+        let mut log = path.as_os_str().to_owned();
+        log.push("-wal");
+        let bytes = std::fs::metadata(&log).map_or(0, |m| m.len());
+        let page_size: i64 = store
+            .with_conn(|c| {
+                c.query_row("PRAGMA page_size", [], |r| r.get(0))
+                    .map_err(StoreError::from)
+            })
+            .unwrap();
+        // A log frame is a page and its 24-byte header.
+        i64::try_from(bytes).unwrap() / (page_size + 24)
+    }
+
     #[test]
     fn commits_leave_checkpoints_to_their_own_thread() {
         let dir = tempfile::tempdir().unwrap();
@@ -225,10 +231,12 @@ mod tests {
         assert_eq!(automatic, 0, "no commit checkpoints by itself");
 
         let before = std::fs::metadata(&path).unwrap().len();
-        for i in 0..checkpoint::COMMITS_PER_CHECKPOINT {
+        let mut sessions_made = 0;
+        while log_pages(&store, &path) < i64::from(checkpoint::WAKE_EVERY_PAGES) {
             store
-                .with_tx(|tx| sessions::create(tx, &format!("s{i}"), "新对话", i64::from(i)))
+                .with_tx(|tx| sessions::create(tx, &format!("s{sessions_made}"), "新对话", 1))
                 .unwrap();
+            sessions_made += 1;
         }
         // The sessions reach the database file only through a checkpoint.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -243,7 +251,34 @@ mod tests {
         let reopened = Store::open(&path).unwrap();
         assert_eq!(
             reopened.with_conn(sessions::list).unwrap().len(),
-            checkpoint::COMMITS_PER_CHECKPOINT as usize
+            sessions_made
+        );
+    }
+
+    #[test]
+    fn steady_commits_do_not_grow_the_log_without_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.db");
+        let store = Store::open(&path).unwrap();
+        // Commits without a pause, as in a long run of tool rounds: the
+        // thread's copies never find the log fully copied when a commit
+        // begins, so only a restart keeps the log short.
+        let commits = 10 * i64::from(checkpoint::RESTART_AT_PAGES);
+        for i in 0..commits {
+            store
+                .with_tx(|tx| sessions::create(tx, &format!("s{i}"), "新对话", i))
+                .unwrap();
+        }
+        // The log restarts after the commit that takes it past the
+        // threshold, so it is never longer by more than one commit.
+        let longest = log_pages(&store, &path);
+        assert!(
+            longest < i64::from(checkpoint::RESTART_AT_PAGES) + 16,
+            "the log reached {longest} pages over {commits} commits"
+        );
+        assert_eq!(
+            store.with_conn(sessions::list).unwrap().len(),
+            usize::try_from(commits).unwrap()
         );
     }
 }
