@@ -10,6 +10,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
+#[cfg(unix)]
+use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
 use crate::server::ShopServer;
@@ -59,11 +61,50 @@ pub async fn serve_stdio(
     shop: Shop,
     shutdown: CancellationToken,
 ) -> Result<QuitReason, ServeError> {
-    let running = ShopServer::new(shop)
-        .serve_with_ct(rmcp::transport::stdio(), shutdown)
-        .await
-        .map_err(Box::new)?;
+    let server = ShopServer::new(shop);
+    let running = match stdio_pipes() {
+        Some(pipes) => server.serve_with_ct(pipes, shutdown).await,
+        None => {
+            server
+                .serve_with_ct(rmcp::transport::stdio(), shutdown)
+                .await
+        }
+    }
+    .map_err(Box::new)?;
     Ok(running.waiting().await?)
+}
+
+/// Stdin and stdout as pipes the runtime polls itself, when both are pipes
+/// (as when an MCP client spawns the shop). Tokio's own stdio reads and
+/// writes on a blocking thread: two hand-offs between threads per call.
+/// `None` for anything else (a terminal, a file): tokio's stdio serves it.
+#[cfg(unix)]
+fn stdio_pipes() -> Option<(pipe::Receiver, pipe::Sender)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let is_pipe = |fd: &std::os::fd::OwnedFd| {
+        fd.try_clone()
+            .map(std::fs::File::from)
+            .and_then(|file| file.metadata())
+            .is_ok_and(|meta| meta.file_type().is_fifo())
+    };
+    // Both are checked before either is made non-blocking: a half-switched
+    // pair would break tokio's stdio for the other.
+    if !is_pipe(&stdin) || !is_pipe(&stdout) {
+        return None;
+    }
+    let receiver = pipe::Receiver::from_owned_fd(stdin).ok()?;
+    let sender = pipe::Sender::from_owned_fd(stdout).ok()?;
+    tracing::debug!("serving on stdin and stdout as pipes");
+    Some((receiver, sender))
+}
+
+#[cfg(not(unix))]
+fn stdio_pipes() -> Option<(tokio::io::Empty, tokio::io::Sink)> {
+    None
 }
 
 /// Serves streamable HTTP at `http://<addr>/mcp` until `shutdown` fires.

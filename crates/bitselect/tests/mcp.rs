@@ -551,6 +551,46 @@ async fn the_binary_serves_stdio_to_a_client_in_another_process() {
     assert_eq!(cart_quantity(&shop, IPHONE_17), 0);
 }
 
+#[test]
+fn the_binary_serves_requests_read_from_a_file_and_answers_into_a_file() {
+    // Stdin and stdout that are not pipes (a file, a terminal) are served
+    // through tokio's stdio rather than polled as pipes.
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("requests.jsonl");
+    let answers = dir.path().join("answers.jsonl");
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "file", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "search_product", "arguments": {"skuCodes": [IPHONE_17]}}}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&requests, text).unwrap();
+
+    let status = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir.path().join("shop"))
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .stdout(std::fs::File::create(&answers).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the server ended at the end of its input");
+
+    let answered: Vec<Value> = std::fs::read_to_string(&answers)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let found = answered.iter().find(|a| a["id"] == 2).unwrap();
+    assert_eq!(
+        found["result"]["structuredContent"]["items"][0]["name"],
+        "iPhone 17 256GB 黑色"
+    );
+}
+
 #[tokio::test]
 async fn the_binary_serves_streamable_http_on_a_free_loopback_port() {
     let dir = tempfile::tempdir().unwrap();
