@@ -34,10 +34,12 @@ pub(crate) type ToolIndex = BTreeMap<String, KnownTool>;
 
 /// A stored batch, and what the run does next with it.
 pub(crate) struct Proposal {
-    pub reply_id: String,
+    pub batch: BatchRecord,
     pub needs_card: bool,
     /// Calls refused before anyone was asked, to report at once.
     pub rejected: Vec<CallRecord>,
+    /// Calls allowed without asking, in the model's order.
+    pub allowed: Vec<CallRecord>,
 }
 
 /// The first move of a proposed call.
@@ -147,9 +149,39 @@ fn new_call(
 
 /// The calls of one model turn, judged and ready to be stored as a batch.
 pub(crate) struct Planned {
+    reply_id: String,
     calls: Vec<NewCall>,
     plans: Vec<Plan>,
     expiry_ms: i64,
+}
+
+impl Planned {
+    /// Whether every call that would run is a trusted read (the rest are
+    /// refused outright): nothing to ask, nothing a crash could leave
+    /// half-done.
+    pub(crate) fn reads_only(&self) -> bool {
+        self.calls
+            .iter()
+            .zip(&self.plans)
+            .all(|(call, plan)| match plan {
+                Plan::Ask => false,
+                Plan::Allow(_) => !call.sends_key,
+                Plan::Reject { .. } => true,
+            })
+    }
+
+    /// The calls allowed without asking, as [`record`] will store them.
+    pub(crate) fn allowed(&self, session_id: &str) -> Vec<CallRecord> {
+        self.calls
+            .iter()
+            .zip(&self.plans)
+            .enumerate()
+            .filter(|(_, (_, plan))| matches!(plan, Plan::Allow(_)))
+            .map(|(seq, (call, _))| {
+                call.record(session_id, &self.reply_id, seq, CallStatus::Allowed)
+            })
+            .collect()
+    }
 }
 
 /// Judges the calls of one model turn against the tools offered in the
@@ -178,6 +210,7 @@ pub(crate) fn plan(
         calls.push(new_call(request, Some(known), arguments.ok()));
     }
     Planned {
+        reply_id: uuid::Uuid::new_v4().to_string(),
         calls,
         plans,
         expiry_ms: i64::try_from(settings.card_expiry_secs.saturating_mul(1000))
@@ -198,7 +231,7 @@ pub(crate) fn record(
 ) -> Result<Proposal, StoreError> {
     let needs_card = planned.plans.iter().any(|p| matches!(p, Plan::Ask));
     let batch = BatchRecord {
-        reply_id: uuid::Uuid::new_v4().to_string(),
+        reply_id: planned.reply_id,
         session_id: session_id.to_string(),
         run_id: run_id.to_string(),
         assistant_message_id: message_id,
@@ -212,6 +245,7 @@ pub(crate) fn record(
     };
     calls::insert_batch(tx, &batch, &planned.calls, now)?;
     let mut rejected = Vec::new();
+    let mut allowed = Vec::new();
     for (call, plan) in planned.calls.iter().zip(planned.plans) {
         match plan {
             Plan::Ask => {
@@ -232,6 +266,7 @@ pub(crate) fn record(
                     now,
                 )?;
                 record_audit(tx, &record, decision, None, now)?;
+                allowed.push(record);
             }
             Plan::Reject { output, audit } => {
                 let update = CallUpdate {
@@ -248,9 +283,10 @@ pub(crate) fn record(
         }
     }
     Ok(Proposal {
-        reply_id: batch.reply_id,
+        batch,
         needs_card,
         rejected,
+        allowed,
     })
 }
 

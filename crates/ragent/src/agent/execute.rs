@@ -17,7 +17,7 @@ use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate}
 use crate::toolcall::CallStatus;
 
 /// How a call ended.
-struct Ending {
+pub(super) struct Ending {
     status: CallStatus,
     output: String,
     is_error: bool,
@@ -77,7 +77,7 @@ async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
 
 /// Sends the call; if the connection broke while it was out and sending
 /// again is safe, sends it once more (the server is restarted first).
-async fn send(
+pub(super) async fn send(
     inner: &Inner,
     call: &CallRecord,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
@@ -133,22 +133,33 @@ fn finish(
     ending: Ending,
     closing: Option<&BatchRecord>,
 ) -> Result<CallRecord, AgentError> {
-    let update = CallUpdate {
-        output: Some(ending.output),
-        is_error: Some(ending.is_error),
-        ..CallUpdate::default()
-    };
     let now = inner.now();
     Ok(inner.store.with_tx(|tx| {
-        if call.status != CallStatus::Running {
-            to_running(tx, call, now)?;
-        }
-        let done = calls::move_call(tx, &call.id, ending.status, &update, now)?;
+        let done = store_ending(tx, call, ending, now)?;
         if let Some(batch) = closing {
             finalize(tx, batch, BatchState::Done, now)?;
         }
         Ok::<_, StoreError>(done)
     })?)
+}
+
+/// Moves `call` to its ending, by way of `running` if it is not there
+/// yet, inside the caller's transaction.
+pub(super) fn store_ending(
+    tx: &rusqlite::Connection,
+    call: &CallRecord,
+    ending: Ending,
+    now: i64,
+) -> Result<CallRecord, StoreError> {
+    if call.status != CallStatus::Running {
+        to_running(tx, call, now)?;
+    }
+    let update = CallUpdate {
+        output: Some(ending.output),
+        is_error: Some(ending.is_error),
+        ..CallUpdate::default()
+    };
+    calls::move_call(tx, &call.id, ending.status, &update, now)
 }
 
 /// Runs an allowed or approved call: `running`, sent, then its ending.

@@ -8,6 +8,7 @@ mod batch;
 mod context;
 mod execute;
 mod inspect;
+mod reads_first;
 mod recovery;
 mod respond;
 mod run;

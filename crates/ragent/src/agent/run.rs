@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::batch::{self, KnownTool, ToolIndex};
-use super::{Inner, execute, release};
+use super::{Inner, execute, reads_first, release};
 use crate::error::AgentError;
 use crate::history;
 use crate::instructions::system_prompt;
@@ -15,7 +15,7 @@ use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec};
 use crate::mcp::pin;
 use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo, StopReason};
 use crate::store::StoreError;
-use crate::store::calls::{self, BatchState};
+use crate::store::calls::{self, BatchRecord, BatchState, CallRecord};
 use crate::store::messages::{self, NewMessage, Role};
 use crate::toolcall::CallStatus;
 
@@ -119,6 +119,22 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
         }
         let planned = (!answer.tool_calls.is_empty())
             .then(|| batch::plan(ctx.inner, &settings, &answer.tool_calls, &tools));
+        let planned = match planned {
+            Some(planned) if planned.reads_only() => {
+                let emit = |event: AgentEvent| ctx.emit(event);
+                reads_first::run(
+                    ctx.inner,
+                    ctx.session_id,
+                    ctx.run_id,
+                    &answer,
+                    planned,
+                    &emit,
+                )
+                .await?;
+                continue;
+            }
+            other => other,
+        };
         let now = ctx.inner.now();
         // The message and its batch are stored together: a crash leaves
         // both or neither, never calls without their record.
@@ -158,51 +174,56 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
             });
         }
         if proposal.needs_card {
-            let card = ctx.inner.store.with_conn(|c| {
-                let batch = calls::get_batch(c, &proposal.reply_id)?
-                    .ok_or_else(|| StoreError::NotFound(format!("batch {}", proposal.reply_id)))?;
-                batch::card(c, &batch)
-            })?;
+            let card = ctx
+                .inner
+                .store
+                .with_conn(|c| batch::card(c, &proposal.batch))?;
             ctx.emit(AgentEvent::ConfirmationRequested { card });
             return Ok(StopReason::AwaitingConfirmation {
-                reply_id: proposal.reply_id,
+                reply_id: proposal.batch.reply_id,
             });
         }
-        execute_batch(ctx, &proposal.reply_id).await?;
+        run_batch(ctx, &proposal.batch, &proposal.allowed).await?;
     }
     Ok(StopReason::MaxTurns {
         limit: settings.max_turns_per_run,
     })
 }
 
+/// Runs a stored batch whose card was decided.
+async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<(), Halt> {
+    let (batch, runnable) = ctx.inner.store.with_conn(|c| {
+        let batch = calls::get_batch(c, reply_id)?
+            .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;
+        let runnable: Vec<_> = calls::calls_of_batch(c, reply_id)?
+            .into_iter()
+            .filter(|call| matches!(call.status, CallStatus::Allowed | CallStatus::Approved))
+            .collect();
+        Ok::<_, StoreError>((batch, runnable))
+    })?;
+    run_batch(ctx, &batch, &runnable).await
+}
+
 /// Runs a batch's allowed and approved calls in the model's order, then
 /// closes it. A batch once started runs to its end even if the run is
 /// cancelled, so no approved call is left half-decided.
-async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<(), Halt> {
-    let batch = ctx
-        .inner
-        .store
-        .with_conn(|c| calls::get_batch(c, reply_id))?
-        .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;
-    let runnable: Vec<_> = ctx
-        .inner
-        .store
-        .with_conn(|c| calls::calls_of_batch(c, reply_id))?
-        .into_iter()
-        .filter(|call| matches!(call.status, CallStatus::Allowed | CallStatus::Approved))
-        .collect();
+async fn run_batch(
+    ctx: &Ctx<'_>,
+    batch: &BatchRecord,
+    runnable: &[CallRecord],
+) -> Result<(), Halt> {
     let emit = |event: AgentEvent| ctx.emit(event);
     let last = runnable.len().checked_sub(1);
     for (i, call) in runnable.iter().enumerate() {
         // The last call's ending and the batch's close are one transaction.
-        let closing = (Some(i) == last).then_some(&batch);
+        let closing = (Some(i) == last).then_some(batch);
         execute::run_call(ctx.inner, call, &emit, closing).await?;
     }
     if last.is_none() {
         let now = ctx.inner.now();
         ctx.inner
             .store
-            .with_tx(|tx| batch::finalize(tx, &batch, BatchState::Done, now))?;
+            .with_tx(|tx| batch::finalize(tx, batch, BatchState::Done, now))?;
     }
     Ok(())
 }

@@ -76,6 +76,35 @@ pub struct NewCall {
     pub sends_key: bool,
 }
 
+impl NewCall {
+    /// The call as [`insert_batch`] stores it at `seq` in batch `reply_id`,
+    /// then moved to `status`: what it will be once stored.
+    pub fn record(&self, session_id: &str, reply_id: &str, seq: usize, status: CallStatus) -> CallRecord {
+        CallRecord {
+            id: self.id.clone(),
+            session_id: session_id.to_string(),
+            reply_id: reply_id.to_string(),
+            seq: i64::try_from(seq).unwrap_or(i64::MAX),
+            model_call_id: self.model_call_id.clone(),
+            qualified_name: self.qualified_name.clone(),
+            server: self.server.clone(),
+            tool: self.tool.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            proposed_arguments: self.proposed_arguments.clone(),
+            arguments: self.arguments.clone(),
+            arguments_hash: self.arguments.as_ref().map(hash_json),
+            approved_hash: None,
+            destructive: self.destructive,
+            definition_changed: self.definition_changed,
+            sends_key: self.sends_key,
+            status,
+            output: None,
+            is_error: false,
+        }
+    }
+}
+
 /// A stored call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRecord {
@@ -406,6 +435,31 @@ mod tests {
     use super::*;
     use crate::store::{Store, sessions};
 
+    fn pay_order() -> NewCall {
+        NewCall {
+            id: "c".into(),
+            model_call_id: "m".into(),
+            qualified_name: "shop__pay_order".into(),
+            server: Some("shop".into()),
+            tool: Some("pay_order".into()),
+            title: Some("付款".into()),
+            description: None,
+            proposed_arguments: r#"{"orderNo":"1"}"#.into(),
+            arguments: Some(json!({"orderNo": "1"})),
+            input_schema: Some(json!({"type": "object"})),
+            destructive: false,
+            definition_changed: false,
+            sends_key: true,
+        }
+    }
+
+    #[test]
+    fn a_call_foreseen_before_it_is_stored_is_the_call_as_stored() {
+        let store = store_with_batch();
+        let stored = store.with_conn(|c| get_call(c, "c")).unwrap();
+        assert_eq!(pay_order().record("s", "r", 0, CallStatus::Proposed), stored);
+    }
+
     fn store_with_batch() -> Store {
         let store = Store::open_in_memory().unwrap();
         store
@@ -420,22 +474,7 @@ mod tests {
                     created_at: 1,
                     expires_at: 100,
                 };
-                let call = NewCall {
-                    id: "c".into(),
-                    model_call_id: "m".into(),
-                    qualified_name: "shop__pay_order".into(),
-                    server: Some("shop".into()),
-                    tool: Some("pay_order".into()),
-                    title: None,
-                    description: None,
-                    proposed_arguments: r#"{"orderNo":"1"}"#.into(),
-                    arguments: Some(json!({"orderNo": "1"})),
-                    input_schema: Some(json!({"type": "object"})),
-                    destructive: false,
-                    definition_changed: false,
-                    sends_key: true,
-                };
-                insert_batch(tx, &batch, &[call], 1)
+                insert_batch(tx, &batch, &[pay_order()], 1)
             })
             .unwrap();
         store

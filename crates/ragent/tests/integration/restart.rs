@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use ragent::mcp::{
     CallOutcome, McpError, ServerEntry, ServerStatus, ToolInvocation, ToolListing, ToolSource,
 };
-use ragent::protocol::{AgentEvent, StopReason, TranscriptItem};
+use ragent::protocol::{AgentEvent, StopReason, ToolCallView, TranscriptItem};
 use ragent::toolcall::CallStatus;
 use serde_json::json;
 use tokio::sync::Notify;
@@ -148,9 +148,8 @@ fn notices(h: &Harness) -> Vec<String> {
         .collect()
 }
 
-fn call_status(h: &Harness, model_order: usize) -> (CallStatus, Option<String>) {
-    let calls: Vec<_> = h
-        .agent
+fn calls(h: &Harness) -> Vec<ToolCallView> {
+    h.agent
         .transcript(&h.session)
         .unwrap()
         .items
@@ -159,7 +158,11 @@ fn call_status(h: &Harness, model_order: usize) -> (CallStatus, Option<String>) 
             TranscriptItem::ToolCall { call } => Some(call),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+fn call_status(h: &Harness, model_order: usize) -> (CallStatus, Option<String>) {
+    let calls = calls(h);
     (calls[model_order].status, calls[model_order].output.clone())
 }
 
@@ -247,7 +250,7 @@ async fn a_crash_after_approval_is_recovered_with_the_same_key_and_one_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_read_cut_off_by_a_crash_runs_again_after_reopening() {
+async fn a_turn_of_reads_cut_off_by_a_crash_leaves_nothing_half_done_and_is_asked_again() {
     let sent = Arc::new(Notify::new());
     let mut setup = Setup::shop();
     setup.wrap_tools = Some(crashing("search_product", sent.clone()));
@@ -260,25 +263,29 @@ async fn a_read_cut_off_by_a_crash_runs_again_after_reopening() {
         .send_message(&h.session, "iPhone 17 多少钱")
         .unwrap();
     sent.notified().await;
-    assert_eq!(
-        call_status(&h, 0).0,
-        CallStatus::Allowed,
-        "a read is stored with its result, not before"
+    assert!(
+        calls(&h).is_empty(),
+        "a turn of reads is stored with its results, not before"
     );
 
     h.restart(Setup::shop()).await;
 
-    let (status, output) = call_status(&h, 0);
-    assert_eq!(status, CallStatus::Succeeded, "read again on reopening");
-    assert!(output.unwrap().contains("iPhone 17"));
+    let items = h.agent.transcript(&h.session).unwrap().items;
     assert!(
-        notices(&h).is_empty(),
-        "nothing to tell: a read changes nothing"
+        matches!(items.as_slice(), [TranscriptItem::User { text, .. }] if text == "iPhone 17 多少钱"),
+        "only the question is left: {items:?}"
     );
-    h.model.push_turn(text_turn("iPhone 17 有货。"));
-    h.say("然后呢？").await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[("c2", "shop__search_product", json!({"skuCodes": [IPHONE]}))],
+    ));
+    h.model.push_turn(text_turn("iPhone 17 是 6799 元。"));
+    h.say("再查一下？").await;
+    let (status, output) = call_status(&h, 0);
+    assert_eq!(status, CallStatus::Succeeded);
+    assert!(output.unwrap().contains("iPhone 17"));
     let requests = h.model.requests().await;
-    assert!(tool_result(requests.last().unwrap(), "c1").contains("iPhone 17"));
+    assert!(tool_result(requests.last().unwrap(), "c2").contains("iPhone 17"));
 }
 
 /// An approved note (call `c1`) reached a notebook that does not honour

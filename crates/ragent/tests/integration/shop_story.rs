@@ -1,7 +1,9 @@
 //! The seed's story and its variations on the real shop.
 
 use pretty_assertions::assert_eq;
-use ragent::protocol::{CallDecision, Decision, StopReason};
+use ragent::protocol::{AuditDecision, CallDecision, Decision, StopReason, TranscriptItem};
+use ragent::store::Store;
+use ragent::store::calls;
 use ragent::toolcall::CallStatus;
 use serde_json::json;
 
@@ -162,4 +164,58 @@ async fn a_declined_write_leaves_the_shop_untouched_and_the_model_hears_why() {
         ragent::protocol::AuditDecision::UserDenied
     );
     assert_eq!(audit[0].reason.as_deref(), Some("我只要一台"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_stored_after_it_ran_keeps_its_whole_life_and_its_audit() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "我查一下。",
+        &[
+            ("c1", "shop__search_product", json!({"skuCodes": [IPHONE]})),
+            ("c2", "shop__no_such_tool", json!({})),
+        ],
+    ));
+    h.model.push_turn(text_turn("iPhone 17 是 6799 元。"));
+    let run = h.say("iPhone 17 多少钱").await;
+    assert_eq!(run.reason, StopReason::Completed);
+
+    let items = h.agent.transcript(&h.session).unwrap().items;
+    let calls: Vec<_> = items
+        .iter()
+        .filter_map(|item| match item {
+            TranscriptItem::ToolCall { call } => Some(call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].status, CallStatus::Succeeded);
+    assert_eq!(calls[1].status, CallStatus::Rejected);
+
+    let store = Store::open(&h.dir.path().join("agent.db")).unwrap();
+    let read_history = store
+        .with_conn(|c| calls::history(c, &calls[0].call_id))
+        .unwrap();
+    let moves: Vec<_> = read_history.iter().map(|(_, to, _)| *to).collect();
+    assert_eq!(
+        moves,
+        [
+            CallStatus::Proposed,
+            CallStatus::Allowed,
+            CallStatus::Running,
+            CallStatus::Succeeded
+        ]
+    );
+    let audit = h.agent.audit_log(10).unwrap();
+    assert_eq!(audit.len(), 1, "the read was allowed by policy, on record");
+    assert_eq!(audit[0].call_id, calls[0].call_id);
+    assert_eq!(audit[0].decision, AuditDecision::PolicyAllowed);
+
+    // Both results reached the model, in its order.
+    let requests = h.model.requests().await;
+    let results = tool_results(requests.last().unwrap());
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0].0, "c1");
+    assert!(results[0].1.contains("iPhone 17"));
+    assert_eq!(results[1].0, "c2");
 }

@@ -1,0 +1,82 @@
+//! A model turn whose calls are all trusted reads (or refused before anyone
+//! is asked) runs them first and is stored after: the assistant message,
+//! its batch, every call with each of its moves, their results and the
+//! closed batch, in one transaction.
+//!
+//! A read changes nothing, so there is nothing to write ahead of it: a
+//! crash while one is out loses the turn, exactly as a crash while the
+//! model streams does, and the user's message is answered again when
+//! they ask. Calls that can change something never come here: they are
+//! stored as `running` before they are sent. One commit a round instead of
+//! two is most of what a tool round costs the agent (each commit writes
+//! every page it touched to the log).
+
+use super::batch::{self, Planned};
+use super::execute::{self, Ending};
+use super::transcript::call_view;
+use super::Inner;
+use crate::error::AgentError;
+use crate::llm::AssistantTurn;
+use crate::protocol::AgentEvent;
+use crate::store::StoreError;
+use crate::store::calls::BatchState;
+use crate::store::messages::{self, NewMessage, Role};
+use crate::toolcall::CallStatus;
+
+/// Runs the turn's reads in the model's order, then stores the turn.
+/// Returns the assistant message's id.
+pub(crate) async fn run(
+    inner: &Inner,
+    session_id: &str,
+    run_id: &str,
+    answer: &AssistantTurn,
+    planned: Planned,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<i64, AgentError> {
+    let proposed_at = inner.now();
+    let reads = planned.allowed(session_id);
+    let mut endings: Vec<Ending> = Vec::with_capacity(reads.len());
+    for read in &reads {
+        let mut shown = read.clone();
+        shown.status = CallStatus::Running;
+        emit(AgentEvent::ToolCallStarted {
+            call: call_view(&shown),
+        });
+        endings.push(execute::send(inner, read, emit).await);
+    }
+    let ended_at = inner.now();
+    let (message_id, proposal, done) = inner.store.with_tx(|tx| {
+        let message_id = messages::append(
+            tx,
+            &NewMessage {
+                session_id,
+                run_id: Some(run_id),
+                role: Role::Assistant,
+                content: &answer.text,
+                tool_calls: &answer.tool_calls,
+                tool_call_id: None,
+                call_id: None,
+            },
+            proposed_at,
+        )?;
+        let proposal = batch::record(tx, planned, session_id, run_id, message_id, proposed_at)?;
+        let mut done = Vec::with_capacity(endings.len());
+        for (read, ending) in proposal.allowed.iter().zip(endings) {
+            done.push(execute::store_ending(tx, read, ending, ended_at)?);
+        }
+        batch::finalize(tx, &proposal.batch, BatchState::Done, ended_at)?;
+        Ok::<_, StoreError>((message_id, proposal, done))
+    })?;
+    if !answer.text.is_empty() {
+        emit(AgentEvent::AssistantMessage {
+            message_id,
+            text: answer.text.clone(),
+        });
+    }
+    for call in proposal.rejected.iter().chain(&done) {
+        emit(AgentEvent::ToolCallFinished {
+            call: call_view(call),
+        });
+    }
+    Ok(message_id)
+}
