@@ -9,6 +9,7 @@ mod shop_server;
 
 use std::path::{Path, PathBuf};
 
+use ragent::runtime::CoreRuntime;
 use ragent::{Agent, AgentConfig};
 use tauri::{Builder, Manager, Runtime};
 
@@ -90,9 +91,21 @@ pub fn run() {
             std::process::exit(2);
         }
     };
+    // The core, the commands and the event forwarding all run on one
+    // thread of their own (see `ragent::runtime`); the windows keep the
+    // main thread. It lives as long as the app.
+    let core = match CoreRuntime::start() {
+        Ok(core) => core,
+        Err(error) => {
+            eprintln!("bitselect-assistant: cannot start the core's thread: {error}");
+            std::process::exit(1);
+        }
+    };
+    tauri::async_runtime::set(core.handle().clone());
     let app = run_app(tauri::Builder::default(), options).run(tauri::generate_context!());
     if let Err(error) = app {
         tracing::error!(%error, "the app stopped with an error");
         std::process::exit(1);
     }
+    drop(core);
 }

@@ -209,10 +209,10 @@ impl Installed {
 
 impl Drop for Installed {
     fn drop(&mut self) {
-        if !self.removed {
-            if let Err(error) = purge() {
-                eprintln!("could not remove {PACKAGE}: {error}");
-            }
+        if !self.removed
+            && let Err(error) = purge()
+        {
+            eprintln!("could not remove {PACKAGE}: {error}");
         }
     }
 }

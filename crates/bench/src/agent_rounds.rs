@@ -99,7 +99,9 @@ async fn one_run(
         return Err(BenchError::Run(format!("a run stopped with {reason:?}")));
     }
     let (calls, listings) = bench.tools.take();
-    split(&model.take_served(), &calls, &listings)
+    // A request for each call's result, and the first.
+    let served = model.take_served_when(calls.len() + 1).await?;
+    split(&served, &calls, &listings)
 }
 
 struct Figures {

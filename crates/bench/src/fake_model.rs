@@ -40,6 +40,9 @@ struct State {
     script: Vec<String>,
     next: AtomicUsize,
     served: Mutex<Vec<Served>>,
+    /// Told after each request is noted, which happens just after its
+    /// response went out: the agent may be done with it before then.
+    noted: tokio::sync::Notify,
 }
 
 /// A running fake model. Dropping it stops accepting connections.
@@ -74,6 +77,7 @@ impl FakeModel {
             script: turns.iter().map(|t| sse(t)).collect(),
             next: AtomicUsize::new(0),
             served: Mutex::new(Vec::new()),
+            noted: tokio::sync::Notify::new(),
         });
         let task = tokio::spawn({
             let state = state.clone();
@@ -93,12 +97,30 @@ impl FakeModel {
 
     /// Every request served so far, and forgets them.
     pub fn take_served(&self) -> Vec<Served> {
-        let mut served = self
-            .state
+        std::mem::take(&mut *self.lock_served())
+    }
+
+    /// Waits until `count` requests have been noted since the last take,
+    /// then takes them all.
+    pub async fn take_served_when(&self, count: usize) -> Result<Vec<Served>, BenchError> {
+        let noted = async {
+            loop {
+                if self.lock_served().len() >= count {
+                    return self.take_served();
+                }
+                self.state.noted.notified().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), noted)
+            .await
+            .map_err(|_| BenchError::Run(format!("the model never noted {count} requests")))
+    }
+
+    fn lock_served(&self) -> std::sync::MutexGuard<'_, Vec<Served>> {
+        self.state
             .served
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        std::mem::take(&mut *served)
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Starts the script from its first turn again.
@@ -131,6 +153,8 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<State>) {
                 turn,
                 request_bytes,
             });
+        // A permit is kept if nobody waits yet: no wake-up is lost.
+        state.noted.notify_one();
     }
 }
 

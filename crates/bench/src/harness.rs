@@ -9,6 +9,7 @@ use std::time::Duration;
 use ragent::llm::openai::ClientOptions;
 use ragent::mcp::{McpHub, ServerEntry};
 use ragent::protocol::{AgentEvent, ConfirmationCard, EventEnvelope, StopReason};
+use ragent::runtime::CoreRuntime;
 use ragent::settings::{ModelSettings, Settings};
 use ragent::{Agent, AgentConfig};
 use tempfile::TempDir;
@@ -26,6 +27,9 @@ pub struct BenchAgent {
     pub agent: Agent,
     pub tools: Arc<TimedTools>,
     pub events: broadcast::Receiver<EventEnvelope>,
+    /// The agent's own thread, as the app gives it one; the fake model
+    /// stays on the bench's runtime, as a remote model would be elsewhere.
+    core: CoreRuntime,
 }
 
 impl BenchAgent {
@@ -55,13 +59,20 @@ impl BenchAgent {
         config.builtin_servers.push(shop(&dir.path().join("shop"))?);
         let tools = Arc::new(TimedTools::new(Arc::new(McpHub::default())));
         config.tools = Some(tools.clone());
-        let agent = Agent::open(config).await?;
+        let core = CoreRuntime::start()
+            .map_err(|e| BenchError::Setup(format!("the agent's thread: {e}")))?;
+        let agent = core
+            .handle()
+            .spawn(Agent::open(config))
+            .await
+            .map_err(|e| BenchError::Setup(format!("opening the agent: {e}")))??;
         let events = agent.subscribe();
         Ok(BenchAgent {
             dir,
             agent,
             tools,
             events,
+            core,
         })
     }
 
@@ -107,6 +118,7 @@ impl BenchAgent {
 
     pub async fn shutdown(self) {
         self.agent.shutdown().await;
+        drop(self.core);
     }
 }
 

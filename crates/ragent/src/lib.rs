@@ -13,6 +13,7 @@ pub mod llm;
 pub mod mcp;
 pub mod policy;
 pub mod protocol;
+pub mod runtime;
 pub mod schema;
 pub mod settings;
 pub mod store;

@@ -104,6 +104,10 @@ pub(crate) struct Inner {
     schemas: SchemaCache,
     windows: context::Windows,
     live: Mutex<Live>,
+    /// The runtime the agent was opened on: its runs go there, whichever
+    /// thread starts them, so a run's steps and the connections it opens
+    /// share one scheduler.
+    runtime: tokio::runtime::Handle,
 }
 
 /// The agent core. Cheap to clone; all clones share one state.
@@ -220,7 +224,7 @@ impl RunSlot {
         let session_id = self.session_id.clone();
         let run_id = self.run_id.clone();
         let cancel = self.cancel.clone();
-        let task = tokio::spawn({
+        let task = inner.runtime.spawn({
             let inner = inner.clone();
             let session_id = session_id.clone();
             let run_id = run_id.clone();
@@ -257,7 +261,9 @@ pub(crate) fn release(inner: &Inner, session_id: &str, run_id: &str) {
 
 impl Agent {
     /// Opens the database (migrating it), starts nothing yet, and recovers
-    /// what a crash left: expired cards, and calls left `running`.
+    /// what a crash left: expired cards, and calls left `running`. Runs go
+    /// to the runtime this is called on (the app's is a
+    /// [`CoreRuntime`](crate::runtime::CoreRuntime)).
     pub async fn open(config: AgentConfig) -> Result<Agent, AgentError> {
         for entry in &config.builtin_servers {
             validate_server_name(&entry.name)
@@ -293,6 +299,7 @@ impl Agent {
                 model: Err(LlmError::NotConfigured),
                 runs: HashMap::new(),
             }),
+            runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);
         inner.live().model = model;

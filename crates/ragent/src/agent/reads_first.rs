@@ -11,10 +11,10 @@
 //! two is most of what a tool round costs the agent (each commit writes
 //! every page it touched to the log).
 
+use super::Inner;
 use super::batch::{self, Planned};
 use super::execute::{self, Ending};
 use super::transcript::call_view;
-use super::Inner;
 use crate::error::AgentError;
 use crate::llm::AssistantTurn;
 use crate::protocol::AgentEvent;

@@ -79,7 +79,13 @@ pub struct NewCall {
 impl NewCall {
     /// The call as [`insert_batch`] stores it at `seq` in batch `reply_id`,
     /// then moved to `status`: what it will be once stored.
-    pub fn record(&self, session_id: &str, reply_id: &str, seq: usize, status: CallStatus) -> CallRecord {
+    pub fn record(
+        &self,
+        session_id: &str,
+        reply_id: &str,
+        seq: usize,
+        status: CallStatus,
+    ) -> CallRecord {
         CallRecord {
             id: self.id.clone(),
             session_id: session_id.to_string(),
@@ -457,7 +463,10 @@ mod tests {
     fn a_call_foreseen_before_it_is_stored_is_the_call_as_stored() {
         let store = store_with_batch();
         let stored = store.with_conn(|c| get_call(c, "c")).unwrap();
-        assert_eq!(pay_order().record("s", "r", 0, CallStatus::Proposed), stored);
+        assert_eq!(
+            pay_order().record("s", "r", 0, CallStatus::Proposed),
+            stored
+        );
     }
 
     fn store_with_batch() -> Store {
