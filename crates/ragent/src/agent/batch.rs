@@ -3,6 +3,7 @@
 //! the conversation only when a batch closes, in the model's order.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use serde_json::Value;
@@ -27,6 +28,19 @@ use crate::toolcall::CallStatus;
 pub(crate) struct KnownTool {
     pub info: ToolInfo,
     pub changed: bool,
+    /// The input schema as JSON text: written once, stored with each call.
+    schema_text: Arc<str>,
+}
+
+impl KnownTool {
+    pub(crate) fn new(info: ToolInfo, changed: bool) -> KnownTool {
+        let schema_text = info.input_schema.to_string().into();
+        KnownTool {
+            info,
+            changed,
+            schema_text,
+        }
+    }
 }
 
 /// Tools by `server__tool`: lookups are exact.
@@ -135,7 +149,7 @@ fn new_call(
         description: info.and_then(|i| i.description.clone()),
         proposed_arguments: request.arguments.clone(),
         arguments,
-        input_schema: info.map(|i| i.input_schema.clone()),
+        input_schema: known.map(|k| k.schema_text.clone()),
         // MCP: a write tool is destructive unless it says otherwise; an
         // untrusted server's word that it is harmless is not taken.
         destructive: info.is_some_and(|i| {
@@ -150,6 +164,8 @@ fn new_call(
 /// The calls of one model turn, judged and ready to be stored as a batch.
 pub(crate) struct Planned {
     reply_id: String,
+    /// Its calls ran before it is stored: it is stored closed.
+    ran: bool,
     calls: Vec<NewCall>,
     plans: Vec<Plan>,
     expiry_ms: i64,
@@ -168,6 +184,13 @@ impl Planned {
                 Plan::Allow(_) => !call.sends_key,
                 Plan::Reject { .. } => true,
             })
+    }
+
+    /// Marks its calls as run: [`record`] stores the batch closed, so it is
+    /// never among a session's open batches, not even inside the
+    /// transaction.
+    pub(crate) fn ran(self) -> Planned {
+        Planned { ran: true, ..self }
     }
 
     /// The calls allowed without asking, as [`record`] will store them.
@@ -211,6 +234,7 @@ pub(crate) fn plan(
     }
     Planned {
         reply_id: uuid::Uuid::new_v4().to_string(),
+        ran: false,
         calls,
         plans,
         expiry_ms: i64::try_from(settings.card_expiry_secs.saturating_mul(1000))
@@ -235,7 +259,9 @@ pub(crate) fn record(
         session_id: session_id.to_string(),
         run_id: run_id.to_string(),
         assistant_message_id: message_id,
-        state: if needs_card {
+        state: if planned.ran {
+            BatchState::Done
+        } else if needs_card {
             BatchState::Pending
         } else {
             BatchState::Executing
@@ -246,21 +272,23 @@ pub(crate) fn record(
     calls::insert_batch(tx, &batch, &planned.calls, now)?;
     let mut rejected = Vec::new();
     let mut allowed = Vec::new();
-    for (call, plan) in planned.calls.iter().zip(planned.plans) {
+    for (seq, (call, plan)) in planned.calls.iter().zip(planned.plans).enumerate() {
+        // Each call as just stored: its first move needs no read.
+        let proposed = call.record(session_id, &batch.reply_id, seq, CallStatus::Proposed);
         match plan {
             Plan::Ask => {
-                calls::move_call(
+                calls::move_held(
                     tx,
-                    &call.id,
+                    proposed,
                     CallStatus::Asking,
                     &CallUpdate::default(),
                     now,
                 )?;
             }
             Plan::Allow(decision) => {
-                let record = calls::move_call(
+                let record = calls::move_held(
                     tx,
-                    &call.id,
+                    proposed,
                     CallStatus::Allowed,
                     &CallUpdate::default(),
                     now,
@@ -274,7 +302,7 @@ pub(crate) fn record(
                     is_error: Some(true),
                     ..CallUpdate::default()
                 };
-                let record = calls::move_call(tx, &call.id, CallStatus::Rejected, &update, now)?;
+                let record = calls::move_held(tx, proposed, CallStatus::Rejected, &update, now)?;
                 if let Some(decision) = audit {
                     record_audit(tx, &record, decision, None, now)?;
                 }

@@ -116,9 +116,9 @@ fn to_running(
     call: &CallRecord,
     now: i64,
 ) -> Result<CallRecord, StoreError> {
-    calls::move_call(
+    calls::move_held(
         conn,
-        &call.id,
+        call.clone(),
         CallStatus::Running,
         &CallUpdate::default(),
         now,
@@ -151,15 +151,17 @@ pub(super) fn store_ending(
     ending: Ending,
     now: i64,
 ) -> Result<CallRecord, StoreError> {
-    if call.status != CallStatus::Running {
-        to_running(tx, call, now)?;
-    }
+    let running = if call.status == CallStatus::Running {
+        call.clone()
+    } else {
+        to_running(tx, call, now)?
+    };
     let update = CallUpdate {
         output: Some(ending.output),
         is_error: Some(ending.is_error),
         ..CallUpdate::default()
     };
-    calls::move_call(tx, &call.id, ending.status, &update, now)
+    calls::move_held(tx, running, ending.status, &update, now)
 }
 
 /// Runs an allowed or approved call: `running`, sent, then its ending.

@@ -45,7 +45,7 @@ impl Agent {
                     .ok()
                     .flatten();
                 let changed = pinned.is_some_and(|hash| hash != info.definition_hash);
-                let known = KnownTool { info, changed };
+                let known = KnownTool::new(info, changed);
                 let verdict = match verdict(&known, &settings) {
                     Verdict::Allow(_) => PolicyVerdict::Allow,
                     Verdict::Ask => PolicyVerdict::Ask,

@@ -59,7 +59,14 @@ pub(crate) async fn run(
             },
             proposed_at,
         )?;
-        let proposal = batch::record(tx, planned, session_id, run_id, message_id, proposed_at)?;
+        let proposal = batch::record(
+            tx,
+            planned.ran(),
+            session_id,
+            run_id,
+            message_id,
+            proposed_at,
+        )?;
         let mut done = Vec::with_capacity(endings.len());
         for (read, ending) in proposal.allowed.iter().zip(endings) {
             done.push(execute::store_ending(tx, read, ending, ended_at)?);

@@ -265,7 +265,7 @@ async fn tool_index(ctx: &Ctx<'_>) -> Result<ToolIndex, Halt> {
         let mut index = ToolIndex::new();
         for info in listing.tools {
             let changed = pin::check(tx, &info, now)?;
-            index.insert(info.qualified_name.clone(), KnownTool { info, changed });
+            index.insert(info.qualified_name.clone(), KnownTool::new(info, changed));
         }
         Ok::<_, StoreError>(index)
     })?;

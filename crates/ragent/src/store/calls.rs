@@ -2,6 +2,8 @@
 //! and tool calls. A call's status changes only through [`move_call`],
 //! which asks the state machine and records the move in the history.
 
+use std::sync::Arc;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
@@ -69,7 +71,9 @@ pub struct NewCall {
     pub proposed_arguments: String,
     /// The parsed arguments, when they parsed.
     pub arguments: Option<Value>,
-    pub input_schema: Option<Value>,
+    /// The tool's input schema as JSON text, written once per run and
+    /// shared by every call of the tool.
+    pub input_schema: Option<Arc<str>>,
     pub destructive: bool,
     pub definition_changed: bool,
     /// Write calls carry their id as an idempotency key.
@@ -170,7 +174,6 @@ pub fn insert_batch(
     for (seq, call) in calls.iter().enumerate() {
         let arguments = call.arguments.as_ref().map(Value::to_string);
         let hash = call.arguments.as_ref().map(hash_json);
-        let schema = call.input_schema.as_ref().map(Value::to_string);
         conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
                  title, description, proposed_arguments, arguments, arguments_hash, input_schema,
                  destructive, definition_changed, sends_key, status, created_at, updated_at)
@@ -189,7 +192,7 @@ pub fn insert_batch(
                 call.proposed_arguments,
                 arguments,
                 hash,
-                schema,
+                call.input_schema.as_deref(),
                 call.destructive,
                 call.definition_changed,
                 call.sends_key,
@@ -212,32 +215,53 @@ pub fn move_call(
     update: &CallUpdate,
     now: i64,
 ) -> Result<CallRecord, StoreError> {
-    let mut record = get_call(conn, call_id)?;
+    let record = get_call(conn, call_id)?;
+    move_held(conn, record, to, update, now)
+}
+
+/// Moves a call the caller holds (as read, or as it was just stored) to
+/// `to`, without reading it again. The row must still be where the held
+/// call says it is; otherwise nothing changes and the move is refused.
+pub fn move_held(
+    conn: &Connection,
+    mut record: CallRecord,
+    to: CallStatus,
+    update: &CallUpdate,
+    now: i64,
+) -> Result<CallRecord, StoreError> {
     let from = record.status;
     from.transition(to)?;
     let arguments = update.arguments.as_ref().map(Value::to_string);
     let arguments_hash = update.arguments.as_ref().map(hash_json);
-    conn.prepare_cached(
-        "UPDATE tool_calls SET status = ?2, updated_at = ?3,
-             arguments = coalesce(?4, arguments),
-             arguments_hash = coalesce(?5, arguments_hash),
-             approved_hash = coalesce(?6, approved_hash),
-             output = coalesce(?7, output),
-             is_error = coalesce(?8, is_error)
-         WHERE id = ?1",
-    )?
-    .execute(params![
-        call_id,
-        to.as_str(),
-        now,
-        arguments,
-        arguments_hash,
-        update.approved_hash,
-        update.output,
-        update.is_error
-    ])?;
+    let moved = conn
+        .prepare_cached(
+            "UPDATE tool_calls SET status = ?2, updated_at = ?3,
+                 arguments = coalesce(?4, arguments),
+                 arguments_hash = coalesce(?5, arguments_hash),
+                 approved_hash = coalesce(?6, approved_hash),
+                 output = coalesce(?7, output),
+                 is_error = coalesce(?8, is_error)
+             WHERE id = ?1 AND status = ?9",
+        )?
+        .execute(params![
+            record.id,
+            to.as_str(),
+            now,
+            arguments,
+            arguments_hash,
+            update.approved_hash,
+            update.output,
+            update.is_error,
+            from.as_str()
+        ])?;
+    if moved == 0 {
+        return Err(StoreError::NotFound(format!(
+            "call {} in status {from}",
+            record.id
+        )));
+    }
     conn.prepare_cached("INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, ?2, ?3, ?4, ?5)")?.execute(
-        params![call_id, from.as_str(), to.as_str(), update.note, now],
+        params![record.id, from.as_str(), to.as_str(), update.note, now],
     )?;
     // The row now holds what `record` becomes here; no need to read it again.
     record.status = to;
@@ -452,7 +476,7 @@ mod tests {
             description: None,
             proposed_arguments: r#"{"orderNo":"1"}"#.into(),
             arguments: Some(json!({"orderNo": "1"})),
-            input_schema: Some(json!({"type": "object"})),
+            input_schema: Some(json!({"type": "object"}).to_string().into()),
             destructive: false,
             definition_changed: false,
             sends_key: true,
@@ -467,6 +491,24 @@ mod tests {
             pay_order().record("s", "r", 0, CallStatus::Proposed),
             stored
         );
+    }
+
+    #[test]
+    fn a_held_call_moves_only_from_where_the_row_still_is() {
+        let store = store_with_batch();
+        let held = store.with_conn(|c| get_call(c, "c")).unwrap();
+        let update = CallUpdate::default();
+        let asking = store
+            .with_tx(|tx| move_held(tx, held.clone(), CallStatus::Asking, &update, 2))
+            .unwrap();
+        assert_eq!(asking, store.with_conn(|c| get_call(c, "c")).unwrap());
+
+        // The held copy is stale now: the row is no longer `proposed`.
+        let stale = store.with_tx(|tx| move_held(tx, held, CallStatus::Allowed, &update, 3));
+        assert!(matches!(stale, Err(StoreError::NotFound(_))), "{stale:?}");
+        let row = store.with_conn(|c| get_call(c, "c")).unwrap();
+        assert_eq!(row.status, CallStatus::Asking, "nothing changed");
+        assert_eq!(store.with_conn(|c| history(c, "c")).unwrap().len(), 2);
     }
 
     fn store_with_batch() -> Store {
