@@ -13,7 +13,7 @@ use crate::cart::{self, CartUpdate, CartView};
 use crate::catalog::{self, SearchResult, SkuHit};
 use crate::clock::{Clock, Millis, SystemClock};
 use crate::coupons::{self, CouponReport};
-use crate::db::{self, Db};
+use crate::db::{CallTx, Db};
 use crate::error::{Result, ShopError};
 use crate::idempotency;
 use crate::logistics::{self, Trace};
@@ -102,8 +102,8 @@ impl Shop {
 
     /// Runs reads in one deferred transaction: a consistent snapshot.
     fn read<T>(&self, f: impl FnOnce(&Connection, Millis) -> Result<T>) -> Result<T> {
-        let mut conn = self.db.connect()?;
-        let tx = conn.transaction()?;
+        let conn = self.db.connect()?;
+        let tx = CallTx::read(&conn)?;
         let out = f(&tx, self.now())?;
         tx.commit()?;
         Ok(out)
@@ -129,8 +129,8 @@ impl Shop {
             }
             None => None,
         };
-        let mut conn = self.db.connect()?;
-        let tx = db::immediate(&mut conn)?;
+        let conn = self.db.connect()?;
+        let tx = CallTx::write(&conn)?;
         // Read the clock under the write lock, so times follow commit order.
         let now = self.now();
         if let Some((key, hash)) = &keyed
