@@ -8,8 +8,8 @@
 //! model streams does, and the user's message is answered again when
 //! they ask. Calls that can change something never come here: they are
 //! stored as `running` before they are sent. One commit a round instead of
-//! two is most of what a tool round costs the agent (each commit writes
-//! every page it touched to the log).
+//! two: each commit writes every page it touched to the log, and the
+//! commits were the largest part of what a round cost the agent.
 
 use super::Inner;
 use super::batch::{self, Planned};
