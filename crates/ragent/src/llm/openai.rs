@@ -2,6 +2,7 @@
 //! timeouts for connecting, for the first byte and between chunks, retries
 //! with backoff on 429 and 5xx (honouring `Retry-After`), cancellation.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -55,6 +56,8 @@ pub struct OpenAiClient {
     model: String,
     headers: HeaderMap,
     options: ClientOptions,
+    /// The conversation's messages as JSON, written once each.
+    texts: Arc<wire::MessageTexts>,
 }
 
 impl OpenAiClient {
@@ -89,6 +92,7 @@ impl OpenAiClient {
             model: settings.model.trim().to_string(),
             headers,
             options,
+            texts: Arc::default(),
         })
     }
 
@@ -117,7 +121,8 @@ impl OpenAiClient {
 
     /// The JSON body of a streaming request.
     pub fn request_body(&self, request: &ChatRequest) -> Result<Bytes, LlmError> {
-        wire::request_body(&self.model, request)
+        self.texts
+            .request_body(&self.model, request)
             .map(Bytes::from)
             .map_err(|e| LlmError::Encode(e.to_string()))
     }

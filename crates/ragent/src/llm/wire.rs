@@ -1,12 +1,25 @@
 //! The chat-completions request body in OpenAI's shape, borrowed from a
 //! [`ChatRequest`] and written straight to JSON: the history and the tool
 //! schemas are not copied into an intermediate JSON tree on every turn.
+//!
+//! A session's messages go out again on every turn and never change (the
+//! store only appends), so each message is written to JSON once and kept
+//! while the message lives ([`MessageTexts`]): a turn copies the
+//! conversation instead of escaping all of it again, which in a long
+//! session was the largest part of a turn's cost.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::{ChatMessage, ChatRequest, ToolCallRequest, ToolSpec};
 
+/// The whole body in one struct: what [`MessageTexts::request_body`]
+/// writes piece by piece.
+#[cfg(test)]
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
@@ -106,12 +119,158 @@ fn tool(spec: &ToolSpec) -> Tool<'_> {
     }
 }
 
-/// The JSON body of a streaming request for `model`.
-pub fn request_body(model: &str, request: &ChatRequest) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(&Body {
-        model,
-        stream: true,
-        messages: request.messages.iter().map(|m| message(m)).collect(),
-        tools: request.tools.iter().map(tool).collect(),
-    })
+/// Each message's JSON, found by the message's allocation. An entry holds
+/// a weak reference, so that allocation cannot be reused for another
+/// message while the entry exists; entries of dropped messages are let go
+/// once they outnumber the live ones.
+#[derive(Debug, Default)]
+pub struct MessageTexts {
+    texts: Mutex<HashMap<usize, KeptText>>,
+    /// The last body's length: the next is about as long, so it is
+    /// written into room for it rather than grown (and copied) as it goes.
+    last_len: AtomicUsize,
+}
+
+/// A message's JSON, and the message it was written from.
+type KeptText = (Weak<ChatMessage>, Box<str>);
+
+impl MessageTexts {
+    /// The JSON body of a streaming request for `model`.
+    pub fn request_body(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        let mut texts = self.texts.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut body = Vec::with_capacity(self.last_len.load(Ordering::Relaxed).max(4096) + 1024);
+        body.extend_from_slice(b"{\"model\":");
+        serde_json::to_writer(&mut body, model)?;
+        body.extend_from_slice(b",\"stream\":true,\"messages\":[");
+        for (i, chat_message) in request.messages.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            let key = Arc::as_ptr(chat_message) as usize;
+            match texts.get(&key) {
+                Some((kept, text)) if kept.strong_count() > 0 => {
+                    body.extend_from_slice(text.as_bytes())
+                }
+                _ => {
+                    let text = serde_json::to_string(&message(chat_message))?;
+                    body.extend_from_slice(text.as_bytes());
+                    texts.insert(key, (Arc::downgrade(chat_message), text.into_boxed_str()));
+                }
+            }
+        }
+        body.push(b']');
+        if !request.tools.is_empty() {
+            body.extend_from_slice(b",\"tools\":");
+            let tools: Vec<Tool<'_>> = request.tools.iter().map(tool).collect();
+            serde_json::to_writer(&mut body, &tools)?;
+        }
+        body.push(b'}');
+        if texts.len() > 2 * request.messages.len() + 64 {
+            texts.retain(|_, (kept, _)| kept.strong_count() > 0);
+        }
+        self.last_len.store(body.len(), Ordering::Relaxed);
+        Ok(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn plain_body(model: &str, request: &ChatRequest) -> Vec<u8> {
+        serde_json::to_vec(&Body {
+            model,
+            stream: true,
+            messages: request.messages.iter().map(|m| message(m)).collect(),
+            tools: request.tools.iter().map(tool).collect(),
+        })
+        .unwrap()
+    }
+
+    fn user(text: &str) -> Arc<ChatMessage> {
+        Arc::new(ChatMessage::User {
+            content: text.into(),
+        })
+    }
+
+    #[test]
+    fn kept_texts_write_the_body_a_fresh_write_would() {
+        let texts = MessageTexts::default();
+        let tools: Arc<[ToolSpec]> = vec![
+            ToolSpec::new(
+                "shop__search_product",
+                "搜索\"商品\"",
+                &json!({"type": "object"}),
+            )
+            .unwrap(),
+        ]
+        .into();
+        let mut messages = vec![
+            Arc::new(ChatMessage::System {
+                content: "系统".into(),
+            }),
+            user("iPhone 17 多少钱？\n"),
+            Arc::new(ChatMessage::Assistant {
+                content: String::new(),
+                tool_calls: vec![ToolCallRequest {
+                    id: "c1".into(),
+                    name: "shop__search_product".into(),
+                    arguments: r#"{"keyword":"iPhone 17"}"#.into(),
+                }],
+            }),
+            Arc::new(ChatMessage::Tool {
+                tool_call_id: "c1".into(),
+                content: "{\"price\":\"6799.00\"}".into(),
+            }),
+        ];
+        for turn in 0..3 {
+            let request = ChatRequest {
+                messages: messages.clone(),
+                tools: tools.clone(),
+            };
+            assert_eq!(
+                texts.request_body("m", &request).unwrap(),
+                plain_body("m", &request),
+                "turn {turn}"
+            );
+            messages.push(user(&format!("第 {turn} 句")));
+        }
+        let without_tools = ChatRequest {
+            messages: messages.clone(),
+            tools: Vec::new().into(),
+        };
+        assert_eq!(
+            texts.request_body("m", &without_tools).unwrap(),
+            plain_body("m", &without_tools)
+        );
+    }
+
+    #[test]
+    fn a_message_gone_is_never_answered_for_by_its_old_text() {
+        let texts = MessageTexts::default();
+        let tools: Arc<[ToolSpec]> = Vec::new().into();
+        for round in 0..200 {
+            // Each round's message is dropped before the next is made, so
+            // an allocator would happily hand out the same address again.
+            let request = ChatRequest {
+                messages: vec![user(&format!("第 {round} 条"))],
+                tools: tools.clone(),
+            };
+            assert_eq!(
+                texts.request_body("m", &request).unwrap(),
+                plain_body("m", &request),
+                "round {round}"
+            );
+        }
+        let kept = texts.texts.lock().unwrap().len();
+        assert!(
+            kept <= 2 + 64 + 1,
+            "dropped messages are let go: {kept} kept"
+        );
+    }
 }
