@@ -66,7 +66,7 @@ fn approving_both_cards_places_the_order_and_stock_and_cart_go_down() -> TestRes
     let cart_call = app.asking_call()?;
     let shown = app.session.text(&cart_call)?;
     assert!(shown.contains(IPHONE), "the card shows the SKU: {shown}");
-    app.click_in(&cart_call, "approve")?;
+    app.decide(&cart_call, "approve")?;
 
     let order_call = app.asking_call()?;
     let shown = app.session.text(&order_call)?;
@@ -74,7 +74,7 @@ fn approving_both_cards_places_the_order_and_stock_and_cart_go_down() -> TestRes
         shown.contains(IPHONE),
         "the order card shows its lines: {shown}"
     );
-    app.click_in(&order_call, "approve")?;
+    app.decide(&order_call, "approve")?;
     app.wait_for_text("[data-testid=message-assistant]", "订单待支付")?;
 
     let orders =
@@ -107,7 +107,7 @@ fn denying_the_card_leaves_the_shop_untouched() -> TestResult {
     let call = app.asking_call()?;
     let reason = app.session.find_in(&call, "[data-testid=deny-reason]")?;
     app.session.type_into(&reason, "先不买了")?;
-    app.click_in(&call, "deny")?;
+    app.decide(&call, "deny")?;
     app.wait_for_text("[data-testid=message-assistant]", "不加了")?;
 
     app.session
@@ -145,7 +145,7 @@ fn a_card_left_pending_comes_back_after_a_restart_and_can_be_approved() -> TestR
 
     let app = RunningApp::launch(data.path())?;
     let call = app.asking_call()?;
-    app.click_in(&call, "approve")?;
+    app.decide(&call, "approve")?;
     app.wait_for_text("[data-testid=message-assistant]", "已加入购物车")?;
     assert_eq!(cart_quantity(data.path(), IPHONE)?, 1);
     Ok(())

@@ -22,6 +22,21 @@ pub struct RunningApp {
     _driver: TauriDriver,
 }
 
+/// Answers once the card call with the given id no longer asks: the page
+/// has taken the decision in, and a later card can be told from this one.
+const WAIT_UNTIL_DECIDED: &str = r#"
+const [callId, done] = arguments;
+const decided = () => {
+  const call = document.querySelector(`[data-testid=card-call][data-call-id="${callId}"]`);
+  return !call || call.dataset.status !== "asking";
+};
+if (decided()) { done(true); return; }
+const observer = new MutationObserver(() => {
+  if (decided()) { observer.disconnect(); done(true); }
+});
+observer.observe(document.body, { subtree: true, childList: true, attributes: true });
+"#;
+
 impl RunningApp {
     pub fn launch(data_dir: &Path) -> Result<RunningApp, Box<dyn std::error::Error>> {
         let shop = Path::new(app_binary()).with_file_name("bitselect-mcp");
@@ -103,12 +118,21 @@ impl RunningApp {
             .find("[data-testid=card-call][data-status=asking]")?)
     }
 
-    /// Clicks a button inside a card call.
-    pub fn click_in(&self, call: &Element, testid: &str) -> Result<(), Box<dyn std::error::Error>> {
+    /// Clicks a decision (`approve`, `deny`) on a card call, then waits
+    /// until the page shows the call decided, so that the next
+    /// [`RunningApp::asking_call`] finds the next card, not this one.
+    pub fn decide(&self, call: &Element, testid: &str) -> Result<(), Box<dyn std::error::Error>> {
+        let call_id = self
+            .session
+            .attribute(call, "data-call-id")?
+            .ok_or("a card call without its id")?;
         let button = self
             .session
             .find_in(call, &format!("[data-testid={testid}]"))?;
         self.session.click(&button)?;
+        self.session
+            .execute_async(WAIT_UNTIL_DECIDED, serde_json::json!([call_id]))
+            .map_err(|error| format!("waiting for call {call_id} to be decided: {error}"))?;
         Ok(())
     }
 
