@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags};
 
 use crate::error::Result;
 
@@ -176,13 +176,13 @@ impl Db {
             path: path.to_owned(),
             idle: Mutex::new(Vec::new()),
         };
-        let mut conn = db.open_connection()?;
+        let conn = db.open_connection()?;
         // WAL is a property of the file: set once, every connection sees it.
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(%mode, "SQLite refused WAL mode; continuing with it");
         }
-        migrate(&mut conn)?;
+        migrate(&conn)?;
         Ok(db)
     }
 
@@ -265,7 +265,8 @@ impl Drop for PooledConnection<'_> {
     }
 }
 
-/// A transaction a call runs in, begun and ended with cached statements:
+/// The one kind of transaction the shop runs (each call, the migrations,
+/// the seed), begun and ended with cached statements:
 /// `Connection::transaction` compiles `BEGIN` and `COMMIT` anew each time,
 /// which cost a lookup by code more than its query. Rolled back if dropped
 /// before [`CallTx::commit`].
@@ -318,14 +319,8 @@ impl Drop for CallTx<'_> {
     }
 }
 
-/// Starts a write transaction that takes the write lock at once, so the
-/// checks it makes cannot be invalidated by another writer before it commits.
-pub fn immediate(conn: &mut Connection) -> Result<Transaction<'_>> {
-    Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
-}
-
-fn migrate(conn: &mut Connection) -> Result<()> {
-    let tx = immediate(conn)?;
+fn migrate(conn: &Connection) -> Result<()> {
+    let tx = CallTx::write(conn)?;
     let current: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if current > SCHEMA_VERSION {
         return Err(crate::error::ShopError::Corrupt(format!(

@@ -5,12 +5,12 @@
 //! of seeding and stored as absolute unix milliseconds. Seeding runs once: a
 //! `seeded_at` row in `shop_meta`, written in the same transaction, marks it.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::clock::{MINUTE_MS, Millis};
-use crate::db;
+use crate::db::CallTx;
 use crate::error::{Result, ShopError};
 use crate::money::{Fen, de_fen};
 
@@ -174,8 +174,8 @@ fn parse<T: DeserializeOwned>(file: &'static str, text: &str) -> Result<T> {
 }
 
 /// Seeds the database unless it already was. Returns whether it seeded now.
-pub fn seed_once(conn: &mut Connection, now: Millis) -> Result<bool> {
-    let tx = db::immediate(conn)?;
+pub fn seed_once(conn: &Connection, now: Millis) -> Result<bool> {
+    let tx = CallTx::write(conn)?;
     let seeded: Option<String> = tx
         .query_row(
             "SELECT value FROM shop_meta WHERE key = 'seeded_at'",
@@ -211,7 +211,7 @@ pub fn seed_once(conn: &mut Connection, now: Millis) -> Result<bool> {
     Ok(true)
 }
 
-fn insert_catalogue(tx: &Transaction<'_>, products: &[ProductRow], skus: &[SkuRow]) -> Result<()> {
+fn insert_catalogue(tx: &Connection, products: &[ProductRow], skus: &[SkuRow]) -> Result<()> {
     let mut insert = tx.prepare(
         "INSERT INTO product (spu_code, name, category, sub_category, brand, brand_owner,
                               status, specs, tags)
@@ -249,7 +249,7 @@ fn insert_catalogue(tx: &Transaction<'_>, products: &[ProductRow], skus: &[SkuRo
 }
 
 fn insert_coupons(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     coupons: &[CouponRow],
     held: &[UserCouponRow],
     now: Millis,
@@ -292,7 +292,7 @@ fn insert_coupons(
     Ok(())
 }
 
-fn insert_cart(tx: &Transaction<'_>, cart: &[CartRow], now: Millis) -> Result<()> {
+fn insert_cart(tx: &Connection, cart: &[CartRow], now: Millis) -> Result<()> {
     let mut insert = tx.prepare(
         "INSERT INTO cart_item (sku_code, quantity, added_price_fen, added_at)
          VALUES (?1, ?2, ?3, ?4)",
@@ -308,7 +308,7 @@ fn insert_cart(tx: &Transaction<'_>, cart: &[CartRow], now: Millis) -> Result<()
     Ok(())
 }
 
-fn insert_orders(tx: &Transaction<'_>, orders: &[OrderRow], now: Millis) -> Result<()> {
+fn insert_orders(tx: &Connection, orders: &[OrderRow], now: Millis) -> Result<()> {
     let mut insert_order = tx.prepare(
         "INSERT INTO orders (order_no, status, total_fen, discount_fen, pay_fen, coupon_code,
                              receiver_name, receiver_phone, receiver_address, tracking_no,
@@ -351,7 +351,7 @@ fn insert_orders(tx: &Transaction<'_>, orders: &[OrderRow], now: Millis) -> Resu
     Ok(())
 }
 
-fn insert_logistics(tx: &Transaction<'_>, parcels: &[ParcelRow], now: Millis) -> Result<()> {
+fn insert_logistics(tx: &Connection, parcels: &[ParcelRow], now: Millis) -> Result<()> {
     let mut insert_parcel =
         tx.prepare("INSERT INTO parcel (tracking_no, order_no) VALUES (?1, ?2)")?;
     let mut insert_event = tx.prepare(
@@ -373,7 +373,7 @@ fn insert_logistics(tx: &Transaction<'_>, parcels: &[ParcelRow], now: Millis) ->
     Ok(())
 }
 
-fn insert_after_sales(tx: &Transaction<'_>, rows: &[AfterSaleRow], now: Millis) -> Result<()> {
+fn insert_after_sales(tx: &Connection, rows: &[AfterSaleRow], now: Millis) -> Result<()> {
     let mut insert = tx.prepare(
         "INSERT INTO after_sale (after_sale_no, order_no, sku_code, kind, reason, status,
                                  created_at, finished_at)

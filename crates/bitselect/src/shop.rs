@@ -77,7 +77,7 @@ impl Shop {
             source,
         })?;
         let db = Arc::new(Db::open(&dir.join(DB_FILE))?);
-        seed::seed_once(&mut *db.connect()?, clock.now_ms())?;
+        seed::seed_once(&*db.connect()?, clock.now_ms())?;
         Ok(Self { db, clock })
     }
 
