@@ -7,7 +7,7 @@
 use ragent::protocol::{
     AuditEntry, CallDecision, InputOutcome, ModelStatus, SessionInfo, ToolPolicyView, Transcript,
 };
-use ragent::settings::Settings;
+use ragent::settings_view::{SettingsEdit, SettingsView};
 use ragent::{Agent, AgentError};
 use tauri::State;
 
@@ -72,18 +72,19 @@ pub async fn delete_session(agent: State<'_, Agent>, session_id: String) -> Resu
     agent.delete_session(&session_id)
 }
 
+/// The settings without secret values: the page never gets those back.
 #[tauri::command]
-pub async fn get_settings(agent: State<'_, Agent>) -> Result<Settings, AgentError> {
-    Ok(agent.settings())
+pub async fn get_settings(agent: State<'_, Agent>) -> Result<SettingsView, AgentError> {
+    Ok(agent.settings_view())
 }
 
+/// Saves the page's edit: each secret kept, set or cleared as it says.
 #[tauri::command]
 pub async fn save_settings(
     agent: State<'_, Agent>,
-    settings: Settings,
-) -> Result<Settings, AgentError> {
-    agent.save_settings(settings).await?;
-    Ok(agent.settings())
+    settings: SettingsEdit,
+) -> Result<SettingsView, AgentError> {
+    agent.edit_settings(settings).await
 }
 
 #[tauri::command]

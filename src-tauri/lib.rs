@@ -10,6 +10,7 @@ mod shop_server;
 use std::path::{Path, PathBuf};
 
 use ragent::runtime::CoreRuntime;
+use ragent::secrets::SecretsBackend;
 use ragent::{Agent, AgentConfig};
 use tauri::{Builder, Manager, Runtime};
 
@@ -20,6 +21,8 @@ pub use shop_server::SHOP_SERVER_NAME;
 pub const CORE_DB_FILE: &str = "assistant.db";
 /// The shop's data directory inside the app's.
 pub const SHOP_DIR: &str = "shop";
+/// The service name of the app's entries in the OS keyring.
+pub const KEYRING_SERVICE: &str = "app.bitselect.assistant";
 
 /// Where this run of the app keeps its databases.
 pub struct DataDir(pub PathBuf);
@@ -36,6 +39,9 @@ pub enum StartError {
 /// from `shop_binary` with its own data beside it.
 pub async fn open_core(data_dir: &Path, shop_binary: &Path) -> Result<Agent, StartError> {
     let mut config = AgentConfig::new(data_dir.join(CORE_DB_FILE));
+    config.secrets = SecretsBackend::KeyringOrDatabase {
+        service: KEYRING_SERVICE.into(),
+    };
     config.builtin_servers = vec![shop_server::entry(shop_binary, &data_dir.join(SHOP_DIR))];
     Ok(Agent::open(config).await?)
 }

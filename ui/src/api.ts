@@ -12,7 +12,8 @@ import type {
   EventEnvelope,
   ModelStatus,
   SessionInfo,
-  Settings,
+  SettingsEdit,
+  SettingsView,
   ToolPolicyView,
   Transcript,
 } from "./protocol";
@@ -31,8 +32,10 @@ export interface Api {
   renameSession(sessionId: string, title: string): Promise<SessionInfo>;
   deleteSession(sessionId: string): Promise<void>;
 
-  getSettings(): Promise<Settings>;
-  saveSettings(settings: Settings): Promise<Settings>;
+  /** The settings without secret values: only whether each is set. */
+  getSettings(): Promise<SettingsView>;
+  /** Saves an edit (each secret kept, set or cleared); answers with the new view. */
+  saveSettings(settings: SettingsEdit): Promise<SettingsView>;
   checkModel(): Promise<ModelStatus>;
   listTools(): Promise<ToolPolicyView[]>;
   listAudit(limit: number): Promise<AuditEntry[]>;

@@ -170,8 +170,12 @@ pub struct Db {
 
 impl Db {
     /// Opens (creating if needed) the file, switches it to WAL and brings the
-    /// schema up to date.
+    /// schema up to date. The file is readable by its owner only.
     pub fn open(path: &Path) -> Result<Self> {
+        make_private(path).map_err(|source| crate::error::ShopError::DataDir {
+            path: path.to_owned(),
+            source,
+        })?;
         let db = Self {
             path: path.to_owned(),
             idle: Mutex::new(Vec::new()),
@@ -229,6 +233,26 @@ impl Db {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// Creates the database file with mode 0600 before SQLite opens it (or
+/// narrows an existing one): SQLite gives its `-wal` and `-shm` files the
+/// main file's mode, so the orders and addresses stay the user's alone,
+/// whatever the umask.
+fn make_private(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(path)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// A connection lent for one call; back to the idle list when dropped.
@@ -342,6 +366,21 @@ fn migrate(conn: &Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_shop_database_and_its_wal_and_shm_are_readable_by_the_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shop.db");
+        let db = Db::open(&path).unwrap();
+        let _conn = db.connect().unwrap();
+        for suffix in ["", "-wal", "-shm"] {
+            let file = dir.path().join(format!("shop.db{suffix}"));
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", file.display());
+        }
+    }
 
     #[test]
     fn migrations_run_once_and_set_the_version() {

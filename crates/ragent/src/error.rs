@@ -6,6 +6,7 @@ use serde::{Serialize, Serializer};
 use crate::llm::LlmError;
 use crate::mcp::McpError;
 use crate::protocol::{ErrorCode, ErrorInfo};
+use crate::secrets::SecretError;
 use crate::settings::SettingsError;
 use crate::store::StoreError;
 use crate::toolcall::CallStatus;
@@ -43,6 +44,8 @@ pub enum AgentError {
     Mcp(#[from] McpError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Secrets(#[from] SecretError),
 }
 
 impl AgentError {
@@ -62,7 +65,7 @@ impl AgentError {
             AgentError::Model(LlmError::NotConfigured) => ErrorCode::ModelNotConfigured,
             AgentError::Model(_) => ErrorCode::Model,
             AgentError::Mcp(_) => ErrorCode::Mcp,
-            AgentError::Store(_) => ErrorCode::Store,
+            AgentError::Store(_) | AgentError::Secrets(_) => ErrorCode::Store,
         }
     }
 

@@ -83,6 +83,8 @@ pub enum SettingsError {
         "asking cannot be turned off for {0}: only a trusted server's tool that declares itself a non-destructive write qualifies"
     )]
     AutoApproveNotAllowed(String),
+    #[error("{0} has no stored value to keep")]
+    NothingToKeep(String),
 }
 
 impl Settings {

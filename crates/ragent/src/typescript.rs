@@ -14,6 +14,10 @@ use crate::protocol::{
     SessionInfo, StopReason, ToolCallView, ToolPolicyView, Transcript, TranscriptItem, UserInput,
 };
 use crate::settings::{ModelSettings, Settings};
+use crate::settings_view::{
+    ModelEdit, ModelView, Secret, ServerEdit, ServerTransportEdit, ServerTransportView, ServerView,
+    SettingsEdit, SettingsView,
+};
 use crate::toolcall::CallStatus;
 
 /// Where the generated file lives, relative to this crate.
@@ -45,6 +49,15 @@ pub fn render() -> String {
         ModelSettings::decl(&cfg),
         ServerConfig::decl(&cfg),
         ServerTransport::decl(&cfg),
+        SettingsView::decl(&cfg),
+        ModelView::decl(&cfg),
+        ServerView::decl(&cfg),
+        ServerTransportView::decl(&cfg),
+        SettingsEdit::decl(&cfg),
+        ModelEdit::decl(&cfg),
+        ServerEdit::decl(&cfg),
+        ServerTransportEdit::decl(&cfg),
+        Secret::decl(&cfg),
         ToolOverride::decl(&cfg),
         ServerStatus::decl(&cfg),
         ModelStatus::decl(&cfg),

@@ -127,6 +127,36 @@ trusted: boolean, } & ({ command: string, args: Array<string>, env: { [key in st
 
 export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
 
+export type SettingsView = { model: ModelView, mcp_servers: { [key in string]: ServerView }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, };
+
+export type ModelView = { base_url: string, model: string, api_key_set: boolean, 
+/**
+ * The names of the extra headers; their values stay in the core.
+ */
+extra_headers: Array<string>, };
+
+export type ServerView = { trusted: boolean, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
+
+export type ServerTransportView = { command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, };
+
+export type SettingsEdit = { model: ModelEdit, mcp_servers: { [key in string]: ServerEdit }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, };
+
+export type ModelEdit = { base_url: string, model: string, api_key: Secret, 
+/**
+ * Every header the model gets; one left out is removed.
+ */
+extra_headers: { [key in string]: Secret }, };
+
+export type ServerEdit = { trusted: boolean, 
+/**
+ * The server's name before a rename: kept values are looked up there.
+ */
+previous_name: string | null, } & ({ command: string, args: Array<string>, env: { [key in string]: Secret }, } | { url: string, headers: { [key in string]: Secret }, });
+
+export type ServerTransportEdit = { command: string, args: Array<string>, env: { [key in string]: Secret }, } | { url: string, headers: { [key in string]: Secret }, };
+
+export type Secret = { "action": "keep" } | { "action": "set", value: string, } | { "action": "clear" };
+
 export type ToolOverride = "ask" | "deny" | "auto_approve";
 
 export type ServerStatus = { name: string, trusted: boolean, connected: boolean, pid: number | null, restarts: number, honours_idempotency_keys: boolean | null, };

@@ -8,16 +8,18 @@ import type {
   ErrorInfo,
   EventEnvelope,
   ModelStatus,
+  Secret,
   SessionInfo,
-  Settings,
+  SettingsEdit,
+  SettingsView,
   ToolPolicyView,
   Transcript,
 } from "../protocol";
 
 export type Recorded = { command: string; args: unknown[] };
 
-export const DEFAULT_SETTINGS: Settings = {
-  model: { base_url: "http://127.0.0.1:11434/v1", model: "", api_key: null, extra_headers: {} },
+export const DEFAULT_SETTINGS: SettingsView = {
+  model: { base_url: "http://127.0.0.1:11434/v1", model: "", api_key_set: false, extra_headers: [] },
   mcp_servers: {},
   tool_overrides: {},
   card_expiry_secs: 1800,
@@ -29,7 +31,8 @@ export class FakeApi implements Api {
   calls: Recorded[] = [];
   sessions: SessionInfo[] = [];
   transcripts = new Map<string, Transcript>();
-  settings: Settings = structuredClone(DEFAULT_SETTINGS);
+  /** What get_settings answers: as the core, never a secret value. */
+  settings: SettingsView = structuredClone(DEFAULT_SETTINGS);
   tools: ToolPolicyView[] = [];
   audit: AuditEntry[] = [];
   check: ModelStatus = { state: "ok", message: null };
@@ -113,16 +116,16 @@ export class FakeApi implements Api {
     this.sessions = this.sessions.filter((s) => s.id !== sessionId);
   }
 
-  async getSettings(): Promise<Settings> {
+  async getSettings(): Promise<SettingsView> {
     this.record("get_settings");
     return structuredClone(this.settings);
   }
 
-  async saveSettings(settings: Settings): Promise<Settings> {
-    this.record("save_settings", settings);
+  async saveSettings(settings: SettingsEdit): Promise<SettingsView> {
+    this.record("save_settings", structuredClone(settings));
     await this.maybeFail();
-    this.settings = structuredClone(settings);
-    return structuredClone(settings);
+    this.settings = viewAfter(this.settings, settings);
+    return structuredClone(this.settings);
   }
 
   async checkModel(): Promise<ModelStatus> {
@@ -151,4 +154,34 @@ export class FakeApi implements Api {
 /** Lets pending promise callbacks run. */
 export async function settle(): Promise<void> {
   for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** The view the core would answer after applying `edit` to `before`. */
+function viewAfter(before: SettingsView, edit: SettingsEdit): SettingsView {
+  const kept = (map: { [name in string]?: Secret }) =>
+    Object.entries(map)
+      .filter(([, secret]) => secret && secret.action !== "clear")
+      .map(([name]) => name);
+  const servers: SettingsView["mcp_servers"] = {};
+  for (const [name, server] of Object.entries(edit.mcp_servers)) {
+    if (!server) continue;
+    servers[name] =
+      "command" in server
+        ? { command: server.command, args: server.args, env: kept(server.env), trusted: server.trusted }
+        : { url: server.url, headers: kept(server.headers), trusted: server.trusted };
+  }
+  const key = edit.model.api_key;
+  return {
+    model: {
+      base_url: edit.model.base_url,
+      model: edit.model.model,
+      api_key_set: key.action === "set" || (key.action === "keep" && before.model.api_key_set),
+      extra_headers: kept(edit.model.extra_headers),
+    },
+    mcp_servers: servers,
+    tool_overrides: edit.tool_overrides,
+    card_expiry_secs: edit.card_expiry_secs,
+    max_turns_per_run: edit.max_turns_per_run,
+    history_token_budget: edit.history_token_budget,
+  };
 }

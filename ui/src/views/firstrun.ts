@@ -5,7 +5,7 @@ import type { Api } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { ModelStatus } from "../protocol";
-import { describeCheck, loadSettings, saveBar } from "./save-bar";
+import { describeCheck, editOf, loadSettings, saveBar } from "./save-bar";
 import { modelSection } from "./settings-model";
 
 export interface FirstRunDeps {
@@ -39,8 +39,8 @@ export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Pro
   const load = async (): Promise<void> => {
     const settings = await loadSettings(api, i18n, form);
     if (!settings) return;
-    const draft = structuredClone(settings);
-    const model = modelSection(draft.model, i18n);
+    const draft = editOf(settings);
+    const model = modelSection(settings.model, draft.model, i18n);
     const bar = saveBar(
       api,
       i18n,

@@ -5,7 +5,7 @@ import type { Api } from "../api";
 import { toErrorInfo } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { ModelStatus, Settings } from "../protocol";
+import type { ModelStatus, SettingsEdit, SettingsView } from "../protocol";
 
 export interface SaveBar {
   el: HTMLElement;
@@ -27,8 +27,8 @@ export function saveBar(
   api: Api,
   i18n: I18n,
   /** The settings to save, or a message saying why they cannot be. */
-  collect: () => Settings | string,
-  onSaved: (saved: Settings, check: ModelStatus) => void,
+  collect: () => SettingsEdit | string,
+  onSaved: (saved: SettingsView, check: ModelStatus) => void,
 ): SaveBar {
   const { t } = i18n;
   const status = h("p", { class: "save-status", attrs: { role: "status", "data-testid": "save-status" } });
@@ -70,7 +70,7 @@ export function saveBar(
 }
 
 /** Reads the settings; on failure says so inside `slot` and resolves to null. */
-export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Promise<Settings | null> {
+export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Promise<SettingsView | null> {
   try {
     return await api.getSettings();
   } catch (error) {
@@ -78,4 +78,28 @@ export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Pro
     replace(slot, h("p", { class: "save-error", attrs: { role: "alert" }, text: message }));
     return null;
   }
+}
+
+/**
+ * An edit that changes nothing: every field as shown, every secret kept.
+ * The forms write into it what the user changes.
+ */
+export function editOf(view: SettingsView): SettingsEdit {
+  const keepAll = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, { action: "keep" } as const]));
+  const servers: SettingsEdit["mcp_servers"] = {};
+  for (const [name, server] of Object.entries(view.mcp_servers)) {
+    if (!server) continue;
+    servers[name] =
+      "command" in server
+        ? { command: server.command, args: [...server.args], env: keepAll(server.env), trusted: server.trusted, previous_name: name }
+        : { url: server.url, headers: keepAll(server.headers), trusted: server.trusted, previous_name: name };
+  }
+  return {
+    model: { base_url: view.model.base_url, model: view.model.model, api_key: { action: "keep" }, extra_headers: keepAll(view.model.extra_headers) },
+    mcp_servers: servers,
+    tool_overrides: { ...view.tool_overrides },
+    card_expiry_secs: view.card_expiry_secs,
+    max_turns_per_run: view.max_turns_per_run,
+    history_token_budget: view.history_token_budget,
+  };
 }

@@ -1,11 +1,13 @@
 // The model provider form: base URL, model, API key, extra headers, with
 // presets for the common OpenAI-compatible services. It edits `draft` in
-// place; `validate` reports what cannot be saved.
+// place; `validate` reports what cannot be saved. The key and the headers'
+// values are write-only: the page is told only which are set.
 
 import { button, h } from "../dom";
 import type { I18n } from "../i18n";
-import type { ModelSettings } from "../protocol";
-import { checkbox, field, formatPairs, parsePairs, textArea, textInput } from "./form";
+import type { ModelEdit, ModelView } from "../protocol";
+import { checkbox, field, textInput } from "./form";
+import { secretField, secretMap } from "./secret-fields";
 
 export interface Section {
   el: HTMLElement;
@@ -20,9 +22,8 @@ export const PRESETS: ReadonlyArray<{ name: string; baseUrl: string; model: stri
   { name: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b" },
 ];
 
-export function modelSection(draft: ModelSettings, i18n: I18n): Section {
+export function modelSection(view: ModelView, draft: ModelEdit, i18n: I18n): Section {
   const { t } = i18n;
-  let headersText = formatPairs(draft.extra_headers, ": ");
 
   const baseUrl = textInput(draft.base_url, (v) => (draft.base_url = v.trim()), {
     type: "url",
@@ -33,13 +34,8 @@ export function modelSection(draft: ModelSettings, i18n: I18n): Section {
     "data-testid": "model-name",
     placeholder: "deepseek-chat",
   });
-  const key = textInput(draft.api_key ?? "", (v) => (draft.api_key = v === "" ? null : v), {
-    type: "password",
-    autocomplete: "off",
-    "data-testid": "model-api-key",
-  });
-  const headers = textArea(headersText, (v) => (headersText = v), 2);
-  headers.placeholder = "X-Header: value";
+  const key = secretField(view.api_key_set, i18n, t("settings.apiKey"), "model-api-key");
+  const headers = secretMap(view.extra_headers, ": ", i18n, "X-Header: value", "model-headers");
 
   const presets = h(
     "div",
@@ -62,18 +58,19 @@ export function modelSection(draft: ModelSettings, i18n: I18n): Section {
     field(t("settings.modelName"), model),
     field(
       t("settings.apiKey"),
-      key,
-      checkbox(t("settings.showKey"), false, (show) => (key.type = show ? "text" : "password")),
+      key.el,
+      checkbox(t("settings.showKey"), false, (show) => (key.input.type = show ? "text" : "password")),
     ),
-    field(t("settings.extraHeaders"), headers),
+    field(t("settings.extraHeaders"), headers.el),
   );
 
   return {
     el,
     validate() {
-      const parsed = parsePairs(headersText, ":");
+      const parsed = headers.collect();
       if (!parsed.ok) return t("settings.invalidLine", { line: parsed.line });
       draft.extra_headers = parsed.value;
+      draft.api_key = key.intent();
       return null;
     },
   };

@@ -1,62 +1,69 @@
 // MCP servers in the standard `mcpServers` shape (command/args/env, or url
 // and headers) with a `trusted` flag each. Built-in servers (the shop) are
-// listed read-only: the app supplies them.
+// listed read-only: the app supplies them. Env values and headers are
+// write-only: the page is told their names, never their values.
 
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { ServerConfig } from "../protocol";
-import { checkbox, field, formatPairs, parsePairs, select, textArea, textInput } from "./form";
+import type { ServerEdit, ServerView } from "../protocol";
+import { checkbox, field, select, textArea, textInput } from "./form";
+import { secretMap, type SecretMap } from "./secret-fields";
 import type { Section } from "./settings-model";
 
 type Kind = "stdio" | "http";
 
 interface Row {
   name: string;
+  /** The name the core knows the server by, for a server already saved. */
+  stored: string | null;
   kind: Kind;
   command: string;
   args: string;
-  env: string;
+  env: SecretMap;
   url: string;
-  headers: string;
+  headers: SecretMap;
   trusted: boolean;
 }
 
-function toRow(name: string, config: ServerConfig): Row {
-  const row: Row = { name, kind: "stdio", command: "", args: "", env: "", url: "", headers: "", trusted: config.trusted };
-  if ("command" in config) {
-    row.command = config.command;
-    row.args = (config.args ?? []).join("\n");
-    row.env = formatPairs(config.env ?? {}, "=");
-  } else {
-    row.kind = "http";
-    row.url = config.url;
-    row.headers = formatPairs(config.headers ?? {}, ": ");
-  }
-  return row;
+function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
+  const env = stored && "command" in stored ? stored.env : [];
+  const headers = stored && "url" in stored ? stored.headers : [];
+  return {
+    name,
+    stored: stored ? name : null,
+    kind: stored && "url" in stored ? "http" : "stdio",
+    command: stored && "command" in stored ? stored.command : "",
+    args: stored && "command" in stored ? stored.args.join("\n") : "",
+    env: secretMap(env, "=", i18n, "KEY=VALUE", "server-env"),
+    url: stored && "url" in stored ? stored.url : "",
+    headers: secretMap(headers, ": ", i18n, "Name: Value", "server-headers"),
+    trusted: stored?.trusted ?? false,
+  };
 }
 
-type Built = { ok: true; config: ServerConfig } | { ok: false; line: string };
+type Built = { ok: true; edit: ServerEdit } | { ok: false; line: string };
 
 function fromRow(row: Row): Built {
+  const previous_name = row.stored;
   if (row.kind === "stdio") {
-    const env = parsePairs(row.env, "=");
+    const env = row.env.collect();
     if (!env.ok) return env;
     const args = row.args.split("\n").map((a) => a.trim()).filter((a) => a !== "");
-    return { ok: true, config: { command: row.command.trim(), args, env: env.value, trusted: row.trusted } };
+    return { ok: true, edit: { command: row.command.trim(), args, env: env.value, trusted: row.trusted, previous_name } };
   }
-  const headers = parsePairs(row.headers, ":");
+  const headers = row.headers.collect();
   if (!headers.ok) return headers;
-  return { ok: true, config: { url: row.url.trim(), headers: headers.value, trusted: row.trusted } };
+  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, trusted: row.trusted, previous_name } };
 }
 
 export function serversSection(
-  servers: { [name in string]: ServerConfig },
+  servers: { [name in string]?: ServerView },
   builtin: readonly string[],
   i18n: I18n,
-  write: (servers: { [name in string]: ServerConfig }) => void,
+  write: (servers: { [name in string]: ServerEdit }) => void,
 ): Section {
   const { t } = i18n;
-  const rows: Row[] = Object.entries(servers).map(([name, config]) => toRow(name, config));
+  const rows: Row[] = Object.entries(servers).map(([name, view]) => newRow(i18n, name, view ?? null));
   const list = h("div", { class: "server-list" });
 
   const render = (): void => replace(list, ...rows.map((row, index) => serverForm(row, index)));
@@ -70,11 +77,11 @@ export function serversSection(
           ? [
               field(t("settings.command"), textInput(row.command, (v) => (row.command = v), { placeholder: "npx" })),
               field(t("settings.args"), textArea(row.args, (v) => (row.args = v))),
-              field(t("settings.env"), textArea(row.env, (v) => (row.env = v), 2)),
+              field(t("settings.env"), row.env.el),
             ]
           : [
               field(t("settings.url"), textInput(row.url, (v) => (row.url = v), { type: "url", placeholder: "http://127.0.0.1:8080/mcp" })),
-              field(t("settings.headers"), textArea(row.headers, (v) => (row.headers = v), 2)),
+              field(t("settings.headers"), row.headers.el),
             ]),
       );
     renderTransport();
@@ -115,7 +122,7 @@ export function serversSection(
     ),
     list,
     button(t("settings.addServer"), () => {
-      rows.push({ name: "", kind: "stdio", command: "", args: "", env: "", url: "", headers: "", trusted: false });
+      rows.push(newRow(i18n, "", null));
       render();
     }, { class: "btn", testid: "add-server" }),
   );
@@ -123,12 +130,12 @@ export function serversSection(
   return {
     el,
     validate() {
-      const out: { [name in string]: ServerConfig } = {};
+      const out: { [name in string]: ServerEdit } = {};
       for (const row of rows) {
         if (row.name === "") return t("settings.serverNeedsName");
         const built = fromRow(row);
         if (!built.ok) return t("settings.invalidLine", { line: built.line });
-        out[row.name] = built.config;
+        out[row.name] = built.edit;
       }
       write(out);
       return null;

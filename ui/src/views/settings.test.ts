@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
-import type { Settings, ToolPolicyView } from "../protocol";
+import type { SettingsEdit, ToolPolicyView } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { settingsView } from "./settings";
 
@@ -53,19 +53,19 @@ const input = (sel: string, value: string) => {
 const policyOptions = (qualified: string) =>
   [...q(`[data-tool="${qualified}"]`).querySelectorAll("option")].map((o) => o.value);
 
-async function save(): Promise<Settings> {
+async function save(): Promise<SettingsEdit> {
   q<HTMLButtonElement>('[data-testid="save-settings"]').click();
   await settle();
   const all = api.of("save_settings");
   const saved = all[all.length - 1];
   if (!saved) throw new Error("nothing saved");
-  return saved[0] as Settings;
+  return saved[0] as SettingsEdit;
 }
 
 beforeEach(async () => {
   api = new FakeApi();
   api.tools = TOOLS;
-  api.settings.mcp_servers = { notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: "t" }, trusted: false } };
+  api.settings.mcp_servers = { notes: { command: "npx", args: ["notes-mcp"], env: ["TOKEN"], trusted: false } };
   await mount();
 });
 
@@ -75,15 +75,13 @@ describe("model provider settings", () => {
     input('[data-testid="model-name"]', "deepseek-chat");
     input('[data-testid="model-api-key"]', "sk-secret");
     expect(q<HTMLInputElement>('[data-testid="model-api-key"]').type).toBe("password");
-    const headers = [...root.querySelectorAll("textarea")][0];
-    headers.value = "X-Org: bit";
-    headers.dispatchEvent(new Event("input"));
+    input('[data-testid="model-headers-new"]', "X-Org: bit");
     const saved = await save();
     expect(saved.model).toEqual({
       base_url: "https://api.deepseek.com/v1",
       model: "deepseek-chat",
-      api_key: "sk-secret",
-      extra_headers: { "X-Org": "bit" },
+      api_key: { action: "set", value: "sk-secret" },
+      extra_headers: { "X-Org": { action: "set", value: "bit" } },
     });
     expect(api.of("check_model")).toHaveLength(1);
     expect(q('[data-testid="save-status"]').textContent).toBe("模型可以连接。");
@@ -95,6 +93,75 @@ describe("model provider settings", () => {
     const error = q('[data-testid="save-error"]');
     expect(error.hidden).toBe(false);
     expect(error.textContent).toContain("ftp://x");
+  });
+});
+
+describe("secrets are write-only", () => {
+  async function mountWithStoredSecrets(): Promise<void> {
+    api.settings.model = { ...api.settings.model, api_key_set: true, extra_headers: ["X-Org"] };
+    await mount();
+  }
+
+  it("shows a stored key and header as set, masked and empty, and keeps them when left alone", async () => {
+    await mountWithStoredSecrets();
+    const key = q<HTMLInputElement>('[data-testid="model-api-key"]');
+    expect(key.type).toBe("password");
+    expect(key.value).toBe("");
+    expect(key.placeholder).toBe("已设置（留空则保持不变）");
+    const header = q('[data-testid="model-headers"] [data-name="X-Org"]');
+    expect(header.textContent).toContain("X-Org");
+    const headerValue = header.querySelector<HTMLInputElement>("input")!;
+    expect(headerValue.type).toBe("password");
+    expect(headerValue.value).toBe("");
+    const saved = await save();
+    expect(saved.model.api_key).toEqual({ action: "keep" });
+    expect(saved.model.extra_headers).toEqual({ "X-Org": { action: "keep" } });
+  });
+
+  it("sends a typed key as a new value and a cleared one as a clear", async () => {
+    await mountWithStoredSecrets();
+    input('[data-testid="model-api-key"]', "sk-new");
+    q<HTMLButtonElement>('[data-testid="model-headers"] [data-name="X-Org"] button').click();
+    let saved = await save();
+    expect(saved.model.api_key).toEqual({ action: "set", value: "sk-new" });
+    expect(saved.model.extra_headers).toEqual({ "X-Org": { action: "clear" } });
+
+    await mount();
+    const clear = q<HTMLButtonElement>('[data-testid="model-api-key-clear"]');
+    expect(clear.hidden).toBe(false);
+    clear.click();
+    expect(clear.hidden).toBe(true);
+    expect(q<HTMLInputElement>('[data-testid="model-api-key"]').placeholder).toBe("未设置");
+    saved = await save();
+    expect(saved.model.api_key).toEqual({ action: "clear" });
+  });
+
+  it("offers no clear button for a key that is not set", () => {
+    expect(q<HTMLInputElement>('[data-testid="model-api-key"]').placeholder).toBe("未设置");
+    expect(q<HTMLButtonElement>('[data-testid="model-api-key-clear"]').hidden).toBe(true);
+  });
+
+  it("lists a server's env names with write-only values and keeps them through a rename", async () => {
+    const form = q('[data-testid="server-form"]');
+    const token = form.querySelector<HTMLInputElement>('[data-name="TOKEN"] input')!;
+    expect(token.type).toBe("password");
+    expect(token.value).toBe("");
+    const name = form.querySelector<HTMLInputElement>("input")!;
+    name.value = "notes2";
+    name.dispatchEvent(new Event("input"));
+    const added = form.querySelector<HTMLTextAreaElement>('[data-testid="server-env-new"]')!;
+    added.value = "REGION=cn";
+    added.dispatchEvent(new Event("input"));
+    const saved = await save();
+    expect(saved.mcp_servers).toEqual({
+      notes2: {
+        command: "npx",
+        args: ["notes-mcp"],
+        env: { TOKEN: { action: "keep" }, REGION: { action: "set", value: "cn" } },
+        trusted: false,
+        previous_name: "notes",
+      },
+    });
   });
 });
 
@@ -119,8 +186,8 @@ describe("MCP servers", () => {
     added.querySelector<HTMLInputElement>('input[type="checkbox"]')!.click();
     const saved = await save();
     expect(saved.mcp_servers).toEqual({
-      notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: "t" }, trusted: false },
-      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true },
+      notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, previous_name: "notes" },
+      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, previous_name: null },
     });
   });
 

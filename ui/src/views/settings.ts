@@ -1,14 +1,15 @@
 // The settings screen: language, model provider, MCP servers, per-tool
-// policy, card expiry and run limits. It edits a copy of the settings and
-// saves them in one save_settings call.
+// policy, card expiry and run limits. It edits the settings as the core
+// shows them (no secret values) and saves them in one save_settings call,
+// each secret as kept, set or cleared.
 
 import type { Api } from "../api";
 import { h, replace } from "../dom";
 import { LANGS, type I18n, type Lang } from "../i18n";
-import type { ModelStatus, Settings, ToolPolicyView } from "../protocol";
+import type { ModelStatus, SettingsEdit, SettingsView, ToolPolicyView } from "../protocol";
 import { THEMES, type Theme } from "../theme";
 import { field, positiveInt, select, textInput } from "./form";
-import { loadSettings, saveBar } from "./save-bar";
+import { editOf, loadSettings, saveBar } from "./save-bar";
 import { modelSection, type Section } from "./settings-model";
 import { serversSection } from "./settings-servers";
 import { toolsSection } from "./settings-tools";
@@ -22,12 +23,12 @@ export interface SettingsDeps {
   onSaved?(check: ModelStatus): void;
 }
 
-export interface SettingsView {
+export interface SettingsScreen {
   el: HTMLElement;
   load(): Promise<void>;
 }
 
-export function settingsView(deps: SettingsDeps): SettingsView {
+export function settingsView(deps: SettingsDeps): SettingsScreen {
   const { api, i18n } = deps;
   const { t } = i18n;
   const body = h("div", { class: "settings-body" });
@@ -59,12 +60,12 @@ export function settingsView(deps: SettingsDeps): SettingsView {
     replace(body, ...form(settings, tools));
   };
 
-  const form = (settings: Settings, tools: ToolPolicyView[]): HTMLElement[] => {
-    const draft: Settings = structuredClone(settings);
+  const form = (settings: SettingsView, tools: ToolPolicyView[]): HTMLElement[] => {
+    const draft: SettingsEdit = editOf(settings);
     const builtin = [...new Set(tools.map((tool) => tool.server))].filter((name) => !(name in draft.mcp_servers));
     const sections: Section[] = [
-      modelSection(draft.model, i18n),
-      serversSection(draft.mcp_servers, builtin, i18n, (servers) => (draft.mcp_servers = servers)),
+      modelSection(settings.model, draft.model, i18n),
+      serversSection(settings.mcp_servers, builtin, i18n, (servers) => (draft.mcp_servers = servers)),
       limitsSection(draft, i18n),
     ];
     const bar = saveBar(
@@ -93,7 +94,7 @@ export function settingsView(deps: SettingsDeps): SettingsView {
 }
 
 /** Card expiry and run limits, as whole numbers. */
-function limitsSection(draft: Settings, i18n: I18n): Section {
+function limitsSection(draft: SettingsEdit, i18n: I18n): Section {
   const { t } = i18n;
   const fields = [
     { key: "settings.cardExpiry" as const, text: String(Math.round(draft.card_expiry_secs / 60)), set: (n: number) => (draft.card_expiry_secs = n * 60), testid: "card-expiry" },

@@ -35,7 +35,12 @@ use crate::protocol::{
     UserInput,
 };
 use crate::schema::SchemaCache;
+use crate::secrets::{
+    self, DatabaseSecrets, KEYRING_TIMEOUT, KeyringSecrets, SecretStore, SecretsBackend, keeper,
+    off_thread,
+};
 use crate::settings::{Settings, SettingsError};
+use crate::settings_view::{SettingsEdit, SettingsView};
 use crate::store::{Store, StoreError, audit, kv, sessions};
 
 pub use recovery::RecoveryReport;
@@ -61,6 +66,8 @@ pub struct AgentConfig {
     pub initial_settings: Option<Settings>,
     /// Events buffered per subscriber before a slow one starts losing them.
     pub event_capacity: usize,
+    /// Where the API key, headers and server env values are kept.
+    pub secrets: SecretsBackend,
 }
 
 impl AgentConfig {
@@ -75,6 +82,7 @@ impl AgentConfig {
             clock: Arc::new(SystemClock),
             initial_settings: None,
             event_capacity: 1024,
+            secrets: SecretsBackend::Database,
         }
     }
 }
@@ -94,7 +102,8 @@ struct Live {
 }
 
 pub(crate) struct Inner {
-    store: Store,
+    store: Arc<Store>,
+    secrets: Arc<dyn SecretStore>,
     clock: Arc<dyn Clock>,
     events: broadcast::Sender<EventEnvelope>,
     tools: Arc<dyn ToolSource>,
@@ -269,16 +278,17 @@ impl Agent {
             validate_server_name(&entry.name)
                 .map_err(|e| SettingsError::ServerName(e.to_string()))?;
         }
-        let store = Store::open(&config.db_path)?;
+        let store = Arc::new(Store::open(&config.db_path)?);
         let clock = config.clock;
-        let stored = store.with_conn(kv::load_settings)?;
-        let settings = match stored {
-            Some(settings) => settings,
-            None => {
-                let settings = config.initial_settings.unwrap_or_default();
-                store.with_conn(|c| kv::save_settings(c, &settings, clock.now_ms()))?;
-                settings
-            }
+        let (secrets, drain) = open_secrets(&store, config.secrets, clock.now_ms()).await?;
+        let settings = {
+            let (store, secrets) = (store.clone(), secrets.clone());
+            let initial = config.initial_settings.unwrap_or_default();
+            let now = clock.now_ms();
+            off_thread(SECRETS_TIMEOUT, move || {
+                keeper::load(&store, &*secrets, drain.as_ref(), initial, now)
+            })
+            .await?
         };
         let (events, _) = broadcast::channel(config.event_capacity.max(16));
         let tools = config
@@ -286,6 +296,7 @@ impl Agent {
             .unwrap_or_else(|| Arc::new(McpHub::new(config.hub_options)));
         let inner = Arc::new(Inner {
             store,
+            secrets,
             clock,
             events,
             tools,
@@ -437,18 +448,39 @@ impl Agent {
         transcript::build(&self.inner, session_id)
     }
 
+    /// The settings with their secret values: for the core and tests,
+    /// never for a page (that gets [`Agent::settings_view`]).
     pub fn settings(&self) -> Settings {
         self.inner.settings()
     }
 
+    /// The settings as a page may see them: no secret values.
+    pub fn settings_view(&self) -> SettingsView {
+        SettingsView::of(&self.inner.settings())
+    }
+
+    /// Saves the settings as a page edited them: each secret kept, set or
+    /// cleared as the edit says. Answers with the new view.
+    pub async fn edit_settings(&self, edit: SettingsEdit) -> Result<SettingsView, AgentError> {
+        let settings = edit.apply(&self.inner.settings())?;
+        self.save_settings(settings).await?;
+        Ok(self.settings_view())
+    }
+
     /// Validates, stores and applies the settings: the next run uses the
-    /// new model and servers.
+    /// new model and servers. Secret values go to the secret store, the
+    /// rest to the database.
     pub async fn save_settings(&self, settings: Settings) -> Result<(), AgentError> {
         settings.validate(&self.inner.builtin_names())?;
         self.check_auto_approvals(&settings).await?;
-        self.inner
-            .store
-            .with_conn(|c| kv::save_settings(c, &settings, self.inner.now()))?;
+        {
+            let (store, secrets) = (self.inner.store.clone(), self.inner.secrets.clone());
+            let (old, new, now) = (self.inner.settings(), settings.clone(), self.inner.now());
+            off_thread(SECRETS_TIMEOUT, move || {
+                keeper::save(&store, &*secrets, &old, &new, now)
+            })
+            .await?;
+        }
         let model = self.inner.build_model(&settings);
         let entries = self.inner.server_entries(&settings);
         {
@@ -539,4 +571,35 @@ impl Agent {
             let _ = task.await;
         }
     }
+}
+
+/// How long reading or writing every secret of the settings may take.
+const SECRETS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The secret store to use, and the database's, to empty into it when it
+/// is the keyring. The keyring is used only if a probe (write, read back,
+/// delete) answers within [`KEYRING_TIMEOUT`].
+async fn open_secrets(
+    store: &Arc<Store>,
+    backend: SecretsBackend,
+    now: i64,
+) -> Result<(Arc<dyn SecretStore>, Option<DatabaseSecrets>), AgentError> {
+    let database = || DatabaseSecrets::new(store.clone());
+    let chosen: (Arc<dyn SecretStore>, Option<DatabaseSecrets>) = match backend {
+        SecretsBackend::Database => (Arc::new(database()), None),
+        SecretsBackend::Custom(secrets) => (secrets, Some(database())),
+        SecretsBackend::KeyringOrDatabase { service } => {
+            let vault = store.with_conn(|c| kv::vault_id(c, now))?;
+            let keyring: Arc<dyn SecretStore> = Arc::new(KeyringSecrets::new(service, vault));
+            match secrets::probe(keyring.clone(), KEYRING_TIMEOUT).await {
+                Ok(()) => (keyring, Some(database())),
+                Err(error) => {
+                    tracing::warn!(%error, "the OS keyring did not answer; secrets are kept in the database");
+                    (Arc::new(database()), None)
+                }
+            }
+        }
+    };
+    tracing::info!(store = chosen.0.kind(), "settings secrets store");
+    Ok(chosen)
 }

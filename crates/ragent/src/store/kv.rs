@@ -48,3 +48,54 @@ pub fn set_pin(
     )?;
     Ok(())
 }
+
+/// Secrets kept in the database (where no keyring answers) are rows of
+/// this table under this prefix, apart from the settings document.
+const SECRET_PREFIX: &str = "secret/";
+/// The key of the id that names this database's entries in the keyring.
+const VAULT_KEY: &str = "secrets_vault";
+
+pub fn secret(conn: &Connection, name: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+        .query_row(params![format!("{SECRET_PREFIX}{name}")], |row| row.get(0))
+        .optional()?)
+}
+
+pub fn set_secret(conn: &Connection, name: &str, value: &str, now: i64) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+    )?
+    .execute(params![format!("{SECRET_PREFIX}{name}"), value, now])?;
+    Ok(())
+}
+
+pub fn delete_secret(conn: &Connection, name: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM settings WHERE key = ?1")?
+        .execute(params![format!("{SECRET_PREFIX}{name}")])?;
+    Ok(())
+}
+
+pub fn secret_names(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT substr(key, length(?1) + 1) FROM settings WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
+    )?;
+    let names = stmt
+        .query_map(params![SECRET_PREFIX], |row| row.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(names)
+}
+
+/// This database's keyring id, made on first use: entries of two data
+/// directories never collide, and a moved database finds its own.
+pub fn vault_id(conn: &Connection, now: i64) -> Result<String, StoreError> {
+    let fresh = uuid::Uuid::new_v4().to_string();
+    conn.prepare_cached(
+        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT(key) DO NOTHING",
+    )?
+    .execute(params![VAULT_KEY, fresh, now])?;
+    Ok(conn
+        .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+        .query_row(params![VAULT_KEY], |row| row.get(0))?)
+}

@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod calls;
 mod checkpoint;
+pub mod file_mode;
 pub mod kv;
 pub mod messages;
 pub mod migrations;
@@ -45,6 +46,8 @@ pub enum StoreError {
     NotFound(String),
     #[error("the database lock was poisoned by a panic")]
     Poisoned,
+    #[error("cannot make the database file private: {0}")]
+    FileMode(#[source] std::io::Error),
 }
 
 /// More than the distinct statements the store runs.
@@ -61,9 +64,12 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) and migrates the database file.
+    /// Opens (creating if needed) and migrates the database file, which
+    /// with its `-wal` and `-shm` is readable by its owner only.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        file_mode::prepare(path).map_err(StoreError::FileMode)?;
         let mut store = Self::setup(Connection::open(path)?)?;
+        file_mode::narrow_companions(path).map_err(StoreError::FileMode)?;
         if let Some(checkpoints) = Checkpointer::start(path) {
             let conn = store.conn.get_mut().map_err(|_| StoreError::Poisoned)?;
             checkpoints.watch(conn)?;
@@ -150,6 +156,46 @@ impl Drop for OpenTransaction<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_database_and_its_wal_and_shm_are_readable_by_the_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.db");
+        let store = Store::open(&path).unwrap();
+        store.with_conn(|c| kv::vault_id(c, 1)).unwrap();
+        let [wal, shm] = file_mode::companions(&path);
+        for file in [&path, &wal, &shm] {
+            assert_eq!(mode(file), 0o600, "{}", file.display());
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_older_world_readable_database_is_made_private_when_opened() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.db");
+        drop(Store::open(&path).unwrap());
+        let [wal, shm] = file_mode::companions(&path);
+        // As a crash would leave them: the log and index files still there.
+        for file in [&path, &wal, &shm] {
+            if !file.exists() {
+                std::fs::write(file, b"").unwrap();
+            }
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let _store = Store::open(&path).unwrap();
+        for file in [&path, &wal, &shm] {
+            assert_eq!(mode(file), 0o600, "{}", file.display());
+        }
+    }
 
     #[test]
     fn a_file_database_uses_wal() {

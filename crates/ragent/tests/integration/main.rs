@@ -8,5 +8,6 @@ mod decisions;
 mod llm_client;
 mod model_faults;
 mod restart;
+mod secrets;
 mod shop_story;
 mod trust;

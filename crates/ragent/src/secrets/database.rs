@@ -1,0 +1,44 @@
+//! The fallback where no keyring answers: secrets as rows of the core
+//! database's key-value table, beside (never inside) the settings document.
+//! The database file is readable by its owner only.
+
+use std::sync::Arc;
+
+use super::{SecretError, SecretStore};
+use crate::clock::{Clock, SystemClock};
+use crate::store::{Store, kv};
+
+pub struct DatabaseSecrets {
+    store: Arc<Store>,
+}
+
+impl DatabaseSecrets {
+    pub fn new(store: Arc<Store>) -> Self {
+        DatabaseSecrets { store }
+    }
+
+    /// The names of every secret held here.
+    pub fn names(&self) -> Result<Vec<String>, SecretError> {
+        Ok(self.store.with_conn(kv::secret_names)?)
+    }
+}
+
+impl SecretStore for DatabaseSecrets {
+    fn kind(&self) -> &'static str {
+        "database"
+    }
+
+    fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
+        Ok(self.store.with_conn(|c| kv::secret(c, name))?)
+    }
+
+    fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
+        Ok(self
+            .store
+            .with_conn(|c| kv::set_secret(c, name, value, SystemClock.now_ms()))?)
+    }
+
+    fn delete(&self, name: &str) -> Result<(), SecretError> {
+        Ok(self.store.with_conn(|c| kv::delete_secret(c, name))?)
+    }
+}

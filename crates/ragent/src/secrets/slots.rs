@@ -1,0 +1,148 @@
+//! Which parts of the settings are secret, each under a stable slot name:
+//! `model/api_key`, `model/header/<name>`, `server/<server>/env/<name>`,
+//! `server/<server>/header/<name>`. Server names cannot hold `/`, so names
+//! never collide. Pure: the stores are elsewhere.
+
+use crate::mcp::config::ServerTransport;
+use crate::settings::Settings;
+
+pub const API_KEY: &str = "model/api_key";
+
+pub fn model_header(name: &str) -> String {
+    format!("model/header/{name}")
+}
+
+pub fn server_env(server: &str, name: &str) -> String {
+    format!("server/{server}/env/{name}")
+}
+
+pub fn server_header(server: &str, name: &str) -> String {
+    format!("server/{server}/header/{name}")
+}
+
+/// Calls `f` with each secret map value (not the API key) and its slot.
+fn visit_mut(settings: &mut Settings, mut f: impl FnMut(String, &mut String)) {
+    for (name, value) in settings.model.extra_headers.iter_mut() {
+        f(model_header(name), value);
+    }
+    for (server, config) in settings.mcp_servers.iter_mut() {
+        match &mut config.transport {
+            ServerTransport::Stdio { env, .. } => {
+                for (name, value) in env.iter_mut() {
+                    f(server_env(server, name), value);
+                }
+            }
+            ServerTransport::Http { headers, .. } => {
+                for (name, value) in headers.iter_mut() {
+                    f(server_header(server, name), value);
+                }
+            }
+        }
+    }
+}
+
+/// The settings with every secret value taken out (names kept, values
+/// empty, no API key), and the values taken, by slot.
+pub fn split(settings: &Settings) -> (Settings, Vec<(String, String)>) {
+    let mut doc = settings.clone();
+    let mut values = Vec::new();
+    if let Some(key) = doc.model.api_key.take() {
+        values.push((API_KEY.to_string(), key));
+    }
+    visit_mut(&mut doc, |slot, value| {
+        values.push((slot, std::mem::take(value)));
+    });
+    (doc, values)
+}
+
+/// A stored document with its secrets filled in from `lookup`. A slot the
+/// lookup does not know keeps what the document holds: a value an older
+/// version stored inline, or nothing.
+pub fn fill<E>(
+    doc: &Settings,
+    mut lookup: impl FnMut(&str) -> Result<Option<String>, E>,
+) -> Result<Settings, E> {
+    let mut settings = doc.clone();
+    if let Some(key) = lookup(API_KEY)? {
+        settings.model.api_key = Some(key);
+    }
+    let mut failure = None;
+    visit_mut(&mut settings, |slot, value| {
+        if failure.is_some() {
+            return;
+        }
+        match lookup(&slot) {
+            Ok(Some(found)) => *value = found,
+            Ok(None) => {}
+            Err(e) => failure = Some(e),
+        }
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(settings),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::mcp::config::ServerConfig;
+
+    fn with_secrets() -> Settings {
+        let mut settings = Settings::default();
+        settings.model.api_key = Some("sk-1".into());
+        settings.model.extra_headers = [("X-Org".to_string(), "bit".to_string())].into();
+        settings.mcp_servers.insert(
+            "notes".into(),
+            ServerConfig {
+                transport: ServerTransport::Stdio {
+                    command: "npx".into(),
+                    args: vec![],
+                    env: [("TOKEN".to_string(), "t".to_string())].into(),
+                },
+                trusted: false,
+            },
+        );
+        settings.mcp_servers.insert(
+            "remote".into(),
+            ServerConfig {
+                transport: ServerTransport::Http {
+                    url: "http://h/mcp".into(),
+                    headers: [("Authorization".to_string(), "Bearer b".to_string())].into(),
+                },
+                trusted: false,
+            },
+        );
+        settings
+    }
+
+    #[test]
+    fn splitting_keeps_names_and_takes_every_value_and_filling_puts_them_back() {
+        let settings = with_secrets();
+        let (doc, values) = split(&settings);
+        let text = serde_json::to_string(&doc).unwrap();
+        for secret in ["sk-1", "bit", "\"t\"", "Bearer b"] {
+            assert!(!text.contains(secret), "{secret} left in {text}");
+        }
+        assert!(text.contains("X-Org") && text.contains("TOKEN") && text.contains("Authorization"));
+        let values: BTreeMap<String, String> = values.into_iter().collect();
+        assert_eq!(
+            values,
+            [
+                ("model/api_key", "sk-1"),
+                ("model/header/X-Org", "bit"),
+                ("server/notes/env/TOKEN", "t"),
+                ("server/remote/header/Authorization", "Bearer b"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+        );
+        let filled = fill(&doc, |slot| Ok::<_, ()>(values.get(slot).cloned())).unwrap();
+        assert_eq!(filled, settings);
+    }
+}

@@ -1,0 +1,409 @@
+//! The settings as the page sees and edits them. Secret values (the API
+//! key, extra headers, server env values and headers) never go to the page:
+//! the view says only whether the key is set and which names have values.
+//! A save says, per secret, what to do with it ([`Secret`]): keep the
+//! stored value, set a new one, or clear it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::mcp::config::{ServerConfig, ServerTransport};
+use crate::policy::ToolOverride;
+use crate::settings::{ModelSettings, Settings, SettingsError};
+
+/// The settings without their secret values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SettingsView {
+    pub model: ModelView,
+    pub mcp_servers: BTreeMap<String, ServerView>,
+    pub tool_overrides: BTreeMap<String, ToolOverride>,
+    #[ts(type = "number")]
+    pub card_expiry_secs: u64,
+    pub max_turns_per_run: u32,
+    pub history_token_budget: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ModelView {
+    pub base_url: String,
+    pub model: String,
+    pub api_key_set: bool,
+    /// The names of the extra headers; their values stay in the core.
+    pub extra_headers: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ServerView {
+    #[serde(flatten)]
+    pub transport: ServerTransportView,
+    pub trusted: bool,
+}
+
+/// A server's transport with the names of its env values or headers only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(untagged)]
+pub enum ServerTransportView {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<String>,
+    },
+    Http {
+        url: String,
+        headers: Vec<String>,
+    },
+}
+
+/// What a save does with one secret value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Secret {
+    /// Keep the value stored now.
+    Keep,
+    /// Replace it with this one.
+    Set { value: String },
+    /// Remove it (for a map entry: remove the entry).
+    Clear,
+}
+
+/// Settings as the page saves them: every field as shown, secrets as intent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SettingsEdit {
+    pub model: ModelEdit,
+    pub mcp_servers: BTreeMap<String, ServerEdit>,
+    pub tool_overrides: BTreeMap<String, ToolOverride>,
+    #[ts(type = "number")]
+    pub card_expiry_secs: u64,
+    pub max_turns_per_run: u32,
+    pub history_token_budget: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ModelEdit {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Secret,
+    /// Every header the model gets; one left out is removed.
+    pub extra_headers: BTreeMap<String, Secret>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ServerEdit {
+    #[serde(flatten)]
+    pub transport: ServerTransportEdit,
+    pub trusted: bool,
+    /// The server's name before a rename: kept values are looked up there.
+    #[serde(default)]
+    pub previous_name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(untagged)]
+pub enum ServerTransportEdit {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, Secret>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, Secret>,
+    },
+}
+
+impl SettingsView {
+    pub fn of(settings: &Settings) -> SettingsView {
+        SettingsView {
+            model: ModelView {
+                base_url: settings.model.base_url.clone(),
+                model: settings.model.model.clone(),
+                api_key_set: settings.model.api_key.is_some(),
+                extra_headers: settings.model.extra_headers.keys().cloned().collect(),
+            },
+            mcp_servers: settings
+                .mcp_servers
+                .iter()
+                .map(|(name, config)| (name.clone(), server_view(config)))
+                .collect(),
+            tool_overrides: settings.tool_overrides.clone(),
+            card_expiry_secs: settings.card_expiry_secs,
+            max_turns_per_run: settings.max_turns_per_run,
+            history_token_budget: settings.history_token_budget,
+        }
+    }
+}
+
+fn server_view(config: &ServerConfig) -> ServerView {
+    let transport = match &config.transport {
+        ServerTransport::Stdio { command, args, env } => ServerTransportView::Stdio {
+            command: command.clone(),
+            args: args.clone(),
+            env: env.keys().cloned().collect(),
+        },
+        ServerTransport::Http { url, headers } => ServerTransportView::Http {
+            url: url.clone(),
+            headers: headers.keys().cloned().collect(),
+        },
+    };
+    ServerView {
+        transport,
+        trusted: config.trusted,
+    }
+}
+
+impl SettingsEdit {
+    /// The full settings this edit asks for, given the ones in force.
+    /// Keeping a value that is not stored is refused.
+    pub fn apply(self, current: &Settings) -> Result<Settings, SettingsError> {
+        let api_key = match self.model.api_key {
+            Secret::Keep => current.model.api_key.clone(),
+            Secret::Set { value } => Some(value),
+            Secret::Clear => None,
+        };
+        let extra_headers = resolve(
+            self.model.extra_headers,
+            Some(&current.model.extra_headers),
+            "model header",
+        )?;
+        let mut mcp_servers = BTreeMap::new();
+        for (name, edit) in self.mcp_servers {
+            let before = current
+                .mcp_servers
+                .get(edit.previous_name.as_deref().unwrap_or(&name))
+                .map(|config| &config.transport);
+            let transport = match edit.transport {
+                ServerTransportEdit::Stdio { command, args, env } => {
+                    let stored = match before {
+                        Some(ServerTransport::Stdio { env, .. }) => Some(env),
+                        _ => None,
+                    };
+                    ServerTransport::Stdio {
+                        command,
+                        args,
+                        env: resolve(env, stored, &format!("env of server {name}"))?,
+                    }
+                }
+                ServerTransportEdit::Http { url, headers } => {
+                    let stored = match before {
+                        Some(ServerTransport::Http { headers, .. }) => Some(headers),
+                        _ => None,
+                    };
+                    ServerTransport::Http {
+                        url,
+                        headers: resolve(headers, stored, &format!("header of server {name}"))?,
+                    }
+                }
+            };
+            let config = ServerConfig {
+                transport,
+                trusted: edit.trusted,
+            };
+            mcp_servers.insert(name, config);
+        }
+        Ok(Settings {
+            model: ModelSettings {
+                base_url: self.model.base_url,
+                model: self.model.model,
+                api_key,
+                extra_headers,
+            },
+            mcp_servers,
+            tool_overrides: self.tool_overrides,
+            card_expiry_secs: self.card_expiry_secs,
+            max_turns_per_run: self.max_turns_per_run,
+            history_token_budget: self.history_token_budget,
+        })
+    }
+}
+
+/// A map of secrets as edited: kept entries take the stored value, set
+/// ones the new value, cleared ones are left out.
+fn resolve(
+    edited: BTreeMap<String, Secret>,
+    stored: Option<&BTreeMap<String, String>>,
+    what: &str,
+) -> Result<BTreeMap<String, String>, SettingsError> {
+    let mut out = BTreeMap::new();
+    for (name, secret) in edited {
+        match secret {
+            Secret::Keep => {
+                let value = stored
+                    .and_then(|values| values.get(&name))
+                    .ok_or_else(|| SettingsError::NothingToKeep(format!("{what} {name:?}")))?;
+                out.insert(name, value.clone());
+            }
+            Secret::Set { value } => {
+                out.insert(name, value);
+            }
+            Secret::Clear => {}
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn stored() -> Settings {
+        let mut settings = Settings::default();
+        settings.model.api_key = Some("sk-stored".into());
+        settings.model.extra_headers = [
+            ("X-Org".to_string(), "bit".to_string()),
+            ("X-Team".to_string(), "t1".to_string()),
+        ]
+        .into();
+        settings.mcp_servers.insert(
+            "notes".into(),
+            ServerConfig {
+                transport: ServerTransport::Stdio {
+                    command: "npx".into(),
+                    args: vec!["notes-mcp".into()],
+                    env: [("TOKEN".to_string(), "tok-stored".to_string())].into(),
+                },
+                trusted: false,
+            },
+        );
+        settings
+    }
+
+    fn keep_all(settings: &Settings) -> SettingsEdit {
+        let view = SettingsView::of(settings);
+        let keep = |names: &[String]| {
+            names
+                .iter()
+                .map(|n| (n.clone(), Secret::Keep))
+                .collect::<BTreeMap<_, _>>()
+        };
+        SettingsEdit {
+            model: ModelEdit {
+                base_url: view.model.base_url,
+                model: view.model.model,
+                api_key: Secret::Keep,
+                extra_headers: keep(&view.model.extra_headers),
+            },
+            mcp_servers: view
+                .mcp_servers
+                .into_iter()
+                .map(|(name, server)| {
+                    let transport = match server.transport {
+                        ServerTransportView::Stdio { command, args, env } => {
+                            ServerTransportEdit::Stdio {
+                                command,
+                                args,
+                                env: keep(&env),
+                            }
+                        }
+                        ServerTransportView::Http { url, headers } => ServerTransportEdit::Http {
+                            url,
+                            headers: keep(&headers),
+                        },
+                    };
+                    let edit = ServerEdit {
+                        transport,
+                        trusted: server.trusted,
+                        previous_name: None,
+                    };
+                    (name, edit)
+                })
+                .collect(),
+            tool_overrides: view.tool_overrides,
+            card_expiry_secs: view.card_expiry_secs,
+            max_turns_per_run: view.max_turns_per_run,
+            history_token_budget: view.history_token_budget,
+        }
+    }
+
+    #[test]
+    fn the_view_says_which_secrets_are_set_without_their_values() {
+        let view = SettingsView::of(&stored());
+        let text = serde_json::to_string(&view).unwrap();
+        for secret in ["sk-stored", "bit", "t1", "tok-stored"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(view.model.api_key_set);
+        assert_eq!(view.model.extra_headers, vec!["X-Org", "X-Team"]);
+        assert_eq!(
+            serde_json::to_value(&view.mcp_servers["notes"]).unwrap(),
+            json!({"command": "npx", "args": ["notes-mcp"], "env": ["TOKEN"], "trusted": false})
+        );
+        assert!(!SettingsView::of(&Settings::default()).model.api_key_set);
+    }
+
+    #[test]
+    fn keeping_every_secret_gives_back_the_stored_settings() {
+        let current = stored();
+        assert_eq!(keep_all(&current).apply(&current).unwrap(), current);
+    }
+
+    #[test]
+    fn a_set_secret_replaces_the_stored_one_and_a_cleared_one_is_removed() {
+        let current = stored();
+        let mut edit = keep_all(&current);
+        edit.model.api_key = Secret::Set {
+            value: "sk-new".into(),
+        };
+        edit.model
+            .extra_headers
+            .insert("X-Org".into(), Secret::Clear);
+        edit.model
+            .extra_headers
+            .insert("X-New".into(), Secret::Set { value: "n".into() });
+        let applied = edit.apply(&current).unwrap();
+        assert_eq!(applied.model.api_key.as_deref(), Some("sk-new"));
+        assert_eq!(
+            applied.model.extra_headers,
+            [
+                ("X-New".to_string(), "n".to_string()),
+                ("X-Team".to_string(), "t1".to_string())
+            ]
+            .into()
+        );
+        let mut clear = keep_all(&current);
+        clear.model.api_key = Secret::Clear;
+        assert_eq!(clear.apply(&current).unwrap().model.api_key, None);
+    }
+
+    #[test]
+    fn a_renamed_server_keeps_its_env_values_and_keeping_an_unknown_one_is_refused() {
+        let current = stored();
+        let mut edit = keep_all(&current);
+        let mut notes = edit.mcp_servers.remove("notes").unwrap();
+        notes.previous_name = Some("notes".into());
+        edit.mcp_servers.insert("notes2".into(), notes.clone());
+        let applied = edit.clone().apply(&current).unwrap();
+        assert_eq!(
+            applied.mcp_servers["notes2"].transport,
+            current.mcp_servers["notes"].transport
+        );
+        notes.previous_name = None;
+        edit.mcp_servers.insert("notes2".into(), notes);
+        assert!(matches!(
+            edit.apply(&current),
+            Err(SettingsError::NothingToKeep(what)) if what.contains("TOKEN")
+        ));
+    }
+
+    #[test]
+    fn a_secret_travels_as_a_tagged_intent() {
+        assert_eq!(
+            serde_json::to_value(Secret::Keep).unwrap(),
+            json!({"action": "keep"})
+        );
+        assert_eq!(
+            serde_json::from_value::<Secret>(json!({"action": "set", "value": "v"})).unwrap(),
+            Secret::Set { value: "v".into() }
+        );
+        let server: ServerEdit = serde_json::from_value(json!({
+            "url": "http://h/mcp", "headers": {"Authorization": {"action": "clear"}}, "trusted": true
+        }))
+        .unwrap();
+        assert_eq!(server.previous_name, None);
+        assert!(matches!(server.transport, ServerTransportEdit::Http { .. }));
+    }
+}

@@ -1,0 +1,316 @@
+//! The API key, headers and server env values: kept apart from the stored
+//! settings document (in the keyring, or the database where no keyring
+//! answers), never in the settings view, and saved from the page as intent.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use ragent::mcp::config::{ServerConfig, ServerTransport};
+use ragent::secrets::{KeyringSecrets, MemorySecrets, SecretStore, SecretsBackend};
+use ragent::settings::Settings;
+use ragent::settings_view::{Secret, ServerTransportEdit, SettingsEdit};
+use ragent::store::{Store, kv};
+use ragent::{Agent, AgentConfig};
+
+const SECRETS: [&str; 5] = [
+    "sk-live-key",
+    "org-secret",
+    "env-token",
+    "Bearer http-token",
+    "stdio-region",
+];
+
+fn settings_with_secrets() -> Settings {
+    let mut settings = Settings::default();
+    settings.model.base_url = "https://api.example.com/v1".into();
+    settings.model.model = "m".into();
+    settings.model.api_key = Some(SECRETS[0].into());
+    settings.model.extra_headers = [("X-Org".to_string(), SECRETS[1].to_string())].into();
+    settings.mcp_servers.insert(
+        "notes".into(),
+        ServerConfig {
+            transport: ServerTransport::Stdio {
+                command: "notes-mcp".into(),
+                args: vec![],
+                env: [
+                    ("TOKEN".to_string(), SECRETS[2].to_string()),
+                    ("REGION".to_string(), SECRETS[4].to_string()),
+                ]
+                .into(),
+            },
+            trusted: false,
+        },
+    );
+    settings.mcp_servers.insert(
+        "remote".into(),
+        ServerConfig {
+            transport: ServerTransport::Http {
+                url: "http://127.0.0.1:9/mcp".into(),
+                headers: [("Authorization".to_string(), SECRETS[3].to_string())].into(),
+            },
+            trusted: false,
+        },
+    );
+    settings
+}
+
+async fn open(db: &Path, secrets: SecretsBackend) -> Agent {
+    let mut config = AgentConfig::new(db);
+    config.secrets = secrets;
+    Agent::open(config).await.unwrap()
+}
+
+/// Every row of the database's key-value table, as stored.
+fn stored_rows(db: &Path) -> BTreeMap<String, String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn.prepare("SELECT key, value FROM settings").unwrap();
+    stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The settings as an older version stored them: secrets inline in the
+/// one document.
+fn store_as_an_older_version_did(db: &Path) {
+    let store = Store::open(db).unwrap();
+    store
+        .with_conn(|c| kv::save_settings(c, &settings_with_secrets(), 1))
+        .unwrap();
+}
+
+fn assert_no_secret_in(text: &str, what: &str) {
+    for secret in SECRETS {
+        assert!(!text.contains(secret), "{secret:?} found in {what}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn with_a_keyring_no_secret_value_is_in_the_database_and_all_come_back_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("assistant.db");
+    let keyring = Arc::new(MemorySecrets::new());
+    let agent = open(&db, SecretsBackend::Custom(keyring.clone())).await;
+    agent.save_settings(settings_with_secrets()).await.unwrap();
+
+    let rows = stored_rows(&db);
+    assert_no_secret_in(&format!("{rows:?}"), "the database");
+    assert!(rows["settings"].contains("X-Org") && rows["settings"].contains("TOKEN"));
+    let held: Vec<String> = keyring.snapshot().into_values().collect();
+    for secret in SECRETS {
+        assert!(
+            held.contains(&secret.to_string()),
+            "{secret} not in the keyring"
+        );
+    }
+    drop(agent);
+
+    let again = open(&db, SecretsBackend::Custom(keyring.clone())).await;
+    assert_eq!(again.settings(), settings_with_secrets());
+}
+
+#[tokio::test]
+async fn where_no_keyring_answers_the_secrets_live_in_the_database_beside_the_settings_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("assistant.db");
+    let agent = open(&db, SecretsBackend::Database).await;
+    agent.save_settings(settings_with_secrets()).await.unwrap();
+    let rows = stored_rows(&db);
+    assert_no_secret_in(&rows["settings"], "the settings document");
+    assert_eq!(rows["secret/model/api_key"], SECRETS[0]);
+    assert_eq!(rows["secret/server/notes/env/TOKEN"], SECRETS[2]);
+    drop(agent);
+
+    let again = open(&db, SecretsBackend::Database).await;
+    assert_eq!(again.settings(), settings_with_secrets());
+}
+
+#[tokio::test]
+async fn inline_secrets_of_an_older_settings_document_move_to_the_keyring_on_first_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("assistant.db");
+    store_as_an_older_version_did(&db);
+    let keyring = Arc::new(MemorySecrets::new());
+    let agent = open(&db, SecretsBackend::Custom(keyring.clone())).await;
+    assert_eq!(agent.settings(), settings_with_secrets());
+    assert_no_secret_in(&format!("{:?}", stored_rows(&db)), "the database");
+    assert_eq!(
+        keyring.get("model/api_key").unwrap().as_deref(),
+        Some(SECRETS[0])
+    );
+    assert_eq!(
+        keyring
+            .get("server/remote/header/Authorization")
+            .unwrap()
+            .as_deref(),
+        Some(SECRETS[3])
+    );
+}
+
+#[tokio::test]
+async fn secrets_the_database_kept_move_to_the_keyring_once_one_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("assistant.db");
+    let agent = open(&db, SecretsBackend::Database).await;
+    agent.save_settings(settings_with_secrets()).await.unwrap();
+    drop(agent);
+
+    let keyring = Arc::new(MemorySecrets::new());
+    let agent = open(&db, SecretsBackend::Custom(keyring.clone())).await;
+    assert_eq!(agent.settings(), settings_with_secrets());
+    assert_no_secret_in(&format!("{:?}", stored_rows(&db)), "the database");
+    assert_eq!(keyring.snapshot().len(), SECRETS.len());
+}
+
+#[tokio::test]
+async fn the_settings_view_carries_no_secret_value_only_which_are_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = open(&dir.path().join("assistant.db"), SecretsBackend::Database).await;
+    agent.save_settings(settings_with_secrets()).await.unwrap();
+    let view = agent.settings_view();
+    assert_no_secret_in(&serde_json::to_string(&view).unwrap(), "the view");
+    assert!(view.model.api_key_set);
+    assert_eq!(view.model.extra_headers, vec!["X-Org"]);
+}
+
+/// The edit a page sends back when the user changes nothing.
+fn unchanged(agent: &Agent) -> SettingsEdit {
+    let view = serde_json::to_value(agent.settings_view()).unwrap();
+    let keep = |names: &serde_json::Value| -> serde_json::Value {
+        names
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n.as_str().unwrap().to_string(),
+                    serde_json::json!({"action": "keep"}),
+                )
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let mut edit = view.clone();
+    edit["model"] = serde_json::json!({
+        "base_url": view["model"]["base_url"],
+        "model": view["model"]["model"],
+        "api_key": {"action": "keep"},
+        "extra_headers": keep(&view["model"]["extra_headers"]),
+    });
+    for (_, server) in edit["mcp_servers"].as_object_mut().unwrap() {
+        for field in ["env", "headers"] {
+            if let Some(names) = server.get(field).cloned() {
+                server[field] = keep(&names);
+            }
+        }
+    }
+    serde_json::from_value(edit).unwrap()
+}
+
+#[tokio::test]
+async fn saving_from_the_page_keeps_untouched_secrets_sets_new_ones_and_clears_cleared_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("assistant.db");
+    let agent = open(&db, SecretsBackend::Database).await;
+    agent.save_settings(settings_with_secrets()).await.unwrap();
+
+    agent.edit_settings(unchanged(&agent)).await.unwrap();
+    assert_eq!(
+        agent.settings(),
+        settings_with_secrets(),
+        "keep changes nothing"
+    );
+
+    let mut edit = unchanged(&agent);
+    edit.model.api_key = Secret::Set {
+        value: "sk-rotated".into(),
+    };
+    edit.model
+        .extra_headers
+        .insert("X-Org".into(), Secret::Clear);
+    let ServerTransportEdit::Stdio { env, .. } =
+        &mut edit.mcp_servers.get_mut("notes").unwrap().transport
+    else {
+        panic!("notes is a stdio server");
+    };
+    env.insert("TOKEN".into(), Secret::Clear);
+    let view = agent.edit_settings(edit).await.unwrap();
+    assert!(view.model.api_key_set);
+    assert!(view.model.extra_headers.is_empty());
+
+    let mut expected = settings_with_secrets();
+    expected.model.api_key = Some("sk-rotated".into());
+    expected.model.extra_headers.clear();
+    if let ServerTransport::Stdio { env, .. } =
+        &mut expected.mcp_servers.get_mut("notes").unwrap().transport
+    {
+        env.remove("TOKEN");
+    }
+    assert_eq!(agent.settings(), expected);
+    let rows = stored_rows(&db);
+    assert!(
+        !rows.contains_key("secret/model/header/X-Org"),
+        "a cleared secret is deleted"
+    );
+    assert!(!rows.contains_key("secret/server/notes/env/TOKEN"));
+    drop(agent);
+    assert_eq!(
+        open(&db, SecretsBackend::Database).await.settings(),
+        expected
+    );
+
+    let agent = open(&db, SecretsBackend::Database).await;
+    let mut clear = unchanged(&agent);
+    clear.model.api_key = Secret::Clear;
+    assert!(!agent.edit_settings(clear).await.unwrap().model.api_key_set);
+    assert_eq!(agent.settings().model.api_key, None);
+    assert!(!stored_rows(&db).contains_key("secret/model/api_key"));
+}
+
+/// The real OS keyring: run by `scripts/test-keyring` inside a private D-Bus
+/// session with its own Secret Service. Fails when no keyring answers.
+#[tokio::test]
+#[ignore = "needs a Secret Service: scripts/test-keyring runs it in a private D-Bus session"]
+async fn the_os_keyring_keeps_the_secrets_when_a_secret_service_answers() {
+    let service = "app.bitselect.assistant.test";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("assistant.db");
+    store_as_an_older_version_did(&db);
+    let keyring_or_db = || SecretsBackend::KeyringOrDatabase {
+        service: service.into(),
+    };
+    let agent = open(&db, keyring_or_db()).await;
+    assert_eq!(agent.settings(), settings_with_secrets());
+    let rows = stored_rows(&db);
+    assert_no_secret_in(&format!("{rows:?}"), "the database");
+
+    let vault = rows["secrets_vault"].clone();
+    let os = KeyringSecrets::new(service, vault);
+    assert_eq!(
+        os.get("model/api_key").unwrap().as_deref(),
+        Some(SECRETS[0]),
+        "the key is in the OS keyring"
+    );
+    assert_eq!(
+        os.get("server/notes/env/TOKEN").unwrap().as_deref(),
+        Some(SECRETS[2])
+    );
+
+    let mut cleared = settings_with_secrets();
+    cleared.model.api_key = None;
+    agent.save_settings(cleared.clone()).await.unwrap();
+    assert_eq!(
+        os.get("model/api_key").unwrap(),
+        None,
+        "cleared in the keyring"
+    );
+    drop(agent);
+
+    let again = open(&db, keyring_or_db()).await;
+    assert_eq!(again.settings(), cleared);
+    assert_no_secret_in(&format!("{:?}", stored_rows(&db)), "the database");
+    again.save_settings(Settings::default()).await.unwrap();
+    assert_eq!(os.get("server/notes/env/TOKEN").unwrap(), None);
+}
