@@ -14,6 +14,8 @@ const COMMANDS: &[&str] = &[
     "check_model",
     "list_tools",
     "list_audit",
+    "tool_definition_change",
+    "accept_tool_definition",
 ];
 
 fn main() {

@@ -5,7 +5,8 @@
 //! its runs.
 
 use ragent::protocol::{
-    AuditEntry, CallDecision, InputOutcome, ModelStatus, SessionInfo, ToolPolicyView, Transcript,
+    AuditEntry, CallDecision, DefinitionChange, InputOutcome, ModelStatus, SessionInfo,
+    ToolPolicyView, Transcript,
 };
 use ragent::settings_view::{SettingsEdit, SettingsView};
 use ragent::{Agent, AgentError};
@@ -95,6 +96,28 @@ pub async fn check_model(agent: State<'_, Agent>) -> Result<ModelStatus, AgentEr
 #[tauri::command]
 pub async fn list_tools(agent: State<'_, Agent>) -> Result<Vec<ToolPolicyView>, AgentError> {
     Ok(agent.tool_policies().await)
+}
+
+/// What changed in a tool's definition since it was pinned, if anything.
+#[tauri::command]
+pub async fn tool_definition_change(
+    agent: State<'_, Agent>,
+    qualified_name: String,
+) -> Result<Option<DefinitionChange>, AgentError> {
+    agent.tool_definition_change(&qualified_name).await
+}
+
+/// The user accepts the definition they were shown (`new_hash`); the core
+/// audits it. A call waiting on a card still waits for its own decision.
+#[tauri::command]
+pub async fn accept_tool_definition(
+    agent: State<'_, Agent>,
+    qualified_name: String,
+    new_hash: String,
+) -> Result<(), AgentError> {
+    agent
+        .accept_tool_definition(&qualified_name, &new_hash)
+        .await
 }
 
 #[tauri::command]

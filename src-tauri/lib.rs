@@ -64,6 +64,8 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, options: LaunchOptions) -> Build
             commands::check_model,
             commands::list_tools,
             commands::list_audit,
+            commands::tool_definition_change,
+            commands::accept_tool_definition,
         ])
         .setup(move |app| {
             let data_dir = match &options.data_dir {

@@ -7,6 +7,7 @@ import { listen } from "@tauri-apps/api/event";
 import type {
   AuditEntry,
   CallDecision,
+  DefinitionChange,
   ErrorCode,
   ErrorInfo,
   EventEnvelope,
@@ -39,6 +40,10 @@ export interface Api {
   checkModel(): Promise<ModelStatus>;
   listTools(): Promise<ToolPolicyView[]>;
   listAudit(limit: number): Promise<AuditEntry[]>;
+  /** What changed in a tool's definition since it was pinned; null if nothing. */
+  toolDefinitionChange(qualifiedName: string): Promise<DefinitionChange | null>;
+  /** Accepts the definition shown (named by its hash); the core audits it. */
+  acceptToolDefinition(qualifiedName: string, newHash: string): Promise<void>;
 
   /** Subscribes to agent events; resolves to an unsubscribe function. */
   onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void>;
@@ -63,6 +68,8 @@ export function tauriApi(): Api {
     checkModel: () => call("check_model"),
     listTools: () => call("list_tools"),
     listAudit: (limit) => call("list_audit", { limit }),
+    toolDefinitionChange: (qualifiedName) => call("tool_definition_change", { qualifiedName }),
+    acceptToolDefinition: (qualifiedName, newHash) => call("accept_tool_definition", { qualifiedName, newHash }),
 
     onAgentEvent: (handler) =>
       listen<EventEnvelope>(AGENT_EVENT, (event) => handler(event.payload)),

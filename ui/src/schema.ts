@@ -2,9 +2,14 @@
 // the confirmation card: each property's `title` (falling back to its name),
 // enum values with their titles, arrays of objects as small tables.
 
+import { ExactNumber, own, stringifyExact, type ExactJson } from "./exact-json";
 import type { JsonValue } from "./protocol";
 
 type JsonObject = { [key in string]?: JsonValue };
+
+/** Arguments as the card reads them: plain JSON, or JSON read exactly. */
+export type ArgJson = JsonValue | ExactNumber | ArgJson[] | ArgObject;
+type ArgObject = { [key in string]?: ArgJson };
 
 export type ArgValue =
   | { kind: "text"; text: string }
@@ -23,31 +28,39 @@ export interface ArgRow {
   value: ArgValue;
 }
 
-export function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+export function isObject(value: JsonValue | undefined): value is JsonObject;
+export function isObject(value: ArgJson | undefined): value is ArgObject;
+export function isObject(value: ArgJson | undefined): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof ExactNumber);
 }
 
-/** The labelled rows for `args`, in the schema's property order, then any extras. */
-export function describeArguments(args: JsonValue, schema: JsonValue): ArgRow[] {
+const has = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key);
+
+/**
+ * The labelled rows for `args`, in the schema's property order, then any
+ * extras. Names are looked up as own properties only: an argument called
+ * `constructor` or `toString` is listed like any other.
+ */
+export function describeArguments(args: ArgJson, schema: JsonValue): ArgRow[] {
   if (!isObject(args)) return [{ name: "", label: "", description: null, value: text(args) }];
   const root = isObject(schema) ? schema : {};
   const props = propertiesOf(root, root);
-  const names = [...Object.keys(props).filter((name) => name in args), ...Object.keys(args).filter((name) => !(name in props))];
+  const names = [...Object.keys(props).filter((name) => has(args, name)), ...Object.keys(args).filter((name) => !has(props, name))];
   return names.map((name) => {
-    const prop = resolve(props[name], root);
+    const prop = resolve(own(props, name), root);
     return {
       name,
       label: titleOf(prop) ?? name,
       description: stringField(prop, "description"),
-      value: valueOf(args[name], prop, root),
+      value: valueOf(own(args, name), prop, root),
     };
   });
 }
 
-function valueOf(value: JsonValue | undefined, prop: JsonObject, root: JsonObject): ArgValue {
+function valueOf(value: ArgJson | undefined, prop: JsonObject, root: JsonObject): ArgValue {
   if (value === undefined || value === null) return { kind: "empty" };
-  if (Array.isArray(value) && value.length > 0 && value.every(isObject)) {
-    return tableOf(value as JsonObject[], resolve(prop.items, root), root);
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => isObject(v))) {
+    return tableOf(value as ArgObject[], resolve(own(prop, "items"), root), root);
   }
   if (Array.isArray(value) && value.every((v) => !isObject(v) && !Array.isArray(v))) {
     return { kind: "text", text: value.map((v) => scalar(v, {})).join(", ") };
@@ -55,43 +68,45 @@ function valueOf(value: JsonValue | undefined, prop: JsonObject, root: JsonObjec
   return text(value, prop);
 }
 
-function tableOf(rows: JsonObject[], itemSchema: JsonObject, root: JsonObject): ArgValue {
+function tableOf(rows: ArgObject[], itemSchema: JsonObject, root: JsonObject): ArgValue {
   const props = propertiesOf(itemSchema, root);
   const names = [...Object.keys(props)];
   for (const row of rows) {
     for (const name of Object.keys(row)) if (!names.includes(name)) names.push(name);
   }
-  const used = names.filter((name) => rows.some((row) => row[name] !== undefined));
+  const used = names.filter((name) => rows.some((row) => own(row, name) !== undefined));
   return {
     kind: "table",
-    columns: used.map((name) => ({ name, label: titleOf(resolve(props[name], root)) ?? name })),
+    columns: used.map((name) => ({ name, label: titleOf(resolve(own(props, name), root)) ?? name })),
     rows: rows.map((row) =>
       used.map((name) => {
-        const cell = row[name];
-        return cell === undefined || cell === null ? "" : scalar(cell, resolve(props[name], root));
+        const cell = own(row, name);
+        return cell === undefined || cell === null ? "" : scalar(cell, resolve(own(props, name), root));
       }),
     ),
   };
 }
 
-function text(value: JsonValue | undefined, prop: JsonObject = {}): ArgValue {
+function text(value: ArgJson | undefined, prop: JsonObject = {}): ArgValue {
   if (value === undefined || value === null) return { kind: "empty" };
   return { kind: "text", text: scalar(value, prop) };
 }
 
 /** A value as text; an enum value gets its title (`加入 (add)`) when the schema has one. */
-function scalar(value: JsonValue, prop: JsonObject): string {
+function scalar(value: ArgJson, prop: JsonObject): string {
   if (typeof value === "string") {
     const title = enumTitle(prop, value);
     return title && title !== value ? `${title} (${value})` : value;
   }
+  // A number read exactly is shown as it will be sent, every digit.
+  if (value instanceof ExactNumber) return value.text;
   if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return JSON.stringify(value, null, 2);
+  return stringifyExact(value as ExactJson);
 }
 
 function enumTitle(prop: JsonObject, value: string): string | null {
   for (const key of ["oneOf", "anyOf"]) {
-    const options = prop[key];
+    const options = own(prop, key);
     if (!Array.isArray(options)) continue;
     for (const option of options) {
       if (isObject(option) && option.const === value) {
@@ -104,22 +119,23 @@ function enumTitle(prop: JsonObject, value: string): string | null {
 
 function propertiesOf(schema: JsonObject, root: JsonObject): JsonObject {
   const resolved = resolve(schema, root);
-  return isObject(resolved.properties) ? resolved.properties : {};
+  const properties = own(resolved, "properties");
+  return isObject(properties) ? properties : {};
 }
 
 /** Follows a local `$ref` (`#/$defs/X`, `#/definitions/X`) and unwraps a nullable `anyOf`. */
 function resolve(schema: JsonValue | undefined, root: JsonObject, depth = 0): JsonObject {
   if (!isObject(schema) || depth > 8) return {};
-  const ref = schema.$ref;
+  const ref = own(schema, "$ref");
   if (typeof ref === "string" && ref.startsWith("#/")) {
     let target: JsonValue | undefined = root;
     for (const part of ref.slice(2).split("/")) {
-      target = isObject(target) ? target[decodeURIComponent(part.replace(/~1/g, "/").replace(/~0/g, "~"))] : undefined;
+      target = isObject(target) ? own(target, decodeURIComponent(part.replace(/~1/g, "/").replace(/~0/g, "~"))) : undefined;
     }
     const { $ref: _ignored, ...rest } = schema;
     return { ...resolve(target, root, depth + 1), ...rest };
   }
-  const anyOf = schema.anyOf;
+  const anyOf = own(schema, "anyOf");
   if (Array.isArray(anyOf) && !schema.properties && !schema.items) {
     const nonNull = anyOf.filter((option) => !(isObject(option) && option.type === "null"));
     if (nonNull.length === 1 && !nonNull.some((option) => isObject(option) && "const" in option)) {
@@ -135,6 +151,6 @@ function titleOf(schema: JsonObject): string | null {
 }
 
 function stringField(schema: JsonObject, field: string): string | null {
-  const value = schema[field];
+  const value = own(schema, field);
   return typeof value === "string" && value.trim() !== "" ? value : null;
 }

@@ -36,6 +36,12 @@ pub enum AgentError {
         call_id: String,
         details: Vec<String>,
     },
+    #[error("no server lists a tool named {0}")]
+    UnknownTool(String),
+    #[error(
+        "the definition of {qualified_name} changed again since it was shown; look at it again before accepting it"
+    )]
+    DefinitionChangedAgain { qualified_name: String },
     #[error("the settings cannot be saved: {0}")]
     InvalidSettings(#[from] SettingsError),
     #[error(transparent)]
@@ -61,6 +67,8 @@ impl AgentError {
             AgentError::DuplicateDecision(_) => ErrorCode::DuplicateDecision,
             AgentError::ConfirmationExpired { .. } => ErrorCode::ConfirmationExpired,
             AgentError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
+            AgentError::UnknownTool(_) => ErrorCode::UnknownTool,
+            AgentError::DefinitionChangedAgain { .. } => ErrorCode::DefinitionChangedAgain,
             AgentError::InvalidSettings(_) => ErrorCode::InvalidSettings,
             AgentError::Model(LlmError::NotConfigured) => ErrorCode::ModelNotConfigured,
             AgentError::Model(_) => ErrorCode::Model,

@@ -124,6 +124,8 @@ pub enum ErrorCode {
     DuplicateDecision,
     ConfirmationExpired,
     InvalidArguments,
+    UnknownTool,
+    DefinitionChangedAgain,
     InvalidSettings,
     Model,
     ModelNotConfigured,
@@ -160,6 +162,10 @@ pub struct CardCall {
     pub description: Option<String>,
     /// Exactly the arguments that will be sent.
     pub arguments: Value,
+    /// The same arguments as the JSON text they are sent as. A page that
+    /// parses `arguments` into floating-point numbers loses digits of an
+    /// integer beyond 2^53; this text keeps every one.
+    pub arguments_text: String,
     /// The tool's input schema; property `title`s label the arguments.
     pub input_schema: Value,
     pub destructive: bool,
@@ -266,6 +272,10 @@ pub struct AuditEntry {
     pub arguments_hash: String,
     pub decision: AuditDecision,
     pub reason: Option<String>,
+    /// For an accepted definition: the pinned definition's hash before.
+    pub old_definition_hash: Option<String>,
+    /// For an accepted definition: the hash of the one accepted.
+    pub new_definition_hash: Option<String>,
 }
 
 /// The decisions the audit log records.
@@ -283,6 +293,43 @@ pub enum AuditDecision {
     UserDenied,
     Expired,
     Superseded,
+    /// The user accepted a tool's changed definition (no call: the row
+    /// names the tool and the definition hashes before and after).
+    UserAcceptedDefinition,
+}
+
+/// The parts of a tool's definition a user compares when it changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ToolDefinitionView {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub input_schema: Value,
+    pub annotations: Value,
+}
+
+/// One part of a definition that can change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum DefinitionField {
+    Title,
+    Description,
+    InputSchema,
+    Annotations,
+}
+
+/// A tool whose definition differs from the one pinned: the pinned one
+/// (`old`), the one the server lists now (`new`), and which parts differ.
+/// Accepting names `new_hash`, so a definition that changes again after it
+/// was shown is not accepted unseen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct DefinitionChange {
+    pub qualified_name: String,
+    pub old_hash: String,
+    pub new_hash: String,
+    pub old: ToolDefinitionView,
+    pub new: ToolDefinitionView,
+    /// The fields that differ, in the order above.
+    pub changed: Vec<DefinitionField>,
 }
 
 /// Whether the configured model answers, for the first-run screen.

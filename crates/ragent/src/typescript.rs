@@ -10,8 +10,9 @@ use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CardCall, ConfirmationCard, Decision,
-    ErrorCode, ErrorInfo, EventEnvelope, InputOutcome, ModelState, ModelStatus, PolicyVerdict,
-    SessionInfo, StopReason, ToolCallView, ToolPolicyView, Transcript, TranscriptItem, UserInput,
+    DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
+    ModelState, ModelStatus, PolicyVerdict, SessionInfo, StopReason, ToolCallView,
+    ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem, UserInput,
 };
 use crate::settings::{ModelSettings, Settings};
 use crate::settings_view::{
@@ -64,6 +65,9 @@ pub fn render() -> String {
         ModelState::decl(&cfg),
         ToolPolicyView::decl(&cfg),
         PolicyVerdict::decl(&cfg),
+        DefinitionChange::decl(&cfg),
+        ToolDefinitionView::decl(&cfg),
+        DefinitionField::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from crates/ragent (protocol, settings) by ts-rs. Do not edit:\n\

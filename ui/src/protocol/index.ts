@@ -22,7 +22,7 @@ export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmat
 
 export type ErrorInfo = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "invalid_settings" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "invalid_settings" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
 
 export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, } | { "type": "cancel_requested", was_running: boolean, };
 
@@ -50,6 +50,12 @@ title: string | null, description: string | null,
  * Exactly the arguments that will be sent.
  */
 arguments: JsonValue, 
+/**
+ * The same arguments as the JSON text they are sent as. A page that
+ * parses `arguments` into floating-point numbers loses digits of an
+ * integer beyond 2^53; this text keeps every one.
+ */
+arguments_text: string, 
 /**
  * The tool's input schema; property `title`s label the arguments.
  */
@@ -85,9 +91,17 @@ export type AuditEntry = { id: number, at: number, session_id: string, call_id: 
 /**
  * SHA-256 of the canonical JSON of the arguments decided on.
  */
-arguments_hash: string, decision: AuditDecision, reason: string | null, };
+arguments_hash: string, decision: AuditDecision, reason: string | null, 
+/**
+ * For an accepted definition: the pinned definition's hash before.
+ */
+old_definition_hash: string | null, 
+/**
+ * For an accepted definition: the hash of the one accepted.
+ */
+new_definition_hash: string | null, };
 
-export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded";
+export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded" | "user_accepted_definition";
 
 export type Settings = { model: ModelSettings, 
 /**
@@ -181,3 +195,13 @@ verdict: PolicyVerdict,
 auto_approve_allowed: boolean, };
 
 export type PolicyVerdict = "allow" | "ask" | "deny";
+
+export type DefinitionChange = { qualified_name: string, old_hash: string, new_hash: string, old: ToolDefinitionView, new: ToolDefinitionView, 
+/**
+ * The fields that differ, in the order above.
+ */
+changed: Array<DefinitionField>, };
+
+export type ToolDefinitionView = { title: string | null, description: string | null, input_schema: JsonValue, annotations: JsonValue, };
+
+export type DefinitionField = "title" | "description" | "input_schema" | "annotations";

@@ -5,6 +5,7 @@ import type { Api } from "../api";
 import type {
   AuditEntry,
   CallDecision,
+  DefinitionChange,
   ErrorInfo,
   EventEnvelope,
   ModelStatus,
@@ -35,6 +36,8 @@ export class FakeApi implements Api {
   settings: SettingsView = structuredClone(DEFAULT_SETTINGS);
   tools: ToolPolicyView[] = [];
   audit: AuditEntry[] = [];
+  /** Tool definition changes by qualified name; accepting removes one. */
+  changes = new Map<string, DefinitionChange>();
   check: ModelStatus = { state: "ok", message: null };
   /** The next respond_confirmation / send_message fails with this. */
   failNext: ErrorInfo | null = null;
@@ -141,6 +144,17 @@ export class FakeApi implements Api {
   async listAudit(limit: number): Promise<AuditEntry[]> {
     this.record("list_audit", limit);
     return this.audit;
+  }
+
+  async toolDefinitionChange(qualifiedName: string): Promise<DefinitionChange | null> {
+    this.record("tool_definition_change", qualifiedName);
+    return this.changes.get(qualifiedName) ?? null;
+  }
+
+  async acceptToolDefinition(qualifiedName: string, newHash: string): Promise<void> {
+    this.record("accept_tool_definition", qualifiedName, newHash);
+    await this.maybeFail();
+    this.changes.delete(qualifiedName);
   }
 
   async onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void> {

@@ -144,6 +144,8 @@ describe("the audit log", () => {
         arguments_hash: "0123456789abcdef0123456789abcdef",
         decision: "user_denied",
         reason: XSS_IMG,
+        old_definition_hash: null,
+        new_definition_hash: null,
       },
       {
         id: 2,
@@ -155,6 +157,8 @@ describe("the audit log", () => {
         arguments_hash: "ffff",
         decision: "policy_allowed",
         reason: null,
+        old_definition_hash: null,
+        new_definition_hash: null,
       },
     ];
     await start();

@@ -3,9 +3,9 @@
 import { h } from "../dom";
 import type { I18n } from "../i18n";
 import type { JsonValue } from "../protocol";
-import { describeArguments, type ArgValue } from "../schema";
+import { describeArguments, type ArgJson, type ArgValue } from "../schema";
 
-export function argumentList(args: JsonValue, schema: JsonValue, i18n: I18n): HTMLElement {
+export function argumentList(args: ArgJson, schema: JsonValue, i18n: I18n): HTMLElement {
   const rows = describeArguments(args, schema);
   if (rows.length === 0) return h("p", { class: "args-none", text: i18n.t("card.noArguments") });
   const list = h("dl", { class: "args" });

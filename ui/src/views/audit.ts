@@ -43,10 +43,18 @@ export function auditView(deps: AuditDeps): { el: HTMLElement; load(): Promise<v
           h("td", { text: `${entry.server} · ${entry.tool}` }),
           h("td", {}, h("span", { class: `decision decision-${entry.decision}`, text: deps.i18n.auditDecision(entry.decision) })),
           h("td", { text: entry.reason ?? "" }),
-          h("td", {}, h("code", { text: entry.arguments_hash.slice(0, 12), attrs: { title: entry.arguments_hash } })),
+          h("td", {}, hashCell(entry)),
         ),
       );
     return h("table", { class: "audit-table" }, h("thead", {}, h("tr", {}, ...columns)), h("tbody", {}, ...rows));
+  };
+
+  // An accepted definition has no arguments: its row shows the pinned hash before and after.
+  const hashCell = (entry: AuditEntry): HTMLElement => {
+    const { old_definition_hash: before, new_definition_hash: after } = entry;
+    if (after === null) return h("code", { text: entry.arguments_hash.slice(0, 12), attrs: { title: entry.arguments_hash } });
+    const full = `${before ?? ""} → ${after}`;
+    return h("code", { text: `${(before ?? "").slice(0, 12)} → ${after.slice(0, 12)}`, attrs: { title: full } });
   };
 
   const el = h(

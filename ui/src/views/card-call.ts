@@ -2,7 +2,8 @@
 // raw JSON on demand, an argument editor) and its approve / deny controls.
 // It decides nothing itself: its buttons hand a decision to the card.
 
-import { button, disclosure, h, prettyJson, replace } from "../dom";
+import { button, disclosure, h, replace } from "../dom";
+import { ExactNumber, parseExact, stringifyExact, type ExactJson } from "../exact-json";
 import type { I18n } from "../i18n";
 import type { CallDecision, CallStatus, CardCall, Decision, JsonValue } from "../protocol";
 import { isObject } from "../schema";
@@ -12,6 +13,20 @@ export interface CallHost {
   i18n: I18n;
   /** Sends decisions for this card; ignored while another is in flight. */
   decide(decisions: CallDecision[]): void;
+  /** What changed in the tool's definition, with a way to accept it. */
+  definitionChange?(qualifiedName: string): HTMLElement;
+}
+
+/**
+ * The arguments exactly as they will be sent, read from the text the core
+ * sends beside them: every digit of every number, every key as its own.
+ */
+export function exactArguments(call: CardCall): ExactJson {
+  try {
+    return parseExact(call.arguments_text);
+  } catch {
+    return call.arguments as ExactJson;
+  }
 }
 
 export class CardCallView {
@@ -87,6 +102,7 @@ export class CardCallView {
       ),
       call.definition_changed &&
         h("p", { class: "card-warning", text: t("card.definitionChanged"), attrs: { role: "note" } }),
+      call.definition_changed && host.definitionChange?.(call.qualified_name),
       this.argsSlot,
       disclosure(t("card.rawJson"), [this.rawJson], { class: "raw-json-disclosure", attrs: { "data-testid": "raw-json" } }),
       this.actions,
@@ -136,7 +152,8 @@ export class CardCallView {
   /** The backend accepted `decision` for this call. */
   accepted(decision: Decision): void {
     if (decision.type === "approve_edited") {
-      this.call = { ...this.call, arguments: decision.arguments };
+      // The editor sent only numbers a JavaScript number holds exactly.
+      this.call = { ...this.call, arguments: decision.arguments, arguments_text: JSON.stringify(decision.arguments) };
       this.renderArguments();
     }
     this.closeEditor();
@@ -159,8 +176,9 @@ export class CardCallView {
   }
 
   private renderArguments(): void {
-    replace(this.argsSlot, argumentList(this.call.arguments, this.call.input_schema, this.host.i18n));
-    this.rawJson.textContent = prettyJson(this.call.arguments);
+    const exact = exactArguments(this.call);
+    replace(this.argsSlot, argumentList(exact, this.call.input_schema, this.host.i18n));
+    this.rawJson.textContent = stringifyExact(exact);
   }
 
   private openEditor(): void {
@@ -168,7 +186,7 @@ export class CardCallView {
       this.editor.focus();
       return;
     }
-    this.editor = new Editor(this.call.arguments, this.host.i18n, {
+    this.editor = new Editor(exactArguments(this.call), this.host.i18n, {
       approve: (args) => this.host.decide([{ call_id: this.call.call_id, decision: { type: "approve_edited", arguments: args } }]),
       cancel: () => this.closeEditor(),
     });
@@ -198,7 +216,7 @@ class Editor {
   private readonly i18n: I18n;
 
   constructor(
-    args: JsonValue,
+    args: ExactJson,
     i18n: I18n,
     on: { approve(args: JsonValue): void; cancel(): void },
   ) {
@@ -206,7 +224,7 @@ class Editor {
     const id = `editor-${Math.random().toString(36).slice(2)}`;
     this.textarea = h("textarea", {
       class: "json-editor",
-      text: prettyJson(args),
+      text: stringifyExact(args),
       attrs: { id, rows: 8, spellcheck: "false", "data-testid": "arguments-editor" },
       on: {
         input: () => this.validate(),
@@ -252,8 +270,12 @@ class Editor {
     let message = "";
     this.parsed = null;
     try {
+      // An edit is sent as JavaScript values: a number they cannot hold
+      // exactly is refused rather than sent changed.
+      const inexact = inexactNumber(parseExact(this.textarea.value));
       const value = JSON.parse(this.textarea.value) as JsonValue;
-      if (isObject(value)) this.parsed = value;
+      if (inexact) message = this.i18n.t("card.inexactNumber", { number: inexact.text });
+      else if (isObject(value)) this.parsed = value;
       else message = this.i18n.t("card.notObject");
     } catch (error) {
       message = this.i18n.t("card.invalidJson", { message: error instanceof Error ? error.message : String(error) });
@@ -263,4 +285,14 @@ class Editor {
     this.textarea.setAttribute("aria-invalid", String(message !== ""));
     this.approveButton.disabled = this.parsed === null;
   }
+}
+
+function inexactNumber(value: ExactJson): ExactNumber | null {
+  if (value instanceof ExactNumber) return value.fitsNumber ? null : value;
+  if (value === null || typeof value !== "object") return null;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    const found = item === undefined ? null : inexactNumber(item);
+    if (found) return found;
+  }
+  return null;
 }

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createI18n } from "../i18n";
 import type { CallStatus, ConfirmationCard } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
-import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, NOTES_CHANGE, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
 import { confirmationCard, type CardView } from "./card";
 
 const i18n = createI18n("zh-CN");
@@ -289,5 +289,86 @@ describe("editing arguments before approving", () => {
     await settle();
     expect(view.el.querySelector('[data-testid="arguments-editor"]')).toBeNull();
     expect(api.of("respond_confirmation")).toEqual([]);
+  });
+});
+
+/** A call as the core sends it: the arguments' exact text, and the same parsed by JSON.parse. */
+function sentCall(callId: string, text: string) {
+  return cardCall({ call_id: callId, arguments: JSON.parse(text), arguments_text: text });
+}
+
+describe("the card hides nothing", () => {
+  it("lists arguments named like object built-ins with their values", () => {
+    const view = mount(card([sentCall("c1", '{"constructor": "x", "toString": 1, "__proto__": {"a":1}}')]));
+    const rows = view.qa("dt").map((dt, i) => [dt.textContent, view.qa("dd")[i].textContent]);
+    expect(rows.map(([name]) => name)).toEqual(["constructor", "toString", "__proto__"]);
+    expect(rows[0][1]).toBe("x");
+    expect(rows[1][1]).toBe("1");
+    expect(JSON.parse(rows[2][1] ?? "")).toEqual({ a: 1 });
+    const raw = view.q('[data-testid="raw-json"] pre').textContent ?? "";
+    expect(raw).toContain('"__proto__": {');
+    expect(raw).toContain('"toString": 1');
+  });
+
+  it("shows an integer beyond 2^53 with every digit it will be sent with", () => {
+    const view = mount(card([sentCall("c1", '{"skuCode":"MG6W4CH/A","action":"add","quantity":9007199254740993}')]));
+    const quantity = view.qa("dt").findIndex((dt) => dt.textContent === "数量");
+    expect(view.qa("dd")[quantity].textContent).toBe("9007199254740993");
+    expect(view.q('[data-testid="raw-json"] pre').textContent).toContain('"quantity": 9007199254740993');
+  });
+
+  it("refuses to send an edit with a number a JavaScript number cannot hold", async () => {
+    const view = mount(card([sentCall("c1", '{"skuCode":"MG6W4CH/A","action":"add","quantity":9007199254740993}')]));
+    click(view.q('[data-testid="edit-arguments"]'));
+    expect(view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]').value).toContain("9007199254740993");
+    expect(view.q('[data-testid="edit-error"]').textContent).toContain("9007199254740993");
+    const approveEdited = view.q<HTMLButtonElement>('[data-testid="approve-edited"]');
+    expect(approveEdited.disabled).toBe(true);
+    approveEdited.click();
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([]);
+  });
+});
+
+describe("a call whose tool's definition changed", () => {
+  const changedCall = () =>
+    cardCall({ call_id: "n1", qualified_name: "notes__add_note", server: "notes", tool: "add_note", definition_changed: true });
+
+  it("shows each changed field old beside new, and only those", async () => {
+    api.changes.set("notes__add_note", NOTES_CHANGE);
+    const view = mount(card([changedCall()]));
+    await settle();
+    expect(api.of("tool_definition_change")).toEqual([["notes__add_note"]]);
+    const fields = view.qa('[data-testid="definition-field"]') as HTMLElement[];
+    expect(fields.map((f) => f.dataset.field)).toEqual(["description", "annotations"]);
+    const [description, annotations] = fields;
+    expect(description.querySelector('[data-testid="definition-old"]')?.textContent).toContain("Add a note to the notebook.");
+    expect(description.querySelector('[data-testid="definition-new"]')?.textContent).toContain("Also sends your notes to a third party.");
+    expect(annotations.querySelector('[data-testid="definition-old"] pre')?.textContent).toContain('"readOnlyHint": true');
+    expect(annotations.querySelector('[data-testid="definition-new"] pre')?.textContent).toContain('"readOnlyHint": false');
+  });
+
+  it("accepting sends the shown hash, and the call still asks for its own decision", async () => {
+    api.changes.set("notes__add_note", NOTES_CHANGE);
+    const view = mount(card([changedCall()]));
+    await settle();
+    click(view.q('[data-testid="accept-definition"]'));
+    await settle();
+    expect(api.of("accept_tool_definition")).toEqual([["notes__add_note", NOTES_CHANGE.new_hash]]);
+    expect(view.q('[data-testid="definition-accepted"]').textContent).toContain("仍需你批准或拒绝");
+    expect(api.of("respond_confirmation")).toEqual([]);
+    expect(view.q(byId("n1")).dataset.status).toBe("asking");
+    expect(view.q(byId("n1")).querySelector<HTMLElement>(".card-actions")?.hidden).toBe(false);
+  });
+
+  it("shows why accepting failed and keeps the button", async () => {
+    api.changes.set("notes__add_note", NOTES_CHANGE);
+    const view = mount(card([changedCall()]));
+    await settle();
+    api.failNext = { code: "definition_changed_again", message: "changed again" };
+    click(view.q('[data-testid="accept-definition"]'));
+    await settle();
+    expect(view.q('[data-testid="definition-change"] [role="alert"]').textContent).toBe("changed again");
+    expect(view.q<HTMLButtonElement>('[data-testid="accept-definition"]').disabled).toBe(false);
   });
 });

@@ -14,6 +14,7 @@ import { button, formatTime, h } from "../dom";
 import type { I18n } from "../i18n";
 import type { CallDecision, CallStatus, ConfirmationCard } from "../protocol";
 import { CardCallView } from "./card-call";
+import { definitionChangePanel } from "./definition-change";
 
 export interface CardDeps {
   api: Api;
@@ -72,7 +73,12 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     // The decided call's buttons are gone: keep keyboard focus on the card.
     if (hadFocus) (asking()[0]?.focusTarget() ?? el).focus();
   };
-  const host = { i18n: deps.i18n, decide: (decisions: CallDecision[]) => void decide(decisions) };
+  const host = {
+    i18n: deps.i18n,
+    decide: (decisions: CallDecision[]) => void decide(decisions),
+    // Accepting a definition decides no call: the call still asks.
+    definitionChange: (name: string) => definitionChangePanel(name, { api: deps.api, i18n: deps.i18n, onCard: true }),
+  };
   const calls = card.calls.map((call) => new CardCallView(call, host));
   const asking = (): CardCallView[] => calls.filter((c) => c.asking);
 

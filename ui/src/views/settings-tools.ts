@@ -2,10 +2,19 @@
 // Auto-approve is offered only where the core honours it: a trusted
 // server's tool that declares itself a non-destructive write.
 
+import type { Api } from "../api";
 import { h } from "../dom";
 import type { I18n, MessageKey } from "../i18n";
 import type { ToolPolicyView, ToolOverride } from "../protocol";
+import { definitionChangePanel } from "./definition-change";
 import { select } from "./form";
+
+/** Where a changed tool's definition is read and accepted. */
+export interface DefinitionDeps {
+  api: Api;
+  /** A definition was accepted: the tool list is out of date. */
+  onAccepted(): void;
+}
 
 type Choice = "default" | ToolOverride;
 
@@ -23,10 +32,17 @@ export function toolsSection(
   overrides: { [key in string]: ToolOverride },
   tools: readonly ToolPolicyView[],
   i18n: I18n,
+  definitions?: DefinitionDeps,
 ): HTMLElement {
   const { t } = i18n;
   const body = h("tbody");
-  for (const tool of tools) body.appendChild(toolRow(tool, overrides, i18n));
+  for (const tool of tools) {
+    body.appendChild(toolRow(tool, overrides, i18n));
+    if (tool.definition_changed && definitions) {
+      const panel = definitionChangePanel(tool.qualified_name, { api: definitions.api, i18n, onCard: false, onAccepted: definitions.onAccepted });
+      body.appendChild(h("tr", { class: "tool-change-row" }, h("td", { attrs: { colspan: 3 } }, panel)));
+    }
+  }
   return h(
     "section",
     { class: "settings-section", attrs: { "aria-label": t("settings.tools") } },

@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createI18n } from "../i18n";
 import type { SettingsEdit, ToolPolicyView } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
+import { NOTES_CHANGE } from "../test/fixtures";
 import { settingsView } from "./settings";
 
 const i18n = createI18n("zh-CN");
@@ -234,5 +235,24 @@ describe("limits", () => {
     await settle();
     expect(api.of("save_settings")).toHaveLength(before);
     expect(q('[data-testid="save-error"]').textContent).toContain("确认卡片有效期");
+  });
+});
+
+describe("a tool whose definition changed", () => {
+  it("shows what changed old beside new, and accepting it calls the core and reloads the tools", async () => {
+    api.tools = [...TOOLS, { ...tool("add_note", { definition_changed: true }), qualified_name: "notes__add_note", server: "notes" }];
+    api.changes.set("notes__add_note", NOTES_CHANGE);
+    await mount();
+    await settle();
+    const panel = q('[data-testid="definition-change"][data-tool="notes__add_note"]');
+    expect(root.querySelectorAll('[data-testid="definition-change"]').length).toBe(1);
+    const description = panel.querySelector('[data-field="description"]');
+    expect(description?.querySelector('[data-testid="definition-old"]')?.textContent).toContain("Add a note to the notebook.");
+    expect(description?.querySelector('[data-testid="definition-new"]')?.textContent).toContain("third party");
+    const listed = api.of("list_tools").length;
+    panel.querySelector<HTMLButtonElement>('[data-testid="accept-definition"]')?.click();
+    await settle();
+    expect(api.of("accept_tool_definition")).toEqual([["notes__add_note", NOTES_CHANGE.new_hash]]);
+    expect(api.of("list_tools").length).toBe(listed + 1);
   });
 });

@@ -80,13 +80,17 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
       },
       (_saved, check) => {
         deps.onSaved?.(check);
-        void api.listTools().then(
-          (fresh) => replace(toolsSlot, toolsSection(draft.tool_overrides, fresh, i18n)),
-          () => undefined,
-        );
+        refreshTools();
       },
     );
-    const toolsSlot = h("div", {}, toolsSection(draft.tool_overrides, tools, i18n));
+    // Accepting a changed definition changes what the policy makes of the tool.
+    const definitions = { api, onAccepted: () => refreshTools() };
+    const refreshTools = (): void =>
+      void api.listTools().then(
+        (fresh) => replace(toolsSlot, toolsSection(draft.tool_overrides, fresh, i18n, definitions)),
+        () => undefined,
+      );
+    const toolsSlot = h("div", {}, toolsSection(draft.tool_overrides, tools, i18n, definitions));
     return [sections[0].el, sections[1].el, toolsSlot, sections[2].el, bar.el];
   };
 

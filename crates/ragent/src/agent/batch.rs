@@ -345,6 +345,7 @@ pub(crate) fn card(conn: &Connection, batch: &BatchRecord) -> Result<Confirmatio
     let mut shown = Vec::new();
     for call in calls::calls_of_batch(conn, &batch.reply_id)? {
         let input_schema = calls::input_schema(conn, &call.id)?.unwrap_or(Value::Null);
+        let arguments = call.arguments.unwrap_or(Value::Null);
         shown.push(CardCall {
             call_id: call.id,
             qualified_name: call.qualified_name,
@@ -352,7 +353,9 @@ pub(crate) fn card(conn: &Connection, batch: &BatchRecord) -> Result<Confirmatio
             tool: call.tool.unwrap_or_default(),
             title: call.title,
             description: call.description,
-            arguments: call.arguments.unwrap_or(Value::Null),
+            // Written as the call is sent: serde_json, no reformatting.
+            arguments_text: serde_json::to_string(&arguments)?,
+            arguments,
             input_schema,
             destructive: call.destructive,
             definition_changed: call.definition_changed,

@@ -6,6 +6,7 @@
 
 mod batch;
 mod context;
+mod definitions;
 mod execute;
 mod inspect;
 mod reads_first;
@@ -534,23 +535,6 @@ impl Agent {
 
     pub async fn server_status(&self) -> Vec<ServerStatus> {
         self.inner.tools.status().await
-    }
-
-    /// The user accepts a tool's changed definition: calls of it are judged
-    /// by the policy again instead of always asking.
-    pub async fn accept_tool_definition(&self, qualified_name: &str) -> Result<bool, AgentError> {
-        let listing = self.inner.tools.list_tools().await;
-        let Some(tool) = listing
-            .tools
-            .iter()
-            .find(|t| t.qualified_name == qualified_name)
-        else {
-            return Ok(false);
-        };
-        self.inner
-            .store
-            .with_conn(|c| crate::mcp::pin::accept(c, tool, self.inner.now()))?;
-        Ok(true)
     }
 
     /// Stops every run and waits for their tasks to end. Stored state stays

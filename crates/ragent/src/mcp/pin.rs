@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::{ToolHints, ToolInfo, qualified_name};
 use crate::hashing::{canonical_json, hash_json};
+use crate::protocol::{DefinitionField, ToolDefinitionView};
 use crate::store::{StoreError, kv};
 
 /// The parts of a definition that decide what a call does or how it is
@@ -20,6 +21,46 @@ pub fn definition_of(tool: &rmcp::model::Tool) -> Value {
         "inputSchema": tool.input_schema.as_ref(),
         "annotations": tool.annotations,
     })
+}
+
+/// A definition made by [`definition_of`] (new, or read back from its pin)
+/// as the user compares it.
+pub fn definition_view(definition: &Value) -> ToolDefinitionView {
+    let text = |field: &str| {
+        definition
+            .get(field)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let value = |field: &str| definition.get(field).cloned().unwrap_or(Value::Null);
+    ToolDefinitionView {
+        title: text("title"),
+        description: text("description"),
+        input_schema: value("inputSchema"),
+        annotations: value("annotations"),
+    }
+}
+
+/// Which fields differ between two definitions, field by field.
+pub fn changed_fields(old: &ToolDefinitionView, new: &ToolDefinitionView) -> Vec<DefinitionField> {
+    [
+        (DefinitionField::Title, old.title != new.title),
+        (
+            DefinitionField::Description,
+            old.description != new.description,
+        ),
+        (
+            DefinitionField::InputSchema,
+            old.input_schema != new.input_schema,
+        ),
+        (
+            DefinitionField::Annotations,
+            old.annotations != new.annotations,
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(field, differs)| differs.then_some(field))
+    .collect()
 }
 
 /// The agent's view of a listed tool.
@@ -106,6 +147,27 @@ mod tests {
         store.with_conn(|c| accept(c, &new_text, 5)).unwrap();
         assert!(!store.with_conn(|c| check(c, &new_text, 6)).unwrap());
         assert!(store.with_conn(|c| check(c, &original, 7)).unwrap());
+    }
+
+    #[test]
+    fn a_pinned_definition_is_compared_field_by_field() {
+        let old = tool_info("shop", true, &tool("Search products", true));
+        let new = tool_info(
+            "shop",
+            true,
+            &tool("Search products; also empty the cart", false),
+        );
+        // The pin keeps the canonical text; the view is read back from it.
+        let pinned: Value = serde_json::from_str(&canonical_json(&old.definition)).unwrap();
+        let (old, new) = (definition_view(&pinned), definition_view(&new.definition));
+        assert_eq!(old.description.as_deref(), Some("Search products"));
+        assert_eq!(old.annotations["readOnlyHint"], json!(true));
+        assert_eq!(new.annotations["readOnlyHint"], json!(false));
+        assert_eq!(
+            changed_fields(&old, &new),
+            vec![DefinitionField::Description, DefinitionField::Annotations]
+        );
+        assert_eq!(changed_fields(&old, &old), vec![]);
     }
 
     #[test]

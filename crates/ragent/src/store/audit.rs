@@ -27,10 +27,11 @@ fn decision_text(decision: AuditDecision) -> &'static str {
         AuditDecision::UserDenied => "user_denied",
         AuditDecision::Expired => "expired",
         AuditDecision::Superseded => "superseded",
+        AuditDecision::UserAcceptedDefinition => "user_accepted_definition",
     }
 }
 
-const DECISIONS: [AuditDecision; 8] = [
+const DECISIONS: [AuditDecision; 9] = [
     AuditDecision::PolicyAllowed,
     AuditDecision::AutoApprovedByUserSetting,
     AuditDecision::PolicyDenied,
@@ -39,6 +40,7 @@ const DECISIONS: [AuditDecision; 8] = [
     AuditDecision::UserDenied,
     AuditDecision::Expired,
     AuditDecision::Superseded,
+    AuditDecision::UserAcceptedDefinition,
 ];
 
 pub fn record(conn: &Connection, entry: &NewAudit<'_>, now: i64) -> Result<(), StoreError> {
@@ -58,10 +60,37 @@ pub fn record(conn: &Connection, entry: &NewAudit<'_>, now: i64) -> Result<(), S
     Ok(())
 }
 
+/// The user accepted a tool's changed definition: which tool, and the
+/// pinned hash before and after.
+pub fn record_definition_accepted(
+    conn: &Connection,
+    server: &str,
+    tool: &str,
+    old_hash: &str,
+    new_hash: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO audit_log (at, session_id, call_id, server, tool, arguments_hash, decision,
+             old_definition_hash, new_definition_hash)
+         VALUES (?1, '', '', ?2, ?3, '', ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        now,
+        server,
+        tool,
+        decision_text(AuditDecision::UserAcceptedDefinition),
+        old_hash,
+        new_hash
+    ])?;
+    Ok(())
+}
+
 /// Newest first, at most `limit` rows.
 pub fn list(conn: &Connection, limit: u32) -> Result<Vec<AuditEntry>, StoreError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, at, session_id, call_id, server, tool, arguments_hash, decision, reason
+        "SELECT id, at, session_id, call_id, server, tool, arguments_hash, decision, reason,
+             old_definition_hash, new_definition_hash
          FROM audit_log ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = stmt.query_map(params![limit], |row| {
@@ -76,6 +105,8 @@ pub fn list(conn: &Connection, limit: u32) -> Result<Vec<AuditEntry>, StoreError
                 arguments_hash: row.get(6)?,
                 decision: AuditDecision::PolicyAllowed,
                 reason: row.get(8)?,
+                old_definition_hash: row.get(9)?,
+                new_definition_hash: row.get(10)?,
             },
             row.get::<_, String>(7)?,
         ))

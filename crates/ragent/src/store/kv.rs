@@ -32,6 +32,18 @@ pub fn pin(conn: &Connection, server: &str, tool: &str) -> Result<Option<String>
         .optional()?)
 }
 
+/// The pinned hash and definition (canonical JSON) of a tool, if any.
+pub fn pinned_definition(
+    conn: &Connection,
+    server: &str,
+    tool: &str,
+) -> Result<Option<(String, String)>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT hash, definition FROM tool_pins WHERE server = ?1 AND tool = ?2")?
+        .query_row(params![server, tool], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?)
+}
+
 /// Pins (or re-pins, once the user accepted a change) a definition.
 pub fn set_pin(
     conn: &Connection,

@@ -127,6 +127,13 @@ CREATE INDEX tool_call_history_by_call ON tool_call_history(call_id);
 DROP INDEX tool_calls_by_status;
 "#,
     },
+    Migration {
+        description: "audit rows for an accepted tool definition: the pinned hash before and after",
+        sql: r#"
+ALTER TABLE audit_log ADD COLUMN old_definition_hash TEXT;
+ALTER TABLE audit_log ADD COLUMN new_definition_hash TEXT;
+"#,
+    },
 ];
 
 /// Brings the schema up to date.

@@ -5,6 +5,7 @@ mod support;
 
 mod api;
 mod decisions;
+mod definitions;
 mod llm_client;
 mod model_faults;
 mod restart;

@@ -81,12 +81,16 @@ async fn a_changed_tool_definition_asks_until_the_user_accepts_it() {
     h.events.until_stop().await;
     assert_eq!(notebook.notes(), vec!["一"]);
 
-    assert!(
-        h.agent
-            .accept_tool_definition("notes__add_note")
-            .await
-            .unwrap()
-    );
+    let change = h
+        .agent
+        .tool_definition_change("notes__add_note")
+        .await
+        .unwrap()
+        .unwrap();
+    h.agent
+        .accept_tool_definition("notes__add_note", &change.new_hash)
+        .await
+        .unwrap();
     h.model.push_turn(note("c3", "notes", "三"));
     h.model.push_turn(text_turn("好。"));
     assert_eq!(h.say("记三").await.started(), vec!["add_note"]);

@@ -22,6 +22,8 @@ use serde_json::{Value, json};
 #[derive(Clone, Default)]
 pub struct Notebook {
     pub notes: Arc<Mutex<Vec<String>>>,
+    /// The arguments of every `add_note` received, as JSON text.
+    pub received: Arc<Mutex<Vec<String>>>,
     description: Arc<Mutex<String>>,
     answered_keys: Arc<Mutex<HashMap<String, String>>>,
     honours_keys: bool,
@@ -124,6 +126,8 @@ impl ServerHandler for NotesServer {
             .map(str::to_string);
         let text = match request.name.as_ref() {
             "add_note" => {
+                let received = serde_json::to_string(&request.arguments).unwrap();
+                self.notebook.received.lock().unwrap().push(received);
                 if let (true, Some(key)) = (self.notebook.honours_keys, &key)
                     && let Some(first) = self.notebook.answered_keys.lock().unwrap().get(key)
                 {
