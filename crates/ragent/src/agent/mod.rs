@@ -61,6 +61,9 @@ pub struct AgentConfig {
     pub initial_settings: Option<Settings>,
     /// Events buffered per subscriber before a slow one starts losing them.
     pub event_capacity: usize,
+    /// Where each user stdio server's stderr is appended, as
+    /// `mcp-<server>.log`; without it those lines go to the debug log.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl AgentConfig {
@@ -75,6 +78,7 @@ impl AgentConfig {
             clock: Arc::new(SystemClock),
             initial_settings: None,
             event_capacity: 1024,
+            log_dir: None,
         }
     }
 }
@@ -104,6 +108,7 @@ pub(crate) struct Inner {
     schemas: SchemaCache,
     windows: context::Windows,
     live: Mutex<Live>,
+    log_dir: Option<PathBuf>,
     /// The runtime the agent was opened on: its runs go there, whichever
     /// thread starts them, so a run's steps and the connections it opens
     /// share one scheduler.
@@ -162,7 +167,7 @@ impl Inner {
                 .map(|(name, config)| ServerEntry {
                     name: name.clone(),
                     trusted: config.trusted,
-                    connector: config.connector(name),
+                    connector: config.connector(name, self.log_dir.as_deref()),
                 }),
         );
         entries
@@ -299,6 +304,7 @@ impl Agent {
                 model: Err(LlmError::NotConfigured),
                 runs: HashMap::new(),
             }),
+            log_dir: config.log_dir,
             runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);
@@ -449,6 +455,8 @@ impl Agent {
         self.inner
             .store
             .with_conn(|c| kv::save_settings(c, &settings, self.inner.now()))?;
+        // Their Debug hides keys, header values and server env values.
+        tracing::debug!(model = ?settings.model, servers = ?settings.mcp_servers, "settings saved");
         let model = self.inner.build_model(&settings);
         let entries = self.inner.server_entries(&settings);
         {

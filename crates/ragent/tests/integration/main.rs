@@ -8,5 +8,6 @@ mod decisions;
 mod llm_client;
 mod model_faults;
 mod restart;
+mod server_logs;
 mod shop_story;
 mod trust;
