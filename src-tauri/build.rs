@@ -14,6 +14,7 @@ const COMMANDS: &[&str] = &[
     "check_model",
     "list_tools",
     "list_audit",
+    "open_logs_folder",
 ];
 
 fn main() {

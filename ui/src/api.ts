@@ -36,6 +36,8 @@ export interface Api {
   checkModel(): Promise<ModelStatus>;
   listTools(): Promise<ToolPolicyView[]>;
   listAudit(limit: number): Promise<AuditEntry[]>;
+  /** Opens the folder with the app's log files in the OS's file manager. */
+  openLogsFolder(): Promise<void>;
 
   /** Subscribes to agent events; resolves to an unsubscribe function. */
   onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void>;
@@ -60,6 +62,7 @@ export function tauriApi(): Api {
     checkModel: () => call("check_model"),
     listTools: () => call("list_tools"),
     listAudit: (limit) => call("list_audit", { limit }),
+    openLogsFolder: () => call("open_logs_folder"),
 
     onAgentEvent: (handler) =>
       listen<EventEnvelope>(AGENT_EVENT, (event) => handler(event.payload)),

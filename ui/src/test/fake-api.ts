@@ -140,6 +140,11 @@ export class FakeApi implements Api {
     return this.audit;
   }
 
+  async openLogsFolder(): Promise<void> {
+    this.record("open_logs_folder");
+    return this.maybeFail();
+  }
+
   async onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void> {
     this.handlers.push(handler);
     return () => {

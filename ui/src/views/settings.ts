@@ -9,6 +9,7 @@ import type { ModelStatus, Settings, ToolPolicyView } from "../protocol";
 import { THEMES, type Theme } from "../theme";
 import { field, positiveInt, select, textInput } from "./form";
 import { loadSettings, saveBar } from "./save-bar";
+import { logsSection } from "./settings-logs";
 import { modelSection, type Section } from "./settings-model";
 import { serversSection } from "./settings-servers";
 import { toolsSection } from "./settings-tools";
@@ -49,6 +50,7 @@ export function settingsView(deps: SettingsDeps): SettingsView {
     h("h2", { text: t("settings.heading"), attrs: { id: "settings-heading" } }),
     h("section", { class: "settings-section settings-inline" }, field(t("settings.language"), language), field(t("settings.theme"), theme)),
     body,
+    logsSection(api, i18n),
   );
 
   const load = async (): Promise<void> => {
