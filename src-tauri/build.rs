@@ -16,6 +16,7 @@ const COMMANDS: &[&str] = &[
     "list_audit",
     "tool_definition_change",
     "accept_tool_definition",
+    "open_logs_folder",
 ];
 
 fn main() {

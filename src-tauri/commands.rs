@@ -12,6 +12,9 @@ use ragent::settings_view::{SettingsEdit, SettingsView};
 use ragent::{Agent, AgentError};
 use tauri::State;
 
+use crate::app_dirs::AppDirs;
+use crate::logs_folder::{self, OpenFolderError};
+
 /// How many audit rows the page gets when it does not say.
 const DEFAULT_AUDIT_LIMIT: u32 = 200;
 
@@ -126,4 +129,10 @@ pub async fn list_audit(
     limit: Option<u32>,
 ) -> Result<Vec<AuditEntry>, AgentError> {
     agent.audit_log(limit.unwrap_or(DEFAULT_AUDIT_LIMIT))
+}
+
+/// Shows the log directory in the OS's file manager.
+#[tauri::command]
+pub async fn open_logs_folder(dirs: State<'_, AppDirs>) -> Result<(), OpenFolderError> {
+    logs_folder::open(&dirs.logs).await
 }

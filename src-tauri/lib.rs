@@ -2,9 +2,13 @@
 //! core on the app's data directory with the shop as its built-in server,
 //! exposes the core through commands, and forwards the core's events.
 
+mod app_dirs;
 mod commands;
+mod data_dir_lock;
 mod events;
 mod launch_options;
+pub mod logging;
+mod logs_folder;
 mod shop_server;
 
 use std::path::{Path, PathBuf};
@@ -12,8 +16,10 @@ use std::path::{Path, PathBuf};
 use ragent::runtime::CoreRuntime;
 use ragent::secrets::SecretsBackend;
 use ragent::{Agent, AgentConfig};
-use tauri::{Builder, Manager, Runtime};
+use tauri::{App, Builder, Manager, Runtime};
 
+pub use app_dirs::AppDirs;
+pub use data_dir_lock::{DataDirLock, DataDirLockError};
 pub use launch_options::{LaunchOptions, LaunchOptionsError};
 pub use shop_server::SHOP_SERVER_NAME;
 
@@ -33,21 +39,47 @@ pub enum StartError {
     ShopServer(#[from] shop_server::ShopServerError),
     #[error("cannot open the assistant's data: {0}")]
     Core(#[from] ragent::AgentError),
+    #[error("cannot tell where to keep the app's data: {0}")]
+    Dirs(#[from] tauri::Error),
+    #[error(transparent)]
+    Locked(#[from] DataDirLockError),
 }
 
-/// Opens the core on `data_dir`: its database, and the shop server started
-/// from `shop_binary` with its own data beside it.
-pub async fn open_core(data_dir: &Path, shop_binary: &Path) -> Result<Agent, StartError> {
+/// Opens the core on `dirs.data`: its database, and the shop server started
+/// from `shop_binary` with its own data beside it. MCP servers write their
+/// stderr to files in `dirs.logs`.
+pub async fn open_core(dirs: &AppDirs, shop_binary: &Path) -> Result<Agent, StartError> {
+    let data_dir = &dirs.data;
     let mut config = AgentConfig::new(data_dir.join(CORE_DB_FILE));
     config.secrets = SecretsBackend::KeyringOrDatabase {
         service: KEYRING_SERVICE.into(),
     };
-    config.builtin_servers = vec![shop_server::entry(shop_binary, &data_dir.join(SHOP_DIR))];
+    config.builtin_servers = vec![shop_server::entry(
+        shop_binary,
+        &data_dir.join(SHOP_DIR),
+        &dirs.logs,
+    )];
+    config.log_dir = Some(dirs.logs.clone());
     Ok(Agent::open(config).await?)
 }
 
+/// Resolves the app's directories and locks the data directory before
+/// anything in it is opened: a second copy of the app on the same directory
+/// stops here. The lock is held as long as the app.
+pub fn claim_dirs<R: Runtime>(
+    app: &App<R>,
+    options: &LaunchOptions,
+) -> Result<AppDirs, StartError> {
+    let dirs = AppDirs::resolve(options, app.path())?;
+    let lock = DataDirLock::acquire(&dirs.data)?;
+    app.manage(lock);
+    app.manage(dirs.clone());
+    Ok(dirs)
+}
+
 /// Builds the app on any runtime, so tests can run it on the mock runtime.
-pub fn run_app<R: Runtime>(builder: Builder<R>, options: LaunchOptions) -> Builder<R> {
+/// Its setup opens the core in the directories [`claim_dirs`] claimed.
+pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder
         .plugin(tauri_plugin_notification::init())
         .invoke_handler(tauri::generate_handler![
@@ -66,32 +98,27 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, options: LaunchOptions) -> Build
             commands::list_audit,
             commands::tool_definition_change,
             commands::accept_tool_definition,
+            commands::open_logs_folder,
         ])
         .setup(move |app| {
-            let data_dir = match &options.data_dir {
-                Some(dir) => dir.clone(),
-                None => app.path().app_data_dir()?,
-            };
-            std::fs::create_dir_all(&data_dir)?;
-            tracing::info!(data_dir = %data_dir.display(), "app data directory");
+            let dirs = app
+                .try_state::<AppDirs>()
+                .ok_or("the app's directories were not claimed before it started")?
+                .inner()
+                .clone();
+            tracing::info!(data_dir = %dirs.data.display(), logs = %dirs.logs.display(), "app directories");
             let shop_binary = shop_server::locate()?;
-            let agent = tauri::async_runtime::block_on(open_core(&data_dir, &shop_binary))?;
+            let agent = tauri::async_runtime::block_on(open_core(&dirs, &shop_binary))?;
+            tracing::info!("core opened");
             tauri::async_runtime::spawn(events::forward(app.handle().clone(), agent.clone()));
             app.manage(agent);
-            app.manage(DataDir(data_dir));
+            app.manage(DataDir(dirs.data));
             Ok(())
         })
 }
 
 /// Starts the desktop app.
 pub fn run() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let options = match LaunchOptions::parse(std::env::args_os().skip(1)) {
         Ok(options) => options,
         Err(error) => {
@@ -110,10 +137,25 @@ pub fn run() {
         }
     };
     tauri::async_runtime::set(core.handle().clone());
-    let app = run_app(tauri::Builder::default(), options).run(tauri::generate_context!());
-    if let Err(error) = app {
-        tracing::error!(%error, "the app stopped with an error");
-        std::process::exit(1);
+    let app = match run_app(tauri::Builder::default()).build(tauri::generate_context!()) {
+        Ok(app) => app,
+        Err(error) => {
+            eprintln!("bitselect-assistant: cannot start: {error}");
+            std::process::exit(1);
+        }
+    };
+    let dirs = match claim_dirs(&app, &options) {
+        Ok(dirs) => dirs,
+        Err(error) => {
+            eprintln!("bitselect-assistant: {error}");
+            std::process::exit(1);
+        }
+    };
+    // Only after the lock: a refused second copy writes nothing, not even logs.
+    if let Err(error) = logging::init(&dirs.logs, logging::filter_from_env()) {
+        eprintln!("bitselect-assistant: logging to stderr only: {error}");
+        logging::init_stderr_only(logging::filter_from_env());
     }
+    app.run(|_, _| {});
     drop(core);
 }

@@ -33,15 +33,17 @@ pub fn locate_beside(app_executable: &Path) -> Result<PathBuf, ShopServerError> 
     }
 }
 
-/// The shop as a trusted server of the core, keeping its data in `data_dir`.
-pub fn entry(binary: &Path, data_dir: &Path) -> ServerEntry {
+/// The shop as a trusted server of the core, keeping its data in `data_dir`
+/// and its stderr in `mcp-bitselect.log` in `log_dir`, like any server's.
+pub fn entry(binary: &Path, data_dir: &Path, log_dir: &Path) -> ServerEntry {
     let args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
     let connector = StdioConnector::new(
         SHOP_SERVER_NAME,
         &binary.display().to_string(),
         args,
         Vec::new(),
-    );
+    )
+    .with_stderr_log(log_dir);
     ServerEntry {
         name: SHOP_SERVER_NAME.to_owned(),
         trusted: true,
@@ -79,7 +81,11 @@ mod tests {
 
     #[test]
     fn the_shop_is_trusted_and_named_for_its_tools() {
-        let entry = entry(Path::new("/usr/bin/bitselect-mcp"), Path::new("/data/shop"));
+        let entry = entry(
+            Path::new("/usr/bin/bitselect-mcp"),
+            Path::new("/data/shop"),
+            Path::new("/data/logs"),
+        );
         assert_eq!(entry.name, "bitselect");
         assert!(entry.trusted);
     }

@@ -44,6 +44,8 @@ export interface Api {
   toolDefinitionChange(qualifiedName: string): Promise<DefinitionChange | null>;
   /** Accepts the definition shown (named by its hash); the core audits it. */
   acceptToolDefinition(qualifiedName: string, newHash: string): Promise<void>;
+  /** Opens the folder with the app's log files in the OS's file manager. */
+  openLogsFolder(): Promise<void>;
 
   /** Subscribes to agent events; resolves to an unsubscribe function. */
   onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void>;
@@ -70,6 +72,7 @@ export function tauriApi(): Api {
     listAudit: (limit) => call("list_audit", { limit }),
     toolDefinitionChange: (qualifiedName) => call("tool_definition_change", { qualifiedName }),
     acceptToolDefinition: (qualifiedName, newHash) => call("accept_tool_definition", { qualifiedName, newHash }),
+    openLogsFolder: () => call("open_logs_folder"),
 
     onAgentEvent: (handler) =>
       listen<EventEnvelope>(AGENT_EVENT, (event) => handler(event.payload)),

@@ -31,8 +31,9 @@ pub struct Settings {
 }
 
 /// An OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen
-/// compatible mode, Ollama, vLLM, llama.cpp server).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+/// compatible mode, Ollama, vLLM, llama.cpp server). Its `Debug` hides the
+/// key and header values, so logging it leaks nothing.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct ModelSettings {
     /// For example `https://api.deepseek.com/v1`; `/chat/completions` is appended.
@@ -40,6 +41,25 @@ pub struct ModelSettings {
     pub model: String,
     pub api_key: Option<String>,
     pub extra_headers: BTreeMap<String, String>,
+}
+
+/// Stands in for a secret in `Debug` output.
+pub(crate) const REDACTED: &str = "<redacted>";
+
+impl std::fmt::Debug for ModelSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelSettings")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| REDACTED))
+            .field("extra_headers", &redacted_values(&self.extra_headers))
+            .finish()
+    }
+}
+
+/// A map's keys with every value hidden.
+pub(crate) fn redacted_values(map: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {
+    map.keys().map(|k| (k.as_str(), REDACTED)).collect()
 }
 
 impl Default for ModelSettings {
@@ -127,6 +147,20 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_of_the_settings_hides_the_api_key_and_header_values() {
+        let mut settings = Settings::default();
+        settings.model.api_key = Some("sk-test-SECRET-1234".into());
+        settings
+            .model
+            .extra_headers
+            .insert("X-Org-Token".into(), "hdr-SECRET-5678".into());
+        let printed = format!("{settings:?} {settings:#?}");
+        assert!(!printed.contains("SECRET"), "{printed}");
+        assert!(printed.contains("X-Org-Token"), "{printed}");
+        assert!(printed.contains(REDACTED), "{printed}");
+    }
 
     #[test]
     fn the_defaults_are_valid_and_a_builtin_name_cannot_be_reused() {

@@ -157,6 +157,11 @@ export class FakeApi implements Api {
     this.changes.delete(qualifiedName);
   }
 
+  async openLogsFolder(): Promise<void> {
+    this.record("open_logs_folder");
+    return this.maybeFail();
+  }
+
   async onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void> {
     this.handlers.push(handler);
     return () => {

@@ -256,3 +256,22 @@ describe("a tool whose definition changed", () => {
     expect(api.of("list_tools").length).toBe(listed + 1);
   });
 });
+
+describe("logs", () => {
+  it("opens the logs folder through the shell when the button is clicked", async () => {
+    expect(api.of("open_logs_folder")).toHaveLength(0);
+    q<HTMLButtonElement>('[data-testid="open-logs"]').click();
+    await settle();
+    expect(api.of("open_logs_folder")).toHaveLength(1);
+    expect(q('[data-testid="open-logs-error"]').hidden).toBe(true);
+  });
+
+  it("says why when the folder cannot be opened", async () => {
+    api.failNext = { code: "internal", message: "xdg-open could not open /logs" };
+    q<HTMLButtonElement>('[data-testid="open-logs"]').click();
+    await settle();
+    const error = q('[data-testid="open-logs-error"]');
+    expect(error.hidden).toBe(false);
+    expect(error.textContent).toBe("无法打开日志文件夹：xdg-open could not open /logs");
+  });
+});

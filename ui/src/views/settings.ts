@@ -10,6 +10,7 @@ import type { ModelStatus, SettingsEdit, SettingsView, ToolPolicyView } from "..
 import { THEMES, type Theme } from "../theme";
 import { field, positiveInt, select, textInput } from "./form";
 import { editOf, loadSettings, saveBar } from "./save-bar";
+import { logsSection } from "./settings-logs";
 import { modelSection, type Section } from "./settings-model";
 import { serversSection } from "./settings-servers";
 import { toolsSection } from "./settings-tools";
@@ -50,6 +51,7 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
     h("h2", { text: t("settings.heading"), attrs: { id: "settings-heading" } }),
     h("section", { class: "settings-section settings-inline" }, field(t("settings.language"), language), field(t("settings.theme"), theme)),
     body,
+    logsSection(api, i18n),
   );
 
   const load = async (): Promise<void> => {

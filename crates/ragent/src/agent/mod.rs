@@ -69,6 +69,9 @@ pub struct AgentConfig {
     pub event_capacity: usize,
     /// Where the API key, headers and server env values are kept.
     pub secrets: SecretsBackend,
+    /// Where each user stdio server's stderr is appended, as
+    /// `mcp-<server>.log`; without it those lines go to the debug log.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl AgentConfig {
@@ -84,6 +87,7 @@ impl AgentConfig {
             initial_settings: None,
             event_capacity: 1024,
             secrets: SecretsBackend::Database,
+            log_dir: None,
         }
     }
 }
@@ -114,6 +118,7 @@ pub(crate) struct Inner {
     schemas: SchemaCache,
     windows: context::Windows,
     live: Mutex<Live>,
+    log_dir: Option<PathBuf>,
     /// The runtime the agent was opened on: its runs go there, whichever
     /// thread starts them, so a run's steps and the connections it opens
     /// share one scheduler.
@@ -172,7 +177,7 @@ impl Inner {
                 .map(|(name, config)| ServerEntry {
                     name: name.clone(),
                     trusted: config.trusted,
-                    connector: config.connector(name),
+                    connector: config.connector(name, self.log_dir.as_deref()),
                 }),
         );
         entries
@@ -311,6 +316,7 @@ impl Agent {
                 model: Err(LlmError::NotConfigured),
                 runs: HashMap::new(),
             }),
+            log_dir: config.log_dir,
             runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);
@@ -482,6 +488,8 @@ impl Agent {
             })
             .await?;
         }
+        // Their Debug hides keys, header values and server env values.
+        tracing::debug!(model = ?settings.model, servers = ?settings.mcp_servers, "settings saved");
         let model = self.inner.build_model(&settings);
         let entries = self.inner.server_entries(&settings);
         {

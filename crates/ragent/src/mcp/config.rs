@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::settings::redacted_values;
+
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ServerConfig {
@@ -18,7 +20,8 @@ pub struct ServerConfig {
 }
 
 /// How to reach a server: a child process over stdio, or streamable HTTP.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+/// Its `Debug` hides env and header values, which often hold tokens.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(untagged)]
 pub enum ServerTransport {
     Stdio {
@@ -33,6 +36,24 @@ pub enum ServerTransport {
         #[serde(default)]
         headers: BTreeMap<String, String>,
     },
+}
+
+impl std::fmt::Debug for ServerTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerTransport::Stdio { command, args, env } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &redacted_values(env))
+                .finish(),
+            ServerTransport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &redacted_values(headers))
+                .finish(),
+        }
+    }
 }
 
 /// A configuration file: `{"mcpServers": {"name": {...}}}`.
@@ -129,6 +150,23 @@ mod tests {
         );
         let again = McpServersFile::parse(&file.to_json()).unwrap();
         assert_eq!(again, file);
+    }
+
+    #[test]
+    fn debug_of_a_server_hides_env_and_header_values() {
+        let file = McpServersFile::parse(
+            r#"{"mcpServers": {
+                "notes": {"command": "npx", "env": {"TOKEN": "env-SECRET-1"}},
+                "remote": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer hdr-SECRET-2"}}
+            }}"#,
+        )
+        .unwrap();
+        let printed = format!("{file:?}");
+        assert!(!printed.contains("SECRET"), "{printed}");
+        assert!(
+            printed.contains("TOKEN") && printed.contains("Authorization"),
+            "{printed}"
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! duplex pipe in tests) implements [`Connect`] itself.
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 
@@ -45,8 +47,20 @@ pub fn client_config() -> ClientConfig {
     )
 }
 
+/// A server's stderr log beyond this size is moved to `<file>.1` (replacing
+/// the one before) when the server is next started, so each server keeps
+/// at most about twice this.
+pub const STDERR_LOG_ROLL_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The file a stdio server's stderr is appended to: `mcp-<server>.log`.
+/// Server names are letters, digits, '-' and '_', so they are safe here.
+pub fn stderr_log_path(log_dir: &Path, server: &str) -> PathBuf {
+    log_dir.join(format!("mcp-{server}.log"))
+}
+
 impl ServerConfig {
-    pub fn connector(&self, name: &str) -> Arc<dyn Connect> {
+    /// With a `log_dir`, a stdio server's stderr goes to its own file there.
+    pub fn connector(&self, name: &str, log_dir: Option<&Path>) -> Arc<dyn Connect> {
         let identity = serde_json::to_value(&self.transport)
             .map(|v| hash_json(&v))
             .unwrap_or_default();
@@ -57,6 +71,7 @@ impl ServerConfig {
                 args: args.clone(),
                 env: env.clone().into_iter().collect(),
                 identity,
+                stderr_log: log_dir.map(|dir| stderr_log_path(dir, name)),
             }),
             ServerTransport::Http { url, headers } => Arc::new(HttpConnector {
                 url: url.clone(),
@@ -74,6 +89,9 @@ pub struct StdioConnector {
     args: Vec<String>,
     env: Vec<(String, String)>,
     identity: String,
+    /// Where the child's stderr is appended; without one its lines are
+    /// logged at debug level.
+    stderr_log: Option<PathBuf>,
 }
 
 impl StdioConnector {
@@ -85,8 +103,32 @@ impl StdioConnector {
             args,
             env,
             identity,
+            stderr_log: None,
         }
     }
+
+    /// Appends the server's stderr to `mcp-<name>.log` in `log_dir`.
+    pub fn with_stderr_log(mut self, log_dir: &Path) -> Self {
+        self.stderr_log = Some(stderr_log_path(log_dir, &self.name));
+        self
+    }
+}
+
+/// Opens a server's stderr log for appending, first moving a full one
+/// aside.
+fn open_stderr_log(path: &Path) -> std::io::Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > STDERR_LOG_ROLL_BYTES) {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        std::fs::rename(path, old)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
 }
 
 impl Connect for StdioConnector {
@@ -94,8 +136,15 @@ impl Connect for StdioConnector {
         Box::pin(async move {
             let mut command = tokio::process::Command::new(&self.command);
             command.args(&self.args).envs(self.env.iter().cloned());
+            // The child writes its stderr straight into its file; no pipe to drain.
+            let stderr_target = match &self.stderr_log {
+                Some(path) => Stdio::from(
+                    open_stderr_log(path).map_err(|e| format!("{}: {e}", path.display()))?,
+                ),
+                None => Stdio::piped(),
+            };
             let (transport, stderr) = TokioChildProcess::builder(command)
-                .stderr(Stdio::piped())
+                .stderr(stderr_target)
                 .spawn()
                 .map_err(|e| format!("{}: {e}", self.command))?;
             let pid = transport.id();

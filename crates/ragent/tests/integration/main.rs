@@ -10,5 +10,6 @@ mod llm_client;
 mod model_faults;
 mod restart;
 mod secrets;
+mod server_logs;
 mod shop_story;
 mod trust;
