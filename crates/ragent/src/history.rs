@@ -155,6 +155,15 @@ pub fn fit_counted<M: Borrow<ChatMessage>>(
     conversation: Vec<Counted<M>>,
     budget: usize,
 ) -> Vec<M> {
+    fit_and_count(system, conversation, budget).0
+}
+
+/// As [`fit_counted`], with the estimated tokens of what is sent.
+pub fn fit_and_count<M: Borrow<ChatMessage>>(
+    system: M,
+    conversation: Vec<Counted<M>>,
+    budget: usize,
+) -> (Vec<M>, usize) {
     let turns = turns(groups(conversation));
     let cost = |turn: &Vec<Counted<M>>| turn.iter().map(|(_, tokens)| tokens).sum::<usize>();
     let latest = turns.len().saturating_sub(1);
@@ -176,7 +185,32 @@ pub fn fit_counted<M: Borrow<ChatMessage>>(
             .flatten()
             .map(|(message, _)| message),
     );
-    out
+    (out, used)
+}
+
+/// The largest factor by which a provider's count may shrink the budget.
+const MAX_CORRECTION: usize = 8;
+
+/// A budget in estimated tokens, corrected by how the provider counted a
+/// session's last request: `counted` tokens where the estimate said
+/// `estimated`. Where the provider counts more (another tokenizer, tool
+/// definitions written out in its own template), the next request is
+/// fitted to the budget shrunk by that factor, so what is sent fits the
+/// budget as the provider counts it. The factor is taken in steps of an
+/// eighth, rounded up, so a session's budget does not move with every
+/// small change of the ratio (a raised budget means reading the window
+/// again), and at most [`MAX_CORRECTION`]. A provider that counts fewer
+/// leaves the budget as set: the estimate errs on the side of sending less.
+pub fn corrected_budget(budget: usize, estimated: usize, counted: u64) -> usize {
+    let counted = usize::try_from(counted).unwrap_or(usize::MAX);
+    if estimated == 0 || counted <= estimated {
+        return budget;
+    }
+    let eighths = counted
+        .saturating_mul(8)
+        .div_ceil(estimated)
+        .min(8 * MAX_CORRECTION);
+    budget.saturating_mul(8) / eighths
 }
 
 /// A stored message as the model reads it; notices are for the user alone.
@@ -359,6 +393,38 @@ mod tests {
         assert_eq!(estimate_tokens("abcdefgh"), 2);
         assert_eq!(estimate_tokens("iPhone 17，黑色"), 3 + 3);
         assert_eq!(estimate_tokens(""), 0);
+    }
+
+    #[test]
+    fn a_provider_counting_more_than_the_estimate_shrinks_the_budget() {
+        // Counted as estimated, or fewer: the budget as set.
+        assert_eq!(corrected_budget(1_000, 400, 400), 1_000);
+        assert_eq!(corrected_budget(1_000, 400, 100), 1_000);
+        assert_eq!(corrected_budget(1_000, 0, 100), 1_000);
+        // Twice the estimate: half the budget.
+        assert_eq!(corrected_budget(1_000, 400, 800), 500);
+        // A little over: the next eighth up, so small changes do not move it.
+        assert_eq!(corrected_budget(1_000, 400, 410), 888);
+        assert_eq!(corrected_budget(1_000, 400, 440), 888);
+        // Far over: at most an eighth of the budget.
+        assert_eq!(corrected_budget(1_000, 400, 1_000_000), 125);
+    }
+
+    #[test]
+    fn fitting_counts_what_it_sends() {
+        let counted = || {
+            [user("a"), assistant("bb"), user("c")]
+                .into_iter()
+                .map(|m| (m, 10))
+                .collect()
+        };
+        let system_tokens = message_tokens(&system());
+        let (sent, tokens) = fit_and_count(system(), counted(), system_tokens + 29);
+        assert_eq!(sent, vec![system(), user("c")]);
+        assert_eq!(tokens, system_tokens + 10);
+        let (sent, tokens) = fit_and_count(system(), counted(), system_tokens + 30);
+        assert_eq!(sent.len(), 4);
+        assert_eq!(tokens, system_tokens + 30);
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub fn system_prompt() -> &'static str {
 /// or whose outcome is not a server's answer. Kept here, next to the
 /// prompt, so all text meant for the model is in one place.
 pub mod results {
+    use crate::llm::turn::ArgumentsProblem;
+
     /// The user declined the call on the confirmation card.
     pub fn declined(reason: Option<&str>) -> String {
         let mut text = String::from(
@@ -46,9 +48,23 @@ pub mod results {
         )
     }
 
-    pub fn invalid_json(error: &str) -> String {
+    /// The call's arguments are not a JSON object. The text as it came is
+    /// quoted here (cut short if long), never sent back as arguments:
+    /// providers refuse a request whose history holds such a call.
+    pub fn invalid_arguments(problem: &ArgumentsProblem, raw: &str) -> String {
+        let what = match problem {
+            ArgumentsProblem::NotJson(error) => format!("参数不是有效的 JSON（{error}）"),
+            ArgumentsProblem::NotAnObject(kind) => {
+                format!("参数是 JSON {kind}，不是 JSON 对象")
+            }
+        };
+        const SHOWN: usize = 300;
+        let mut quoted: String = raw.chars().take(SHOWN).collect();
+        if raw.chars().nth(SHOWN).is_some() {
+            quoted.push_str("…（已截断）");
+        }
         format!(
-            "参数不是有效的 JSON（{error}），调用没有执行。请用有效的 JSON 对象作为参数重新调用。"
+            "{what}，调用没有执行。收到的参数原文：{quoted}\n请用有效的 JSON 对象作为参数重新调用。"
         )
     }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{DEFAULT_SESSION_TITLE, Inner};
 use crate::error::AgentError;
 use crate::instructions::results;
-use crate::llm::ToolCallRequest;
+use crate::llm::{ToolCallRequest, turn};
 use crate::mcp::ToolInfo;
 use crate::policy::{self, AllowedBy, ToolFacts, Trust, Verdict};
 use crate::protocol::{AgentEvent, AuditDecision, CardCall, ConfirmationCard};
@@ -66,12 +66,12 @@ enum Plan {
     },
 }
 
-/// Models often send `""` for a call without arguments.
+/// A call's arguments as an object, or what the model is told about them
+/// (`""`, which models often send for no arguments, is `{}`).
 fn parse_arguments(text: &str) -> Result<Value, String> {
-    if text.trim().is_empty() {
-        return Ok(Value::Object(serde_json::Map::new()));
-    }
-    serde_json::from_str(text).map_err(|e| e.to_string())
+    turn::parse_object(text)
+        .map(Value::Object)
+        .map_err(|problem| results::invalid_arguments(&problem, text))
 }
 
 /// What the policy makes of a call of this tool under the user's settings.
@@ -101,9 +101,9 @@ fn plan_call(
 ) -> Plan {
     let arguments = match arguments {
         Ok(arguments) => arguments,
-        Err(error) => {
+        Err(output) => {
             return Plan::Reject {
-                output: results::invalid_json(error),
+                output: output.clone(),
                 audit: None,
             };
         }

@@ -1,11 +1,13 @@
 //! Each session's recent conversation as the model reads it, kept between
 //! turns: a turn reads from the store only the messages stored since the
-//! previous one, so its cost does not grow with the session.
+//! previous one, so its cost does not grow with the session. Also how the
+//! provider counted the session's last request, to correct the budget's
+//! estimate for the next one.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::history::{Counted, Window};
+use crate::history::{self, Counted, Window};
 use crate::llm::ChatMessage;
 use crate::store::{Store, StoreError, messages};
 
@@ -15,6 +17,9 @@ const MAX_SESSIONS: usize = 16;
 #[derive(Default)]
 pub(crate) struct Windows {
     open: Mutex<HashMap<String, Window>>,
+    /// Per session, the last request's estimated tokens and the
+    /// provider's count of them.
+    counts: Mutex<HashMap<String, (usize, u64)>>,
 }
 
 impl Windows {
@@ -53,15 +58,40 @@ impl Windows {
         Ok(conversation)
     }
 
+    /// Notes how the provider counted a request of the session that was
+    /// estimated at `estimated` tokens.
+    pub(crate) fn note_count(&self, session_id: &str, estimated: usize, counted: u64) {
+        let mut counts = lock(&self.counts);
+        if counts.len() >= MAX_SESSIONS && !counts.contains_key(session_id) {
+            counts.clear();
+        }
+        counts.insert(session_id.to_string(), (estimated, counted));
+    }
+
+    /// `budget` corrected by how the provider counted the session's last
+    /// request ([`history::corrected_budget`]); as set when it never said.
+    pub(crate) fn corrected_budget(&self, session_id: &str, budget: usize) -> usize {
+        match lock(&self.counts).get(session_id) {
+            Some(&(estimated, counted)) => history::corrected_budget(budget, estimated, counted),
+            None => budget,
+        }
+    }
+
     /// Lets go of a deleted session's window.
     pub(crate) fn forget(&self, session_id: &str) {
         self.lock().remove(session_id);
+        lock(&self.counts).remove(session_id);
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Window>> {
-        // Windows are rebuilt from the store if need be: usable after a panic.
-        self.open
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.open)
     }
+}
+
+/// Windows are rebuilt from the store if need be, and a count is only a
+/// correction: both usable after a panic.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

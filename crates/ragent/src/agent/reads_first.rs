@@ -16,7 +16,7 @@ use super::batch::{self, Planned};
 use super::execute::{self, Ending};
 use super::transcript::call_view;
 use crate::error::AgentError;
-use crate::llm::AssistantTurn;
+use crate::llm::{AssistantTurn, turn};
 use crate::protocol::AgentEvent;
 use crate::store::StoreError;
 use crate::store::calls::BatchState;
@@ -53,7 +53,7 @@ pub(crate) async fn run(
                 run_id: Some(run_id),
                 role: Role::Assistant,
                 content: &answer.text,
-                tool_calls: &answer.tool_calls,
+                tool_calls: &turn::sendable_calls(&answer.tool_calls),
                 tool_call_id: None,
                 call_id: None,
             },

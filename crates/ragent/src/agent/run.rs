@@ -11,7 +11,7 @@ use super::{Inner, execute, reads_first, release};
 use crate::error::AgentError;
 use crate::history;
 use crate::instructions::system_prompt;
-use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec};
+use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec, turn};
 use crate::mcp::pin;
 use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo, StopReason};
 use crate::store::StoreError;
@@ -102,18 +102,27 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
         if ctx.cancel.is_cancelled() {
             return Err(Halt::Cancelled);
         }
-        let request = build_request(ctx, &offer, settings.history_token_budget)?;
+        let (request, estimated) = build_request(ctx, &offer, settings.history_token_budget)?;
         let model = ctx.inner.model()?;
         let on_text = |text: &str| {
             ctx.emit(AgentEvent::TextDelta {
                 text: text.to_string(),
             })
         };
-        let answer = match model.complete(&request, &on_text, ctx.cancel).await {
+        let mut answer = match model.complete(&request, &on_text, ctx.cancel).await {
             Ok(answer) => answer,
             Err(LlmError::Cancelled) => return Err(Halt::Cancelled),
             Err(error) => return Err(error.into()),
         };
+        if let Some(usage) = answer.usage.filter(|u| u.prompt_tokens > 0) {
+            ctx.inner
+                .windows
+                .note_count(ctx.session_id, estimated, usage.prompt_tokens);
+        }
+        // Ids unique on arrival: each call is stored, run and answered
+        // under its own, so two calls the model gave one id both keep
+        // their results.
+        turn::unique_call_ids(&mut answer.tool_calls);
         if answer.text.is_empty() && answer.tool_calls.is_empty() {
             return Ok(StopReason::Completed);
         }
@@ -146,7 +155,7 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
                     run_id: Some(ctx.run_id),
                     role: Role::Assistant,
                     content: &answer.text,
-                    tool_calls: &answer.tool_calls,
+                    tool_calls: &turn::sendable_calls(&answer.tool_calls),
                     tool_call_id: None,
                     call_id: None,
                 },
@@ -305,9 +314,14 @@ impl Offer {
     }
 }
 
-fn build_request(ctx: &Ctx<'_>, offer: &Offer, budget: u32) -> Result<ChatRequest, Halt> {
-    let budget = usize::try_from(budget)
-        .unwrap_or(usize::MAX)
+/// The turn's request, and its estimated tokens.
+fn build_request(ctx: &Ctx<'_>, offer: &Offer, budget: u32) -> Result<(ChatRequest, usize), Halt> {
+    let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+    // Fitted as the provider counts, when it said how it counted the last.
+    let budget = ctx
+        .inner
+        .windows
+        .corrected_budget(ctx.session_id, budget)
         .saturating_sub(offer.tokens);
     // Only what was stored since the previous turn is read: a turn's cost
     // does not grow with the length of the session.
@@ -318,8 +332,10 @@ fn build_request(ctx: &Ctx<'_>, offer: &Offer, budget: u32) -> Result<ChatReques
     let system = Arc::new(ChatMessage::System {
         content: system_prompt().to_string(),
     });
-    Ok(ChatRequest {
-        messages: history::fit_counted(system, conversation, budget),
+    let (messages, tokens) = history::fit_and_count(system, conversation, budget);
+    let request = ChatRequest {
+        messages,
         tools: offer.specs.clone(),
-    })
+    };
+    Ok((request, tokens + offer.tokens))
 }

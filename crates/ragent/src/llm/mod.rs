@@ -3,12 +3,14 @@
 
 pub mod openai;
 pub mod sse;
+pub mod turn;
 mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
@@ -89,6 +91,17 @@ pub struct AssistantTurn {
     pub text: String,
     pub tool_calls: Vec<ToolCallRequest>,
     pub finish_reason: Option<String>,
+    /// What the provider counted, when it says (the client asks for it).
+    pub usage: Option<TokenUsage>,
+}
+
+/// The tokens a provider counted for one request and its answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub struct TokenUsage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
 }
 
 /// Receives text deltas as they stream in.

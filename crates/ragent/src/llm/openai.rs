@@ -1,8 +1,15 @@
 //! An OpenAI-compatible chat-completions client: streaming over SSE,
 //! timeouts for connecting, for the first byte and between chunks, retries
 //! with backoff on 429 and 5xx (honouring `Retry-After`), cancellation.
+//!
+//! Requests ask for the token usage (`stream_options.include_usage`). An
+//! endpoint that refuses a request for naming `stream_options` (400 or
+//! 422 with that word in the body) is asked again at once without it, and
+//! this client does not ask it again: no setting to find, one refused
+//! request per client (a client lives until the model settings change).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,7 +21,7 @@ use reqwest::header::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::sse::{SseParser, Step, TurnAssembler};
+use super::sse::{SseParser, Step, TurnAssembler, not_a_stream};
 use super::{AssistantTurn, ChatModel, ChatRequest, LlmError, TextSink, wire};
 use crate::settings::ModelSettings;
 
@@ -58,6 +65,8 @@ pub struct OpenAiClient {
     options: ClientOptions,
     /// The conversation's messages as JSON, written once each.
     texts: Arc<wire::MessageTexts>,
+    /// Whether requests ask for token usage: until the endpoint refuses.
+    ask_usage: Arc<AtomicBool>,
 }
 
 impl OpenAiClient {
@@ -93,6 +102,7 @@ impl OpenAiClient {
             headers,
             options,
             texts: Arc::default(),
+            ask_usage: Arc::new(AtomicBool::new(true)),
         })
     }
 
@@ -119,12 +129,43 @@ impl OpenAiClient {
         })
     }
 
-    /// The JSON body of a streaming request.
+    /// The JSON body of a streaming request, as the next one is sent.
     pub fn request_body(&self, request: &ChatRequest) -> Result<Bytes, LlmError> {
+        self.body(request, self.ask_usage.load(Ordering::Relaxed))
+    }
+
+    fn body(&self, request: &ChatRequest, ask_usage: bool) -> Result<Bytes, LlmError> {
         self.texts
-            .request_body(&self.model, request)
+            .request_body(&self.model, request, ask_usage)
             .map(Bytes::from)
             .map_err(|e| LlmError::Encode(e.to_string()))
+    }
+
+    /// Sends a turn's request; asked again without `stream_options` if
+    /// the endpoint refuses that.
+    async fn send(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<reqwest::Response, LlmError> {
+        let ask_usage = self.ask_usage.load(Ordering::Relaxed);
+        match self
+            .send_with_retry(self.body(request, ask_usage)?, cancel)
+            .await
+        {
+            Err(LlmError::Http { status, body })
+                if ask_usage && refuses_stream_options(status, &body) =>
+            {
+                tracing::info!(
+                    status,
+                    "the model endpoint refuses stream_options: not asking it for token usage"
+                );
+                self.ask_usage.store(false, Ordering::Relaxed);
+                self.send_with_retry(self.body(request, false)?, cancel)
+                    .await
+            }
+            other => other,
+        }
     }
 
     async fn send_with_retry(
@@ -191,6 +232,10 @@ impl OpenAiClient {
         let mut stream = response.bytes_stream();
         let mut parser = SseParser::default();
         let mut turn = TurnAssembler::default();
+        // Until an event is seen, the body may be something else (a JSON
+        // error sent with status 200): kept, up to a limit, to say what.
+        let mut seen_event = false;
+        let mut unframed = Vec::new();
         loop {
             let next = tokio::select! {
                 _ = cancel.cancelled() => return Err(LlmError::Cancelled),
@@ -200,9 +245,15 @@ impl OpenAiClient {
             let payloads = match next {
                 Err(_) => return Err(LlmError::IdleTimeout(self.options.idle_timeout)),
                 Ok(Some(Err(e))) => return Err(LlmError::StreamInterrupted(e.to_string())),
-                Ok(Some(Ok(bytes))) => parser.push(&bytes),
+                Ok(Some(Ok(bytes))) => {
+                    if !seen_event && unframed.len() < UNFRAMED_KEPT {
+                        unframed.extend_from_slice(&bytes);
+                    }
+                    parser.push(&bytes)
+                }
                 Ok(None) => parser.finish(),
             };
+            seen_event |= !payloads.is_empty();
             for data in payloads {
                 match turn.apply(&data)? {
                     Step::Text(text) if !text.is_empty() => on_text(&text),
@@ -218,6 +269,8 @@ impl OpenAiClient {
         // stream with neither was cut off and its turn is not usable.
         if turn.is_complete() {
             Ok(turn.finish())
+        } else if !seen_event && !unframed.is_empty() {
+            Err(not_a_stream(&unframed))
         } else {
             Err(LlmError::StreamInterrupted(
                 "the stream closed before the model finished its turn".into(),
@@ -234,11 +287,18 @@ impl ChatModel for OpenAiClient {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<AssistantTurn, LlmError>> {
         Box::pin(async move {
-            let body = self.request_body(request)?;
-            let response = self.send_with_retry(body, cancel).await?;
+            let response = self.send(request, cancel).await?;
             self.stream_turn(response, on_text, cancel).await
         })
     }
+}
+
+/// How much of a body without events is kept to report it.
+const UNFRAMED_KEPT: usize = 64 * 1024;
+
+/// Whether a refused request was refused for its `stream_options`.
+fn refuses_stream_options(status: u16, body: &str) -> bool {
+    matches!(status, 400 | 422) && body.to_ascii_lowercase().contains("stream_options")
 }
 
 fn is_retryable(status: StatusCode) -> bool {
@@ -322,6 +382,7 @@ mod tests {
             json!({
                 "model": "m",
                 "stream": true,
+                "stream_options": {"include_usage": true},
                 "messages": [
                     {"role": "system", "content": "sys"},
                     {"role": "user", "content": "hi"},

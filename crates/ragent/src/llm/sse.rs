@@ -7,15 +7,19 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{AssistantTurn, LlmError, ToolCallRequest};
+use super::{AssistantTurn, LlmError, TokenUsage, ToolCallRequest};
 
 /// Splits a byte stream into SSE `data` payloads. Bytes may arrive cut
 /// anywhere, even inside a UTF-8 character, so lines are decoded only once
-/// complete.
+/// complete. A line ends with `\r\n`, `\n` or a bare `\r`, as the SSE
+/// format allows; a `\r\n` cut between two reads is still one line end.
 #[derive(Debug, Default)]
 pub struct SseParser {
     pending: Vec<u8>,
     data: Vec<String>,
+    /// The last line ended with `\r`: a `\n` right after it belongs to
+    /// that line end.
+    after_cr: bool,
 }
 
 impl SseParser {
@@ -23,15 +27,21 @@ impl SseParser {
     pub fn push(&mut self, bytes: &[u8]) -> Vec<String> {
         self.pending.extend_from_slice(bytes);
         let mut events = Vec::new();
-        while let Some(pos) = self.pending.iter().position(|&b| b == b'\n') {
-            let mut line: Vec<u8> = self.pending.drain(..=pos).collect();
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
+        let mut start = 0;
+        for i in 0..self.pending.len() {
+            let byte = self.pending[i];
+            if byte == b'\n' && self.after_cr && i == start {
+                start = i + 1;
+            } else if byte == b'\n' || byte == b'\r' {
+                let line = String::from_utf8_lossy(&self.pending[start..i]).into_owned();
+                start = i + 1;
+                self.line(&line, &mut events);
+                self.after_cr = byte == b'\r';
+                continue;
             }
-            let line = String::from_utf8_lossy(&line);
-            self.line(&line, &mut events);
+            self.after_cr = false;
         }
+        self.pending.drain(..start);
         events
     }
 
@@ -40,10 +50,7 @@ impl SseParser {
         let mut events = Vec::new();
         if !self.pending.is_empty() {
             let rest = std::mem::take(&mut self.pending);
-            let line = String::from_utf8_lossy(&rest)
-                .trim_end_matches('\r')
-                .to_string();
-            self.line(&line, &mut events);
+            self.line(&String::from_utf8_lossy(&rest), &mut events);
         }
         self.line("", &mut events);
         events
@@ -76,6 +83,10 @@ struct Chunk {
     choices: Vec<Choice>,
     #[serde(default)]
     error: Option<Value>,
+    /// Sent in a last chunk without choices when the request asked for it
+    /// (`stream_options.include_usage`); some servers send `null` before.
+    #[serde(default)]
+    usage: Option<TokenUsage>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -136,6 +147,7 @@ pub struct TurnAssembler {
     text: String,
     calls: BTreeMap<usize, PartialCall>,
     finish_reason: Option<String>,
+    usage: Option<TokenUsage>,
     done: bool,
 }
 
@@ -148,12 +160,10 @@ impl TurnAssembler {
         let chunk: Chunk = serde_json::from_str(data)
             .map_err(|e| LlmError::Protocol(format!("{e}: {}", preview(data))))?;
         if let Some(error) = chunk.error {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| error.to_string());
-            return Err(LlmError::Api(message));
+            return Err(LlmError::Api(error_message(&error)));
+        }
+        if chunk.usage.is_some() {
+            self.usage = chunk.usage;
         }
         let mut text = String::new();
         // Only the first choice is used: the client never asks for n > 1.
@@ -166,8 +176,11 @@ impl TurnAssembler {
                     self.merge_call(call);
                 }
             }
-            if choice.finish_reason.is_some() {
-                self.finish_reason = choice.finish_reason;
+            // Some servers send `""` in every chunk before the real reason:
+            // that says nothing, and taking it would call a cut-off
+            // stream complete.
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                self.finish_reason = Some(reason);
             }
         }
         self.text.push_str(&text);
@@ -191,7 +204,16 @@ impl TurnAssembler {
         }
         if let Some(function) = delta.function {
             if let Some(name) = function.name {
-                slot.name.push_str(&name);
+                // A name comes whole in one delta, in pieces over several
+                // (`pay_` + `order`), or, from some servers, whole again in
+                // every delta. A piece equal to the whole name so far is
+                // taken as that repeat and not joined: `pay_order` twice is
+                // `pay_order`. Only a name that is one piece written twice
+                // (`ab` sent as `ab` + `ab`) would read otherwise, and tool
+                // names (`server__tool`) are not made so.
+                if name != slot.name {
+                    slot.name.push_str(&name);
+                }
             }
             if let Some(arguments) = function.arguments {
                 slot.arguments.push_str(&arguments);
@@ -222,8 +244,44 @@ impl TurnAssembler {
             text: self.text,
             tool_calls,
             finish_reason: self.finish_reason,
+            usage: self.usage,
         }
     }
+}
+
+/// What a successful answer that held no event at all meant: a provider
+/// that reports a failure with status 200 and a JSON body
+/// (`{"error":{"message":...}}`) is heard, with its own words; anything
+/// else is named as not a stream.
+pub fn not_a_stream(body: &[u8]) -> LlmError {
+    let text = String::from_utf8_lossy(body);
+    let reported = serde_json::from_str::<Value>(&text).ok().and_then(|json| {
+        json.get("error")
+            .filter(|e| !e.is_null())
+            .map(error_message)
+            .or_else(|| {
+                json.get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+    });
+    match reported {
+        Some(message) => LlmError::Api(message),
+        None => LlmError::Protocol(format!(
+            "the endpoint answered without an event stream: {}",
+            preview(text.trim())
+        )),
+    }
+}
+
+/// An error object's `message`, or the error as it came.
+fn error_message(error: &Value) -> String {
+    error
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| error.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| error.to_string())
 }
 
 fn preview(data: &str) -> String {
@@ -312,6 +370,7 @@ mod tests {
                     },
                 ],
                 finish_reason: Some("tool_calls".into()),
+                usage: None,
             }
         );
     }
@@ -332,6 +391,102 @@ mod tests {
         let calls = turn.finish().tool_calls;
         let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, vec!["x1", "x2", "call_2"]);
+    }
+
+    #[test]
+    fn a_bare_cr_ends_a_line_and_a_crlf_cut_between_reads_is_one_line_end() {
+        let mut parser = SseParser::default();
+        let mut events = parser.push(b"data: x\r\rdata: y\r\r: ping\r\rdata: a\r");
+        events.extend(parser.push(b"\ndata: b\r"));
+        events.extend(parser.push(b"\n\r\n"));
+        events.extend(parser.finish());
+        assert_eq!(events, vec!["x".to_string(), "y".into(), "a\nb".into()]);
+    }
+
+    #[test]
+    fn an_empty_finish_reason_is_no_finish_reason() {
+        let mut turn = TurnAssembler::default();
+        turn.apply(r#"{"choices":[{"index":0,"delta":{"content":"半"},"finish_reason":""}]}"#)
+            .unwrap();
+        assert!(!turn.is_complete(), "a stream cut here is not complete");
+        turn.apply(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#)
+            .unwrap();
+        turn.apply(r#"{"choices":[{"index":0,"delta":{},"finish_reason":""}]}"#)
+            .unwrap();
+        assert!(turn.is_complete());
+        assert_eq!(turn.finish().finish_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn a_name_repeated_whole_in_every_delta_is_not_doubled_and_pieces_are_joined() {
+        let mut turn = TurnAssembler::default();
+        // Whole in every delta, beside the argument fragments.
+        turn.apply(&chunk_tool(0, Some("c1"), Some("shop__pay_order"), ""))
+            .unwrap();
+        turn.apply(&chunk_tool(
+            0,
+            Some("c1"),
+            Some("shop__pay_order"),
+            "{\"orderNo\":",
+        ))
+        .unwrap();
+        turn.apply(&chunk_tool(0, None, Some("shop__pay_order"), "\"A1\"}"))
+            .unwrap();
+        // In pieces.
+        turn.apply(&chunk_tool(1, Some("c2"), Some("shop__pay_"), ""))
+            .unwrap();
+        turn.apply(&chunk_tool(1, None, Some("order"), "{}"))
+            .unwrap();
+        let names: Vec<(String, String)> = turn
+            .finish()
+            .tool_calls
+            .into_iter()
+            .map(|c| (c.name, c.arguments))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                (
+                    "shop__pay_order".to_string(),
+                    "{\"orderNo\":\"A1\"}".to_string()
+                ),
+                ("shop__pay_order".to_string(), "{}".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_usage_of_the_last_chunk_is_read() {
+        let mut turn = TurnAssembler::default();
+        turn.apply(r#"{"choices":[{"index":0,"delta":{"content":"好"}}],"usage":null}"#)
+            .unwrap();
+        turn.apply(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#)
+            .unwrap();
+        turn.apply(r#"{"choices":[],"usage":{"prompt_tokens":1234,"completion_tokens":5,"total_tokens":1239}}"#)
+            .unwrap();
+        assert_eq!(
+            turn.finish().usage,
+            Some(TokenUsage {
+                prompt_tokens: 1234,
+                completion_tokens: 5
+            })
+        );
+    }
+
+    #[test]
+    fn a_json_body_instead_of_a_stream_reports_the_providers_message() {
+        assert_eq!(
+            not_a_stream(br#"{"error":{"message":"Insufficient balance","type":"billing"}}"#),
+            LlmError::Api("Insufficient balance".into())
+        );
+        assert_eq!(
+            not_a_stream(b"{\n  \"error\": \"model not found\"\n}\n"),
+            LlmError::Api("model not found".into())
+        );
+        assert!(matches!(
+            not_a_stream(b"<html>bad gateway</html>"),
+            LlmError::Protocol(_)
+        ));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{ChatMessage, ChatRequest, ToolCallRequest, ToolSpec};
+use super::{ChatMessage, ChatRequest, ToolCallRequest, ToolSpec, turn};
 
 /// The whole body in one struct: what [`MessageTexts::request_body`]
 /// writes piece by piece.
@@ -24,9 +24,17 @@ use super::{ChatMessage, ChatRequest, ToolCallRequest, ToolSpec};
 struct Body<'a> {
     model: &'a str,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
     messages: Vec<Message<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
+}
+
+#[cfg(test)]
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }
 
 #[derive(Serialize)]
@@ -103,7 +111,9 @@ fn call(call: &ToolCallRequest) -> Call<'_> {
         r#type: "function",
         function: CallFunction {
             name: &call.name,
-            arguments: &call.arguments,
+            // Calls are stored with sendable arguments; this also covers
+            // messages stored before that was so.
+            arguments: turn::sendable_arguments(&call.arguments),
         },
     }
 }
@@ -135,17 +145,23 @@ pub struct MessageTexts {
 type KeptText = (Weak<ChatMessage>, Box<str>);
 
 impl MessageTexts {
-    /// The JSON body of a streaming request for `model`.
+    /// The JSON body of a streaming request for `model`; with
+    /// `ask_usage`, asking for the token usage in a last chunk.
     pub fn request_body(
         &self,
         model: &str,
         request: &ChatRequest,
+        ask_usage: bool,
     ) -> Result<Vec<u8>, serde_json::Error> {
         let mut texts = self.texts.lock().unwrap_or_else(PoisonError::into_inner);
         let mut body = Vec::with_capacity(self.last_len.load(Ordering::Relaxed).max(4096) + 1024);
         body.extend_from_slice(b"{\"model\":");
         serde_json::to_writer(&mut body, model)?;
-        body.extend_from_slice(b",\"stream\":true,\"messages\":[");
+        body.extend_from_slice(b",\"stream\":true,");
+        if ask_usage {
+            body.extend_from_slice(b"\"stream_options\":{\"include_usage\":true},");
+        }
+        body.extend_from_slice(b"\"messages\":[");
         for (i, chat_message) in request.messages.iter().enumerate() {
             if i > 0 {
                 body.push(b',');
@@ -186,6 +202,9 @@ mod tests {
         serde_json::to_vec(&Body {
             model,
             stream: true,
+            stream_options: Some(StreamOptions {
+                include_usage: true,
+            }),
             messages: request.messages.iter().map(|m| message(m)).collect(),
             tools: request.tools.iter().map(tool).collect(),
         })
@@ -234,7 +253,7 @@ mod tests {
                 tools: tools.clone(),
             };
             assert_eq!(
-                texts.request_body("m", &request).unwrap(),
+                texts.request_body("m", &request, true).unwrap(),
                 plain_body("m", &request),
                 "turn {turn}"
             );
@@ -245,7 +264,7 @@ mod tests {
             tools: Vec::new().into(),
         };
         assert_eq!(
-            texts.request_body("m", &without_tools).unwrap(),
+            texts.request_body("m", &without_tools, true).unwrap(),
             plain_body("m", &without_tools)
         );
     }
@@ -262,7 +281,7 @@ mod tests {
                 tools: tools.clone(),
             };
             assert_eq!(
-                texts.request_body("m", &request).unwrap(),
+                texts.request_body("m", &request, true).unwrap(),
                 plain_body("m", &request),
                 "round {round}"
             );

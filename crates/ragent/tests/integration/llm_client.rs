@@ -1,14 +1,16 @@
 //! The OpenAI-compatible client on its own against local servers:
 //! headers, Retry-After, no retry on a client error, the first-byte and
-//! idle timeouts, and cancellation.
+//! idle timeouts, cancellation, token usage, and answers that are not
+//! quite a stream.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use ragent::llm::openai::{ClientOptions, OpenAiClient};
-use ragent::llm::{ChatMessage, ChatModel, ChatRequest, LlmError};
+use ragent::llm::{ChatMessage, ChatModel, ChatRequest, LlmError, TokenUsage};
 use ragent::settings::ModelSettings;
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use wiremock::ResponseTemplate;
@@ -153,4 +155,108 @@ async fn cancelling_stops_a_waiting_request() {
     let stop = cancel.clone();
     let (result, ()) = tokio::join!(complete(&client, &cancel), async move { stop.cancel() });
     assert_eq!(result, Err(LlmError::Cancelled));
+}
+
+/// The assembled turn of one request.
+async fn turn(client: &OpenAiClient) -> Result<ragent::llm::AssistantTurn, LlmError> {
+    let request = hello();
+    let sink = |_: &str| {};
+    client
+        .complete(&request, &sink, &CancellationToken::new())
+        .await
+}
+
+#[tokio::test]
+async fn requests_ask_for_usage_and_an_endpoint_refusing_that_is_asked_again_without_it() {
+    let model = ModelServer::start().await;
+    let mut chunks = text_turn("好");
+    chunks.push(ev_usage(321, 7));
+    model.push_turn(chunks);
+    model.push(ResponseTemplate::new(400).set_body_string(
+        r#"{"error":{"message":"Unrecognized request argument supplied: stream_options"}}"#,
+    ));
+    model.push_turn(text_turn("好"));
+    model.push_turn(text_turn("好"));
+    let client = client(model.base_url(), test_llm_options());
+
+    let first = turn(&client).await.unwrap();
+    assert_eq!(
+        first.usage,
+        Some(TokenUsage {
+            prompt_tokens: 321,
+            completion_tokens: 7
+        })
+    );
+    let second = turn(&client).await.unwrap();
+    assert_eq!((second.text.as_str(), second.usage), ("好", None));
+    turn(&client).await.unwrap();
+
+    let asked: Vec<Value> = model
+        .requests()
+        .await
+        .iter()
+        .map(|r| r["stream_options"].clone())
+        .collect();
+    assert_eq!(
+        asked,
+        vec![
+            json!({"include_usage": true}),
+            json!({"include_usage": true}),
+            Value::Null,
+            Value::Null
+        ],
+        "refused once, asked again without it, and not asked again"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_with_bare_cr_line_endings_is_read() {
+    let model = ModelServer::start().await;
+    let body = sse(&text_turn("你好啊")).replace('\n', "\r");
+    model.push(
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/event-stream")
+            .set_body_string(body),
+    );
+    let client = client(model.base_url(), test_llm_options());
+    assert_eq!(
+        complete(&client, &CancellationToken::new()).await,
+        Ok("你好啊".into())
+    );
+}
+
+#[tokio::test]
+async fn a_cut_stream_whose_chunks_say_finish_reason_empty_is_not_taken_as_complete() {
+    let model = ModelServer::start().await;
+    let chunks = vec![
+        json!({"choices": [{"index": 0, "delta": {"content": "我"}, "finish_reason": ""}]}),
+        json!({"choices": [{"index": 0, "delta": {"content": "来"}, "finish_reason": ""}]}),
+    ];
+    model.push(
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/event-stream")
+            .set_body_string(sse_cut(&chunks)),
+    );
+    let client = client(model.base_url(), test_llm_options());
+    let error = complete(&client, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LlmError::StreamInterrupted(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_json_error_answered_with_status_200_reports_the_providers_message() {
+    let model = ModelServer::start().await;
+    model.push(
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "application/json")
+            .set_body_string(
+                r#"{"error":{"message":"Insufficient account balance","type":"insufficient_quota"}}"#,
+            ),
+    );
+    let client = client(model.base_url(), test_llm_options());
+    assert_eq!(
+        complete(&client, &CancellationToken::new()).await,
+        Err(LlmError::Api("Insufficient account balance".into()))
+    );
 }

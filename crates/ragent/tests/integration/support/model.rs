@@ -106,6 +106,15 @@ pub fn ev_finish(reason: &str) -> Value {
     json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
 }
 
+/// The last chunk of a stream that was asked for its usage.
+pub fn ev_usage(prompt_tokens: u64, completion_tokens: u64) -> Value {
+    json!({"choices": [], "usage": {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens
+    }})
+}
+
 /// A tool call as a real server streams it: id and name first, then the
 /// arguments text in two fragments.
 pub fn ev_tool_call(index: usize, id: &str, name: &str, arguments: &str) -> Vec<Value> {
