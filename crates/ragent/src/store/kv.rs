@@ -1,4 +1,5 @@
-//! Small keyed records: settings (one JSON document) and tool pins.
+//! Small keyed records: settings (one JSON document, secret values left
+//! out), the secrets kept where no keyring answers, the keyring id, and tool pins.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
