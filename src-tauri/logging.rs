@@ -3,6 +3,7 @@
 //! Each MCP server's own stderr goes to `mcp-<server>.log` beside it (the
 //! core writes those).
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use tracing_appender::rolling::{InitError, RollingFileAppender, Rotation};
@@ -51,7 +52,11 @@ pub fn init(log_dir: &Path, filter: EnvFilter) -> Result<(), LoggingError> {
         .build(log_dir)?;
     tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_ansi(std::io::stderr().is_terminal())
+                .with_writer(std::io::stderr),
+        )
         .with(
             tracing_subscriber::fmt::layer()
                 .with_ansi(false)
