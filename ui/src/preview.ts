@@ -21,9 +21,9 @@ api.sessions = [
   { id: "s2", title: "查订单物流", created_at: 1, updated_at: 2 },
 ];
 api.tools = [
-  { qualified_name: "shop__search_product", server: "shop", tool: "search_product", title: "搜索商品", destructive: false, read_only: true, trusted: true, definition_changed: false, user_override: null, verdict: "allow", auto_approve_allowed: false },
-  { qualified_name: "shop__update_cart_item", server: "shop", tool: "update_cart_item", title: "加入/修改购物车", destructive: false, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: true },
-  { qualified_name: "shop__cancel_order", server: "shop", tool: "cancel_order", title: "取消订单", destructive: true, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false },
+  { qualified_name: "shop__search_product", server: "shop", tool: "search_product", title: "搜索商品", destructive: false, read_only: true, trusted: true, definition_changed: false, user_override: null, verdict: "allow", auto_approve_allowed: false, moves_money: false },
+  { qualified_name: "shop__update_cart_item", server: "shop", tool: "update_cart_item", title: "加入/修改购物车", destructive: false, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: true, moves_money: false },
+  { qualified_name: "shop__cancel_order", server: "shop", tool: "cancel_order", title: "取消订单", destructive: true, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false, moves_money: true },
 ];
 api.audit = [
   { id: 1, at: Date.now() - 60_000, session_id: "s1", call_id: "c0", server: "shop", tool: "search_product", arguments_hash: "9f2c1e7b44d0a1b2c3d4", decision: "policy_allowed", reason: null, old_definition_hash: null, new_definition_hash: null },

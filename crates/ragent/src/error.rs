@@ -69,6 +69,9 @@ impl AgentError {
             AgentError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
             AgentError::UnknownTool(_) => ErrorCode::UnknownTool,
             AgentError::DefinitionChangedAgain { .. } => ErrorCode::DefinitionChangedAgain,
+            AgentError::InvalidSettings(SettingsError::AutoApproveNotAllowed { .. }) => {
+                ErrorCode::AutoApproveNotAllowed
+            }
             AgentError::InvalidSettings(_) => ErrorCode::InvalidSettings,
             AgentError::Model(LlmError::NotConfigured) => ErrorCode::ModelNotConfigured,
             AgentError::Model(_) => ErrorCode::Model,
@@ -111,6 +114,21 @@ mod tests {
         assert_eq!(
             AgentError::Model(LlmError::NotConfigured).code(),
             ErrorCode::ModelNotConfigured
+        );
+    }
+
+    #[test]
+    fn a_refused_auto_approve_reaches_the_page_with_its_own_code_naming_the_tool() {
+        let error = AgentError::from(SettingsError::AutoApproveNotAllowed {
+            tool: "shop__pay_order".into(),
+            reason: crate::policy::AutoApproveRefusal::MovesMoney,
+        });
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            json!({
+                "code": "auto_approve_not_allowed",
+                "message": "the settings cannot be saved: asking cannot be turned off for shop__pay_order: it places an order or moves money"
+            })
         );
     }
 }

@@ -91,6 +91,22 @@ pub mod results {
         format!("调用失败，没有得到结果：{error}")
     }
 
+    /// Approved (or allowed) but never sent: the run stopped first, and
+    /// the user then wrote a new message.
+    pub fn not_sent_superseded() -> String {
+        "此操作已获批准，但运行在发送前中断，用户随后发送了新消息，因此此操作没有执行。\
+         请回应用户的新消息；除非用户再次提出，否则不要重试此操作。"
+            .to_string()
+    }
+
+    /// Approved but never sent: the app stopped first, and its card had
+    /// expired by the time it started again.
+    pub fn not_sent_expired() -> String {
+        "此操作已获批准，但程序在发送前停止，重新启动时确认卡片已过期，因此此操作没有执行。\
+         除非用户再次提出，否则不要重试此操作。"
+            .to_string()
+    }
+
     /// The arguments about to be sent differ from those approved.
     pub fn approval_mismatch() -> String {
         "要发送的参数与用户批准的参数不一致，调用没有执行。".to_string()
@@ -101,6 +117,21 @@ pub mod results {
 pub mod notices {
     pub fn outcome_unknown(title: &str) -> String {
         format!("「{title}」执行时程序中断，无法确认是否已完成。请查看订单或购物车核实。")
+    }
+
+    /// An approved call the app stopped before sending, shown again.
+    pub fn asked_again(title: &str) -> String {
+        format!("「{title}」已批准，但程序在发送前停止，没有执行。请在确认卡片上再次确认。")
+    }
+
+    /// An approved call the app stopped before sending, whose card expired.
+    pub fn not_sent_expired(title: &str) -> String {
+        format!("「{title}」已批准，但程序在发送前停止；确认卡片已过期，此操作没有执行。")
+    }
+
+    /// An approved call a failed run left unsent, dropped for a new message.
+    pub fn not_sent_superseded(title: &str) -> String {
+        format!("「{title}」已批准，但上一次运行在发送前中断；因为你发送了新消息，此操作没有执行。")
     }
 
     pub fn recovered(title: &str) -> String {

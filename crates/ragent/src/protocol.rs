@@ -127,6 +127,9 @@ pub enum ErrorCode {
     UnknownTool,
     DefinitionChangedAgain,
     InvalidSettings,
+    /// The settings asked to skip the card for a tool that may never skip
+    /// it; nothing was saved.
+    AutoApproveNotAllowed,
     Model,
     ModelNotConfigured,
     Mcp,
@@ -363,9 +366,11 @@ pub struct ToolPolicyView {
     pub user_override: Option<crate::policy::ToolOverride>,
     /// What a call of it gets now.
     pub verdict: PolicyVerdict,
-    /// Whether the user may turn asking off for it: only a trusted
-    /// server's non-destructive write tool.
+    /// Whether the user may turn asking off for it (see
+    /// `policy::auto_approve_possible`).
     pub auto_approve_allowed: bool,
+    /// It places an order or moves money: never without a card.
+    pub moves_money: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::mcp::config::{ServerConfig, validate_server_name};
-use crate::policy::ToolOverride;
+use crate::policy::{AutoApproveRefusal, ToolOverride};
 
 /// Everything the user can set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -99,10 +99,13 @@ pub enum SettingsError {
     Header(String),
     #[error("{0}")]
     Limit(&'static str),
-    #[error(
-        "asking cannot be turned off for {0}: only a trusted server's tool that declares itself a non-destructive write qualifies"
-    )]
-    AutoApproveNotAllowed(String),
+    /// Auto-approve was asked for a tool that may never skip its card;
+    /// nothing was saved.
+    #[error("asking cannot be turned off for {tool}: {reason}")]
+    AutoApproveNotAllowed {
+        tool: String,
+        reason: AutoApproveRefusal,
+    },
     #[error("{0} has no stored value to keep")]
     NothingToKeep(String),
 }

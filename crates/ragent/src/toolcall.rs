@@ -8,6 +8,9 @@
 //! proposed -> rejected                      (unknown tool, bad arguments, policy deny)
 //! asking   -> denied | expired | superseded
 //! allowed | approved -> expired | superseded (waited in a batch that never ran)
+//! allowed | approved -> asking | rejected   (judged again before the batch ran:
+//!                                            the settings or trust changed, or
+//!                                            a failed run left it unsent)
 //! ```
 
 use std::fmt;
@@ -28,8 +31,8 @@ pub enum CallStatus {
     Allowed,
     /// The user approved it (possibly with edited arguments).
     Approved,
-    /// Refused by code before anyone was asked: unknown tool, arguments
-    /// that are not valid, or a per-tool deny setting.
+    /// Refused by code: unknown tool, arguments that are not valid, or a
+    /// per-tool deny setting (also one set while the call waited).
     Rejected,
     /// Sent to its server; no result stored yet.
     Running,
@@ -78,7 +81,10 @@ impl CallStatus {
             (self, to),
             (Proposed, Asking | Allowed | Rejected)
                 | (Asking, Approved | Denied | Expired | Superseded)
-                | (Allowed | Approved, Running | Expired | Superseded)
+                | (
+                    Allowed | Approved,
+                    Running | Expired | Superseded | Asking | Rejected
+                )
                 | (Running, Succeeded | Failed | Interrupted)
         );
         if legal {
@@ -156,6 +162,10 @@ mod tests {
         (Approved, Superseded),
         (Allowed, Expired),
         (Allowed, Superseded),
+        (Allowed, Asking),
+        (Approved, Asking),
+        (Allowed, Rejected),
+        (Approved, Rejected),
         (Running, Succeeded),
         (Running, Failed),
         (Running, Interrupted),

@@ -22,7 +22,7 @@ export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmat
 
 export type ErrorInfo = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "invalid_settings" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "invalid_settings" | "auto_approve_not_allowed" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
 
 export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, } | { "type": "cancel_requested", was_running: boolean, };
 
@@ -189,10 +189,14 @@ export type ToolPolicyView = { qualified_name: string, server: string, tool: str
  */
 verdict: PolicyVerdict, 
 /**
- * Whether the user may turn asking off for it: only a trusted
- * server's non-destructive write tool.
+ * Whether the user may turn asking off for it (see
+ * `policy::auto_approve_possible`).
  */
-auto_approve_allowed: boolean, };
+auto_approve_allowed: boolean, 
+/**
+ * It places an order or moves money: never without a card.
+ */
+moves_money: boolean, };
 
 export type PolicyVerdict = "allow" | "ask" | "deny";
 

@@ -1,6 +1,9 @@
 // Per-tool policy: ask / deny / auto-approve, keyed by `server__tool`.
-// Auto-approve is offered only where the core honours it: a trusted
-// server's tool that declares itself a non-destructive write.
+// Auto-approve is offered only where the core honours it
+// (`auto_approve_allowed`: a trusted server's write tool that is neither
+// destructive nor open-world and moves no money). An auto-approve stored
+// by an older version for any other tool is never honoured by the core:
+// the row says so, and the next save drops it.
 
 import type { Api } from "../api";
 import { h } from "../dom";
@@ -73,19 +76,31 @@ function toolRow(tool: ToolPolicyView, overrides: { [key in string]: ToolOverrid
   const { t } = i18n;
   const kind: MessageKey = tool.read_only
     ? "settings.kindRead"
-    : tool.destructive
-      ? "settings.kindDestructive"
-      : "settings.kindWrite";
+    : tool.moves_money
+      ? "settings.kindMoney"
+      : tool.destructive
+        ? "settings.kindDestructive"
+        : "settings.kindWrite";
+  const kindClass = tool.read_only ? "read" : tool.moves_money || tool.destructive ? "destructive" : "write";
   const options: Array<{ value: Choice; label: string }> = [
     { value: "default", label: t("settings.policyDefault", { decision: t(`settings.decision.${defaultDecision(tool)}`) }) },
     { value: "ask", label: t("settings.policyAsk") },
     { value: "deny", label: t("settings.policyDeny") },
   ];
+  const stored = overrides[tool.qualified_name];
+  // A stored auto-approve the core would not honour is not kept.
+  const stale = stored === "auto_approve" && !canAutoApprove(tool);
+  if (stale) delete overrides[tool.qualified_name];
   const current = overrides[tool.qualified_name];
-  if (canAutoApprove(tool) || current === "auto_approve") {
+  if (canAutoApprove(tool)) {
     options.push({ value: "auto_approve", label: t("settings.policyAuto") });
   }
   const warning = h("p", { class: "field-warning", text: t("settings.autoWarning"), attrs: { role: "note" } });
+  const staleNote = h("p", {
+    class: "field-warning",
+    text: t("settings.autoNotHonoured"),
+    attrs: { role: "note", "data-testid": "auto-not-honoured", hidden: !stale },
+  });
   const showWarning = (choice: Choice): void => {
     warning.hidden = choice !== "auto_approve";
   };
@@ -105,7 +120,7 @@ function toolRow(tool: ToolPolicyView, overrides: { [key in string]: ToolOverrid
     "tr",
     { attrs: { "data-testid": "tool-row", "data-tool": tool.qualified_name } },
     h("td", {}, h("span", { class: "tool-title", text: label }), h("span", { class: "tool-name", text: tool.qualified_name })),
-    h("td", {}, h("span", { class: `kind kind-${tool.read_only ? "read" : tool.destructive ? "destructive" : "write"}`, text: t(kind) })),
-    h("td", {}, control, warning),
+    h("td", {}, h("span", { class: `kind kind-${kindClass}`, text: t(kind) })),
+    h("td", {}, control, warning, staleNote),
   );
 }

@@ -23,6 +23,7 @@ function tool(name: string, facts: Partial<ToolPolicyView>): ToolPolicyView {
     user_override: null,
     verdict: "ask",
     auto_approve_allowed: false,
+    moves_money: false,
     ...facts,
   };
 }
@@ -31,6 +32,8 @@ const TOOLS: ToolPolicyView[] = [
   tool("search_product", { read_only: true, verdict: "allow" }),
   tool("update_cart_item", { auto_approve_allowed: true }),
   tool("cancel_order", { destructive: true }),
+  tool("pay_order", { destructive: true, moves_money: true }),
+  tool("submit_ticket", {}),
   { ...tool("notes_write", {}), qualified_name: "notes__write", server: "notes", trusted: false },
 ];
 
@@ -207,6 +210,36 @@ describe("per-tool policy", () => {
     expect(policyOptions("shop__cancel_order")).toEqual(["default", "ask", "deny"]);
     expect(policyOptions("shop__search_product")).toEqual(["default", "ask", "deny"]);
     expect(policyOptions("notes__write")).toEqual(["default", "ask", "deny"]);
+  });
+
+  it("never offers auto-approve for a tool that moves money, is destructive or reaches outside the shop", () => {
+    expect(policyOptions("shop__pay_order")).toEqual(["default", "ask", "deny"]);
+    expect(policyOptions("shop__submit_ticket")).toEqual(["default", "ask", "deny"]);
+    expect(q('[data-tool="shop__pay_order"] .kind').textContent).toBe("涉及付款");
+  });
+
+  it("drops an auto-approve stored by an older version for a tool that moves money, and says so", async () => {
+    api.settings.tool_overrides = { shop__pay_order: "auto_approve", shop__update_cart_item: "auto_approve" };
+    await mount();
+    expect(policyOptions("shop__pay_order")).toEqual(["default", "ask", "deny"]);
+    const row = q('[data-tool="shop__pay_order"]');
+    expect(row.querySelector<HTMLSelectElement>("select")!.value).toBe("default");
+    expect(row.querySelector<HTMLElement>('[data-testid="auto-not-honoured"]')!.hidden).toBe(false);
+    expect(q('[data-tool="shop__update_cart_item"] [data-testid="auto-not-honoured"]').hidden).toBe(true);
+    const saved = await save();
+    expect(saved.tool_overrides).toEqual({ shop__update_cart_item: "auto_approve" });
+  });
+
+  it("shows the core's refusal of an auto-approve and keeps the form as it was", async () => {
+    api.failNext = {
+      code: "auto_approve_not_allowed",
+      message: "the settings cannot be saved: asking cannot be turned off for shop__pay_order: it places an order or moves money",
+    };
+    await save();
+    const error = q('[data-testid="save-error"]');
+    expect(error.hidden).toBe(false);
+    expect(error.textContent).toContain("shop__pay_order");
+    expect(q('[data-testid="save-status"]').textContent).toBe("");
   });
 
   it("warns when auto-approve is chosen and saves the override", async () => {

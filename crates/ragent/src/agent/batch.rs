@@ -41,6 +41,27 @@ impl KnownTool {
             schema_text,
         }
     }
+
+    /// What the policy looks at: computed here once for the policy, the
+    /// batch, the settings screen and the settings check alike.
+    pub(crate) fn facts(&self) -> ToolFacts {
+        let hints = &self.info.hints;
+        ToolFacts {
+            read_only_hint: hints.read_only,
+            destructive_hint: hints.destructive,
+            open_world_hint: hints.open_world,
+            moves_money: self.info.moves_money,
+            definition_changed: self.changed,
+        }
+    }
+
+    pub(crate) fn trust(&self) -> Trust {
+        if self.info.trusted {
+            Trust::Trusted
+        } else {
+            Trust::Untrusted
+        }
+    }
 }
 
 /// Tools by `server__tool`: lookups are exact.
@@ -76,21 +97,11 @@ fn parse_arguments(text: &str) -> Result<Value, String> {
 
 /// What the policy makes of a call of this tool under the user's settings.
 pub(crate) fn verdict(known: &KnownTool, settings: &Settings) -> Verdict {
-    let facts = ToolFacts {
-        read_only_hint: known.info.hints.read_only,
-        destructive_hint: known.info.hints.destructive,
-        definition_changed: known.changed,
-    };
-    let trust = if known.info.trusted {
-        Trust::Trusted
-    } else {
-        Trust::Untrusted
-    };
     let user_override = settings
         .tool_overrides
         .get(&known.info.qualified_name)
         .copied();
-    policy::decide(&facts, trust, user_override)
+    policy::decide(&known.facts(), known.trust(), user_override)
 }
 
 fn plan_call(
@@ -151,9 +162,12 @@ fn new_call(
         arguments,
         input_schema: known.map(|k| k.schema_text.clone()),
         // MCP: a write tool is destructive unless it says otherwise; an
-        // untrusted server's word that it is harmless is not taken.
+        // untrusted server's word that it is harmless is not taken; a tool
+        // that moves money is marked whatever else it declares.
         destructive: info.is_some_and(|i| {
-            !i.trusted || (i.hints.read_only != Some(true) && i.hints.destructive.unwrap_or(true))
+            !i.trusted
+                || i.moves_money
+                || (i.hints.read_only != Some(true) && i.hints.destructive.unwrap_or(true))
         }),
         definition_changed: known.is_some_and(|k| k.changed),
         // Every call but a trusted read carries its id as idempotency key.
@@ -207,6 +221,11 @@ impl Planned {
     }
 }
 
+/// How long a card may wait under these settings.
+pub(crate) fn expiry_ms(settings: &Settings) -> i64 {
+    i64::try_from(settings.card_expiry_secs.saturating_mul(1000)).unwrap_or(i64::MAX)
+}
+
 /// Judges the calls of one model turn against the tools offered in the
 /// run and the user's settings. Nothing is stored yet.
 pub(crate) fn plan(
@@ -237,8 +256,7 @@ pub(crate) fn plan(
         ran: false,
         calls,
         plans,
-        expiry_ms: i64::try_from(settings.card_expiry_secs.saturating_mul(1000))
-            .unwrap_or(i64::MAX),
+        expiry_ms: expiry_ms(settings),
     }
 }
 

@@ -11,6 +11,7 @@ use crate::error::AgentError;
 use crate::hashing::hash_json;
 use crate::instructions::results;
 use crate::mcp::{McpError, ToolInvocation};
+use crate::policy::{self, Trust};
 use crate::protocol::AgentEvent;
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate};
@@ -60,19 +61,25 @@ fn invocation(call: &CallRecord) -> Option<ToolInvocation> {
 }
 
 /// Whether sending the call twice cannot do its work twice: a trusted read
-/// carries no key, and a write is safe where the server honours keys.
+/// carries no key, and a write is safe where a server trusted now says it
+/// honours keys (an untrusted server's claim is not believed).
 async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
     if !call.sends_key {
         return true;
     }
-    match call.server.as_deref() {
-        Some(server) => inner
-            .tools
-            .honours_idempotency_keys(server)
-            .await
-            .unwrap_or(false),
-        None => false,
+    let Some(server) = call.server.as_deref() else {
+        return false;
+    };
+    let trust = inner.trust_of(server);
+    if trust == Trust::Untrusted {
+        return false;
     }
+    let declares = inner
+        .tools
+        .honours_idempotency_keys(server)
+        .await
+        .unwrap_or(false);
+    policy::resend_is_safe(call.sends_key, trust, declares)
 }
 
 /// Sends the call; if the connection broke while it was out and sending
@@ -134,13 +141,20 @@ fn finish(
     closing: Option<&BatchRecord>,
 ) -> Result<CallRecord, AgentError> {
     let now = inner.now();
-    Ok(inner.store.with_tx(|tx| {
+    let store = |tx: &rusqlite::Connection| {
         let done = store_ending(tx, call, ending, now)?;
         if let Some(batch) = closing {
             finalize(tx, batch, BatchState::Done, now)?;
         }
         Ok::<_, StoreError>(done)
-    })?)
+    };
+    // A write's ending replaces its `running` row: both must survive a
+    // power loss. A trusted read's may be lost with the turn.
+    Ok(if call.sends_key {
+        inner.store.with_durable_tx(store)?
+    } else {
+        inner.store.with_tx(store)?
+    })
 }
 
 /// Moves `call` to its ending, by way of `running` if it is not there
@@ -181,7 +195,9 @@ pub(crate) async fn run_call(
         || (call.approved_hash.is_some()
             && call.approved_hash == call.arguments.as_ref().map(hash_json));
     let started = if call.sends_key {
-        inner.store.with_tx(|tx| to_running(tx, call, now))?
+        inner
+            .store
+            .with_durable_tx(|tx| to_running(tx, call, now))?
     } else {
         call.clone()
     };

@@ -5,7 +5,7 @@ use super::Agent;
 use super::batch::{KnownTool, verdict};
 use crate::llm::LlmError;
 use crate::llm::openai::OpenAiClient;
-use crate::policy::Verdict;
+use crate::policy::{Verdict, auto_approve_possible};
 use crate::protocol::{ModelState, ModelStatus, PolicyVerdict, ToolPolicyView};
 use crate::store::kv;
 
@@ -51,15 +51,15 @@ impl Agent {
                     Verdict::Ask => PolicyVerdict::Ask,
                     Verdict::Deny => PolicyVerdict::Deny,
                 };
+                let auto_approve_allowed = auto_approve_possible(&known.facts(), known.trust());
                 let info = known.info;
                 let read_only = info.hints.read_only == Some(true);
                 // MCP: a write tool is destructive unless it says otherwise.
                 let destructive = !read_only && info.hints.destructive.unwrap_or(true);
                 ToolPolicyView {
                     user_override: settings.tool_overrides.get(&info.qualified_name).copied(),
-                    auto_approve_allowed: info.trusted
-                        && info.hints.read_only == Some(false)
-                        && info.hints.destructive == Some(false),
+                    auto_approve_allowed,
+                    moves_money: info.moves_money,
                     qualified_name: info.qualified_name,
                     server: info.server,
                     tool: info.name,

@@ -11,6 +11,7 @@ mod execute;
 mod inspect;
 mod reads_first;
 mod recovery;
+mod rejudge;
 mod respond;
 mod run;
 mod transcript;
@@ -30,7 +31,7 @@ use crate::llm::{ChatModel, LlmError};
 use crate::mcp::config::validate_server_name;
 use crate::mcp::hub::HubOptions;
 use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
-use crate::policy::{ToolFacts, ToolOverride, Trust, auto_approve_possible};
+use crate::policy::{ToolOverride, Trust, auto_approve_refusal};
 use crate::protocol::{
     AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, SessionInfo, Transcript,
     UserInput,
@@ -181,6 +182,26 @@ impl Inner {
                 }),
         );
         entries
+    }
+
+    /// Whether the server is trusted under the settings in force now (a
+    /// server no longer configured is not).
+    pub(crate) fn trust_of(&self, server: &str) -> Trust {
+        let builtin = self.builtin.iter().find(|e| e.name == server);
+        let trusted = match builtin {
+            Some(entry) => entry.trusted,
+            None => self
+                .live()
+                .settings
+                .mcp_servers
+                .get(server)
+                .is_some_and(|config| config.trusted),
+        };
+        if trusted {
+            Trust::Trusted
+        } else {
+            Trust::Untrusted
+        }
     }
 
     fn builtin_names(&self) -> Vec<String> {
@@ -519,18 +540,13 @@ impl Agent {
             let Some(tool) = listing.tools.iter().find(|t| &t.qualified_name == name) else {
                 continue;
             };
-            let facts = ToolFacts {
-                read_only_hint: tool.hints.read_only,
-                destructive_hint: tool.hints.destructive,
-                definition_changed: false,
-            };
-            let trust = if tool.trusted {
-                Trust::Trusted
-            } else {
-                Trust::Untrusted
-            };
-            if !auto_approve_possible(&facts, trust) {
-                return Err(SettingsError::AutoApproveNotAllowed(name.clone()).into());
+            let known = batch::KnownTool::new(tool.clone(), false);
+            if let Some(reason) = auto_approve_refusal(&known.facts(), known.trust()) {
+                return Err(SettingsError::AutoApproveNotAllowed {
+                    tool: name.clone(),
+                    reason,
+                }
+                .into());
             }
         }
         Ok(())

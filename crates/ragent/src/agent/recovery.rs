@@ -1,18 +1,23 @@
 //! What a crash left behind, put right at start. A card still pending is
 //! kept (the window shows it again) unless it expired. A batch that was
-//! executing is finished: calls left `running` are sent again with the
-//! same idempotency key where the server honours keys, and otherwise
-//! marked `interrupted` with the user told the outcome is unknown; calls
-//! approved but not yet sent are run. Nothing is ever sent twice to a
-//! server that cannot recognise the repeat.
+//! executing is settled: calls left `running` are sent again with the same
+//! idempotency key where a trusted server honours keys, and otherwise
+//! marked `interrupted` with the user told the outcome is unknown. Calls
+//! approved but not yet sent never run silently: they are put back on the
+//! card if it has not expired, and otherwise expire with the user told;
+//! calls allowed without a card are judged again and run only if the
+//! policy still lets them. Nothing is ever sent twice to a server that
+//! cannot be believed to recognise the repeat.
 
 use std::sync::Arc;
 
-use super::{Inner, batch, execute};
+use super::rejudge::{self, Approvals};
+use super::{Inner, batch, execute, run};
 use crate::error::AgentError;
-use crate::instructions::notices;
-use crate::protocol::AgentEvent;
-use crate::store::calls::{self, BatchRecord, BatchState};
+use crate::instructions::{notices, results};
+use crate::protocol::{AgentEvent, AuditDecision};
+use crate::store::StoreError;
+use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate};
 use crate::store::messages::{self, NewMessage, Role};
 use crate::toolcall::CallStatus;
 
@@ -23,8 +28,13 @@ pub struct RecoveryReport {
     pub resent: Vec<String>,
     /// Outcome unknown: the user is told.
     pub interrupted: Vec<String>,
-    /// Approved before the crash and run now.
+    /// Allowed without a card before the crash, still allowed, and run now.
     pub executed: Vec<String>,
+    /// Approved (or allowed) but never sent: back on the card.
+    pub asked_again: Vec<String>,
+    /// Approved but never sent, and not sent now: the card expired, or the
+    /// user wrote a new message after the run failed.
+    pub not_sent: Vec<String>,
     /// Cards that expired while the app was closed.
     pub expired_cards: Vec<String>,
 }
@@ -35,23 +45,32 @@ impl RecoveryReport {
     }
 }
 
+fn append_notice(
+    conn: &rusqlite::Connection,
+    session_id: &str,
+    text: &str,
+    now: i64,
+) -> Result<i64, StoreError> {
+    messages::append(
+        conn,
+        &NewMessage {
+            session_id,
+            run_id: None,
+            role: Role::Notice,
+            content: text,
+            tool_calls: &[],
+            tool_call_id: None,
+            call_id: None,
+        },
+        now,
+    )
+}
+
 fn notice(inner: &Inner, session_id: &str, text: &str) -> Result<(), AgentError> {
     let now = inner.now();
-    inner.store.with_conn(|c| {
-        messages::append(
-            c,
-            &NewMessage {
-                session_id,
-                run_id: None,
-                role: Role::Notice,
-                content: text,
-                tool_calls: &[],
-                tool_call_id: None,
-                call_id: None,
-            },
-            now,
-        )
-    })?;
+    inner
+        .store
+        .with_conn(|c| append_notice(c, session_id, text, now))?;
     Ok(())
 }
 
@@ -72,32 +91,43 @@ pub(crate) async fn recover(inner: &Arc<Inner>) -> Result<RecoveryReport, AgentE
             continue;
         }
         let emit = |event: AgentEvent| inner.emit(&session_id, None, event);
-        finish_executing(inner, &open_batch, &emit, &mut report).await?;
+        settle_leftover(inner, &open_batch, &emit, &mut report, Leftover::AtStart).await?;
     }
     Ok(report)
 }
 
-/// Finishes a batch left `executing` by a run that ended before it did:
-/// `running` calls are re-sent or marked interrupted, decided calls run,
-/// and the batch is closed. Used at start, and before a new run in a
-/// session whose previous run failed halfway through a batch.
-pub(crate) async fn finish_executing(
+/// When a batch left `executing` is settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leftover {
+    /// At start, after a crash: unsent calls go back on the card, unless
+    /// it expired.
+    AtStart,
+    /// Before a new message, in a session whose previous run failed
+    /// halfway through the batch: unsent calls are dropped, as a pending
+    /// card's are when the user writes instead of deciding.
+    BeforeNewMessage,
+}
+
+/// Settles a batch left `executing` by a run that ended before it did:
+/// `running` calls are re-sent or marked interrupted; calls not yet sent
+/// are handled as `when` says; the batch is closed unless its card is out
+/// again.
+pub(crate) async fn settle_leftover(
     inner: &Inner,
     open_batch: &BatchRecord,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
     report: &mut RecoveryReport,
+    when: Leftover,
 ) -> Result<(), AgentError> {
     let session_id = &open_batch.session_id;
+    let mut unsent = Vec::new();
     for call in inner
         .store
         .with_conn(|c| calls::calls_of_batch(c, &open_batch.reply_id))?
     {
-        let title = call
-            .title
-            .clone()
-            .unwrap_or_else(|| call.qualified_name.clone());
         match call.status {
             CallStatus::Running => {
+                let title = title_of(&call);
                 let done = execute::resume_running(inner, &call, emit).await?;
                 if done.status == CallStatus::Interrupted {
                     tracing::warn!(call = %call.id, "call outcome unknown after a restart");
@@ -108,12 +138,152 @@ pub(crate) async fn finish_executing(
                     report.resent.push(call.id);
                 }
             }
-            CallStatus::Allowed | CallStatus::Approved => {
-                execute::run_call(inner, &call, emit, None).await?;
-                report.executed.push(call.id);
-            }
+            CallStatus::Allowed | CallStatus::Approved => unsent.push(call),
             _ => {}
         }
+    }
+    let now = inner.now();
+    if unsent.is_empty() {
+        inner
+            .store
+            .with_tx(|tx| batch::finalize(tx, open_batch, BatchState::Done, now))?;
+        return Ok(());
+    }
+    match when {
+        Leftover::BeforeNewMessage => drop_unsent(
+            inner,
+            open_batch,
+            &unsent,
+            CallStatus::Superseded,
+            results::not_sent_superseded(),
+            notices::not_sent_superseded,
+            BatchState::Superseded,
+            emit,
+            report,
+        ),
+        Leftover::AtStart if now >= open_batch.expires_at => drop_unsent(
+            inner,
+            open_batch,
+            &unsent,
+            CallStatus::Expired,
+            results::not_sent_expired(),
+            notices::not_sent_expired,
+            BatchState::Expired,
+            emit,
+            report,
+        ),
+        Leftover::AtStart => ask_again(inner, open_batch, &unsent, emit, report).await,
+    }
+}
+
+fn title_of(call: &CallRecord) -> String {
+    call.title
+        .clone()
+        .unwrap_or_else(|| call.qualified_name.clone())
+}
+
+/// Closes the batch without sending its unsent calls; the model reads
+/// `output` for each, and the user a notice for each write.
+#[allow(clippy::too_many_arguments)]
+fn drop_unsent(
+    inner: &Inner,
+    open_batch: &BatchRecord,
+    unsent: &[CallRecord],
+    to: CallStatus,
+    output: String,
+    tell_user: fn(&str) -> String,
+    state: BatchState,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+    report: &mut RecoveryReport,
+) -> Result<(), AgentError> {
+    let now = inner.now();
+    let audit = match to {
+        CallStatus::Expired => AuditDecision::Expired,
+        _ => AuditDecision::Superseded,
+    };
+    inner.store.with_tx(|tx| {
+        for call in unsent {
+            let update = CallUpdate {
+                output: Some(output.clone()),
+                note: Some("not sent: the run that held it stopped first".into()),
+                ..CallUpdate::default()
+            };
+            let record = calls::move_held(tx, call.clone(), to, &update, now)?;
+            if call.status == CallStatus::Approved {
+                batch::record_audit(tx, &record, audit, None, now)?;
+            }
+            // The user hears of every write that did not go out; a read
+            // left unsent changed nothing.
+            if call.status == CallStatus::Approved || call.sends_key {
+                append_notice(tx, &open_batch.session_id, &tell_user(&title_of(call)), now)?;
+            }
+        }
+        batch::finalize(tx, open_batch, state, now)
+    })?;
+    for call in unsent {
+        tracing::warn!(call = %call.id, status = %to, "an approved call was never sent");
+        report.not_sent.push(call.id.clone());
+        emit(AgentEvent::CallStatusChanged {
+            call_id: call.id.clone(),
+            status: to,
+        });
+    }
+    Ok(())
+}
+
+/// At start, within the card's time: approvals are asked for again and
+/// allowed calls judged again. If nothing asks, the allowed calls run.
+async fn ask_again(
+    inner: &Inner,
+    open_batch: &BatchRecord,
+    unsent: &[CallRecord],
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+    report: &mut RecoveryReport,
+) -> Result<(), AgentError> {
+    let settings = inner.settings();
+    let tools = if unsent.iter().any(|c| c.status == CallStatus::Allowed) {
+        Some(run::tool_index(inner, emit).await?)
+    } else {
+        None
+    };
+    let now = inner.now();
+    let judged = inner.store.with_tx(|tx| {
+        let judged = rejudge::rejudge(
+            tx,
+            open_batch,
+            tools.as_ref(),
+            &settings,
+            Approvals::AskAgain,
+            open_batch.expires_at,
+            now,
+        )?;
+        for call in &judged.moved {
+            let was = unsent.iter().find(|c| c.id == call.id).map(|c| c.status);
+            if call.status == CallStatus::Asking && was == Some(CallStatus::Approved) {
+                append_notice(
+                    tx,
+                    &open_batch.session_id,
+                    &notices::asked_again(&title_of(call)),
+                    now,
+                )?;
+            }
+        }
+        Ok::<_, StoreError>(judged)
+    })?;
+    run::announce_moves(inner, &open_batch.session_id, None, &judged.moved);
+    if judged.asks {
+        report.asked_again.extend(
+            judged
+                .moved
+                .iter()
+                .filter(|c| c.status == CallStatus::Asking)
+                .map(|c| c.id.clone()),
+        );
+        return Ok(());
+    }
+    for call in &judged.runnable {
+        execute::run_call(inner, call, emit, None).await?;
+        report.executed.push(call.id.clone());
     }
     let now = inner.now();
     inner

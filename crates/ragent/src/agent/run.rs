@@ -7,6 +7,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::batch::{self, KnownTool, ToolIndex};
+use super::recovery::Leftover;
+use super::rejudge::{self, Approvals};
 use super::{Inner, execute, reads_first, release};
 use crate::error::AgentError;
 use crate::history;
@@ -68,11 +70,21 @@ pub(crate) async fn drive(
     };
     ctx.emit(AgentEvent::RunStarted);
     let outcome = async {
-        match &start {
-            Start::ResumeBatch { reply_id } => execute_batch(&ctx, reply_id).await?,
-            Start::Fresh => finish_leftover_batch(&ctx).await?,
-        }
-        model_loop(&ctx).await
+        let tools = match &start {
+            Start::ResumeBatch { reply_id } => match execute_batch(&ctx, reply_id).await? {
+                Resumed::Ran { tools } => tools,
+                Resumed::AsksAgain => {
+                    return Ok(StopReason::AwaitingConfirmation {
+                        reply_id: reply_id.clone(),
+                    });
+                }
+            },
+            Start::Fresh => {
+                finish_leftover_batch(&ctx).await?;
+                None
+            }
+        };
+        model_loop(&ctx, tools).await
     }
     .await;
     let reason = match outcome {
@@ -90,13 +102,17 @@ pub(crate) async fn drive(
     ctx.emit(AgentEvent::RunStopped { reason });
 }
 
-async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
+async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReason, Halt> {
     // Read once: a run works under the settings it started with.
     let settings = ctx.inner.settings();
-    // Listed and checked against their pins once per run: every turn of a
-    // run offers the same tools, and a listing is a round trip to each
-    // server. A changed definition is caught by the next run.
-    let tools = tool_index(ctx).await?;
+    // Listed and checked against their pins once per run (or taken from
+    // the batch the run began with): every turn of a run offers the same
+    // tools, and a listing is a round trip to each server. A changed
+    // definition is caught by the next run.
+    let tools = match tools {
+        Some(tools) => tools,
+        None => tool_index(ctx.inner, &|event| ctx.emit(event)).await?,
+    };
     let offer = Offer::new(&tools).map_err(|e| LlmError::Encode(e.to_string()))?;
     for _ in 0..settings.max_turns_per_run {
         if ctx.cancel.is_cancelled() {
@@ -199,18 +215,80 @@ async fn model_loop(ctx: &Ctx<'_>) -> Result<StopReason, Halt> {
     })
 }
 
-/// Runs a stored batch whose card was decided.
-async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<(), Halt> {
-    let (batch, runnable) = ctx.inner.store.with_conn(|c| {
+/// How a decided batch went.
+enum Resumed {
+    /// It ran; the tools listed to judge it, if they were.
+    Ran { tools: Option<ToolIndex> },
+    /// A call asks again: its card is out and the run ends.
+    AsksAgain,
+}
+
+/// Runs a stored batch whose card was decided, after judging its waiting
+/// calls again under the settings and trust in force now.
+async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<Resumed, Halt> {
+    let settings = ctx.inner.settings();
+    let (batch, waiting_allowed) = ctx.inner.store.with_conn(|c| {
         let batch = calls::get_batch(c, reply_id)?
             .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;
-        let runnable: Vec<_> = calls::calls_of_batch(c, reply_id)?
-            .into_iter()
-            .filter(|call| matches!(call.status, CallStatus::Allowed | CallStatus::Approved))
-            .collect();
-        Ok::<_, StoreError>((batch, runnable))
+        let waiting_allowed = calls::calls_of_batch(c, reply_id)?
+            .iter()
+            .any(|call| call.status == CallStatus::Allowed);
+        Ok::<_, StoreError>((batch, waiting_allowed))
     })?;
-    run_batch(ctx, &batch, &runnable).await
+    // Only a call allowed without a card needs the tool's facts again;
+    // an approval needs only the settings.
+    let tools = if waiting_allowed {
+        Some(tool_index(ctx.inner, &|event| ctx.emit(event)).await?)
+    } else {
+        None
+    };
+    let now = ctx.inner.now();
+    let expires_at = now.saturating_add(batch::expiry_ms(&settings));
+    let judged = ctx.inner.store.with_tx(|tx| {
+        rejudge::rejudge(
+            tx,
+            &batch,
+            tools.as_ref(),
+            &settings,
+            Approvals::Keep,
+            expires_at,
+            now,
+        )
+    })?;
+    announce_moves(ctx.inner, ctx.session_id, Some(ctx.run_id), &judged.moved);
+    if judged.asks {
+        let card = ctx.inner.store.with_conn(|c| {
+            let reopened = calls::get_batch(c, reply_id)?
+                .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;
+            batch::card(c, &reopened)
+        })?;
+        ctx.emit(AgentEvent::ConfirmationRequested { card });
+        return Ok(Resumed::AsksAgain);
+    }
+    run_batch(ctx, &batch, &judged.runnable).await?;
+    Ok(Resumed::Ran { tools })
+}
+
+/// Tells the page about calls that moved when judged again.
+pub(crate) fn announce_moves(
+    inner: &Inner,
+    session_id: &str,
+    run_id: Option<&str>,
+    moved: &[CallRecord],
+) {
+    for call in moved {
+        let event = if call.status.is_final() {
+            AgentEvent::ToolCallFinished {
+                call: super::transcript::call_view(call),
+            }
+        } else {
+            AgentEvent::CallStatusChanged {
+                call_id: call.id.clone(),
+                status: call.status,
+            }
+        };
+        inner.emit(session_id, run_id, event);
+    }
 }
 
 /// Runs a batch's allowed and approved calls in the model's order, then
@@ -238,7 +316,10 @@ async fn run_batch(
 }
 
 /// A batch still `executing` with no run behind it (its run failed
-/// halfway) is finished first, so its results reach the model in order.
+/// halfway) is settled first, so its results reach the model in order:
+/// calls left `running` are re-sent or marked interrupted, and calls not
+/// yet sent are not sent now, behind the user's new message: they are
+/// closed and the user and the model are told.
 async fn finish_leftover_batch(ctx: &Ctx<'_>) -> Result<(), Halt> {
     let open = ctx
         .inner
@@ -247,38 +328,47 @@ async fn finish_leftover_batch(ctx: &Ctx<'_>) -> Result<(), Halt> {
     if let Some(open) = open.filter(|b| b.state == BatchState::Executing) {
         let emit = |event: AgentEvent| ctx.emit(event);
         let mut report = super::RecoveryReport::default();
-        super::recovery::finish_executing(ctx.inner, &open, &emit, &mut report).await?;
+        super::recovery::settle_leftover(
+            ctx.inner,
+            &open,
+            &emit,
+            &mut report,
+            Leftover::BeforeNewMessage,
+        )
+        .await?;
     }
     Ok(())
 }
 
 /// The tools offered this turn, each checked against its pin.
-async fn tool_index(ctx: &Ctx<'_>) -> Result<ToolIndex, Halt> {
-    let listing = ctx.inner.tools.list_tools().await;
+pub(crate) async fn tool_index(
+    inner: &Inner,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<ToolIndex, StoreError> {
+    let listing = inner.tools.list_tools().await;
     for problem in listing.restarted {
-        ctx.emit(AgentEvent::ServerRestarted {
+        emit(AgentEvent::ServerRestarted {
             server: problem.server,
             reason: problem.message,
         });
     }
     for problem in listing.failures {
-        ctx.emit(AgentEvent::Error {
+        emit(AgentEvent::Error {
             error: ErrorInfo {
                 code: ErrorCode::Mcp,
                 message: format!("{}: {}", problem.server, problem.message),
             },
         });
     }
-    let now = ctx.inner.now();
-    let index = ctx.inner.store.with_tx(|tx| {
+    let now = inner.now();
+    inner.store.with_tx(|tx| {
         let mut index = ToolIndex::new();
         for info in listing.tools {
             let changed = pin::check(tx, &info, now)?;
             index.insert(info.qualified_name.clone(), KnownTool::new(info, changed));
         }
         Ok::<_, StoreError>(index)
-    })?;
-    Ok(index)
+    })
 }
 
 /// The tools a run offers the model, in the model's terms, and the part

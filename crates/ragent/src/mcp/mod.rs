@@ -22,6 +22,10 @@ pub const SEPARATOR: &str = "__";
 /// by which a server says it honours them.
 pub const IDEMPOTENCY_KEY: &str = "ragent/idempotency_key";
 
+/// The tool definition `_meta` key by which a server says a tool places an
+/// order or moves money: such a tool can never skip its card.
+pub const MOVES_MONEY: &str = "ragent/moves_money";
+
 /// `server__tool`.
 pub fn qualified_name(server: &str, tool: &str) -> String {
     format!("{server}{SEPARATOR}{tool}")
@@ -46,6 +50,8 @@ pub struct ToolInfo {
     pub description: Option<String>,
     pub input_schema: Value,
     pub hints: ToolHints,
+    /// The definition's `_meta` declares [`MOVES_MONEY`].
+    pub moves_money: bool,
     /// The definition as pinned: schema, annotations, description, title.
     pub definition: Value,
     pub definition_hash: String,

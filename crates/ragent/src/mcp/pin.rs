@@ -6,21 +6,38 @@
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::{ToolHints, ToolInfo, qualified_name};
+use super::{MOVES_MONEY, ToolHints, ToolInfo, qualified_name};
 use crate::hashing::{canonical_json, hash_json};
 use crate::protocol::{DefinitionField, ToolDefinitionView};
 use crate::store::{StoreError, kv};
 
+/// Whether the definition's `_meta` says the tool moves money.
+pub fn moves_money(tool: &rmcp::model::Tool) -> bool {
+    tool.meta
+        .as_ref()
+        .and_then(|meta| meta.0.get(MOVES_MONEY))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
 /// The parts of a definition that decide what a call does or how it is
-/// judged, as one JSON value.
+/// judged, as one JSON value. The money flag is part of it only when set,
+/// so the pins of tools that do not declare it stay as they were, and a
+/// server that drops it later has its tool flagged as changed.
 pub fn definition_of(tool: &rmcp::model::Tool) -> Value {
-    json!({
+    let mut definition = json!({
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
         "inputSchema": tool.input_schema.as_ref(),
         "annotations": tool.annotations,
-    })
+    });
+    if moves_money(tool)
+        && let Value::Object(fields) = &mut definition
+    {
+        fields.insert("movesMoney".into(), Value::Bool(true));
+    }
+    definition
 }
 
 /// A definition made by [`definition_of`] (new, or read back from its pin)
@@ -80,6 +97,7 @@ pub fn tool_info(server: &str, trusted: bool, tool: &rmcp::model::Tool) -> ToolI
             idempotent: annotations.idempotent_hint,
             open_world: annotations.open_world_hint,
         },
+        moves_money: moves_money(tool),
         definition_hash: hash_json(&definition),
         definition,
         trusted,
@@ -168,6 +186,35 @@ mod tests {
             vec![DefinitionField::Description, DefinitionField::Annotations]
         );
         assert_eq!(changed_fields(&old, &old), vec![]);
+    }
+
+    #[test]
+    fn the_money_flag_is_read_from_meta_and_dropping_it_is_a_change() {
+        let store = Store::open_in_memory().unwrap();
+        let mut meta = rmcp::model::MetaObject::default();
+        meta.0.insert(MOVES_MONEY.into(), Value::Bool(true));
+        let paying = tool_info("shop", true, &tool("Pay", false).with_meta(meta));
+        assert!(paying.moves_money);
+        assert!(!store.with_conn(|c| check(c, &paying, 1)).unwrap());
+
+        let quiet = tool_info("shop", true, &tool("Pay", false));
+        assert!(!quiet.moves_money);
+        assert!(store.with_conn(|c| check(c, &quiet, 2)).unwrap());
+    }
+
+    #[test]
+    fn a_definition_without_the_money_flag_keeps_its_hash() {
+        let plain = tool("Search products", true);
+        assert_eq!(
+            definition_of(&plain),
+            json!({
+                "name": "search",
+                "title": null,
+                "description": "Search products",
+                "inputSchema": plain.input_schema.as_ref(),
+                "annotations": plain.annotations,
+            })
+        );
     }
 
     #[test]

@@ -231,6 +231,14 @@ pub fn move_held(
 ) -> Result<CallRecord, StoreError> {
     let from = record.status;
     from.transition(to)?;
+    // A write's `running` row, and the ending that replaces it, must
+    // survive a power loss: the caller's transaction has to sync.
+    if record.sends_key
+        && (to == CallStatus::Running || from == CallStatus::Running)
+        && !super::commits_durably(conn)?
+    {
+        return Err(StoreError::NotDurable(record.id));
+    }
     let arguments = update.arguments.as_ref().map(Value::to_string);
     let arguments_hash = update.arguments.as_ref().map(hash_json);
     let moved = conn
@@ -434,6 +442,15 @@ pub fn set_batch_state(
     Ok(())
 }
 
+/// Puts a batch back before the user: its card waits again until `expires_at`.
+pub fn reopen_batch(conn: &Connection, reply_id: &str, expires_at: i64) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "UPDATE batches SET state = 'pending', expires_at = ?2 WHERE reply_id = ?1",
+    )?
+    .execute(params![reply_id, expires_at])?;
+    Ok(())
+}
+
 /// One recorded move: from (none for the first record), to, and why.
 pub type Move = (Option<CallStatus>, CallStatus, Option<String>);
 
@@ -509,6 +526,35 @@ mod tests {
         let row = store.with_conn(|c| get_call(c, "c")).unwrap();
         assert_eq!(row.status, CallStatus::Asking, "nothing changed");
         assert_eq!(store.with_conn(|c| history(c, "c")).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_write_call_moves_to_running_and_to_its_ending_only_in_a_durable_transaction() {
+        let store = store_with_batch();
+        let update = CallUpdate::default();
+        store
+            .with_tx(|tx| move_call(tx, "c", CallStatus::Allowed, &update, 2))
+            .unwrap();
+        let normal = store.with_tx(|tx| move_call(tx, "c", CallStatus::Running, &update, 3));
+        assert!(
+            matches!(normal, Err(StoreError::NotDurable(_))),
+            "{normal:?}"
+        );
+        assert_eq!(
+            store.with_conn(|c| get_call(c, "c")).unwrap().status,
+            CallStatus::Allowed
+        );
+        store
+            .with_durable_tx(|tx| move_call(tx, "c", CallStatus::Running, &update, 4))
+            .unwrap();
+        let normal = store.with_tx(|tx| move_call(tx, "c", CallStatus::Succeeded, &update, 5));
+        assert!(
+            matches!(normal, Err(StoreError::NotDurable(_))),
+            "{normal:?}"
+        );
+        store
+            .with_durable_tx(|tx| move_call(tx, "c", CallStatus::Succeeded, &update, 6))
+            .unwrap();
     }
 
     fn store_with_batch() -> Store {
@@ -600,7 +646,7 @@ mod tests {
         ];
         for (at, (to, update)) in (2..).zip(moves) {
             let returned = store
-                .with_tx(|tx| move_call(tx, "c", to, &update, at))
+                .with_durable_tx(|tx| move_call(tx, "c", to, &update, at))
                 .unwrap();
             let stored = store.with_conn(|c| get_call(c, "c")).unwrap();
             assert_eq!(returned, stored);

@@ -48,6 +48,10 @@ pub enum StoreError {
     Poisoned,
     #[error("cannot make the database file private: {0}")]
     FileMode(#[source] std::io::Error),
+    /// A write call's move to or from `running` outside a transaction
+    /// that commits with a full sync (see [`Store::with_durable_tx`]).
+    #[error("call {0} changes state in a transaction that would not survive a power loss")]
+    NotDurable(String),
 }
 
 /// More than the distinct statements the store runs.
@@ -124,13 +128,60 @@ impl Store {
         f: impl FnOnce(&Connection) -> Result<T, E>,
     ) -> Result<T, E> {
         let conn = self.lock()?;
-        run_cached(&conn, "BEGIN IMMEDIATE")?;
-        // Rolls back if `f` fails or panics, or the commit fails.
-        let open = OpenTransaction(&conn);
-        let value = f(&conn)?;
-        run_cached(&conn, "COMMIT")?;
-        drop(open);
-        Ok(value)
+        in_transaction(&conn, f)
+    }
+
+    /// [`with_tx`](Store::with_tx) whose commit survives a power loss, not
+    /// only a killed process: the log is synced to the disk before the
+    /// commit returns (`synchronous = FULL`). For the moves of a write call
+    /// that say it is about to be sent and how it ended: the row that says
+    /// a write is `running` must be there after any crash, or the write
+    /// could be sent again or forgotten. Everything else commits with
+    /// `NORMAL`, which in WAL mode syncs only at checkpoints.
+    pub fn with_durable_tx<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let conn = self.lock()?;
+        // SQLite takes the level only outside a transaction.
+        run_cached(&conn, "PRAGMA synchronous = FULL")?;
+        let _normal_after = NormalSyncAfter(&conn);
+        in_transaction(&conn, f)
+    }
+}
+
+/// Runs `f` in one immediate transaction on `conn`.
+fn in_transaction<T, E: From<StoreError>>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> Result<T, E>,
+) -> Result<T, E> {
+    run_cached(conn, "BEGIN IMMEDIATE")?;
+    // Rolls back if `f` fails or panics, or the commit fails.
+    let open = OpenTransaction(conn);
+    let value = f(conn)?;
+    run_cached(conn, "COMMIT")?;
+    drop(open);
+    Ok(value)
+}
+
+/// Whether commits on `conn` now sync the log before they return.
+pub fn commits_durably(conn: &Connection) -> Result<bool, StoreError> {
+    let level: i64 = conn
+        .prepare_cached("PRAGMA synchronous")?
+        .query_row([], |row| row.get(0))?;
+    // 2 is FULL, 3 EXTRA.
+    Ok(level >= 2)
+}
+
+/// Puts the connection back to `synchronous = NORMAL` when dropped, after
+/// the durable transaction committed or rolled back.
+struct NormalSyncAfter<'a>(&'a Connection);
+
+impl Drop for NormalSyncAfter<'_> {
+    fn drop(&mut self) {
+        if let Err(error) = run_cached(self.0, "PRAGMA synchronous = NORMAL") {
+            tracing::error!(%error, "the store could not go back to normal sync");
+        }
     }
 }
 
@@ -229,6 +280,40 @@ mod tests {
             })
             .unwrap();
         assert_eq!(reprepared, 0);
+    }
+
+    fn sync_level(conn: &Connection) -> i64 {
+        conn.query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_durable_transaction_commits_with_full_sync_and_others_with_normal() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("agent.db")).unwrap();
+        let normal = store
+            .with_tx(|tx| Ok::<_, StoreError>(sync_level(tx)))
+            .unwrap();
+        assert_eq!(normal, 1, "NORMAL");
+        let inside = store
+            .with_durable_tx(|tx| Ok::<_, StoreError>((sync_level(tx), commits_durably(tx)?)))
+            .unwrap();
+        assert_eq!(inside, (2, true), "FULL inside the durable transaction");
+        let after = store
+            .with_conn(|c| Ok::<_, StoreError>(sync_level(c)))
+            .unwrap();
+        assert_eq!(after, 1, "back to NORMAL after it");
+
+        let failed = store.with_durable_tx(|tx| {
+            sessions::create(tx, "s", "新对话", 1)?;
+            Err::<(), _>(StoreError::NotFound("on purpose".into()))
+        });
+        assert!(failed.is_err());
+        assert!(store.with_conn(sessions::list).unwrap().is_empty());
+        let after = store
+            .with_conn(|c| Ok::<_, StoreError>(sync_level(c)))
+            .unwrap();
+        assert_eq!(after, 1, "back to NORMAL after a rollback too");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use ragent::AgentError;
 use ragent::clock::ManualClock;
+use ragent::policy::ToolOverride;
 use ragent::protocol::{
     AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome, StopReason, TranscriptItem,
 };
@@ -97,7 +98,6 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
         cart_call.destructive,
         "the shop declares update_cart_item destructive"
     );
-    assert!(!order_call.destructive);
     let db = h.shop_db();
     let orders_before = db.order_count();
 
@@ -375,5 +375,118 @@ async fn approving_twice_in_a_row_runs_the_call_once() {
 
     let run = h.events.until_stop().await;
     assert_eq!(run.started(), vec!["update_cart_item"]);
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
+}
+
+/// A card with a trusted read the policy allowed (`c1`, query_cart) and a
+/// write that asks (`c2`, adding an iPhone to the cart).
+async fn card_with_an_allowed_read(h: &mut Harness) -> ragent::protocol::ConfirmationCard {
+    h.model.push_turn(calls_turn(
+        "先看购物车，再加 1 台 iPhone 17。",
+        &[
+            ("c1", "shop__query_cart", json!({})),
+            (
+                "c2",
+                "shop__update_cart_item",
+                json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+            ),
+        ],
+    ));
+    let card = h.say("看购物车并加一台 iPhone").await.card().clone();
+    let statuses: Vec<CallStatus> = card.calls.iter().map(|c| c.status).collect();
+    assert_eq!(statuses, vec![CallStatus::Allowed, CallStatus::Asking]);
+    card
+}
+
+async fn set_override(h: &Harness, tool: &str, setting: ToolOverride) {
+    let mut settings = h.agent.settings();
+    settings.tool_overrides.insert(tool.into(), setting);
+    h.agent.save_settings(settings).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_call_in_a_waiting_batch_does_not_run_once_its_tool_is_denied() {
+    let mut h = Harness::start(Setup::shop()).await;
+    let card = card_with_an_allowed_read(&mut h).await;
+    set_override(&h, "shop__query_cart", ToolOverride::Deny).await;
+
+    h.model
+        .push_turn(text_turn("已加入购物车，没能查看购物车。"));
+    h.agent
+        .respond(
+            &h.session,
+            &card.reply_id,
+            decide(&card.calls[1].call_id, Decision::Approve),
+        )
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(
+        run.started(),
+        vec!["update_cart_item"],
+        "the read never ran"
+    );
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
+    let statuses: Vec<(String, CallStatus)> = run
+        .finished()
+        .iter()
+        .map(|c| (c.tool.clone(), c.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            ("query_cart".into(), CallStatus::Rejected),
+            ("update_cart_item".into(), CallStatus::Succeeded),
+        ]
+    );
+    let requests = h.model.requests().await;
+    assert!(tool_result(&requests[1], "c1").contains("禁止使用此工具"));
+    let audit = h.agent.audit_log(1).unwrap();
+    assert_eq!(audit[0].decision, AuditDecision::PolicyDenied);
+    assert_eq!(audit[0].tool, "query_cart");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_call_in_a_waiting_batch_asks_again_once_its_tool_is_set_to_ask() {
+    let mut h = Harness::start(Setup::shop()).await;
+    let card = card_with_an_allowed_read(&mut h).await;
+    set_override(&h, "shop__query_cart", ToolOverride::Ask).await;
+
+    let outcome = h
+        .agent
+        .respond(
+            &h.session,
+            &card.reply_id,
+            decide(&card.calls[1].call_id, Decision::Approve),
+        )
+        .unwrap();
+    assert!(matches!(outcome, InputOutcome::RunStarted { .. }));
+    let run = h.events.until_stop().await;
+    assert_eq!(
+        run.reason,
+        StopReason::AwaitingConfirmation {
+            reply_id: card.reply_id.clone()
+        },
+        "the batch waits again"
+    );
+    assert!(run.started().is_empty(), "nothing ran: {:?}", run.events);
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 0);
+    let again = run.card().clone();
+    let statuses: Vec<CallStatus> = again.calls.iter().map(|c| c.status).collect();
+    assert_eq!(statuses, vec![CallStatus::Asking, CallStatus::Approved]);
+    assert_eq!(
+        h.agent.transcript(&h.session).unwrap().pending.as_ref(),
+        Some(&again),
+        "a reopened window shows it too"
+    );
+    assert_eq!(h.model.requests().await.len(), 1, "the model was not asked");
+
+    h.model.push_turn(text_turn("购物车里现在有 iPhone 17。"));
+    h.agent
+        .respond(&h.session, &again.reply_id, approve_all(&again))
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(run.started(), vec!["query_cart", "update_cart_item"]);
     assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
 }

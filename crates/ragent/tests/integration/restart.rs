@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use pretty_assertions::assert_eq;
+use ragent::clock::{Clock, ManualClock, SystemClock};
 use ragent::mcp::{
     CallOutcome, McpError, ServerEntry, ServerStatus, ToolInvocation, ToolListing, ToolSource,
 };
@@ -15,7 +16,7 @@ use ragent::toolcall::CallStatus;
 use serde_json::json;
 use tokio::sync::Notify;
 
-use crate::support::notes::Notebook;
+use crate::support::notes::{Notebook, note_tool};
 use crate::support::*;
 
 const CASE: &str = "MK8T4FE/A";
@@ -94,18 +95,24 @@ fn crashing(tool: &'static str, sent: Arc<Notify>) -> WrapTools {
     faulty(Fault::HangAfterSend { tool, sent })
 }
 
-async fn lost_answer_story(honours_keys: bool) -> (Run, Notebook) {
-    let notebook = Notebook::new(honours_keys);
+/// An approved write whose answer is lost on the way back, to a notebook
+/// with the trust and the claim about keys given. A trusted notebook's
+/// `add_note` claims to be read-only, so the write is its honest `tag`.
+async fn lost_answer_story(trusted: bool, honours_keys: bool) -> (Run, Notebook) {
+    let notebook = Notebook::new(honours_keys).with_tool(note_tool("tag", |a| a));
+    let tool = if trusted {
+        "notes__tag"
+    } else {
+        "notes__add_note"
+    };
     let mut setup = Setup::bare();
-    setup.servers.push(notebook.entry("notes", false));
+    setup.servers.push(notebook.entry("notes", trusted));
     setup.wrap_tools = Some(faulty(Fault::LoseFirstAnswer {
         lost: std::sync::Mutex::new(false),
     }));
     let mut h = Harness::start(setup).await;
-    h.model.push_turn(calls_turn(
-        "",
-        &[("c1", "notes__add_note", json!({"text": "一"}))],
-    ));
+    h.model
+        .push_turn(calls_turn("", &[("c1", tool, json!({"text": "一"}))]));
     let card = h.say("记一").await.card().clone();
     h.model.push_turn(text_turn("好。"));
     h.agent
@@ -115,8 +122,9 @@ async fn lost_answer_story(honours_keys: bool) -> (Run, Notebook) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_whose_answer_was_lost_is_resent_with_its_key_where_keys_are_honoured() {
-    let (run, notebook) = lost_answer_story(true).await;
+async fn a_write_whose_answer_was_lost_is_resent_with_its_key_where_a_trusted_server_honours_keys()
+{
+    let (run, notebook) = lost_answer_story(true, true).await;
     assert_eq!(notebook.notes(), vec!["一"], "the repeat was recognised");
     assert_eq!(run.finished()[0].status, CallStatus::Succeeded);
     assert!(
@@ -128,11 +136,27 @@ async fn a_write_whose_answer_was_lost_is_resent_with_its_key_where_keys_are_hon
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_whose_answer_was_lost_is_interrupted_where_keys_are_not_honoured() {
-    let (run, notebook) = lost_answer_story(false).await;
+    let (run, notebook) = lost_answer_story(true, false).await;
     assert_eq!(notebook.notes(), vec!["一"], "sent once, never repeated");
     let call = &run.finished()[0];
     assert_eq!(call.status, CallStatus::Interrupted);
     assert!(call.output.as_deref().unwrap().contains("结果未知"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_servers_claim_to_honour_keys_is_not_believed_when_an_answer_is_lost() {
+    let (run, notebook) = lost_answer_story(false, true).await;
+    assert_eq!(notebook.notes(), vec!["一"]);
+    let call = &run.finished()[0];
+    assert_eq!(call.status, CallStatus::Interrupted, "not re-sent");
+    assert!(call.output.as_deref().unwrap().contains("结果未知"));
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ServerRestarted { .. })),
+        "nothing was sent again: {:#?}",
+        run.events
+    );
 }
 
 fn notices(h: &Harness) -> Vec<String> {
@@ -288,10 +312,10 @@ async fn a_turn_of_reads_cut_off_by_a_crash_leaves_nothing_half_done_and_is_aske
     assert!(tool_result(requests.last().unwrap(), "c2").contains("iPhone 17"));
 }
 
-/// An approved note (call `c1`) reached a notebook that does not honour
-/// keys, and its answer never came back: the app is as good as dead.
-async fn note_hung_after_send(text: &str) -> (Harness, Notebook) {
-    let notebook = Notebook::new(false);
+/// An approved note (call `c1`) reached an untrusted notebook, and its
+/// answer never came back: the app is as good as dead.
+async fn note_hung_after_send(text: &str, honours_keys: bool) -> (Harness, Notebook) {
+    let notebook = Notebook::new(honours_keys);
     let sent = Arc::new(Notify::new());
     let mut setup = Setup::bare();
     setup.servers.push(notebook.entry("notes", false));
@@ -311,7 +335,7 @@ async fn note_hung_after_send(text: &str) -> (Harness, Notebook) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_to_a_server_without_keys_is_marked_interrupted_not_resent() {
-    let (mut h, notebook) = note_hung_after_send("买保护壳").await;
+    let (mut h, notebook) = note_hung_after_send("买保护壳", false).await;
 
     let mut setup = Setup::bare();
     setup.servers.push(notebook.entry("notes", false));
@@ -368,7 +392,7 @@ async fn a_crashed_shop_is_started_again_on_next_use_and_the_restart_reported() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_left_halfway_by_a_dead_run_is_finished_before_the_next_message() {
-    let (mut h, notebook) = note_hung_after_send("一").await;
+    let (mut h, notebook) = note_hung_after_send("一", false).await;
     // The run dies; the same agent goes on.
     h.agent.shutdown().await;
 
@@ -382,4 +406,149 @@ async fn a_batch_left_halfway_by_a_dead_run_is_finished_before_the_next_message(
     let last = h.model.requests().await.pop().unwrap();
     assert_eq!(roles(&last)[1..], ["user", "assistant", "tool", "user"]);
     assert!(tool_result(&last, "c1").contains("结果未知"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_server_that_claims_to_honour_keys_gets_nothing_resent_after_a_crash() {
+    let (mut h, notebook) = note_hung_after_send("买保护壳", true).await;
+
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", false));
+    h.restart(setup).await;
+
+    assert_eq!(notebook.notes(), vec!["买保护壳"]);
+    let (status, output) = call_status(&h, 0);
+    assert_eq!(status, CallStatus::Interrupted, "its claim is not believed");
+    assert!(output.unwrap().contains("结果未知"));
+    let told = notices(&h);
+    assert_eq!(told.len(), 1);
+    assert!(told[0].contains("无法确认"), "{told:?}");
+}
+
+/// A card of two approved notes to an untrusted notebook: `c1` (add_note)
+/// reached it and hung, `c2` (tag) was never sent. The app is as good as
+/// dead. The clock is the harness's.
+async fn second_note_left_unsent(clock: Arc<ManualClock>) -> (Harness, Notebook) {
+    let notebook = Notebook::new(false).with_tool(note_tool("tag", |a| a));
+    let sent = Arc::new(Notify::new());
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", false));
+    setup.wrap_tools = Some(crashing("add_note", sent.clone()));
+    setup.clock = Some(clock);
+    let mut h = Harness::start(setup).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[
+            ("c1", "notes__add_note", json!({"text": "一"})),
+            ("c2", "notes__tag", json!({"text": "二"})),
+        ],
+    ));
+    let card = h.say("记两条").await.card().clone();
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    sent.notified().await;
+    (h, notebook)
+}
+
+fn start_clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(SystemClock.now_ms()))
+}
+
+fn notebook_setup(notebook: &Notebook, clock: &Arc<ManualClock>) -> Setup {
+    let mut setup = Setup::bare();
+    setup.servers.push(notebook.entry("notes", false));
+    setup.clock = Some(clock.clone());
+    setup
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_call_left_unsent_by_a_failed_run_does_not_run_silently_before_the_next_message()
+ {
+    let (mut h, notebook) = second_note_left_unsent(start_clock()).await;
+    // The run dies; the same agent goes on.
+    h.agent.shutdown().await;
+
+    h.model
+        .push_turn(text_turn("第一条结果未知，第二条没有记。"));
+    let run = h.say("记好了吗？").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(
+        run.started(),
+        vec!["add_note"],
+        "only the first note, sent by the run that died"
+    );
+    assert_eq!(
+        notebook.notes(),
+        vec!["一"],
+        "the second note never went out"
+    );
+    assert_eq!(call_status(&h, 0).0, CallStatus::Interrupted);
+    assert_eq!(call_status(&h, 1).0, CallStatus::Superseded);
+    let told = notices(&h);
+    assert!(
+        told.iter()
+            .any(|n| n.contains("「tag」") && n.contains("没有执行")),
+        "{told:?}"
+    );
+    let last = h.model.requests().await.pop().unwrap();
+    assert!(tool_result(&last, "c1").contains("结果未知"));
+    assert!(tool_result(&last, "c2").contains("没有执行"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_call_left_unsent_by_a_crash_is_not_run_after_its_card_expired() {
+    let clock = start_clock();
+    let (mut h, notebook) = second_note_left_unsent(clock.clone()).await;
+
+    let expiry = i64::try_from(h.agent.settings().card_expiry_secs).unwrap() * 1000;
+    clock.advance_ms(expiry + 1);
+    h.restart(notebook_setup(&notebook, &clock)).await;
+
+    assert_eq!(
+        notebook.notes(),
+        vec!["一"],
+        "the second note never went out"
+    );
+    assert_eq!(call_status(&h, 0).0, CallStatus::Interrupted);
+    let (status, output) = call_status(&h, 1);
+    assert_eq!(status, CallStatus::Expired);
+    assert!(output.unwrap().contains("没有执行"));
+    assert_eq!(h.agent.transcript(&h.session).unwrap().pending, None);
+    let told = notices(&h);
+    assert!(
+        told.iter()
+            .any(|n| n.contains("「tag」") && n.contains("已过期")),
+        "{told:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_call_left_unsent_by_a_crash_is_asked_again_within_its_cards_time() {
+    let clock = start_clock();
+    let (mut h, notebook) = second_note_left_unsent(clock.clone()).await;
+
+    clock.advance_ms(60_000);
+    h.restart(notebook_setup(&notebook, &clock)).await;
+
+    assert_eq!(notebook.notes(), vec!["一"], "not sent at start");
+    assert_eq!(call_status(&h, 0).0, CallStatus::Interrupted);
+    let card = h
+        .agent
+        .transcript(&h.session)
+        .unwrap()
+        .pending
+        .expect("the card is shown again");
+    let statuses: Vec<CallStatus> = card.calls.iter().map(|c| c.status).collect();
+    assert_eq!(statuses, vec![CallStatus::Interrupted, CallStatus::Asking]);
+    assert!(notices(&h).iter().any(|n| n.contains("再次确认")));
+
+    h.model.push_turn(text_turn("第二条记好了。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(run.started(), vec!["tag"]);
+    assert_eq!(notebook.notes(), vec!["一", "二"]);
 }
