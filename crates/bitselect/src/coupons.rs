@@ -11,7 +11,7 @@ use crate::cart;
 use crate::catalog;
 use crate::clock::{Millis, format_rfc3339};
 use crate::error::{Refusal, Result, ShopError};
-use crate::money::{Fen, Yuan, format_yuan, percent_discount};
+use crate::money::{Fen, MAX_AMOUNT_FEN, Yuan, add_amounts, format_yuan, percent_discount};
 use crate::params::QueryCouponsParams;
 
 pub const UNUSED: &str = "未使用";
@@ -376,13 +376,17 @@ fn basket_from_args(conn: &Connection, p: &QueryCouponsParams) -> Result<Basket>
             }
             .into());
         }
-        // Saturating: absurd amounts must not overflow, whatever a caller sends.
+        // Keys that trim to the same category add up, within the largest amount.
         let entry: &mut Fen = by_category.entry(category.to_owned()).or_insert(0);
-        *entry = entry.saturating_add(amount.0);
+        *entry = add_amounts(*entry, amount.0).ok_or_else(|| too_large("categoryAmounts"))?;
     }
     let category_sum = by_category
         .values()
-        .fold(0, |sum: Fen, a| sum.saturating_add(*a));
+        .try_fold(0, |sum: Fen, a| add_amounts(sum, *a))
+        .ok_or_else(|| too_large("categoryAmounts"))?;
+    if p.amount.is_some_and(|amount| amount.0 > MAX_AMOUNT_FEN) {
+        return Err(too_large("amount"));
+    }
     let total = match p.amount {
         Some(amount) if amount.0 < category_sum => {
             return Err(ShopError::invalid(
@@ -398,6 +402,17 @@ fn basket_from_args(conn: &Connection, p: &QueryCouponsParams) -> Result<Basket>
         None => category_sum,
     };
     Ok(Basket { total, by_category })
+}
+
+/// Amounts, or their sum, beyond what the shop adds up.
+fn too_large(field: &str) -> ShopError {
+    ShopError::invalid(
+        field,
+        format!(
+            "金额过大：超过上限 {} 元（同一类目的金额会相加）；请按实际要买的商品金额试算",
+            format_yuan(MAX_AMOUNT_FEN)
+        ),
+    )
 }
 
 impl fmt::Display for CouponReport {

@@ -13,6 +13,12 @@ use serde_json::value::RawValue;
 /// An amount of money in fen. Negative values are allowed for differences.
 pub type Fen = i64;
 
+/// The largest amount a tool argument may name, and the largest sum of such
+/// amounts the shop adds up: 1亿元. Far above any order the shop can take
+/// (20 lines of 99 units of its dearest SKU come to less), and far enough
+/// below `i64::MAX` that no sum, difference or percentage of it overflows.
+pub const MAX_AMOUNT_FEN: Fen = 10_000_000_000;
+
 /// Why a decimal text is not an amount of money.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("“{text}” 不是有效金额：{why}")]
@@ -129,6 +135,12 @@ impl<'de> Deserialize<'de> for YuanInput {
         if fen < 0 {
             return Err(de::Error::custom(format!("金额不能为负数：{text}")));
         }
+        if fen > MAX_AMOUNT_FEN {
+            return Err(de::Error::custom(format!(
+                "金额过大：{text} 元超过上限 {} 元，请给出实际的商品金额",
+                format_yuan(MAX_AMOUNT_FEN)
+            )));
+        }
         Ok(YuanInput(fen))
     }
 }
@@ -147,16 +159,25 @@ impl schemars::JsonSchema for YuanInput {
         schemars::json_schema!({
             "type": ["number", "string"],
             "description": "人民币金额，单位元，最多两位小数，例如 5000 或 \"6799.00\"",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 100_000_000
         })
     }
 }
 
 /// Applies a 折扣 multiplier given in hundredths (92 = pay 92 %): the discount
-/// is amount × (1 − multiplier), rounded half up to the fen.
+/// is amount × (1 − multiplier), rounded half up to the fen. Worked out in
+/// `i128`, so no amount overflows on the way; a result beyond `Fen` (only
+/// possible with a multiplier outside 0 to 100) saturates instead of wrapping.
 pub fn percent_discount(amount: Fen, pay_hundredths: i64) -> Fen {
-    let off = 100 - pay_hundredths;
-    (amount * off + 50).div_euclid(100)
+    let off = 100 - i128::from(pay_hundredths);
+    let discount = (i128::from(amount) * off + 50).div_euclid(100);
+    Fen::try_from(discount).unwrap_or(if discount < 0 { Fen::MIN } else { Fen::MAX })
+}
+
+/// `a + b` when the sum stays within [`MAX_AMOUNT_FEN`].
+pub fn add_amounts(a: Fen, b: Fen) -> Option<Fen> {
+    a.checked_add(b).filter(|sum| *sum <= MAX_AMOUNT_FEN)
 }
 
 #[cfg(test)]
@@ -209,6 +230,37 @@ mod tests {
         assert!(serde_json::from_value::<YuanInput>(serde_json::json!(1.005)).is_err());
         assert!(serde_json::from_value::<YuanInput>(serde_json::json!(-3)).is_err());
         assert!(serde_json::from_value::<YuanInput>(serde_json::json!(true)).is_err());
+    }
+
+    #[test]
+    fn yuan_input_refuses_amounts_beyond_the_largest() {
+        let largest: YuanInput = serde_json::from_value(serde_json::json!("100000000.00")).unwrap();
+        assert_eq!(largest, YuanInput(MAX_AMOUNT_FEN));
+        for too_large in [
+            serde_json::json!("100000000.01"),
+            serde_json::json!(9_999_999_999_999_u64),
+            serde_json::json!(u64::MAX),
+        ] {
+            let error = serde_json::from_value::<YuanInput>(too_large.clone()).unwrap_err();
+            assert!(
+                error.to_string().contains("金额过大"),
+                "{too_large}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn percent_discount_never_overflows() {
+        assert_eq!(percent_discount(Fen::MAX, 92), 737_869_762_948_382_065);
+        assert_eq!(percent_discount(Fen::MAX, i64::MIN), Fen::MAX);
+        assert_eq!(percent_discount(Fen::MIN, i64::MIN), Fen::MIN);
+    }
+
+    #[test]
+    fn amounts_add_up_to_the_largest_and_no_further() {
+        assert_eq!(add_amounts(MAX_AMOUNT_FEN - 1, 1), Some(MAX_AMOUNT_FEN));
+        assert_eq!(add_amounts(MAX_AMOUNT_FEN, 1), None);
+        assert_eq!(add_amounts(Fen::MAX, 1), None);
     }
 
     #[test]

@@ -34,6 +34,18 @@ use crate::shop::{Shop, Written};
 /// with the same idempotency key.
 pub const REPLAYED_META_KEY: &str = "ragent/idempotent_replay";
 
+/// Set to `true` in the `_meta` of the definition of every tool that places
+/// an order or moves money (pays, refunds), so a client can refuse to let
+/// such a call ever skip the user's confirmation, whatever its settings.
+pub const MOVES_MONEY_META_KEY: &str = "ragent/moves_money";
+
+/// The definition `_meta` of a tool that places an order or moves money.
+fn moves_money() -> MetaObject {
+    let mut meta = MetaObject::default();
+    meta.insert(MOVES_MONEY_META_KEY.to_owned(), Value::Bool(true));
+    meta
+}
+
 const INSTRUCTIONS: &str = "比特严选（Bit Select）电子产品商城。金额字段成对给出：…Fen 为整数分，\
 同名字段为两位小数的元字符串，计算时请用 …Fen。下单只能从购物车下：先 search_product 找到 \
 skuCode，再 update_cart_item 加入购物车，然后 create_order。写操作（加购、下单、支付、取消、\
@@ -324,10 +336,13 @@ impl ShopServer {
         name = "create_order",
         title = "提交订单",
         input_schema = input_schema::<CreateOrderParams>(),
+        meta = moves_money(),
+        // Destructive: it takes the lines out of the cart, reserves stock, uses
+        // up the coupon and commits the shopper to pay.
         annotations(
             title = "提交订单",
             read_only_hint = false,
-            destructive_hint = false,
+            destructive_hint = true,
             idempotent_hint = false,
             open_world_hint = false
         )
@@ -344,10 +359,12 @@ impl ShopServer {
         name = "pay_order",
         title = "支付订单",
         input_schema = input_schema::<PayOrderParams>(),
+        meta = moves_money(),
+        // Destructive: it moves the shopper's money.
         annotations(
             title = "支付订单",
             read_only_hint = false,
-            destructive_hint = false,
+            destructive_hint = true,
             idempotent_hint = true,
             open_world_hint = false
         )
@@ -364,6 +381,8 @@ impl ShopServer {
         name = "cancel_order",
         title = "取消订单",
         input_schema = input_schema::<CancelOrderParams>(),
+        meta = moves_money(),
+        // Moves money: a paid order is refunded, and the coupon comes back.
         annotations(
             title = "取消订单",
             read_only_hint = false,
@@ -404,10 +423,12 @@ impl ShopServer {
         name = "apply_after_sale",
         title = "申请售后",
         input_schema = input_schema::<ApplyAfterSaleParams>(),
+        meta = moves_money(),
+        // Destructive: a return refunds money and changes the order.
         annotations(
             title = "申请售后",
             read_only_hint = false,
-            destructive_hint = false,
+            destructive_hint = true,
             idempotent_hint = false,
             open_world_hint = false
         )
@@ -424,12 +445,15 @@ impl ShopServer {
         name = "submit_ticket",
         title = "转人工客服",
         input_schema = input_schema::<SubmitTicketParams>(),
+        // Open world: the conversation goes to a person outside the shop's
+        // system. Not destructive: it only adds a ticket, and neither changes
+        // nor refunds anything itself.
         annotations(
             title = "转人工客服",
             read_only_hint = false,
             destructive_hint = false,
             idempotent_hint = false,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     async fn submit_ticket(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {

@@ -839,6 +839,61 @@ fn query_coupons_refuses_unknown_categories_and_inconsistent_amounts() {
     );
 }
 
+/// The largest amount a tool argument may name: 1亿元, in fen.
+const LARGEST_AMOUNT_FEN: i64 = 10_000_000_000;
+
+/// 1,200 `categoryAmounts` keys that all trim to 平板, each `amount`.
+fn one_category_under_many_keys(amount: YuanInput) -> BTreeMap<String, YuanInput> {
+    (0..1_200)
+        .map(|spaces| (format!("{}平板", " ".repeat(spaces)), amount))
+        .collect()
+}
+
+#[test]
+fn category_amounts_adding_up_beyond_the_largest_amount_are_refused_not_overflowed() {
+    let t = open_shop();
+    // Each is 9999999999999 yuan, the most digits the money parser reads.
+    let huge = QueryCouponsParams {
+        amount: None,
+        category_amounts: one_category_under_many_keys(YuanInput(999_999_999_999_900)),
+    };
+    let error = t.shop.query_coupons(&huge).unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARGUMENT");
+    assert!(error.to_string().contains("金额过大"), "{error}");
+}
+
+#[test]
+fn category_amounts_at_the_largest_amount_still_add_up() {
+    let t = open_shop();
+    let half = YuanInput(LARGEST_AMOUNT_FEN / 2);
+    let p = QueryCouponsParams {
+        amount: None,
+        category_amounts: BTreeMap::from([("平板".to_owned(), half), (" 平板 ".to_owned(), half)]),
+    };
+    let report = t.shop.query_coupons(&p).unwrap();
+    assert_eq!(report.total_fen, LARGEST_AMOUNT_FEN);
+    let edu = report
+        .coupons
+        .iter()
+        .find(|c| c.code == "EDU-PAD-920")
+        .unwrap();
+    // 8 % of 1亿元, exact to the fen.
+    assert_eq!(edu.discount_fen, Some(800_000_000));
+}
+
+#[test]
+fn an_amount_argument_beyond_the_largest_amount_is_refused_when_read() {
+    let error = serde_json::from_value::<QueryCouponsParams>(serde_json::json!({
+        "categoryAmounts": {"电脑": 9_999_999_999_999_u64}
+    }))
+    .unwrap_err();
+    assert!(error.to_string().contains("金额过大"), "{error}");
+    let error = serde_json::from_value::<YuanInput>(serde_json::json!("100000000.01")).unwrap_err();
+    assert!(error.to_string().contains("金额过大"), "{error}");
+    let largest: YuanInput = serde_json::from_value(serde_json::json!(100_000_000)).unwrap();
+    assert_eq!(largest, YuanInput(LARGEST_AMOUNT_FEN));
+}
+
 #[test]
 fn coupons_are_not_valid_before_their_window_opens() {
     let t = open_shop();

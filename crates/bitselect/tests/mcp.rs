@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -94,49 +94,112 @@ fn text(result: &CallToolResult) -> String {
         .join("\n")
 }
 
-/// (readOnly, destructive, idempotent, openWorld, title) for each tool.
-fn expected_annotations() -> BTreeMap<&'static str, (bool, bool, bool, bool, &'static str)> {
+/// What a tool's definition declares: its annotations and whether its
+/// `_meta` says it places an order or moves money.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Declared {
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+    open_world: bool,
+    moves_money: bool,
+}
+
+/// A read tool, with its title.
+fn read_tool(title: &str) -> (String, Declared) {
+    let declared = Declared {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+        moves_money: false,
+    };
+    (title.to_owned(), declared)
+}
+
+/// A write tool, with its title: (destructive, idempotent, openWorld, moves
+/// money).
+fn write_tool(
+    title: &str,
+    (destructive, idempotent, open_world, moves_money): (bool, bool, bool, bool),
+) -> (String, Declared) {
+    let declared = Declared {
+        read_only: false,
+        destructive,
+        idempotent,
+        open_world,
+        moves_money,
+    };
+    (title.to_owned(), declared)
+}
+
+/// Every tool's declaration. A change here is a change of what the user is
+/// asked before a call: make it on purpose.
+fn expected_declarations() -> BTreeMap<&'static str, (String, Declared)> {
     BTreeMap::from([
-        ("search_product", (true, false, true, false, "搜索商品")),
-        ("query_cart", (true, false, true, false, "查看购物车")),
-        ("query_coupons", (true, false, true, false, "查看优惠券")),
-        ("query_order", (true, false, true, false, "查询订单")),
-        ("query_logistics", (true, false, true, false, "查询物流")),
-        (
-            "query_after_sale",
-            (true, false, true, false, "查询售后进度"),
-        ),
+        ("search_product", read_tool("搜索商品")),
+        ("query_cart", read_tool("查看购物车")),
+        ("query_coupons", read_tool("查看优惠券")),
+        ("query_order", read_tool("查询订单")),
+        ("query_logistics", read_tool("查询物流")),
+        ("query_after_sale", read_tool("查询售后进度")),
+        // (destructive, idempotent, openWorld, moves money)
         (
             "update_cart_item",
-            (false, true, false, false, "加入/修改购物车"),
+            write_tool("加入/修改购物车", (true, false, false, false)),
         ),
-        ("create_order", (false, false, false, false, "提交订单")),
-        ("pay_order", (false, false, true, false, "支付订单")),
-        ("cancel_order", (false, true, true, false, "取消订单")),
-        ("change_address", (false, true, true, false, "修改收货地址")),
-        ("apply_after_sale", (false, false, false, false, "申请售后")),
-        ("submit_ticket", (false, false, false, false, "转人工客服")),
+        (
+            "create_order",
+            write_tool("提交订单", (true, false, false, true)),
+        ),
+        (
+            "pay_order",
+            write_tool("支付订单", (true, true, false, true)),
+        ),
+        (
+            "cancel_order",
+            write_tool("取消订单", (true, true, false, true)),
+        ),
+        (
+            "change_address",
+            write_tool("修改收货地址", (true, true, false, false)),
+        ),
+        (
+            "apply_after_sale",
+            write_tool("申请售后", (true, false, false, true)),
+        ),
+        (
+            "submit_ticket",
+            write_tool("转人工客服", (false, false, true, false)),
+        ),
     ])
+}
+
+/// Whether a tool definition's `_meta` says it moves money. Anything but
+/// the JSON `true` counts as no.
+fn declares_moving_money(tool: &Tool) -> bool {
+    tool.meta
+        .as_ref()
+        .and_then(|meta| meta.get("ragent/moves_money"))
+        == Some(&Value::Bool(true))
 }
 
 /// Every tool is listed once with the annotations the design asks for, and
 /// every argument carries a card label.
 fn assert_tool_definitions(tools: &[Tool]) {
-    let expected = expected_annotations();
+    let expected = expected_declarations();
     let mut seen = BTreeMap::new();
     for tool in tools {
         let a = tool.annotations.as_ref().expect("annotations");
         let title = a.title.as_deref().expect("annotation title");
-        seen.insert(
-            tool.name.as_ref(),
-            (
-                a.read_only_hint.expect("readOnlyHint"),
-                a.destructive_hint.expect("destructiveHint"),
-                a.idempotent_hint.expect("idempotentHint"),
-                a.open_world_hint.expect("openWorldHint"),
-                title,
-            ),
-        );
+        let declared = Declared {
+            read_only: a.read_only_hint.expect("readOnlyHint"),
+            destructive: a.destructive_hint.expect("destructiveHint"),
+            idempotent: a.idempotent_hint.expect("idempotentHint"),
+            open_world: a.open_world_hint.expect("openWorldHint"),
+            moves_money: declares_moving_money(tool),
+        };
+        seen.insert(tool.name.as_ref(), (title.to_owned(), declared));
         assert_eq!(tool.title.as_deref(), Some(title), "{}", tool.name);
         assert!(
             tool.description.as_ref().is_some_and(|d| d.len() > 20),
@@ -188,6 +251,33 @@ async fn the_thirteen_tools_are_listed_with_honest_annotations() {
         cart.input_schema["properties"]["action"]["enum"],
         json!(["add", "decrease", "remove"])
     );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn every_tool_that_places_an_order_or_moves_money_is_destructive_and_says_so() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let money: BTreeSet<&str> = tools
+        .iter()
+        .filter(|tool| declares_moving_money(tool))
+        .map(|tool| tool.name.as_ref())
+        .collect();
+    assert_eq!(
+        money,
+        BTreeSet::from([
+            "apply_after_sale",
+            "cancel_order",
+            "create_order",
+            "pay_order"
+        ])
+    );
+    for tool in tools.iter().filter(|tool| declares_moving_money(tool)) {
+        let a = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(a.destructive_hint, Some(true), "{}", tool.name);
+        assert_eq!(a.read_only_hint, Some(false), "{}", tool.name);
+    }
     client.cancel().await.unwrap();
 }
 
@@ -421,6 +511,30 @@ async fn bad_arguments_are_tool_errors_and_the_server_keeps_answering() {
     }
     let after = call(&client, "query_cart", json!({})).await;
     ok(&after);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn query_coupons_refuses_amounts_too_large_for_the_shop_instead_of_failing_inside() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    // 1,200 keys that trim to one category, each 9999999999999 yuan.
+    let amounts: JsonObject = (0..1_200)
+        .map(|spaces| {
+            (
+                format!("{}平板", " ".repeat(spaces)),
+                json!(9_999_999_999_999_u64),
+            )
+        })
+        .collect();
+    let result = call(
+        &client,
+        "query_coupons",
+        json!({ "categoryAmounts": amounts }),
+    )
+    .await;
+    assert_eq!(refused(&result), "INVALID_ARGUMENT");
+    assert!(text(&result).contains("金额过大"), "{}", text(&result));
     client.cancel().await.unwrap();
 }
 
