@@ -597,6 +597,14 @@ async fn open_secrets(
         SecretsBackend::Database => (Arc::new(database()), None),
         SecretsBackend::Custom(secrets) => (secrets, Some(database())),
         SecretsBackend::KeyringOrDatabase { service } => {
+            let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS");
+            if let Some(why) = secrets::keyring_unreachable_because(bus.as_deref()) {
+                tracing::warn!(
+                    why,
+                    "no OS keyring in this session; secrets are kept in the database"
+                );
+                return Ok((Arc::new(database()), None));
+            }
             let vault = store.with_conn(|c| kv::vault_id(c, now))?;
             let keyring: Arc<dyn SecretStore> = Arc::new(KeyringSecrets::new(service, vault));
             match secrets::probe(keyring.clone(), KEYRING_TIMEOUT).await {

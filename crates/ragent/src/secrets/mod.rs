@@ -16,7 +16,7 @@ use std::time::Duration;
 
 pub use self::database::DatabaseSecrets;
 pub use self::memory::MemorySecrets;
-pub use self::os_keyring::KeyringSecrets;
+pub use self::os_keyring::{KeyringSecrets, unreachable_because as keyring_unreachable_because};
 
 /// A place that keeps secret values by name.
 pub trait SecretStore: Send + Sync {
