@@ -6,12 +6,40 @@
 pub mod model;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a launch waits for a copy closed just before on the same data
+/// directory to exit.
+const PREVIOUS_COPY_EXIT: Duration = Duration::from_secs(60);
 
 pub use app_driver::{Element, Session, TauriDriver};
 
 /// The app binary cargo built for these tests.
 pub fn app_binary() -> &'static str {
     env!("CARGO_BIN_EXE_bitselect-assistant")
+}
+
+/// Sends SIGTERM to every app process started with `--data-dir data_dir`.
+fn stop_copies_on(data_dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    let wanted = data_dir.as_os_str().as_encoded_bytes();
+    for entry in std::fs::read_dir("/proc")? {
+        let entry = entry?;
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let on_dir = args
+            .windows(2)
+            .any(|pair| pair[0] == b"--data-dir" && pair[1] == wanted);
+        let is_app = args
+            .first()
+            .is_some_and(|program| program.ends_with(b"bitselect-assistant"));
+        if on_dir && is_app {
+            let pid = entry.file_name();
+            std::process::Command::new("kill").arg(&pid).status()?;
+        }
+    }
+    Ok(())
 }
 
 /// The app running in a window of its own, on its own data directory.
@@ -55,6 +83,14 @@ impl RunningApp {
         binary: &Path,
         data_dir: &Path,
     ) -> Result<RunningApp, Box<dyn std::error::Error>> {
+        // Closing a WebDriver session does not always end the app (the
+        // driver may stop before it does): end a copy a test left on this
+        // directory, and start once it has let go of it.
+        stop_copies_on(data_dir)?;
+        drop(bitselect_assistant::DataDirLock::acquire_within(
+            data_dir,
+            PREVIOUS_COPY_EXIT,
+        )?);
         let driver = TauriDriver::start()?;
         let args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
         let session = Session::start(driver.url(), &binary.display().to_string(), &args)?;
