@@ -12,7 +12,9 @@
 //! The property: every call is answered with a result, a tool error that is
 //! the caller's fault (never `INTERNAL`, which is what a panic inside a call
 //! becomes) or a JSON-RPC invalid-request/invalid-params error; nothing
-//! panics anywhere in the process; the connection stays open; and the
+//! panics anywhere in the process; the connection stays open (a request
+//! longer than the transport's line limit is dropped unanswered, and a
+//! `ping` sent after it is answered); and the
 //! database keeps its invariants (stock plus what live orders hold is
 //! conserved, order amounts add up, coupons and orders agree, cart lines stay
 //! within 1 to 99).
@@ -36,6 +38,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{Config, TestCaseError, TestCaseResult, TestRunner};
 use rmcp::service::QuitReason;
+use rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 use serde_json::{Map, Value, json};
 use support::{TestShop, open_shop};
 use tokio::io::{
@@ -621,6 +624,9 @@ enum Answer {
         code: i64,
         message: String,
     },
+    /// The request's line was longer than the transport takes: dropped
+    /// unread, and the connection went on serving.
+    Discarded,
 }
 
 impl Wire {
@@ -645,7 +651,9 @@ impl Wire {
             "capabilities": {},
             "clientInfo": {"name": "fuzz", "version": "0"}
         });
-        wire.request("initialize", &init).await?;
+        wire.request("initialize", &init)
+            .await?
+            .ok_or("the initialize request was too long")?;
         wire.line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
             .await?;
         Ok(wire)
@@ -662,13 +670,37 @@ impl Wire {
 
     /// Sends a request and waits for its answer: the response with its id,
     /// or an error without one (the answer to a request the server could not
-    /// read as one).
-    async fn request(&mut self, method: &str, params: &Value) -> Result<Value, String> {
+    /// read as one). `None` when the line is longer than the transport takes:
+    /// the server discards such a line unanswered (as the other MCP SDKs do,
+    /// since it cannot know the request's id), so a `ping` must then be
+    /// answered, showing the connection still serves.
+    async fn request(&mut self, method: &str, params: &Value) -> Result<Option<Value>, String> {
+        let line = self.request_line(method, params);
+        if line.len() <= DEFAULT_MAX_LINE_LENGTH {
+            return self.exchange(&line).await.map(Some);
+        }
+        self.line(&line).await?;
+        let ping = self.request_line("ping", &json!({}));
+        let pong = self.exchange(&ping).await?;
+        if pong.get("result").is_none() {
+            return Err(format!(
+                "the ping after a discarded line was answered {pong}"
+            ));
+        }
+        Ok(None)
+    }
+
+    fn request_line(&mut self, method: &str, params: &Value) -> String {
         self.next_id += 1;
+        let message =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        unmark_raw_literals(&message.to_string())
+    }
+
+    /// Sends a request line and waits for the answer to the last id given.
+    async fn exchange(&mut self, line: &str) -> Result<Value, String> {
         let id = self.next_id;
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.line(&unmark_raw_literals(&message.to_string()))
-            .await?;
+        self.line(line).await?;
         loop {
             let line = tokio::time::timeout(ANSWER_TIMEOUT, self.receive.next_line())
                 .await
@@ -696,7 +728,9 @@ impl Wire {
         if let Some(meta) = meta {
             params["_meta"] = meta.clone();
         }
-        let answer = self.request("tools/call", &params).await?;
+        let Some(answer) = self.request("tools/call", &params).await? else {
+            return Ok(Answer::Discarded);
+        };
         if let Some(error) = answer.get("error") {
             return Ok(Answer::Error {
                 code: error["code"].as_i64().unwrap_or_default(),
@@ -939,7 +973,7 @@ fn judge(
         Answer::Result { code, .. } => Err(format!(
             "{tool} failed inside the shop instead of refusing the input: code {code:?}"
         )),
-        Answer::Error { code: -32602, .. } => Ok(()),
+        Answer::Error { code: -32602, .. } | Answer::Discarded => Ok(()),
         // Arguments that are not an object do not make a `tools/call`
         // request: rmcp answers it as an invalid request or unknown method.
         Answer::Error {
@@ -987,6 +1021,37 @@ fn no_argument_makes_a_tool_panic_overflow_or_drop_the_connection() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert_eq!(tried.len(), 13, "every tool was fuzzed");
     assert_eq!(PANICS.load(Ordering::SeqCst), 0, "nothing panicked");
+}
+
+#[test]
+fn a_request_longer_than_the_transport_takes_is_dropped_and_the_next_is_served() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut s = Session::open(&rt).expect("a session");
+    let huge = json!({"amount": "9".repeat(DEFAULT_MAX_LINE_LENGTH)});
+    let answer = rt
+        .block_on(s.wire.call("query_coupons", &huge, None))
+        .expect("the connection goes on");
+    assert!(matches!(answer, Answer::Discarded), "{answer:?}");
+    let answer = rt
+        .block_on(
+            s.wire
+                .call("query_coupons", &json!({"amount": "100.00"}), None),
+        )
+        .expect("an answer");
+    assert!(
+        matches!(
+            answer,
+            Answer::Result {
+                is_error: false,
+                ..
+            }
+        ),
+        "{answer:?}"
+    );
+    s.close().expect("the shop keeps its invariants");
 }
 
 #[test]
