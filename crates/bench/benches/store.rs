@@ -119,7 +119,7 @@ fn allowed_write(store: &Store, session: &str, n: usize) -> String {
         input_schema: None,
         destructive: true,
         definition_changed: false,
-        sends_key: true,
+        can_change: true,
     };
     store
         .with_tx(|tx| {

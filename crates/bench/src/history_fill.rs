@@ -128,7 +128,7 @@ fn write_call_turn(
         input_schema: None,
         destructive: false,
         definition_changed: false,
-        sends_key: false,
+        can_change: false,
     };
     calls::insert_batch(conn, &batch, std::slice::from_ref(&call), now)?;
     let result = search_result(turn);

@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::mcp::ToolInfo;
+
 /// A per-tool user setting, keyed by `server__tool`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -14,7 +16,7 @@ pub enum ToolOverride {
     /// Never run this tool.
     Deny,
     /// Run this write tool without a card. Honoured only where
-    /// [`auto_approve_possible`] says so; audited.
+    /// [`ToolFacts::auto_approve_possible`] says so; audited.
     AutoApprove,
 }
 
@@ -25,9 +27,14 @@ pub enum Trust {
     Untrusted,
 }
 
-/// What the policy looks at in a tool's definition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Everything the app concludes from a tool's definition and its server's
+/// trust, worked out once ([`ToolFacts::of`]) and asked by everything that
+/// needs it: the policy, the batch and its card, the executor, the
+/// settings screen and the settings check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolFacts {
+    /// Whether the server's hints are believed.
+    pub trust: Trust,
     pub read_only_hint: Option<bool>,
     pub destructive_hint: Option<bool>,
     pub open_world_hint: Option<bool>,
@@ -37,6 +44,78 @@ pub struct ToolFacts {
     pub moves_money: bool,
     /// The definition differs from the one pinned when first seen.
     pub definition_changed: bool,
+}
+
+impl ToolFacts {
+    /// The facts of a listed tool; `definition_changed` compares it with
+    /// its pin.
+    pub fn of(info: &ToolInfo, definition_changed: bool) -> ToolFacts {
+        ToolFacts {
+            trust: if info.trusted {
+                Trust::Trusted
+            } else {
+                Trust::Untrusted
+            },
+            read_only_hint: info.hints.read_only,
+            destructive_hint: info.hints.destructive,
+            open_world_hint: info.hints.open_world,
+            moves_money: info.moves_money,
+            definition_changed,
+        }
+    }
+
+    /// The tool declares it only reads (believed or not).
+    pub fn declares_read_only(&self) -> bool {
+        self.read_only_hint == Some(true)
+    }
+
+    /// A call of it can change something: everything but a trusted server's
+    /// read-only tool. Such a call carries its id as idempotency key, is
+    /// stored as `running` before it is sent, and is re-sent after a lost
+    /// answer only where [`resend_is_safe`] says so.
+    pub fn can_change(&self) -> bool {
+        !(self.trust == Trust::Trusted && self.declares_read_only())
+    }
+
+    /// MCP's reading of the hints: a tool that does not declare itself
+    /// read-only is destructive unless it says it is not.
+    pub fn declares_destructive(&self) -> bool {
+        !self.declares_read_only() && self.destructive_hint.unwrap_or(true)
+    }
+
+    /// What the card says: destructive as declared, and also any tool that
+    /// moves money, and any tool of an untrusted server, whose word that it
+    /// is harmless is not taken.
+    pub fn treated_as_destructive(&self) -> bool {
+        self.trust == Trust::Untrusted || self.moves_money || self.declares_destructive()
+    }
+
+    /// Whether the user may turn asking off for this tool, and if not, why:
+    /// only a trusted server's write tool that declares itself
+    /// non-destructive and closed-world and does not move money qualifies.
+    pub fn auto_approve_refusal(&self) -> Option<AutoApproveRefusal> {
+        if self.trust == Trust::Untrusted {
+            return Some(AutoApproveRefusal::Untrusted);
+        }
+        if self.read_only_hint != Some(false) {
+            return Some(AutoApproveRefusal::NotAWrite);
+        }
+        if self.moves_money {
+            return Some(AutoApproveRefusal::MovesMoney);
+        }
+        if self.destructive_hint != Some(false) {
+            return Some(AutoApproveRefusal::Destructive);
+        }
+        if self.open_world_hint != Some(false) {
+            return Some(AutoApproveRefusal::OpenWorld);
+        }
+        None
+    }
+
+    /// Whether the user may turn asking off for this tool.
+    pub fn auto_approve_possible(&self) -> bool {
+        self.auto_approve_refusal().is_none()
+    }
 }
 
 /// The policy's answer for one call.
@@ -56,30 +135,30 @@ pub enum AllowedBy {
     UserSetting,
 }
 
-/// The one decision function. Rules, first match wins:
+/// Whether a call asks: the one decision function. Rules, first match wins:
 /// 1. a per-tool deny refuses the call;
 /// 2. a changed definition always asks;
 /// 3. a per-tool ask asks;
 /// 4. an untrusted server asks, whatever it declares;
 /// 5. a trusted read-only tool runs;
 /// 6. a write tool runs if the user turned asking off for it and
-///    [`auto_approve_possible`] allows that (a setting stored by an older
-///    version for a tool that no longer qualifies is ignored here);
+///    [`ToolFacts::auto_approve_possible`] allows that (a setting stored by
+///    an older version for a tool that no longer qualifies is ignored here);
 /// 7. everything else asks (write tools, missing hints).
-pub fn decide(tool: &ToolFacts, trust: Trust, user_override: Option<ToolOverride>) -> Verdict {
+pub fn decide(tool: &ToolFacts, user_override: Option<ToolOverride>) -> Verdict {
     if user_override == Some(ToolOverride::Deny) {
         return Verdict::Deny;
     }
     if tool.definition_changed || user_override == Some(ToolOverride::Ask) {
         return Verdict::Ask;
     }
-    if trust == Trust::Untrusted {
+    if tool.trust == Trust::Untrusted {
         return Verdict::Ask;
     }
-    if tool.read_only_hint == Some(true) {
+    if tool.declares_read_only() {
         return Verdict::Allow(AllowedBy::TrustedReadOnly);
     }
-    if user_override == Some(ToolOverride::AutoApprove) && auto_approve_possible(tool, trust) {
+    if user_override == Some(ToolOverride::AutoApprove) && tool.auto_approve_possible() {
         return Verdict::Allow(AllowedBy::UserSetting);
     }
     Verdict::Ask
@@ -118,39 +197,13 @@ impl std::fmt::Display for AutoApproveRefusal {
     }
 }
 
-/// Whether the user may turn asking off for this tool, and if not, why:
-/// only a trusted server's write tool that declares itself
-/// non-destructive and closed-world and does not move money qualifies.
-pub fn auto_approve_refusal(tool: &ToolFacts, trust: Trust) -> Option<AutoApproveRefusal> {
-    if trust == Trust::Untrusted {
-        return Some(AutoApproveRefusal::Untrusted);
-    }
-    if tool.read_only_hint != Some(false) {
-        return Some(AutoApproveRefusal::NotAWrite);
-    }
-    if tool.moves_money {
-        return Some(AutoApproveRefusal::MovesMoney);
-    }
-    if tool.destructive_hint != Some(false) {
-        return Some(AutoApproveRefusal::Destructive);
-    }
-    if tool.open_world_hint != Some(false) {
-        return Some(AutoApproveRefusal::OpenWorld);
-    }
-    None
-}
-
-/// Whether the user may turn asking off for this tool.
-pub fn auto_approve_possible(tool: &ToolFacts, trust: Trust) -> bool {
-    auto_approve_refusal(tool, trust).is_none()
-}
-
-/// Whether a write whose outcome is unknown (the connection broke, or the
+/// Whether a call whose outcome is unknown (the connection broke, or the
 /// app stopped while it was out) may be sent again with the same
-/// idempotency key. Only a trusted server's claim to recognise a repeated
-/// key is believed: an untrusted one that does not would do the work twice.
-pub fn resend_is_safe(sends_key: bool, trust: Trust, server_declares_keys: bool) -> bool {
-    !sends_key || (trust == Trust::Trusted && server_declares_keys)
+/// idempotency key. A call that cannot change anything may; one that can
+/// only to a server trusted now that declares it recognises a repeated key:
+/// an untrusted one that does not would do the work twice.
+pub fn resend_is_safe(can_change: bool, trust_now: Trust, server_declares_keys: bool) -> bool {
+    !can_change || (trust_now == Trust::Trusted && server_declares_keys)
 }
 
 #[cfg(test)]
@@ -162,6 +215,7 @@ mod tests {
     use super::*;
 
     const READ: ToolFacts = ToolFacts {
+        trust: Trusted,
         read_only_hint: Some(true),
         destructive_hint: None,
         open_world_hint: Some(false),
@@ -171,6 +225,7 @@ mod tests {
     /// A write that declares itself harmless in every way: the only kind
     /// that may skip the card.
     const WRITE: ToolFacts = ToolFacts {
+        trust: Trusted,
         read_only_hint: Some(false),
         destructive_hint: Some(false),
         open_world_hint: Some(false),
@@ -203,6 +258,7 @@ mod tests {
         ..WRITE
     };
     const NO_HINTS: ToolFacts = ToolFacts {
+        trust: Trusted,
         read_only_hint: None,
         destructive_hint: None,
         open_world_hint: None,
@@ -266,12 +322,12 @@ mod tests {
             (WRITE_NO_OPEN_WORLD_HINT,  Trusted,   Some(OpenWorld)),
         ];
         for (tool, trust, expected) in cases {
-            assert_eq!(
-                auto_approve_refusal(tool, *trust),
-                *expected,
-                "{tool:?} {trust:?}"
-            );
-            assert_eq!(auto_approve_possible(tool, *trust), expected.is_none());
+            let tool = ToolFacts {
+                trust: *trust,
+                ..*tool
+            };
+            assert_eq!(tool.auto_approve_refusal(), *expected, "{tool:?}");
+            assert_eq!(tool.auto_approve_possible(), expected.is_none());
         }
     }
 
@@ -291,13 +347,46 @@ mod tests {
     }
 
     #[test]
+    fn what_follows_from_a_tools_facts() {
+        #[rustfmt::skip]
+        let cases: &[(&str, ToolFacts, Trust, bool, bool, bool)] = &[
+            // (tool, facts, trust, can change, declares destructive, treated as destructive)
+            ("trusted read",                READ,        Trusted,   false, false, false),
+            ("untrusted read",              READ,        Untrusted, true,  false, true),
+            ("harmless write",              WRITE,       Trusted,   true,  false, false),
+            ("harmless untrusted write",    WRITE,       Untrusted, true,  false, true),
+            ("destructive write",           DESTRUCTIVE, Trusted,   true,  true,  true),
+            ("write without a destructiveHint", WRITE_NO_DESTRUCTIVE_HINT, Trusted, true, true, true),
+            ("money, declared harmless",    MONEY,       Trusted,   true,  false, true),
+            ("no hints at all",             NO_HINTS,    Trusted,   true,  true,  true),
+        ];
+        for (name, tool, trust, can_change, declares, treated) in cases {
+            let tool = ToolFacts {
+                trust: *trust,
+                ..*tool
+            };
+            assert_eq!(tool.can_change(), *can_change, "{name}: can change");
+            assert_eq!(
+                tool.declares_destructive(),
+                *declares,
+                "{name}: declares destructive"
+            );
+            assert_eq!(
+                tool.treated_as_destructive(),
+                *treated,
+                "{name}: treated as destructive"
+            );
+        }
+    }
+
+    #[test]
     fn policy_table() {
         for (rule, tool, trust, user_override, expected) in TABLE {
-            assert_eq!(
-                decide(tool, *trust, *user_override),
-                *expected,
-                "rule: {rule}"
-            );
+            let tool = ToolFacts {
+                trust: *trust,
+                ..*tool
+            };
+            assert_eq!(decide(&tool, *user_override), *expected, "rule: {rule}");
         }
     }
 }

@@ -367,7 +367,7 @@ pub struct ToolPolicyView {
     /// What a call of it gets now.
     pub verdict: PolicyVerdict,
     /// Whether the user may turn asking off for it (see
-    /// `policy::auto_approve_possible`).
+    /// `policy::ToolFacts::auto_approve_possible`).
     pub auto_approve_allowed: bool,
     /// It places an order or moves money: never without a card.
     pub moves_money: bool,

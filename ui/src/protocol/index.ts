@@ -190,7 +190,7 @@ export type ToolPolicyView = { qualified_name: string, server: string, tool: str
 verdict: PolicyVerdict, 
 /**
  * Whether the user may turn asking off for it (see
- * `policy::auto_approve_possible`).
+ * `policy::ToolFacts::auto_approve_possible`).
  */
 auto_approve_allowed: boolean, 
 /**

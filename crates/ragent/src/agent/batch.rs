@@ -13,7 +13,7 @@ use crate::error::AgentError;
 use crate::instructions::results;
 use crate::llm::{ToolCallRequest, turn};
 use crate::mcp::ToolInfo;
-use crate::policy::{self, AllowedBy, ToolFacts, Trust, Verdict};
+use crate::policy::{self, AllowedBy, ToolFacts, Verdict};
 use crate::protocol::{AgentEvent, AuditDecision, CardCall, ConfirmationCard};
 use crate::settings::Settings;
 use crate::store::audit::{self, NewAudit};
@@ -22,44 +22,24 @@ use crate::store::messages::{self, NewMessage, Role};
 use crate::store::{StoreError, sessions};
 use crate::toolcall::CallStatus;
 
-/// A tool offered to the model in this turn, and whether its definition
-/// differs from its pin.
+/// A tool offered to the model in this turn, with its facts.
 #[derive(Debug, Clone)]
 pub(crate) struct KnownTool {
     pub info: ToolInfo,
-    pub changed: bool,
+    /// Worked out once, from the definition, its pin and the server's trust.
+    pub facts: ToolFacts,
     /// The input schema as JSON text: written once, stored with each call.
     schema_text: Arc<str>,
 }
 
 impl KnownTool {
+    /// `changed`: the definition differs from its pin.
     pub(crate) fn new(info: ToolInfo, changed: bool) -> KnownTool {
         let schema_text = info.input_schema.to_string().into();
         KnownTool {
+            facts: ToolFacts::of(&info, changed),
             info,
-            changed,
             schema_text,
-        }
-    }
-
-    /// What the policy looks at: computed here once for the policy, the
-    /// batch, the settings screen and the settings check alike.
-    pub(crate) fn facts(&self) -> ToolFacts {
-        let hints = &self.info.hints;
-        ToolFacts {
-            read_only_hint: hints.read_only,
-            destructive_hint: hints.destructive,
-            open_world_hint: hints.open_world,
-            moves_money: self.info.moves_money,
-            definition_changed: self.changed,
-        }
-    }
-
-    pub(crate) fn trust(&self) -> Trust {
-        if self.info.trusted {
-            Trust::Trusted
-        } else {
-            Trust::Untrusted
         }
     }
 }
@@ -101,7 +81,7 @@ pub(crate) fn verdict(known: &KnownTool, settings: &Settings) -> Verdict {
         .tool_overrides
         .get(&known.info.qualified_name)
         .copied();
-    policy::decide(&known.facts(), known.trust(), user_override)
+    policy::decide(&known.facts, user_override)
 }
 
 fn plan_call(
@@ -161,17 +141,9 @@ fn new_call(
         proposed_arguments: request.arguments.clone(),
         arguments,
         input_schema: known.map(|k| k.schema_text.clone()),
-        // MCP: a write tool is destructive unless it says otherwise; an
-        // untrusted server's word that it is harmless is not taken; a tool
-        // that moves money is marked whatever else it declares.
-        destructive: info.is_some_and(|i| {
-            !i.trusted
-                || i.moves_money
-                || (i.hints.read_only != Some(true) && i.hints.destructive.unwrap_or(true))
-        }),
-        definition_changed: known.is_some_and(|k| k.changed),
-        // Every call but a trusted read carries its id as idempotency key.
-        sends_key: info.is_some_and(|i| !(i.trusted && i.hints.read_only == Some(true))),
+        destructive: known.is_some_and(|k| k.facts.treated_as_destructive()),
+        definition_changed: known.is_some_and(|k| k.facts.definition_changed),
+        can_change: known.is_some_and(|k| k.facts.can_change()),
     }
 }
 
@@ -195,7 +167,7 @@ impl Planned {
             .zip(&self.plans)
             .all(|(call, plan)| match plan {
                 Plan::Ask => false,
-                Plan::Allow(_) => !call.sends_key,
+                Plan::Allow(_) => !call.can_change,
                 Plan::Reject { .. } => true,
             })
     }

@@ -56,7 +56,7 @@ fn invocation(call: &CallRecord) -> Option<ToolInvocation> {
         server: call.server.clone()?,
         tool: call.tool.clone()?,
         arguments,
-        idempotency_key: call.sends_key.then(|| call.id.clone()),
+        idempotency_key: call.can_change.then(|| call.id.clone()),
     })
 }
 
@@ -64,7 +64,7 @@ fn invocation(call: &CallRecord) -> Option<ToolInvocation> {
 /// carries no key, and a write is safe where a server trusted now says it
 /// honours keys (an untrusted server's claim is not believed).
 async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
-    if !call.sends_key {
+    if !call.can_change {
         return true;
     }
     let Some(server) = call.server.as_deref() else {
@@ -79,7 +79,7 @@ async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
         .honours_idempotency_keys(server)
         .await
         .unwrap_or(false);
-    policy::resend_is_safe(call.sends_key, trust, declares)
+    policy::resend_is_safe(call.can_change, trust, declares)
 }
 
 /// Sends the call; if the connection broke while it was out and sending
@@ -150,7 +150,7 @@ fn finish(
     };
     // A write's ending replaces its `running` row: both must survive a
     // power loss. A trusted read's may be lost with the turn.
-    Ok(if call.sends_key {
+    Ok(if call.can_change {
         inner.store.with_durable_tx(store)?
     } else {
         inner.store.with_tx(store)?
@@ -194,7 +194,7 @@ pub(crate) async fn run_call(
     let approval_holds = call.status != CallStatus::Approved
         || (call.approved_hash.is_some()
             && call.approved_hash == call.arguments.as_ref().map(hash_json));
-    let started = if call.sends_key {
+    let started = if call.can_change {
         inner
             .store
             .with_durable_tx(|tx| to_running(tx, call, now))?

@@ -5,7 +5,7 @@ use super::Agent;
 use super::batch::{KnownTool, verdict};
 use crate::llm::LlmError;
 use crate::llm::openai::OpenAiClient;
-use crate::policy::{Verdict, auto_approve_possible};
+use crate::policy::{Trust, Verdict};
 use crate::protocol::{ModelState, ModelStatus, PolicyVerdict, ToolPolicyView};
 use crate::store::kv;
 
@@ -51,23 +51,20 @@ impl Agent {
                     Verdict::Ask => PolicyVerdict::Ask,
                     Verdict::Deny => PolicyVerdict::Deny,
                 };
-                let auto_approve_allowed = auto_approve_possible(&known.facts(), known.trust());
+                let facts = known.facts;
                 let info = known.info;
-                let read_only = info.hints.read_only == Some(true);
-                // MCP: a write tool is destructive unless it says otherwise.
-                let destructive = !read_only && info.hints.destructive.unwrap_or(true);
                 ToolPolicyView {
                     user_override: settings.tool_overrides.get(&info.qualified_name).copied(),
-                    auto_approve_allowed,
-                    moves_money: info.moves_money,
+                    auto_approve_allowed: facts.auto_approve_possible(),
+                    moves_money: facts.moves_money,
                     qualified_name: info.qualified_name,
                     server: info.server,
                     tool: info.name,
                     title: info.title,
-                    read_only,
-                    destructive,
-                    trusted: info.trusted,
-                    definition_changed: changed,
+                    read_only: facts.declares_read_only(),
+                    destructive: facts.declares_destructive(),
+                    trusted: facts.trust == Trust::Trusted,
+                    definition_changed: facts.definition_changed,
                     verdict,
                 }
             })

@@ -31,7 +31,7 @@ use crate::llm::{ChatModel, LlmError};
 use crate::mcp::config::validate_server_name;
 use crate::mcp::hub::HubOptions;
 use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
-use crate::policy::{ToolOverride, Trust, auto_approve_refusal};
+use crate::policy::{ToolFacts, ToolOverride, Trust};
 use crate::protocol::{
     AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, SessionInfo, Transcript,
     UserInput,
@@ -540,8 +540,7 @@ impl Agent {
             let Some(tool) = listing.tools.iter().find(|t| &t.qualified_name == name) else {
                 continue;
             };
-            let known = batch::KnownTool::new(tool.clone(), false);
-            if let Some(reason) = auto_approve_refusal(&known.facts(), known.trust()) {
+            if let Some(reason) = ToolFacts::of(tool, false).auto_approve_refusal() {
                 return Err(SettingsError::AutoApproveNotAllowed {
                     tool: name.clone(),
                     reason,

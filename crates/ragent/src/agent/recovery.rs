@@ -214,7 +214,7 @@ fn drop_unsent(
             }
             // The user hears of every write that did not go out; a read
             // left unsent changed nothing.
-            if call.status == CallStatus::Approved || call.sends_key {
+            if call.status == CallStatus::Approved || call.can_change {
                 append_notice(tx, &open_batch.session_id, &tell_user(&title_of(call)), now)?;
             }
         }

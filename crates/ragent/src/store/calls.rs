@@ -76,8 +76,9 @@ pub struct NewCall {
     pub input_schema: Option<Arc<str>>,
     pub destructive: bool,
     pub definition_changed: bool,
-    /// Write calls carry their id as an idempotency key.
-    pub sends_key: bool,
+    /// [`crate::policy::ToolFacts::can_change`]: the call carries its id as
+    /// idempotency key and is stored as `running` before it is sent.
+    pub can_change: bool,
 }
 
 impl NewCall {
@@ -107,7 +108,7 @@ impl NewCall {
             approved_hash: None,
             destructive: self.destructive,
             definition_changed: self.definition_changed,
-            sends_key: self.sends_key,
+            can_change: self.can_change,
             status,
             output: None,
             is_error: false,
@@ -134,7 +135,7 @@ pub struct CallRecord {
     pub approved_hash: Option<String>,
     pub destructive: bool,
     pub definition_changed: bool,
-    pub sends_key: bool,
+    pub can_change: bool,
     pub status: CallStatus,
     pub output: Option<String>,
     pub is_error: bool,
@@ -176,7 +177,7 @@ pub fn insert_batch(
         let hash = call.arguments.as_ref().map(hash_json);
         conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
                  title, description, proposed_arguments, arguments, arguments_hash, input_schema,
-                 destructive, definition_changed, sends_key, status, created_at, updated_at)
+                 destructive, definition_changed, can_change, status, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?19)")?.execute(
             params![
                 call.id,
@@ -195,7 +196,7 @@ pub fn insert_batch(
                 call.input_schema.as_deref(),
                 call.destructive,
                 call.definition_changed,
-                call.sends_key,
+                call.can_change,
                 CallStatus::Proposed.as_str(),
                 now
             ],
@@ -233,7 +234,7 @@ pub fn move_held(
     from.transition(to)?;
     // A write's `running` row, and the ending that replaces it, must
     // survive a power loss: the caller's transaction has to sync.
-    if record.sends_key
+    if record.can_change
         && (to == CallStatus::Running || from == CallStatus::Running)
         && !super::commits_durably(conn)?
     {
@@ -297,7 +298,7 @@ macro_rules! select_calls {
         concat!(
             "SELECT id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
                  description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
-                 definition_changed, sends_key, status, output, is_error
+                 definition_changed, can_change, status, output, is_error
              FROM tool_calls ",
             $rest,
             " ORDER BY created_at, reply_id, seq"
@@ -325,7 +326,7 @@ fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
         approved_hash: row.get(13)?,
         destructive: row.get(14)?,
         definition_changed: row.get(15)?,
-        sends_key: row.get(16)?,
+        can_change: row.get(16)?,
         status: CallStatus::Proposed,
         output: row.get(18)?,
         is_error: row.get(19)?,
@@ -496,7 +497,7 @@ mod tests {
             input_schema: Some(json!({"type": "object"}).to_string().into()),
             destructive: false,
             definition_changed: false,
-            sends_key: true,
+            can_change: true,
         }
     }
 

@@ -134,6 +134,12 @@ ALTER TABLE audit_log ADD COLUMN old_definition_hash TEXT;
 ALTER TABLE audit_log ADD COLUMN new_definition_hash TEXT;
 "#,
     },
+    Migration {
+        description: "a call's flag named for what it means: the call can change something (it carries an idempotency key and is stored before it is sent)",
+        sql: r#"
+ALTER TABLE tool_calls RENAME COLUMN sends_key TO can_change;
+"#,
+    },
 ];
 
 /// Brings the schema up to date.
