@@ -1,14 +1,15 @@
 //! Shared helpers: a seeded shop in a temporary directory on a clock that
-//! stands still, and small constructors for tool arguments.
+//! stands still, small constructors for tool arguments, and readers of what
+//! the shop refused or holds.
 #![allow(dead_code)]
 
 use std::sync::Arc;
 
 use bitselect::params::{
-    CartAction, CreateOrderParams, OrderItemInput, QueryOrderParams, SearchProductParams,
-    UpdateCartItemParams,
+    CartAction, CreateOrderParams, OrderItemInput, QueryCouponsParams, QueryOrderParams,
+    SearchProductParams, UpdateCartItemParams,
 };
-use bitselect::{FixedClock, Shop};
+use bitselect::{FixedClock, Shop, ShopError};
 use tempfile::TempDir;
 
 /// 2026-11-29T12:00:00Z: seeding happens "now" at this instant.
@@ -21,6 +22,9 @@ pub const IPHONE_16_DELISTED: &str = "MYEV3CH/A";
 pub const AIRPODS_NO_STOCK: &str = "MFHP4CH/A";
 pub const VISION_PRO_3_LEFT: &str = "MFHE4CH/A";
 pub const IPAD_AIR: &str = "MH304CH/A";
+
+/// The largest amount a tool argument may name: 1亿元, in fen.
+pub const LARGEST_AMOUNT_FEN: i64 = 10_000_000_000;
 
 pub struct TestShop {
     pub shop: Shop,
@@ -92,4 +96,19 @@ pub fn one_order(no: &str) -> QueryOrderParams {
         order_no: Some(no.into()),
         ..Default::default()
     }
+}
+
+/// The code of a refusal; panics on success.
+pub fn refusal_code<T: std::fmt::Debug>(result: Result<T, ShopError>) -> &'static str {
+    match result {
+        Err(error) => error.code(),
+        Ok(value) => panic!("expected a refusal, got {value:?}"),
+    }
+}
+
+/// A held coupon's status and the order it was used on.
+pub fn coupon_status(shop: &Shop, code: &str) -> (String, Option<String>) {
+    let report = shop.query_coupons(&QueryCouponsParams::default()).unwrap();
+    let c = report.coupons.into_iter().find(|c| c.code == code).unwrap();
+    (c.status, c.used_on_order)
 }

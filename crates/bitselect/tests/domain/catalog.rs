@@ -1,0 +1,172 @@
+//! Searching the catalog: by SKU code, keyword, category, price range, tags
+//! and stock.
+
+use crate::support::*;
+use bitselect::money::YuanInput;
+use bitselect::params::{SearchProductParams, SortOrder};
+use pretty_assertions::assert_eq;
+
+#[test]
+fn searching_by_sku_code_finds_the_iphone_17_with_price_and_stock() {
+    let t = open_shop();
+    let result = t.shop.search_product(&search_sku("mg6w4ch/a")).unwrap();
+    assert_eq!(result.matched, 1);
+    let hit = &result.items[0];
+    assert_eq!(hit.name, "iPhone 17 256GB 黑色");
+    assert_eq!(
+        (hit.price_fen, hit.price.to_string()),
+        (679_900, "6799.00".into())
+    );
+    assert_eq!(hit.stock, 10);
+    assert!(hit.available);
+    assert_eq!(hit.specs["芯片"], "A19 芯片", "model specs are merged in");
+}
+
+#[test]
+fn keyword_search_ignores_case_and_puts_the_named_model_first() {
+    let t = open_shop();
+    let result = t
+        .shop
+        .search_product(&SearchProductParams {
+            keyword: Some("IPHONE 17".into()),
+            limit: Some(5),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(result.matched > 5);
+    assert_eq!(result.returned, 5);
+    assert_eq!(result.sort, SortOrder::Relevance);
+    assert!(
+        result.items.iter().all(|h| h.spu_code == "IPHONE-17"),
+        "{:?}",
+        result.items.iter().map(|h| &h.name).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn keyword_terms_must_all_match_across_name_brand_tags_and_specs() {
+    let t = open_shop();
+    let result = t
+        .shop
+        .search_product(&SearchProductParams {
+            keyword: Some("iPhone 17 雾蓝色".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(result.items[0].sku_code, "MG6Y4CH/A");
+    assert!(result.items.iter().all(|h| h.name.contains("雾蓝色")));
+    let none = t
+        .shop
+        .search_product(&SearchProductParams {
+            keyword: Some("iPhone 不存在的词".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(none.matched, 0);
+}
+
+#[test]
+fn category_price_range_and_sort_filter_together() {
+    let t = open_shop();
+    let result = t
+        .shop
+        .search_product(&SearchProductParams {
+            category: Some("手机".into()),
+            min_price: Some(YuanInput(900_000)),
+            max_price: Some(YuanInput(1_200_000)),
+            sort: Some(SortOrder::PriceDesc),
+            limit: Some(50),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(result.matched > 0);
+    assert!(
+        result
+            .items
+            .iter()
+            .all(|h| h.category == "手机" && (900_000..=1_200_000).contains(&h.price_fen))
+    );
+    assert!(
+        result
+            .items
+            .windows(2)
+            .all(|w| w[0].price_fen >= w[1].price_fen)
+    );
+}
+
+#[test]
+fn tags_and_in_stock_only_narrow_the_results() {
+    let t = open_shop();
+    let all = t
+        .shop
+        .search_product(&SearchProductParams {
+            spu_codes: vec!["IPHONE-16".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        all.items
+            .iter()
+            .any(|h| h.sku_code == IPHONE_16_DELISTED && !h.available)
+    );
+    let in_stock = t
+        .shop
+        .search_product(&SearchProductParams {
+            spu_codes: vec!["IPHONE-16".into()],
+            in_stock_only: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(in_stock.matched, all.matched - 1);
+    let cases = t
+        .shop
+        .search_product(&SearchProductParams {
+            tags: vec!["保护壳".into(), "防摔".into()],
+            limit: Some(50),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(cases.matched > 0);
+    assert!(
+        cases
+            .items
+            .iter()
+            .all(|h| h.tags.contains(&"保护壳".to_owned()) && h.tags.contains(&"防摔".to_owned()))
+    );
+}
+
+#[test]
+fn an_unknown_category_is_refused_with_the_known_ones() {
+    let t = open_shop();
+    let err = t
+        .shop
+        .search_product(&SearchProductParams {
+            category: Some("手表".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), "UNKNOWN_CATEGORY");
+    assert!(err.to_string().contains("智能手表"), "{err}");
+}
+
+#[test]
+fn search_limits_and_price_ranges_are_checked() {
+    let t = open_shop();
+    let too_many = SearchProductParams {
+        limit: Some(51),
+        ..Default::default()
+    };
+    assert_eq!(
+        refusal_code(t.shop.search_product(&too_many)),
+        "INVALID_ARGUMENT"
+    );
+    let upside_down = SearchProductParams {
+        min_price: Some(YuanInput(500_000)),
+        max_price: Some(YuanInput(100_000)),
+        ..Default::default()
+    };
+    assert_eq!(
+        refusal_code(t.shop.search_product(&upside_down)),
+        "INVALID_ARGUMENT"
+    );
+}

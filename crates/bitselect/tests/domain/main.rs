@@ -1,0 +1,18 @@
+//! The shop's rules, exercised on the domain API with a clock that stands
+//! still at the moment of seeding. One test binary with a module a topic:
+//! a binary a topic would link the shop once per topic and build slower.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod after_sale;
+mod cart;
+mod catalog;
+mod coupons;
+mod idempotency;
+mod logistics;
+mod money;
+mod order_changes;
+mod orders;
+mod seed;
+mod tickets;

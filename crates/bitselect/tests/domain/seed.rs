@@ -1,0 +1,58 @@
+//! The seeded demo data: every record, seeded once, at times relative to
+//! the clock.
+
+use crate::support::*;
+use bitselect::{Shop, ShopStats};
+use pretty_assertions::assert_eq;
+
+#[test]
+fn the_seed_has_every_record_of_the_demo_data() {
+    let t = open_shop();
+    assert_eq!(
+        t.shop.stats().unwrap(),
+        ShopStats {
+            models: 695,
+            skus: 1420,
+            coupons: 7,
+            held_coupons: 7,
+            cart_lines: 5,
+            orders: 8,
+            order_lines: 11,
+            parcels: 5,
+            parcel_events: 18,
+            after_sales: 2,
+            tickets: 0,
+        }
+    );
+}
+
+#[test]
+fn seeding_happens_once_even_when_reopened_later() {
+    let t = open_shop();
+    let before = t.shop.query_order(&one_order("88236")).unwrap();
+    t.clock.advance(DAY);
+    let reopened = Shop::open_with_clock(t.dir.path(), t.clock.clone()).unwrap();
+    assert_eq!(reopened.stats().unwrap().orders, 8);
+    let after = reopened.query_order(&one_order("88236")).unwrap();
+    assert_eq!(after.orders[0].created_at, before.orders[0].created_at);
+}
+
+#[test]
+fn relative_times_are_resolved_against_the_clock_at_seeding() {
+    let t = open_shop();
+    let order = &t.shop.query_order(&one_order("88236")).unwrap().orders[0];
+    // T0 is 20:00 in Shanghai; 88236 was created 3 minutes before.
+    assert_eq!(order.created_at, "2026-11-29T19:57:00+08:00");
+    assert_eq!(order.paid_at, None);
+}
+
+#[test]
+fn order_88233_carries_the_edu_coupon_discount_in_exact_fen() {
+    let t = open_shop();
+    let order = &t.shop.query_order(&one_order("88233")).unwrap().orders[0];
+    assert_eq!(order.total_amount_fen, 999_900);
+    assert_eq!(order.discount_amount_fen, 79_992);
+    assert_eq!(order.pay_amount_fen, 919_908);
+    assert_eq!(order.pay_amount.to_string(), "9199.08");
+    assert_eq!(order.coupon_code.as_deref(), Some("EDU-MAC-920"));
+}
