@@ -124,7 +124,13 @@ fn allowed_write(store: &Store, session: &str, n: usize) -> String {
     store
         .with_tx(|tx| {
             calls::insert_batch(tx, &batch, std::slice::from_ref(&call), 0)?;
-            calls::move_call(tx, &id, CallStatus::Allowed, &CallUpdate::default(), 0)
+            calls::move_call(
+                tx,
+                calls::get_call(tx, &id)?,
+                CallStatus::Allowed,
+                &CallUpdate::default(),
+                0,
+            )
         })
         .unwrap();
     id
@@ -156,7 +162,13 @@ fn durable_move(c: &mut Criterion) {
                 },
                 |id| {
                     let step = |tx: &rusqlite::Connection| {
-                        calls::move_call(tx, &id, to, &CallUpdate::default(), 1)
+                        calls::move_call(
+                            tx,
+                            calls::get_call(tx, &id)?,
+                            to,
+                            &CallUpdate::default(),
+                            1,
+                        )
                     };
                     if durable {
                         store.with_durable_tx(step).unwrap()

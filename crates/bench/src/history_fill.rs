@@ -142,7 +142,7 @@ fn write_call_turn(
             is_error: (to == CallStatus::Succeeded).then_some(false),
             ..CallUpdate::default()
         };
-        calls::move_call(conn, &call_id, to, &update, now)?;
+        calls::move_call(conn, calls::get_call(conn, &call_id)?, to, &update, now)?;
     }
     append(
         conn,

@@ -1,5 +1,6 @@
-//! [`Shop`]: the domain's front door. Each call opens its own connection,
-//! runs in one transaction and reads the injected clock once.
+//! [`Shop`]: the domain's front door. Each call borrows a connection from
+//! a small idle list (a new one when none is idle), runs in one
+//! transaction and reads the injected clock once.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! A tool call's life as one state machine. The store moves a call only
-//! through [`CallStatus::transition`], each move in its own transaction;
-//! nothing else writes a status.
+//! through [`CallStatus::transition`] (`store::calls::move_call`), inside
+//! the caller's transaction, which may hold several moves; nothing else
+//! writes a status.
 //!
 //! ```text
 //! proposed -> asking  -> approved -> running -> succeeded | failed | interrupted

@@ -267,7 +267,7 @@ pub(crate) fn record(
         let proposed = call.record(session_id, &batch.reply_id, seq, CallStatus::Proposed);
         match plan {
             Plan::Ask => {
-                calls::move_held(
+                calls::move_call(
                     tx,
                     proposed,
                     CallStatus::Asking,
@@ -276,7 +276,7 @@ pub(crate) fn record(
                 )?;
             }
             Plan::Allow(decision) => {
-                let record = calls::move_held(
+                let record = calls::move_call(
                     tx,
                     proposed,
                     CallStatus::Allowed,
@@ -292,7 +292,7 @@ pub(crate) fn record(
                     is_error: Some(true),
                     ..CallUpdate::default()
                 };
-                let record = calls::move_held(tx, proposed, CallStatus::Rejected, &update, now)?;
+                let record = calls::move_call(tx, proposed, CallStatus::Rejected, &update, now)?;
                 if let Some(decision) = audit {
                     record_audit(tx, &record, decision, None, now)?;
                 }
@@ -415,7 +415,7 @@ fn close_pending(
             output: Some(output.to_string()),
             ..CallUpdate::default()
         };
-        let record = calls::move_call(conn, &call.id, to, &update, now)?;
+        let record = calls::move_call(conn, call.clone(), to, &update, now)?;
         if call.status == CallStatus::Asking {
             record_audit(conn, &record, decision, None, now)?;
         }

@@ -1,6 +1,19 @@
-//! Sending one call to its server. A write carries its call id as the
-//! idempotency key, so sending it again (after a broken connection or a
-//! crash) is safe exactly when the server honours keys.
+//! Where a call is sent: the one executor. Every call that runs goes out
+//! through [`send`], and is stored by one rule, [`Storing`]:
+//!
+//! - a call that can change something is stored as `running` (with full
+//!   sync) before it is sent and its ending after, so a crash while it is
+//!   out is known; found `running` later (after a restart, or behind a
+//!   failed run), it is sent again with the same idempotency key where
+//!   that is safe ([`crate::policy::resend_is_safe`]) and otherwise marked
+//!   `interrupted`, its outcome unknown;
+//! - a trusted read is stored after it is sent, its moves with its result:
+//!   a read cut off by a crash is still `allowed` or `approved` and simply
+//!   runs again. A turn of only such reads is sent before the turn is
+//!   stored at all ([`send_unstored`], used by `reads_first.rs`).
+//!
+//! [`execute`] runs one stored call by that rule, whatever brought it
+//! there: a batch running, a batch a failed run left, recovery at start.
 
 use serde_json::Value;
 
@@ -84,7 +97,7 @@ async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
 
 /// Sends the call; if the connection broke while it was out and sending
 /// again is safe, sends it once more (the server is restarted first).
-pub(super) async fn send(
+async fn send(
     inner: &Inner,
     call: &CallRecord,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
@@ -123,7 +136,7 @@ fn to_running(
     call: &CallRecord,
     now: i64,
 ) -> Result<CallRecord, StoreError> {
-    calls::move_held(
+    calls::move_call(
         conn,
         call.clone(),
         CallStatus::Running,
@@ -149,11 +162,10 @@ fn finish(
         Ok::<_, StoreError>(done)
     };
     // A write's ending replaces its `running` row: both must survive a
-    // power loss. A trusted read's may be lost with the turn.
-    Ok(if call.can_change {
-        inner.store.with_durable_tx(store)?
-    } else {
-        inner.store.with_tx(store)?
+    // power loss. A trusted read's may be lost: it runs again.
+    Ok(match Storing::of(call) {
+        Storing::BeforeSending => inner.store.with_durable_tx(store)?,
+        Storing::AfterSending => inner.store.with_tx(store)?,
     })
 }
 
@@ -175,61 +187,91 @@ pub(super) fn store_ending(
         is_error: Some(ending.is_error),
         ..CallUpdate::default()
     };
-    calls::move_held(tx, running, ending.status, &update, now)
+    calls::move_call(tx, running, ending.status, &update, now)
 }
 
-/// Runs an allowed or approved call: `running`, sent, then its ending.
-/// A call that can change something is stored as `running` before it is
-/// sent, so a crash while it is out is known. A trusted read is not: its
-/// moves are stored with its result, and a read cut off by a crash is
-/// still `allowed` or `approved`, and simply runs again.
-pub(crate) async fn run_call(
+/// When a call's moves are stored, relative to sending it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Storing {
+    /// `running` is stored (durably) before the call is sent.
+    BeforeSending,
+    /// The call's moves are stored with its result.
+    AfterSending,
+}
+
+impl Storing {
+    pub(crate) fn of(call: &CallRecord) -> Storing {
+        if call.can_change {
+            Storing::BeforeSending
+        } else {
+            Storing::AfterSending
+        }
+    }
+}
+
+/// Runs a stored call and stores how it ended, closing `closing` in the
+/// same transaction when given (the batch's last call). An `allowed` or
+/// `approved` call is sent (an approval binds to the exact arguments the
+/// user saw: changed ones are not sent); one found `running` is sent again
+/// only where that is safe, and otherwise ends `interrupted`.
+pub(crate) async fn execute(
     inner: &Inner,
     call: &CallRecord,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
     closing: Option<&BatchRecord>,
 ) -> Result<CallRecord, AgentError> {
-    let now = inner.now();
-    // An approval binds to the exact arguments the user saw.
-    let approval_holds = call.status != CallStatus::Approved
-        || (call.approved_hash.is_some()
-            && call.approved_hash == call.arguments.as_ref().map(hash_json));
-    let started = if call.can_change {
-        inner
-            .store
-            .with_durable_tx(|tx| to_running(tx, call, now))?
+    let (sent, ending) = if call.status == CallStatus::Running {
+        (
+            call.clone(),
+            send_again_or_interrupt(inner, call, emit).await,
+        )
     } else {
-        call.clone()
+        let started = match Storing::of(call) {
+            Storing::BeforeSending => {
+                let now = inner.now();
+                inner
+                    .store
+                    .with_durable_tx(|tx| to_running(tx, call, now))?
+            }
+            Storing::AfterSending => call.clone(),
+        };
+        let mut shown = started.clone();
+        shown.status = CallStatus::Running;
+        emit(AgentEvent::ToolCallStarted {
+            call: call_view(&shown),
+        });
+        let ending = if approval_holds(call) {
+            send(inner, &started, emit).await
+        } else {
+            Ending {
+                status: CallStatus::Failed,
+                output: results::approval_mismatch(),
+                is_error: true,
+            }
+        };
+        (started, ending)
     };
-    let mut shown = started.clone();
-    shown.status = CallStatus::Running;
-    emit(AgentEvent::ToolCallStarted {
-        call: call_view(&shown),
-    });
-    let ending = if approval_holds {
-        send(inner, &started, emit).await
-    } else {
-        Ending {
-            status: CallStatus::Failed,
-            output: results::approval_mismatch(),
-            is_error: true,
-        }
-    };
-    let done = finish(inner, &started, ending, closing)?;
+    let done = finish(inner, &sent, ending, closing)?;
     emit(AgentEvent::ToolCallFinished {
         call: call_view(&done),
     });
     Ok(done)
 }
 
-/// A call found `running` after a restart: sent again with the same key
-/// if that is safe, otherwise marked `interrupted` (outcome unknown).
-pub(crate) async fn resume_running(
+/// An approval binds to the exact arguments the user saw.
+fn approval_holds(call: &CallRecord) -> bool {
+    call.status != CallStatus::Approved
+        || (call.approved_hash.is_some()
+            && call.approved_hash == call.arguments.as_ref().map(hash_json))
+}
+
+/// A call found `running`: its outcome is unknown.
+async fn send_again_or_interrupt(
     inner: &Inner,
     call: &CallRecord,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
-) -> Result<CallRecord, AgentError> {
-    let ending = if safe_to_resend(inner, call).await {
+) -> Ending {
+    if safe_to_resend(inner, call).await {
         send(inner, call, emit).await
     } else {
         Ending {
@@ -237,10 +279,36 @@ pub(crate) async fn resume_running(
             output: results::interrupted(),
             is_error: true,
         }
-    };
-    let done = finish(inner, call, ending, None)?;
-    emit(AgentEvent::ToolCallFinished {
-        call: call_view(&done),
-    });
-    Ok(done)
+    }
+}
+
+/// Sends calls that are not stored yet, in order, and returns how each
+/// ended, for the caller to store with its turn. Only for trusted reads
+/// ([`Storing::AfterSending`]): a call that can change something must be
+/// stored before it goes out, and is refused here unsent.
+pub(crate) async fn send_unstored(
+    inner: &Inner,
+    reads: &[CallRecord],
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Vec<Ending> {
+    let mut endings = Vec::with_capacity(reads.len());
+    for read in reads {
+        if Storing::of(read) == Storing::BeforeSending {
+            endings.push(Ending {
+                status: CallStatus::Failed,
+                output: results::call_failed(
+                    "a call that can change something must be stored before it is sent",
+                ),
+                is_error: true,
+            });
+            continue;
+        }
+        let mut shown = read.clone();
+        shown.status = CallStatus::Running;
+        emit(AgentEvent::ToolCallStarted {
+            call: call_view(&shown),
+        });
+        endings.push(send(inner, read, emit).await);
+    }
+    endings
 }

@@ -13,7 +13,7 @@
 
 use super::Inner;
 use super::batch::{self, Planned};
-use super::execute::{self, Ending};
+use super::execute;
 use super::transcript::call_view;
 use crate::error::AgentError;
 use crate::llm::{AssistantTurn, turn};
@@ -21,7 +21,6 @@ use crate::protocol::AgentEvent;
 use crate::store::StoreError;
 use crate::store::calls::BatchState;
 use crate::store::messages::{self, NewMessage, Role};
-use crate::toolcall::CallStatus;
 
 /// Runs the turn's reads in the model's order, then stores the turn.
 /// Returns the assistant message's id.
@@ -35,15 +34,7 @@ pub(crate) async fn run(
 ) -> Result<i64, AgentError> {
     let proposed_at = inner.now();
     let reads = planned.allowed(session_id);
-    let mut endings: Vec<Ending> = Vec::with_capacity(reads.len());
-    for read in &reads {
-        let mut shown = read.clone();
-        shown.status = CallStatus::Running;
-        emit(AgentEvent::ToolCallStarted {
-            call: call_view(&shown),
-        });
-        endings.push(execute::send(inner, read, emit).await);
-    }
+    let endings = execute::send_unstored(inner, &reads, emit).await;
     let ended_at = inner.now();
     let (message_id, proposal, done) = inner.store.with_tx(|tx| {
         let message_id = messages::append(

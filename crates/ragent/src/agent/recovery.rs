@@ -128,7 +128,7 @@ pub(crate) async fn settle_leftover(
         match call.status {
             CallStatus::Running => {
                 let title = title_of(&call);
-                let done = execute::resume_running(inner, &call, emit).await?;
+                let done = execute::execute(inner, &call, emit, None).await?;
                 if done.status == CallStatus::Interrupted {
                     tracing::warn!(call = %call.id, "call outcome unknown after a restart");
                     notice(inner, session_id, &notices::outcome_unknown(&title))?;
@@ -208,7 +208,7 @@ fn drop_unsent(
                 note: Some("not sent: the run that held it stopped first".into()),
                 ..CallUpdate::default()
             };
-            let record = calls::move_held(tx, call.clone(), to, &update, now)?;
+            let record = calls::move_call(tx, call.clone(), to, &update, now)?;
             if call.status == CallStatus::Approved {
                 batch::record_audit(tx, &record, audit, None, now)?;
             }
@@ -282,7 +282,7 @@ async fn ask_again(
         return Ok(());
     }
     for call in &judged.runnable {
-        execute::run_call(inner, call, emit, None).await?;
+        execute::execute(inner, call, emit, None).await?;
         report.executed.push(call.id.clone());
     }
     let now = inner.now();

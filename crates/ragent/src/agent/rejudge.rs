@@ -99,7 +99,7 @@ pub(crate) fn rejudge(
                     note: Some("judged again before it ran: asks".into()),
                     ..CallUpdate::default()
                 };
-                moved.push(calls::move_held(
+                moved.push(calls::move_call(
                     tx,
                     call,
                     CallStatus::Asking,
@@ -114,7 +114,7 @@ pub(crate) fn rejudge(
                     note: Some("judged again before it ran: denied".into()),
                     ..CallUpdate::default()
                 };
-                let record = calls::move_held(tx, call, CallStatus::Rejected, &update, now)?;
+                let record = calls::move_call(tx, call, CallStatus::Rejected, &update, now)?;
                 record_audit(tx, &record, AuditDecision::PolicyDenied, None, now)?;
                 moved.push(record);
             }

@@ -92,7 +92,7 @@ fn apply(
             reason.as_deref(),
         ),
     };
-    let record = calls::move_call(conn, &call.id, to, &update, now)?;
+    let record = calls::move_call(conn, call.clone(), to, &update, now)?;
     record_audit(conn, &record, audit, reason, now)?;
     Ok(to)
 }

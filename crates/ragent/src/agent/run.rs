@@ -304,7 +304,7 @@ async fn run_batch(
     for (i, call) in runnable.iter().enumerate() {
         // The last call's ending and the batch's close are one transaction.
         let closing = (Some(i) == last).then_some(batch);
-        execute::run_call(ctx.inner, call, &emit, closing).await?;
+        execute::execute(ctx.inner, call, &emit, closing).await?;
     }
     if last.is_none() {
         let now = ctx.inner.now();

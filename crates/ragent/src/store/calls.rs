@@ -208,22 +208,10 @@ pub fn insert_batch(
     Ok(())
 }
 
-/// Moves a call to `to` if the state machine allows it from where it is.
-pub fn move_call(
-    conn: &Connection,
-    call_id: &str,
-    to: CallStatus,
-    update: &CallUpdate,
-    now: i64,
-) -> Result<CallRecord, StoreError> {
-    let record = get_call(conn, call_id)?;
-    move_held(conn, record, to, update, now)
-}
-
 /// Moves a call the caller holds (as read, or as it was just stored) to
 /// `to`, without reading it again. The row must still be where the held
 /// call says it is; otherwise nothing changes and the move is refused.
-pub fn move_held(
+pub fn move_call(
     conn: &Connection,
     mut record: CallRecord,
     to: CallStatus,
@@ -517,12 +505,12 @@ mod tests {
         let held = store.with_conn(|c| get_call(c, "c")).unwrap();
         let update = CallUpdate::default();
         let asking = store
-            .with_tx(|tx| move_held(tx, held.clone(), CallStatus::Asking, &update, 2))
+            .with_tx(|tx| move_call(tx, held.clone(), CallStatus::Asking, &update, 2))
             .unwrap();
         assert_eq!(asking, store.with_conn(|c| get_call(c, "c")).unwrap());
 
         // The held copy is stale now: the row is no longer `proposed`.
-        let stale = store.with_tx(|tx| move_held(tx, held, CallStatus::Allowed, &update, 3));
+        let stale = store.with_tx(|tx| move_call(tx, held, CallStatus::Allowed, &update, 3));
         assert!(matches!(stale, Err(StoreError::NotFound(_))), "{stale:?}");
         let row = store.with_conn(|c| get_call(c, "c")).unwrap();
         assert_eq!(row.status, CallStatus::Asking, "nothing changed");
@@ -534,9 +522,10 @@ mod tests {
         let store = store_with_batch();
         let update = CallUpdate::default();
         store
-            .with_tx(|tx| move_call(tx, "c", CallStatus::Allowed, &update, 2))
+            .with_tx(|tx| move_call(tx, get_call(tx, "c")?, CallStatus::Allowed, &update, 2))
             .unwrap();
-        let normal = store.with_tx(|tx| move_call(tx, "c", CallStatus::Running, &update, 3));
+        let normal =
+            store.with_tx(|tx| move_call(tx, get_call(tx, "c")?, CallStatus::Running, &update, 3));
         assert!(
             matches!(normal, Err(StoreError::NotDurable(_))),
             "{normal:?}"
@@ -546,15 +535,20 @@ mod tests {
             CallStatus::Allowed
         );
         store
-            .with_durable_tx(|tx| move_call(tx, "c", CallStatus::Running, &update, 4))
+            .with_durable_tx(|tx| {
+                move_call(tx, get_call(tx, "c")?, CallStatus::Running, &update, 4)
+            })
             .unwrap();
-        let normal = store.with_tx(|tx| move_call(tx, "c", CallStatus::Succeeded, &update, 5));
+        let normal = store
+            .with_tx(|tx| move_call(tx, get_call(tx, "c")?, CallStatus::Succeeded, &update, 5));
         assert!(
             matches!(normal, Err(StoreError::NotDurable(_))),
             "{normal:?}"
         );
         store
-            .with_durable_tx(|tx| move_call(tx, "c", CallStatus::Succeeded, &update, 6))
+            .with_durable_tx(|tx| {
+                move_call(tx, get_call(tx, "c")?, CallStatus::Succeeded, &update, 6)
+            })
             .unwrap();
     }
 
@@ -583,9 +577,10 @@ mod tests {
         let store = store_with_batch();
         let update = CallUpdate::default();
         store
-            .with_tx(|tx| move_call(tx, "c", CallStatus::Asking, &update, 2))
+            .with_tx(|tx| move_call(tx, get_call(tx, "c")?, CallStatus::Asking, &update, 2))
             .unwrap();
-        let illegal = store.with_tx(|tx| move_call(tx, "c", CallStatus::Running, &update, 3));
+        let illegal =
+            store.with_tx(|tx| move_call(tx, get_call(tx, "c")?, CallStatus::Running, &update, 3));
         assert!(
             matches!(illegal, Err(StoreError::Transition(_))),
             "{illegal:?}"
@@ -594,7 +589,7 @@ mod tests {
             .with_tx(|tx| {
                 move_call(
                     tx,
-                    "c",
+                    get_call(tx, "c")?,
                     CallStatus::Approved,
                     &CallUpdate {
                         arguments: Some(json!({"orderNo": "2"})),
@@ -647,7 +642,7 @@ mod tests {
         ];
         for (at, (to, update)) in (2..).zip(moves) {
             let returned = store
-                .with_durable_tx(|tx| move_call(tx, "c", to, &update, at))
+                .with_durable_tx(|tx| move_call(tx, get_call(tx, "c")?, to, &update, at))
                 .unwrap();
             let stored = store.with_conn(|c| get_call(c, "c")).unwrap();
             assert_eq!(returned, stored);
