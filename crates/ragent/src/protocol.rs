@@ -1,5 +1,6 @@
-//! The vocabulary shared with every front end: what the user asks of the
-//! core ([`UserInput`]), what the core reports ([`AgentEvent`] inside an
+//! The vocabulary shared with every front end: what the user decides
+//! ([`CallDecision`]) and what became of it ([`InputOutcome`]), what the
+//! core reports ([`AgentEvent`] inside an
 //! [`EventEnvelope`]), and the views a reopened window needs to draw itself
 //! ([`Transcript`], [`ConfirmationCard`]). TypeScript types for `ui/` are
 //! generated from these (see `typescript.rs`); nothing else crosses over.
@@ -9,23 +10,6 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use crate::toolcall::CallStatus;
-
-/// An input from the user, as a front end submits it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum UserInput {
-    /// A new chat message. If a confirmation card is pending in the session,
-    /// the message supersedes it: its calls never run.
-    SendMessage { session_id: String, text: String },
-    /// Decisions on some or all calls of the pending confirmation card.
-    RespondConfirmation {
-        session_id: String,
-        reply_id: String,
-        decisions: Vec<CallDecision>,
-    },
-    /// Stop the session's active run.
-    CancelRun { session_id: String },
-}
 
 /// The user's decision on one call of a confirmation card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -177,7 +161,7 @@ pub struct CardCall {
     pub status: CallStatus,
 }
 
-/// What became of an input.
+/// What became of a reply to a card.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum InputOutcome {
@@ -186,8 +170,6 @@ pub enum InputOutcome {
     RunStarted { run_id: String },
     /// Decisions recorded; these calls on the card still wait for one.
     AwaitingDecisions { remaining: Vec<String> },
-    /// A cancel was requested; `was_running` says whether a run was there.
-    CancelRequested { was_running: bool },
 }
 
 /// A stored session, as listed.
@@ -389,45 +371,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn inputs_and_decisions_are_tagged_in_snake_case() {
-        let input = UserInput::RespondConfirmation {
-            session_id: "s".into(),
-            reply_id: "r".into(),
-            decisions: vec![
-                CallDecision {
-                    call_id: "a".into(),
-                    decision: Decision::Approve,
+    fn decisions_are_tagged_in_snake_case() {
+        let decisions = vec![
+            CallDecision {
+                call_id: "a".into(),
+                decision: Decision::Approve,
+            },
+            CallDecision {
+                call_id: "b".into(),
+                decision: Decision::Deny {
+                    reason: Some("太贵".into()),
                 },
-                CallDecision {
-                    call_id: "b".into(),
-                    decision: Decision::Deny {
-                        reason: Some("太贵".into()),
-                    },
+            },
+            CallDecision {
+                call_id: "c".into(),
+                decision: Decision::ApproveEdited {
+                    arguments: json!({"quantity": 1}),
                 },
-                CallDecision {
-                    call_id: "c".into(),
-                    decision: Decision::ApproveEdited {
-                        arguments: json!({"quantity": 1}),
-                    },
-                },
-            ],
-        };
-        let wire = serde_json::to_value(&input).unwrap();
+            },
+        ];
+        let wire = serde_json::to_value(&decisions).unwrap();
         assert_eq!(
             wire,
-            json!({
-                "type": "respond_confirmation",
-                "session_id": "s",
-                "reply_id": "r",
-                "decisions": [
-                    {"call_id": "a", "decision": {"type": "approve"}},
-                    {"call_id": "b", "decision": {"type": "deny", "reason": "太贵"}},
-                    {"call_id": "c", "decision": {"type": "approve_edited", "arguments": {"quantity": 1}}}
-                ]
-            })
+            json!([
+                {"call_id": "a", "decision": {"type": "approve"}},
+                {"call_id": "b", "decision": {"type": "deny", "reason": "太贵"}},
+                {"call_id": "c", "decision": {"type": "approve_edited", "arguments": {"quantity": 1}}}
+            ])
         );
-        let back: UserInput = serde_json::from_value(wire).unwrap();
-        assert_eq!(back, input);
+        let back: Vec<CallDecision> = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, decisions);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CardCall, ConfirmationCard, Decision,
     DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
     ModelState, ModelStatus, PolicyVerdict, SessionInfo, StopReason, ToolCallView,
-    ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem, UserInput,
+    ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{ModelSettings, Settings};
 use crate::settings_view::{
@@ -28,7 +28,6 @@ pub const TS_PATH: &str = "../../ui/src/protocol/index.ts";
 pub fn render() -> String {
     let cfg = Config::new().with_large_int("number");
     let decls = [
-        UserInput::decl(&cfg),
         CallDecision::decl(&cfg),
         Decision::decl(&cfg),
         EventEnvelope::decl(&cfg),

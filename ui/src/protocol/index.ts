@@ -3,8 +3,6 @@
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
 
-export type UserInput = { "type": "send_message", session_id: string, text: string, } | { "type": "respond_confirmation", session_id: string, reply_id: string, decisions: Array<CallDecision>, } | { "type": "cancel_run", session_id: string, };
-
 export type CallDecision = { call_id: string, decision: Decision, };
 
 export type Decision = { "type": "approve" } | { "type": "approve_edited", arguments: JsonValue, } | { "type": "deny", reason: string | null, };
@@ -24,7 +22,7 @@ export type ErrorInfo = { code: ErrorCode, message: string, };
 
 export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "invalid_settings" | "auto_approve_not_allowed" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
 
-export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, } | { "type": "cancel_requested", was_running: boolean, };
+export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, };
 
 export type ConfirmationCard = { reply_id: string, session_id: string, 
 /**

@@ -34,7 +34,6 @@ use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
 use crate::policy::{ToolFacts, ToolOverride, Trust};
 use crate::protocol::{
     AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, SessionInfo, Transcript,
-    UserInput,
 };
 use crate::schema::SchemaCache;
 use crate::secrets::{
@@ -353,23 +352,6 @@ impl Agent {
     /// Every event of every session, from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<EventEnvelope> {
         self.inner.events.subscribe()
-    }
-
-    /// Submits any user input: the one entry point a front end needs.
-    pub fn submit(&self, input: UserInput) -> Result<InputOutcome, AgentError> {
-        match input {
-            UserInput::SendMessage { session_id, text } => Ok(InputOutcome::RunStarted {
-                run_id: self.send_message(&session_id, &text)?,
-            }),
-            UserInput::RespondConfirmation {
-                session_id,
-                reply_id,
-                decisions,
-            } => self.respond(&session_id, &reply_id, decisions),
-            UserInput::CancelRun { session_id } => Ok(InputOutcome::CancelRequested {
-                was_running: self.cancel_run(&session_id)?,
-            }),
-        }
     }
 
     /// Stores the message and starts a run answering it. A pending card in
