@@ -23,9 +23,10 @@ use ragent::policy::ToolOverride;
 use ragent::protocol::{AuditDecision, CallDecision, Decision, StopReason, TranscriptItem};
 use ragent::settings::SettingsError;
 use ragent::toolcall::CallStatus;
+use rmcp::model::Tool;
 use serde_json::{Value, json};
 
-use support::notes::{Notebook, Received, hintless_tool, moving_money, note_tool};
+use support::notes::{Notebook, Received, moving_money, note_tool};
 use support::{Harness, Run, Setup, calls_turn, text_turn};
 
 /// The notebook's name as a server.
@@ -88,7 +89,13 @@ fn notebook() -> Notebook {
         .with_tool(note_tool(Destructive.tool(), |a| a.destructive(true)))
         .with_tool(moving_money(note_tool(Money.tool(), |a| a)))
         .with_tool(note_tool(OpenWorld.tool(), |a| a.open_world(true)))
-        .with_tool(hintless_tool(Missing.tool()))
+        .with_tool(without_hints(note_tool(Missing.tool(), |a| a)))
+}
+
+/// `tool` with no annotations at all.
+fn without_hints(mut tool: Tool) -> Tool {
+    tool.annotations = None;
+    tool
 }
 
 /// The user's per-tool setting, saved as the settings screen saves it.
@@ -158,6 +165,7 @@ const APPROVED_READ: Expect = expect(true, Succeeded, Sent::Plain, UserApproved)
 /// A card; denied, nothing reaches the server.
 const DENIED: Expect = expect(true, Denied, Sent::Nothing, UserDenied);
 
+/// One row of the table: the case, then what is expected of it.
 struct Row {
     behaviour: &'static str,
     trust: Trust,
@@ -168,93 +176,97 @@ struct Row {
     expect: Expect,
 }
 
+const fn row(
+    behaviour: &'static str,
+    trust: Trust,
+    hints: Hints,
+    setting: Option<ToolOverride>,
+    refused: Option<AutoApproveRefusal>,
+    answer: Answer,
+    expect: Expect,
+) -> Row {
+    Row {
+        behaviour,
+        trust,
+        hints,
+        setting,
+        refused,
+        answer,
+        expect,
+    }
+}
+
 #[rustfmt::skip]
-const ROWS: &[(&str, Trust, Hints, Option<ToolOverride>, Option<AutoApproveRefusal>, Answer, Expect)] = &[
+const ROWS: &[Row] = &[
     // No setting: the declarations decide, if the server is believed.
-    ("trusted read-only tool runs without a card",                  Trusted,   ReadOnly,    UNSET, SAVED, NoCard,        READS),
-    ("trusted harmless write asks; approved, it runs",              Trusted,   Harmless,    UNSET, SAVED, Approve,       APPROVED),
-    ("trusted harmless write asks; denied, nothing is sent",        Trusted,   Harmless,    UNSET, SAVED, Deny,          DENIED),
-    ("trusted destructive tool asks; approved, it runs",            Trusted,   Destructive, UNSET, SAVED, Approve,       APPROVED),
-    ("trusted destructive tool asks; denied, nothing is sent",      Trusted,   Destructive, UNSET, SAVED, Deny,          DENIED),
-    ("trusted money tool asks; approved, it runs",                  Trusted,   Money,       UNSET, SAVED, Approve,       APPROVED),
-    ("trusted money tool asks; denied, nothing is sent",            Trusted,   Money,       UNSET, SAVED, Deny,          DENIED),
-    ("trusted open-world tool asks; approved, it runs",             Trusted,   OpenWorld,   UNSET, SAVED, Approve,       APPROVED),
-    ("trusted open-world tool asks; denied, nothing is sent",       Trusted,   OpenWorld,   UNSET, SAVED, Deny,          DENIED),
-    ("trusted tool without hints asks; approved, it runs",          Trusted,   Missing,     UNSET, SAVED, Approve,       APPROVED),
-    ("trusted tool without hints asks; denied, nothing is sent",    Trusted,   Missing,     UNSET, SAVED, Deny,          DENIED),
-    ("untrusted read-only tool asks; approved, it runs keyed",      Untrusted, ReadOnly,    UNSET, SAVED, Approve,       APPROVED),
-    ("untrusted read-only tool asks; denied, nothing is sent",      Untrusted, ReadOnly,    UNSET, SAVED, Deny,          DENIED),
-    ("untrusted harmless write asks; approved, it runs",            Untrusted, Harmless,    UNSET, SAVED, Approve,       APPROVED),
-    ("untrusted harmless write asks; denied, nothing is sent",      Untrusted, Harmless,    UNSET, SAVED, Deny,          DENIED),
-    ("untrusted destructive tool asks; approved, it runs",          Untrusted, Destructive, UNSET, SAVED, Approve,       APPROVED),
-    ("untrusted destructive tool asks; denied, nothing is sent",    Untrusted, Destructive, UNSET, SAVED, Deny,          DENIED),
-    ("untrusted money tool asks; approved, it runs",                Untrusted, Money,       UNSET, SAVED, Approve,       APPROVED),
-    ("untrusted money tool asks; denied, nothing is sent",          Untrusted, Money,       UNSET, SAVED, Deny,          DENIED),
-    ("untrusted open-world tool asks; approved, it runs",           Untrusted, OpenWorld,   UNSET, SAVED, Approve,       APPROVED),
-    ("untrusted open-world tool asks; denied, nothing is sent",     Untrusted, OpenWorld,   UNSET, SAVED, Deny,          DENIED),
-    ("untrusted tool without hints asks; approved, it runs",        Untrusted, Missing,     UNSET, SAVED, Approve,       APPROVED),
-    ("untrusted tool without hints asks; denied, nothing is sent",  Untrusted, Missing,     UNSET, SAVED, Deny,          DENIED),
+    row("trusted read-only tool runs without a card",                                                     Trusted,   ReadOnly,    UNSET, SAVED,               NoCard,  READS),
+    row("trusted harmless write asks; approved, it runs",                                                 Trusted,   Harmless,    UNSET, SAVED,               Approve, APPROVED),
+    row("trusted harmless write asks; denied, nothing is sent",                                           Trusted,   Harmless,    UNSET, SAVED,               Deny,    DENIED),
+    row("trusted destructive tool asks; approved, it runs",                                               Trusted,   Destructive, UNSET, SAVED,               Approve, APPROVED),
+    row("trusted destructive tool asks; denied, nothing is sent",                                         Trusted,   Destructive, UNSET, SAVED,               Deny,    DENIED),
+    row("trusted money tool asks; approved, it runs",                                                     Trusted,   Money,       UNSET, SAVED,               Approve, APPROVED),
+    row("trusted money tool asks; denied, nothing is sent",                                               Trusted,   Money,       UNSET, SAVED,               Deny,    DENIED),
+    row("trusted open-world tool asks; approved, it runs",                                                Trusted,   OpenWorld,   UNSET, SAVED,               Approve, APPROVED),
+    row("trusted open-world tool asks; denied, nothing is sent",                                          Trusted,   OpenWorld,   UNSET, SAVED,               Deny,    DENIED),
+    row("trusted tool without hints asks; approved, it runs",                                             Trusted,   Missing,     UNSET, SAVED,               Approve, APPROVED),
+    row("trusted tool without hints asks; denied, nothing is sent",                                       Trusted,   Missing,     UNSET, SAVED,               Deny,    DENIED),
+    row("untrusted read-only tool asks; approved, it runs keyed",                                         Untrusted, ReadOnly,    UNSET, SAVED,               Approve, APPROVED),
+    row("untrusted read-only tool asks; denied, nothing is sent",                                         Untrusted, ReadOnly,    UNSET, SAVED,               Deny,    DENIED),
+    row("untrusted harmless write asks; approved, it runs",                                               Untrusted, Harmless,    UNSET, SAVED,               Approve, APPROVED),
+    row("untrusted harmless write asks; denied, nothing is sent",                                         Untrusted, Harmless,    UNSET, SAVED,               Deny,    DENIED),
+    row("untrusted destructive tool asks; approved, it runs",                                             Untrusted, Destructive, UNSET, SAVED,               Approve, APPROVED),
+    row("untrusted destructive tool asks; denied, nothing is sent",                                       Untrusted, Destructive, UNSET, SAVED,               Deny,    DENIED),
+    row("untrusted money tool asks; approved, it runs",                                                   Untrusted, Money,       UNSET, SAVED,               Approve, APPROVED),
+    row("untrusted money tool asks; denied, nothing is sent",                                             Untrusted, Money,       UNSET, SAVED,               Deny,    DENIED),
+    row("untrusted open-world tool asks; approved, it runs",                                              Untrusted, OpenWorld,   UNSET, SAVED,               Approve, APPROVED),
+    row("untrusted open-world tool asks; denied, nothing is sent",                                        Untrusted, OpenWorld,   UNSET, SAVED,               Deny,    DENIED),
+    row("untrusted tool without hints asks; approved, it runs",                                           Untrusted, Missing,     UNSET, SAVED,               Approve, APPROVED),
+    row("untrusted tool without hints asks; denied, nothing is sent",                                     Untrusted, Missing,     UNSET, SAVED,               Deny,    DENIED),
 
     // "Ask": a card for every tool, even a trusted read.
-    ("trusted read-only tool with ask asks; approved, it runs as a read", Trusted, ReadOnly, ASK, SAVED, Approve,     APPROVED_READ),
-    ("trusted read-only tool with ask asks; denied, nothing is sent", Trusted, ReadOnly,    ASK,   SAVED, Deny,          DENIED),
-    ("trusted harmless write with ask asks",                        Trusted,   Harmless,    ASK,   SAVED, Approve,       APPROVED),
-    ("trusted destructive tool with ask asks",                      Trusted,   Destructive, ASK,   SAVED, Deny,          DENIED),
-    ("trusted money tool with ask asks",                            Trusted,   Money,       ASK,   SAVED, Approve,       APPROVED),
-    ("trusted open-world tool with ask asks",                       Trusted,   OpenWorld,   ASK,   SAVED, Deny,          DENIED),
-    ("trusted tool without hints with ask asks",                    Trusted,   Missing,     ASK,   SAVED, Approve,       APPROVED),
-    ("untrusted read-only tool with ask asks",                      Untrusted, ReadOnly,    ASK,   SAVED, Deny,          DENIED),
-    ("untrusted harmless write with ask asks",                      Untrusted, Harmless,    ASK,   SAVED, Approve,       APPROVED),
-    ("untrusted destructive tool with ask asks",                    Untrusted, Destructive, ASK,   SAVED, Deny,          DENIED),
-    ("untrusted money tool with ask asks",                          Untrusted, Money,       ASK,   SAVED, Approve,       APPROVED),
-    ("untrusted open-world tool with ask asks",                     Untrusted, OpenWorld,   ASK,   SAVED, Deny,          DENIED),
-    ("untrusted tool without hints with ask asks",                  Untrusted, Missing,     ASK,   SAVED, Approve,       APPROVED),
+    row("trusted read-only tool with ask asks; approved, it runs as a read",                              Trusted,   ReadOnly,    ASK,   SAVED,               Approve, APPROVED_READ),
+    row("trusted read-only tool with ask asks; denied, nothing is sent",                                  Trusted,   ReadOnly,    ASK,   SAVED,               Deny,    DENIED),
+    row("trusted harmless write with ask asks",                                                           Trusted,   Harmless,    ASK,   SAVED,               Approve, APPROVED),
+    row("trusted destructive tool with ask asks",                                                         Trusted,   Destructive, ASK,   SAVED,               Deny,    DENIED),
+    row("trusted money tool with ask asks",                                                               Trusted,   Money,       ASK,   SAVED,               Approve, APPROVED),
+    row("trusted open-world tool with ask asks",                                                          Trusted,   OpenWorld,   ASK,   SAVED,               Deny,    DENIED),
+    row("trusted tool without hints with ask asks",                                                       Trusted,   Missing,     ASK,   SAVED,               Approve, APPROVED),
+    row("untrusted read-only tool with ask asks",                                                         Untrusted, ReadOnly,    ASK,   SAVED,               Deny,    DENIED),
+    row("untrusted harmless write with ask asks",                                                         Untrusted, Harmless,    ASK,   SAVED,               Approve, APPROVED),
+    row("untrusted destructive tool with ask asks",                                                       Untrusted, Destructive, ASK,   SAVED,               Deny,    DENIED),
+    row("untrusted money tool with ask asks",                                                             Untrusted, Money,       ASK,   SAVED,               Approve, APPROVED),
+    row("untrusted open-world tool with ask asks",                                                        Untrusted, OpenWorld,   ASK,   SAVED,               Deny,    DENIED),
+    row("untrusted tool without hints with ask asks",                                                     Untrusted, Missing,     ASK,   SAVED,               Approve, APPROVED),
 
     // "Deny": refused before any card, whatever the tool declares.
-    ("trusted read-only tool with deny is refused",                 Trusted,   ReadOnly,    DENY,  SAVED, NoCard,        REFUSED),
-    ("trusted harmless write with deny is refused",                 Trusted,   Harmless,    DENY,  SAVED, NoCard,        REFUSED),
-    ("trusted destructive tool with deny is refused",               Trusted,   Destructive, DENY,  SAVED, NoCard,        REFUSED),
-    ("trusted money tool with deny is refused",                     Trusted,   Money,       DENY,  SAVED, NoCard,        REFUSED),
-    ("trusted open-world tool with deny is refused",                Trusted,   OpenWorld,   DENY,  SAVED, NoCard,        REFUSED),
-    ("trusted tool without hints with deny is refused",             Trusted,   Missing,     DENY,  SAVED, NoCard,        REFUSED),
-    ("untrusted read-only tool with deny is refused",               Untrusted, ReadOnly,    DENY,  SAVED, NoCard,        REFUSED),
-    ("untrusted harmless write with deny is refused",               Untrusted, Harmless,    DENY,  SAVED, NoCard,        REFUSED),
-    ("untrusted destructive tool with deny is refused",             Untrusted, Destructive, DENY,  SAVED, NoCard,        REFUSED),
-    ("untrusted money tool with deny is refused",                   Untrusted, Money,       DENY,  SAVED, NoCard,        REFUSED),
-    ("untrusted open-world tool with deny is refused",              Untrusted, OpenWorld,   DENY,  SAVED, NoCard,        REFUSED),
-    ("untrusted tool without hints with deny is refused",           Untrusted, Missing,     DENY,  SAVED, NoCard,        REFUSED),
+    row("trusted read-only tool with deny is refused",                                                    Trusted,   ReadOnly,    DENY,  SAVED,               NoCard,  REFUSED),
+    row("trusted harmless write with deny is refused",                                                    Trusted,   Harmless,    DENY,  SAVED,               NoCard,  REFUSED),
+    row("trusted destructive tool with deny is refused",                                                  Trusted,   Destructive, DENY,  SAVED,               NoCard,  REFUSED),
+    row("trusted money tool with deny is refused",                                                        Trusted,   Money,       DENY,  SAVED,               NoCard,  REFUSED),
+    row("trusted open-world tool with deny is refused",                                                   Trusted,   OpenWorld,   DENY,  SAVED,               NoCard,  REFUSED),
+    row("trusted tool without hints with deny is refused",                                                Trusted,   Missing,     DENY,  SAVED,               NoCard,  REFUSED),
+    row("untrusted read-only tool with deny is refused",                                                  Untrusted, ReadOnly,    DENY,  SAVED,               NoCard,  REFUSED),
+    row("untrusted harmless write with deny is refused",                                                  Untrusted, Harmless,    DENY,  SAVED,               NoCard,  REFUSED),
+    row("untrusted destructive tool with deny is refused",                                                Untrusted, Destructive, DENY,  SAVED,               NoCard,  REFUSED),
+    row("untrusted money tool with deny is refused",                                                      Untrusted, Money,       DENY,  SAVED,               NoCard,  REFUSED),
+    row("untrusted open-world tool with deny is refused",                                                 Untrusted, OpenWorld,   DENY,  SAVED,               NoCard,  REFUSED),
+    row("untrusted tool without hints with deny is refused",                                              Untrusted, Missing,     DENY,  SAVED,               NoCard,  REFUSED),
 
     // "Auto-approve": saved only for a trusted harmless write; refused
     // for anything else, which then behaves as with no setting.
-    ("trusted read-only tool with auto_approve: the setting is refused, it still runs without a card", Trusted, ReadOnly, AUTO, Some(NotAWrite), NoCard, READS),
-    ("trusted harmless write with auto_approve runs without a card", Trusted,  Harmless,    AUTO,  SAVED,              NoCard,       AUTO_RUNS),
-    ("trusted destructive tool with auto_approve asks and the setting is refused", Trusted, Destructive, AUTO, Some(IsDestructive), Approve, APPROVED),
-    ("trusted money tool with auto_approve asks and the setting is refused", Trusted, Money, AUTO,      Some(MovesMoney),   Approve,      APPROVED),
-    ("trusted open-world tool with auto_approve asks and the setting is refused", Trusted, OpenWorld, AUTO, Some(ReachesOut), Deny,         DENIED),
-    ("trusted tool without hints with auto_approve asks and the setting is refused", Trusted, Missing, AUTO, Some(NotAWrite), Approve,      APPROVED),
-    ("untrusted read-only tool with auto_approve asks and the setting is refused", Untrusted, ReadOnly, AUTO, Some(NotTrusted), Approve,    APPROVED),
-    ("untrusted harmless write with auto_approve asks and the setting is refused", Untrusted, Harmless, AUTO, Some(NotTrusted), Deny,         DENIED),
-    ("untrusted destructive tool with auto_approve asks and the setting is refused", Untrusted, Destructive, AUTO, Some(NotTrusted), Approve, APPROVED),
-    ("untrusted money tool with auto_approve asks and the setting is refused", Untrusted, Money, AUTO,  Some(NotTrusted),   Deny,         DENIED),
-    ("untrusted open-world tool with auto_approve asks and the setting is refused", Untrusted, OpenWorld, AUTO, Some(NotTrusted), Approve,  APPROVED),
-    ("untrusted tool without hints with auto_approve asks and the setting is refused", Untrusted, Missing, AUTO, Some(NotTrusted), Deny,         DENIED),
+    row("trusted read-only tool with auto_approve: the setting is refused, it still runs without a card", Trusted,   ReadOnly,    AUTO,  Some(NotAWrite),     NoCard,  READS),
+    row("trusted harmless write with auto_approve runs without a card",                                   Trusted,   Harmless,    AUTO,  SAVED,               NoCard,  AUTO_RUNS),
+    row("trusted destructive tool with auto_approve asks and the setting is refused",                     Trusted,   Destructive, AUTO,  Some(IsDestructive), Approve, APPROVED),
+    row("trusted money tool with auto_approve asks and the setting is refused",                           Trusted,   Money,       AUTO,  Some(MovesMoney),    Approve, APPROVED),
+    row("trusted open-world tool with auto_approve asks and the setting is refused",                      Trusted,   OpenWorld,   AUTO,  Some(ReachesOut),    Deny,    DENIED),
+    row("trusted tool without hints with auto_approve asks and the setting is refused",                   Trusted,   Missing,     AUTO,  Some(NotAWrite),     Approve, APPROVED),
+    row("untrusted read-only tool with auto_approve asks and the setting is refused",                     Untrusted, ReadOnly,    AUTO,  Some(NotTrusted),    Approve, APPROVED),
+    row("untrusted harmless write with auto_approve asks and the setting is refused",                     Untrusted, Harmless,    AUTO,  Some(NotTrusted),    Deny,    DENIED),
+    row("untrusted destructive tool with auto_approve asks and the setting is refused",                   Untrusted, Destructive, AUTO,  Some(NotTrusted),    Approve, APPROVED),
+    row("untrusted money tool with auto_approve asks and the setting is refused",                         Untrusted, Money,       AUTO,  Some(NotTrusted),    Deny,    DENIED),
+    row("untrusted open-world tool with auto_approve asks and the setting is refused",                    Untrusted, OpenWorld,   AUTO,  Some(NotTrusted),    Approve, APPROVED),
+    row("untrusted tool without hints with auto_approve asks and the setting is refused",                 Untrusted, Missing,     AUTO,  Some(NotTrusted),    Deny,    DENIED),
 ];
-
-fn rows() -> Vec<Row> {
-    ROWS.iter()
-        .map(
-            |&(behaviour, trust, hints, setting, refused, answer, expect)| Row {
-                behaviour,
-                trust,
-                hints,
-                setting,
-                refused,
-                answer,
-                expect,
-            },
-        )
-        .collect()
-}
 
 /// What became of the user's setting.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -432,13 +444,12 @@ async fn play(row: &Row) -> Outcome {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_trust_hints_setting_and_answer_ends_as_the_table_says() {
-    let rows = rows();
-    let played: Vec<(&str, Outcome)> = futures::stream::iter(&rows)
+    let played: Vec<(&str, Outcome)> = futures::stream::iter(ROWS)
         .map(|row| async move { (row.behaviour, play(row).await) })
         .buffered(AT_ONCE)
         .collect()
         .await;
-    let expected: Vec<(&str, Outcome)> = rows
+    let expected: Vec<(&str, Outcome)> = ROWS
         .iter()
         .map(|row| (row.behaviour, row.expected()))
         .collect();

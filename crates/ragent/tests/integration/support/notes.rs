@@ -60,6 +60,8 @@ impl Notebook {
     }
 
     /// Every call this notebook received, of any tool, in order.
+    // Read by the approvals table, a test binary of its own.
+    #[allow(dead_code)]
     pub fn calls(&self) -> Vec<Received> {
         self.calls.lock().unwrap().clone()
     }
@@ -115,12 +117,6 @@ pub fn note_tool(name: &str, declare: impl FnOnce(ToolAnnotations) -> ToolAnnota
     Tool::new(name.to_string(), format!("{name} a note."), text_schema())
         .with_title(name.to_string())
         .with_annotations(declare(honest))
-}
-
-/// A write tool that takes `{text}` and declares no hints at all.
-pub fn hintless_tool(name: &str) -> Tool {
-    Tool::new(name.to_string(), format!("{name} a note."), text_schema())
-        .with_title(name.to_string())
 }
 
 /// `tool` with `_meta["ragent/moves_money"] = true`.
