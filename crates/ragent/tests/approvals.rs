@@ -165,107 +165,91 @@ const APPROVED_READ: Expect = expect(true, Succeeded, Sent::Plain, UserApproved)
 /// A card; denied, nothing reaches the server.
 const DENIED: Expect = expect(true, Denied, Sent::Nothing, UserDenied);
 
-/// One row of the table: the case, then what is expected of it.
-struct Row {
-    behaviour: &'static str,
-    trust: Trust,
-    hints: Hints,
-    setting: Option<ToolOverride>,
-    refused: Option<AutoApproveRefusal>,
-    answer: Answer,
-    expect: Expect,
-}
-
-const fn row(
-    behaviour: &'static str,
-    trust: Trust,
-    hints: Hints,
-    setting: Option<ToolOverride>,
-    refused: Option<AutoApproveRefusal>,
-    answer: Answer,
-    expect: Expect,
-) -> Row {
-    Row {
-        behaviour,
-        trust,
-        hints,
-        setting,
-        refused,
-        answer,
-        expect,
-    }
-}
+/// One row of the table: the behaviour it pins; the case (the server's
+/// trust, the tool's hints, the user's setting for it); why saving that
+/// setting is refused, if it is; the user's answer should a card appear;
+/// and what is expected.
+#[derive(Clone, Copy)]
+struct Row(
+    &'static str,
+    Trust,
+    Hints,
+    Option<ToolOverride>,
+    Option<AutoApproveRefusal>,
+    Answer,
+    Expect,
+);
 
 #[rustfmt::skip]
 const ROWS: &[Row] = &[
     // No setting: the declarations decide, if the server is believed.
-    row("trusted read-only tool runs without a card",                                                     Trusted,   ReadOnly,    UNSET, SAVED,               NoCard,  READS),
-    row("trusted harmless write asks; approved, it runs",                                                 Trusted,   Harmless,    UNSET, SAVED,               Approve, APPROVED),
-    row("trusted harmless write asks; denied, nothing is sent",                                           Trusted,   Harmless,    UNSET, SAVED,               Deny,    DENIED),
-    row("trusted destructive tool asks; approved, it runs",                                               Trusted,   Destructive, UNSET, SAVED,               Approve, APPROVED),
-    row("trusted destructive tool asks; denied, nothing is sent",                                         Trusted,   Destructive, UNSET, SAVED,               Deny,    DENIED),
-    row("trusted money tool asks; approved, it runs",                                                     Trusted,   Money,       UNSET, SAVED,               Approve, APPROVED),
-    row("trusted money tool asks; denied, nothing is sent",                                               Trusted,   Money,       UNSET, SAVED,               Deny,    DENIED),
-    row("trusted open-world tool asks; approved, it runs",                                                Trusted,   OpenWorld,   UNSET, SAVED,               Approve, APPROVED),
-    row("trusted open-world tool asks; denied, nothing is sent",                                          Trusted,   OpenWorld,   UNSET, SAVED,               Deny,    DENIED),
-    row("trusted tool without hints asks; approved, it runs",                                             Trusted,   Missing,     UNSET, SAVED,               Approve, APPROVED),
-    row("trusted tool without hints asks; denied, nothing is sent",                                       Trusted,   Missing,     UNSET, SAVED,               Deny,    DENIED),
-    row("untrusted read-only tool asks; approved, it runs keyed",                                         Untrusted, ReadOnly,    UNSET, SAVED,               Approve, APPROVED),
-    row("untrusted read-only tool asks; denied, nothing is sent",                                         Untrusted, ReadOnly,    UNSET, SAVED,               Deny,    DENIED),
-    row("untrusted harmless write asks; approved, it runs",                                               Untrusted, Harmless,    UNSET, SAVED,               Approve, APPROVED),
-    row("untrusted harmless write asks; denied, nothing is sent",                                         Untrusted, Harmless,    UNSET, SAVED,               Deny,    DENIED),
-    row("untrusted destructive tool asks; approved, it runs",                                             Untrusted, Destructive, UNSET, SAVED,               Approve, APPROVED),
-    row("untrusted destructive tool asks; denied, nothing is sent",                                       Untrusted, Destructive, UNSET, SAVED,               Deny,    DENIED),
-    row("untrusted money tool asks; approved, it runs",                                                   Untrusted, Money,       UNSET, SAVED,               Approve, APPROVED),
-    row("untrusted money tool asks; denied, nothing is sent",                                             Untrusted, Money,       UNSET, SAVED,               Deny,    DENIED),
-    row("untrusted open-world tool asks; approved, it runs",                                              Untrusted, OpenWorld,   UNSET, SAVED,               Approve, APPROVED),
-    row("untrusted open-world tool asks; denied, nothing is sent",                                        Untrusted, OpenWorld,   UNSET, SAVED,               Deny,    DENIED),
-    row("untrusted tool without hints asks; approved, it runs",                                           Untrusted, Missing,     UNSET, SAVED,               Approve, APPROVED),
-    row("untrusted tool without hints asks; denied, nothing is sent",                                     Untrusted, Missing,     UNSET, SAVED,               Deny,    DENIED),
+    Row("trusted read-only tool runs without a card",                                                     Trusted,   ReadOnly,    UNSET, SAVED,               NoCard,  READS),
+    Row("trusted harmless write asks; approved, it runs",                                                 Trusted,   Harmless,    UNSET, SAVED,               Approve, APPROVED),
+    Row("trusted harmless write asks; denied, nothing is sent",                                           Trusted,   Harmless,    UNSET, SAVED,               Deny,    DENIED),
+    Row("trusted destructive tool asks; approved, it runs",                                               Trusted,   Destructive, UNSET, SAVED,               Approve, APPROVED),
+    Row("trusted destructive tool asks; denied, nothing is sent",                                         Trusted,   Destructive, UNSET, SAVED,               Deny,    DENIED),
+    Row("trusted money tool asks; approved, it runs",                                                     Trusted,   Money,       UNSET, SAVED,               Approve, APPROVED),
+    Row("trusted money tool asks; denied, nothing is sent",                                               Trusted,   Money,       UNSET, SAVED,               Deny,    DENIED),
+    Row("trusted open-world tool asks; approved, it runs",                                                Trusted,   OpenWorld,   UNSET, SAVED,               Approve, APPROVED),
+    Row("trusted open-world tool asks; denied, nothing is sent",                                          Trusted,   OpenWorld,   UNSET, SAVED,               Deny,    DENIED),
+    Row("trusted tool without hints asks; approved, it runs",                                             Trusted,   Missing,     UNSET, SAVED,               Approve, APPROVED),
+    Row("trusted tool without hints asks; denied, nothing is sent",                                       Trusted,   Missing,     UNSET, SAVED,               Deny,    DENIED),
+    Row("untrusted read-only tool asks; approved, it runs keyed",                                         Untrusted, ReadOnly,    UNSET, SAVED,               Approve, APPROVED),
+    Row("untrusted read-only tool asks; denied, nothing is sent",                                         Untrusted, ReadOnly,    UNSET, SAVED,               Deny,    DENIED),
+    Row("untrusted harmless write asks; approved, it runs",                                               Untrusted, Harmless,    UNSET, SAVED,               Approve, APPROVED),
+    Row("untrusted harmless write asks; denied, nothing is sent",                                         Untrusted, Harmless,    UNSET, SAVED,               Deny,    DENIED),
+    Row("untrusted destructive tool asks; approved, it runs",                                             Untrusted, Destructive, UNSET, SAVED,               Approve, APPROVED),
+    Row("untrusted destructive tool asks; denied, nothing is sent",                                       Untrusted, Destructive, UNSET, SAVED,               Deny,    DENIED),
+    Row("untrusted money tool asks; approved, it runs",                                                   Untrusted, Money,       UNSET, SAVED,               Approve, APPROVED),
+    Row("untrusted money tool asks; denied, nothing is sent",                                             Untrusted, Money,       UNSET, SAVED,               Deny,    DENIED),
+    Row("untrusted open-world tool asks; approved, it runs",                                              Untrusted, OpenWorld,   UNSET, SAVED,               Approve, APPROVED),
+    Row("untrusted open-world tool asks; denied, nothing is sent",                                        Untrusted, OpenWorld,   UNSET, SAVED,               Deny,    DENIED),
+    Row("untrusted tool without hints asks; approved, it runs",                                           Untrusted, Missing,     UNSET, SAVED,               Approve, APPROVED),
+    Row("untrusted tool without hints asks; denied, nothing is sent",                                     Untrusted, Missing,     UNSET, SAVED,               Deny,    DENIED),
 
     // "Ask": a card for every tool, even a trusted read.
-    row("trusted read-only tool with ask asks; approved, it runs as a read",                              Trusted,   ReadOnly,    ASK,   SAVED,               Approve, APPROVED_READ),
-    row("trusted read-only tool with ask asks; denied, nothing is sent",                                  Trusted,   ReadOnly,    ASK,   SAVED,               Deny,    DENIED),
-    row("trusted harmless write with ask asks",                                                           Trusted,   Harmless,    ASK,   SAVED,               Approve, APPROVED),
-    row("trusted destructive tool with ask asks",                                                         Trusted,   Destructive, ASK,   SAVED,               Deny,    DENIED),
-    row("trusted money tool with ask asks",                                                               Trusted,   Money,       ASK,   SAVED,               Approve, APPROVED),
-    row("trusted open-world tool with ask asks",                                                          Trusted,   OpenWorld,   ASK,   SAVED,               Deny,    DENIED),
-    row("trusted tool without hints with ask asks",                                                       Trusted,   Missing,     ASK,   SAVED,               Approve, APPROVED),
-    row("untrusted read-only tool with ask asks",                                                         Untrusted, ReadOnly,    ASK,   SAVED,               Deny,    DENIED),
-    row("untrusted harmless write with ask asks",                                                         Untrusted, Harmless,    ASK,   SAVED,               Approve, APPROVED),
-    row("untrusted destructive tool with ask asks",                                                       Untrusted, Destructive, ASK,   SAVED,               Deny,    DENIED),
-    row("untrusted money tool with ask asks",                                                             Untrusted, Money,       ASK,   SAVED,               Approve, APPROVED),
-    row("untrusted open-world tool with ask asks",                                                        Untrusted, OpenWorld,   ASK,   SAVED,               Deny,    DENIED),
-    row("untrusted tool without hints with ask asks",                                                     Untrusted, Missing,     ASK,   SAVED,               Approve, APPROVED),
+    Row("trusted read-only tool with ask asks; approved, it runs as a read",                              Trusted,   ReadOnly,    ASK,   SAVED,               Approve, APPROVED_READ),
+    Row("trusted read-only tool with ask asks; denied, nothing is sent",                                  Trusted,   ReadOnly,    ASK,   SAVED,               Deny,    DENIED),
+    Row("trusted harmless write with ask asks",                                                           Trusted,   Harmless,    ASK,   SAVED,               Approve, APPROVED),
+    Row("trusted destructive tool with ask asks",                                                         Trusted,   Destructive, ASK,   SAVED,               Deny,    DENIED),
+    Row("trusted money tool with ask asks",                                                               Trusted,   Money,       ASK,   SAVED,               Approve, APPROVED),
+    Row("trusted open-world tool with ask asks",                                                          Trusted,   OpenWorld,   ASK,   SAVED,               Deny,    DENIED),
+    Row("trusted tool without hints with ask asks",                                                       Trusted,   Missing,     ASK,   SAVED,               Approve, APPROVED),
+    Row("untrusted read-only tool with ask asks",                                                         Untrusted, ReadOnly,    ASK,   SAVED,               Deny,    DENIED),
+    Row("untrusted harmless write with ask asks",                                                         Untrusted, Harmless,    ASK,   SAVED,               Approve, APPROVED),
+    Row("untrusted destructive tool with ask asks",                                                       Untrusted, Destructive, ASK,   SAVED,               Deny,    DENIED),
+    Row("untrusted money tool with ask asks",                                                             Untrusted, Money,       ASK,   SAVED,               Approve, APPROVED),
+    Row("untrusted open-world tool with ask asks",                                                        Untrusted, OpenWorld,   ASK,   SAVED,               Deny,    DENIED),
+    Row("untrusted tool without hints with ask asks",                                                     Untrusted, Missing,     ASK,   SAVED,               Approve, APPROVED),
 
     // "Deny": refused before any card, whatever the tool declares.
-    row("trusted read-only tool with deny is refused",                                                    Trusted,   ReadOnly,    DENY,  SAVED,               NoCard,  REFUSED),
-    row("trusted harmless write with deny is refused",                                                    Trusted,   Harmless,    DENY,  SAVED,               NoCard,  REFUSED),
-    row("trusted destructive tool with deny is refused",                                                  Trusted,   Destructive, DENY,  SAVED,               NoCard,  REFUSED),
-    row("trusted money tool with deny is refused",                                                        Trusted,   Money,       DENY,  SAVED,               NoCard,  REFUSED),
-    row("trusted open-world tool with deny is refused",                                                   Trusted,   OpenWorld,   DENY,  SAVED,               NoCard,  REFUSED),
-    row("trusted tool without hints with deny is refused",                                                Trusted,   Missing,     DENY,  SAVED,               NoCard,  REFUSED),
-    row("untrusted read-only tool with deny is refused",                                                  Untrusted, ReadOnly,    DENY,  SAVED,               NoCard,  REFUSED),
-    row("untrusted harmless write with deny is refused",                                                  Untrusted, Harmless,    DENY,  SAVED,               NoCard,  REFUSED),
-    row("untrusted destructive tool with deny is refused",                                                Untrusted, Destructive, DENY,  SAVED,               NoCard,  REFUSED),
-    row("untrusted money tool with deny is refused",                                                      Untrusted, Money,       DENY,  SAVED,               NoCard,  REFUSED),
-    row("untrusted open-world tool with deny is refused",                                                 Untrusted, OpenWorld,   DENY,  SAVED,               NoCard,  REFUSED),
-    row("untrusted tool without hints with deny is refused",                                              Untrusted, Missing,     DENY,  SAVED,               NoCard,  REFUSED),
+    Row("trusted read-only tool with deny is refused",                                                    Trusted,   ReadOnly,    DENY,  SAVED,               NoCard,  REFUSED),
+    Row("trusted harmless write with deny is refused",                                                    Trusted,   Harmless,    DENY,  SAVED,               NoCard,  REFUSED),
+    Row("trusted destructive tool with deny is refused",                                                  Trusted,   Destructive, DENY,  SAVED,               NoCard,  REFUSED),
+    Row("trusted money tool with deny is refused",                                                        Trusted,   Money,       DENY,  SAVED,               NoCard,  REFUSED),
+    Row("trusted open-world tool with deny is refused",                                                   Trusted,   OpenWorld,   DENY,  SAVED,               NoCard,  REFUSED),
+    Row("trusted tool without hints with deny is refused",                                                Trusted,   Missing,     DENY,  SAVED,               NoCard,  REFUSED),
+    Row("untrusted read-only tool with deny is refused",                                                  Untrusted, ReadOnly,    DENY,  SAVED,               NoCard,  REFUSED),
+    Row("untrusted harmless write with deny is refused",                                                  Untrusted, Harmless,    DENY,  SAVED,               NoCard,  REFUSED),
+    Row("untrusted destructive tool with deny is refused",                                                Untrusted, Destructive, DENY,  SAVED,               NoCard,  REFUSED),
+    Row("untrusted money tool with deny is refused",                                                      Untrusted, Money,       DENY,  SAVED,               NoCard,  REFUSED),
+    Row("untrusted open-world tool with deny is refused",                                                 Untrusted, OpenWorld,   DENY,  SAVED,               NoCard,  REFUSED),
+    Row("untrusted tool without hints with deny is refused",                                              Untrusted, Missing,     DENY,  SAVED,               NoCard,  REFUSED),
 
     // "Auto-approve": saved only for a trusted harmless write; refused
     // for anything else, which then behaves as with no setting.
-    row("trusted read-only tool with auto_approve: the setting is refused, it still runs without a card", Trusted,   ReadOnly,    AUTO,  Some(NotAWrite),     NoCard,  READS),
-    row("trusted harmless write with auto_approve runs without a card",                                   Trusted,   Harmless,    AUTO,  SAVED,               NoCard,  AUTO_RUNS),
-    row("trusted destructive tool with auto_approve asks and the setting is refused",                     Trusted,   Destructive, AUTO,  Some(IsDestructive), Approve, APPROVED),
-    row("trusted money tool with auto_approve asks and the setting is refused",                           Trusted,   Money,       AUTO,  Some(MovesMoney),    Approve, APPROVED),
-    row("trusted open-world tool with auto_approve asks and the setting is refused",                      Trusted,   OpenWorld,   AUTO,  Some(ReachesOut),    Deny,    DENIED),
-    row("trusted tool without hints with auto_approve asks and the setting is refused",                   Trusted,   Missing,     AUTO,  Some(NotAWrite),     Approve, APPROVED),
-    row("untrusted read-only tool with auto_approve asks and the setting is refused",                     Untrusted, ReadOnly,    AUTO,  Some(NotTrusted),    Approve, APPROVED),
-    row("untrusted harmless write with auto_approve asks and the setting is refused",                     Untrusted, Harmless,    AUTO,  Some(NotTrusted),    Deny,    DENIED),
-    row("untrusted destructive tool with auto_approve asks and the setting is refused",                   Untrusted, Destructive, AUTO,  Some(NotTrusted),    Approve, APPROVED),
-    row("untrusted money tool with auto_approve asks and the setting is refused",                         Untrusted, Money,       AUTO,  Some(NotTrusted),    Deny,    DENIED),
-    row("untrusted open-world tool with auto_approve asks and the setting is refused",                    Untrusted, OpenWorld,   AUTO,  Some(NotTrusted),    Approve, APPROVED),
-    row("untrusted tool without hints with auto_approve asks and the setting is refused",                 Untrusted, Missing,     AUTO,  Some(NotTrusted),    Deny,    DENIED),
+    Row("trusted read-only tool with auto_approve: the setting is refused, it still runs without a card", Trusted,   ReadOnly,    AUTO,  Some(NotAWrite),     NoCard,  READS),
+    Row("trusted harmless write with auto_approve runs without a card",                                   Trusted,   Harmless,    AUTO,  SAVED,               NoCard,  AUTO_RUNS),
+    Row("trusted destructive tool with auto_approve asks and the setting is refused",                     Trusted,   Destructive, AUTO,  Some(IsDestructive), Approve, APPROVED),
+    Row("trusted money tool with auto_approve asks and the setting is refused",                           Trusted,   Money,       AUTO,  Some(MovesMoney),    Approve, APPROVED),
+    Row("trusted open-world tool with auto_approve asks and the setting is refused",                      Trusted,   OpenWorld,   AUTO,  Some(ReachesOut),    Deny,    DENIED),
+    Row("trusted tool without hints with auto_approve asks and the setting is refused",                   Trusted,   Missing,     AUTO,  Some(NotAWrite),     Approve, APPROVED),
+    Row("untrusted read-only tool with auto_approve asks and the setting is refused",                     Untrusted, ReadOnly,    AUTO,  Some(NotTrusted),    Approve, APPROVED),
+    Row("untrusted harmless write with auto_approve asks and the setting is refused",                     Untrusted, Harmless,    AUTO,  Some(NotTrusted),    Deny,    DENIED),
+    Row("untrusted destructive tool with auto_approve asks and the setting is refused",                   Untrusted, Destructive, AUTO,  Some(NotTrusted),    Approve, APPROVED),
+    Row("untrusted money tool with auto_approve asks and the setting is refused",                         Untrusted, Money,       AUTO,  Some(NotTrusted),    Deny,    DENIED),
+    Row("untrusted open-world tool with auto_approve asks and the setting is refused",                    Untrusted, OpenWorld,   AUTO,  Some(NotTrusted),    Approve, APPROVED),
+    Row("untrusted tool without hints with auto_approve asks and the setting is refused",                 Untrusted, Missing,     AUTO,  Some(NotTrusted),    Deny,    DENIED),
 ];
 
 /// What became of the user's setting.
@@ -298,35 +282,37 @@ struct Outcome {
     ended: StopReason,
 }
 
-impl Row {
-    fn qualified_name(&self) -> String {
-        format!("{SERVER}__{}", self.hints.tool())
-    }
+/// The name the model calls the tool by.
+fn qualified_name(hints: Hints) -> String {
+    format!("{SERVER}__{}", hints.tool())
+}
 
+impl Row {
     fn expected(&self) -> Outcome {
-        let setting = match (self.setting, self.refused) {
+        let Row(_, _, hints, setting, refused, _, expect) = *self;
+        let setting = match (setting, refused) {
             (_, Some(reason)) => SettingFate::Refused(reason),
             (Some(setting), None) => SettingFate::Stored(setting),
             (None, None) => SettingFate::Unset,
         };
-        let received = match self.expect.sent {
+        let received = match expect.sent {
             Sent::Nothing => Vec::new(),
             Sent::Plain | Sent::Keyed => vec![Received {
-                tool: self.hints.tool().to_string(),
-                arguments: self.hints.arguments(),
-                keyed: self.expect.sent == Sent::Keyed,
+                tool: hints.tool().to_string(),
+                arguments: hints.arguments(),
+                keyed: expect.sent == Sent::Keyed,
             }],
         };
         Outcome {
             setting,
-            card: self.expect.card,
-            ran: self.expect.sent != Sent::Nothing,
-            stored: vec![self.expect.status],
+            card: expect.card,
+            ran: expect.sent != Sent::Nothing,
+            stored: vec![expect.status],
             received,
             audit: vec![Audited {
                 server: SERVER.into(),
-                tool: self.hints.tool().into(),
-                decision: self.expect.audit,
+                tool: hints.tool().into(),
+                decision: expect.audit,
             }],
             ended: StopReason::Completed,
         }
@@ -336,45 +322,44 @@ impl Row {
 /// Saves the row's setting as the settings screen would, and reports
 /// what the agent then holds for the tool.
 async fn save_setting(h: &Harness, row: &Row) -> SettingFate {
-    let Some(setting) = row.setting else {
+    let Row(behaviour, _, hints, setting, ..) = *row;
+    let Some(setting) = setting else {
         return SettingFate::Unset;
     };
-    let name = row.qualified_name();
+    let name = qualified_name(hints);
     let mut settings = h.agent.settings();
     settings.tool_overrides.insert(name.clone(), setting);
     let refused = match h.agent.save_settings(settings).await {
         Ok(()) => None,
         Err(AgentError::InvalidSettings(SettingsError::AutoApproveNotAllowed { tool, reason })) => {
-            assert_eq!(tool, name, "{}: the refusal names the tool", row.behaviour);
+            assert_eq!(tool, name, "{behaviour}: the refusal names the tool");
             Some(reason)
         }
-        Err(other) => panic!("{}: saving the setting failed: {other:?}", row.behaviour),
+        Err(other) => panic!("{behaviour}: saving the setting failed: {other:?}"),
     };
     let held = h.agent.settings().tool_overrides.get(&name).copied();
     match (refused, held) {
         (None, Some(held)) => SettingFate::Stored(held),
         (Some(reason), None) => SettingFate::Refused(reason),
-        (refused, held) => panic!(
-            "{}: save answered {refused:?} but the agent holds {held:?}",
-            row.behaviour
-        ),
+        (refused, held) => {
+            panic!("{behaviour}: save answered {refused:?} but the agent holds {held:?}")
+        }
     }
 }
 
 /// Plays one row: the model proposes the call, the user answers any card
 /// as the row says, and the model then closes the turn.
 async fn play(row: &Row) -> Outcome {
+    let Row(_, trust, hints, _, _, answer, _) = *row;
     let notebook = notebook();
     let mut setup = Setup::bare();
-    setup
-        .servers
-        .push(notebook.entry(SERVER, row.trust == Trusted));
+    setup.servers.push(notebook.entry(SERVER, trust == Trusted));
     let mut h = Harness::start(setup).await;
     let setting = save_setting(&h, row).await;
 
     h.model.push_turn(calls_turn(
         "",
-        &[("c1", &row.qualified_name(), row.hints.arguments())],
+        &[("c1", &qualified_name(hints), hints.arguments())],
     ));
     h.model.push_turn(text_turn("好的。"));
     let first = h.say("记一笔").await;
@@ -382,7 +367,7 @@ async fn play(row: &Row) -> Outcome {
     let mut events = first.events.clone();
     let ended = if card {
         let card = first.card().clone();
-        let decision = match row.answer {
+        let decision = match answer {
             Answer::Approve => Decision::Approve,
             Answer::Deny | Answer::NoCard => Decision::Deny { reason: None },
         };
@@ -445,13 +430,10 @@ async fn play(row: &Row) -> Outcome {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_trust_hints_setting_and_answer_ends_as_the_table_says() {
     let played: Vec<(&str, Outcome)> = futures::stream::iter(ROWS)
-        .map(|row| async move { (row.behaviour, play(row).await) })
+        .map(|row| async move { (row.0, play(row).await) })
         .buffered(AT_ONCE)
         .collect()
         .await;
-    let expected: Vec<(&str, Outcome)> = ROWS
-        .iter()
-        .map(|row| (row.behaviour, row.expected()))
-        .collect();
+    let expected: Vec<(&str, Outcome)> = ROWS.iter().map(|row| (row.0, row.expected())).collect();
     assert_eq!(played, expected);
 }
