@@ -3,7 +3,8 @@
 //! (a server not to be believed unless trusted), whose descriptions can
 //! be changed under the agent, and which may or may not honour keys. A
 //! test may give it more write tools of its own (see [`note_tool`]), which
-//! write notes as `add_note` does but declare what the test wants.
+//! write notes as `add_note` does but declare what the test wants. The
+//! notebook keeps its own record of every call it receives.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,11 +27,21 @@ pub struct Notebook {
     pub notes: Arc<Mutex<Vec<String>>>,
     /// The arguments of every `add_note` received, as JSON text.
     pub received: Arc<Mutex<Vec<String>>>,
+    calls: Arc<Mutex<Vec<Received>>>,
     description: Arc<Mutex<String>>,
     answered_keys: Arc<Mutex<HashMap<String, String>>>,
     honours_keys: bool,
     /// More write tools, each taking `{text}` like `add_note`.
     extra_tools: Vec<Tool>,
+}
+
+/// One call as the notebook received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    pub tool: String,
+    pub arguments: Value,
+    /// The request's `_meta` carried an idempotency key.
+    pub keyed: bool,
 }
 
 impl Notebook {
@@ -46,6 +57,13 @@ impl Notebook {
     pub fn with_tool(mut self, tool: Tool) -> Notebook {
         self.extra_tools.push(tool);
         self
+    }
+
+    /// Every call this notebook received, of any tool, in order.
+    // Read by the approvals table, a test binary of its own.
+    #[allow(dead_code)]
+    pub fn calls(&self) -> Vec<Received> {
+        self.calls.lock().unwrap().clone()
     }
 
     pub fn notes(&self) -> Vec<String> {
@@ -156,6 +174,11 @@ impl ServerHandler for NotesServer {
             .get(IDEMPOTENCY_KEY)
             .and_then(Value::as_str)
             .map(str::to_string);
+        self.notebook.calls.lock().unwrap().push(Received {
+            tool: request.name.to_string(),
+            arguments: request.arguments.clone().map_or(Value::Null, Value::Object),
+            keyed: key.is_some(),
+        });
         let text = match request.name.as_ref() {
             name if name == "add_note"
                 || self.notebook.extra_tools.iter().any(|t| t.name == name) =>
