@@ -18,7 +18,13 @@ pub mod schema;
 pub mod secrets;
 pub mod settings;
 pub mod settings_view;
+// The store is the core's own: a front end reaches it only through
+// `Agent`. The benchmarks and the tests that inspect rows turn on
+// `internals`.
+#[cfg(feature = "internals")]
 pub mod store;
+#[cfg(not(feature = "internals"))]
+mod store;
 pub mod toolcall;
 pub mod typescript;
 

@@ -344,6 +344,7 @@ fn query_calls(conn: &Connection, sql: &str, value: &str) -> Result<Vec<CallReco
     rows.map(|row| finish_call(row?)).collect()
 }
 
+#[cfg(any(test, feature = "internals"))]
 pub fn get_call(conn: &Connection, call_id: &str) -> Result<CallRecord, StoreError> {
     query_calls(conn, select_calls!("WHERE id = ?1"), call_id)?
         .pop()
@@ -440,9 +441,11 @@ pub fn reopen_batch(conn: &Connection, reply_id: &str, expires_at: i64) -> Resul
     Ok(())
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// One recorded move: from (none for the first record), to, and why.
 pub type Move = (Option<CallStatus>, CallStatus, Option<String>);
 
+#[cfg(any(test, feature = "internals"))]
 /// A call's moves, oldest first.
 pub fn history(conn: &Connection, call_id: &str) -> Result<Vec<Move>, StoreError> {
     let mut stmt = conn.prepare_cached(
