@@ -5,8 +5,7 @@
 //! request and the task reading the server's reply. On a multi-thread
 //! runtime each hand-off may wake another worker thread, tens of
 //! microseconds each on a small machine; on one thread the chain stays on
-//! one core (in the bench, the MCP call of a round took a sixth less). The
-//! work is short, and the one user's sessions do not need more. The app's
+//! one core (figures in docs/benchmarks.md). The work is short, and the one user's sessions do not need more. The app's
 //! windows run on their own thread either way.
 
 use std::thread::JoinHandle;

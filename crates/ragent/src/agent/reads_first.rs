@@ -7,9 +7,9 @@
 //! crash while one is out loses the turn, exactly as a crash while the
 //! model streams does, and the user's message is answered again when
 //! they ask. Calls that can change something never come here: they are
-//! stored as `running` before they are sent. One commit a round instead of
-//! two: each commit writes every page it touched to the log, and the
-//! commits were the largest part of what a round cost the agent.
+//! stored as `running` before they are sent. A round of reads makes one
+//! commit, not two: each commit writes every page it touched to the log
+//! (docs/benchmarks.md).
 
 use super::Inner;
 use super::batch::{self, Planned};

@@ -5,8 +5,7 @@
 //! A session's messages go out again on every turn and never change (the
 //! store only appends), so each message is written to JSON once and kept
 //! while the message lives ([`MessageTexts`]): a turn copies the
-//! conversation instead of escaping all of it again, which in a long
-//! session was the largest part of a turn's cost.
+//! conversation instead of escaping all of it again (docs/benchmarks.md).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
