@@ -1,6 +1,12 @@
 //! Batches: the calls of one model turn, judged by the policy, stored,
 //! and closed (run, expired or superseded) as a unit. Tool results reach
 //! the conversation only when a batch closes, in the model's order.
+//!
+//! The words, used alike in code, protocol and docs: a *batch* is judged
+//! ([`judge`]: each call's [`FirstMove`]) into a [`JudgedBatch`], stored
+//! ([`record`]) as a [`StoredBatch`]; when any call asks, it is shown as a
+//! *card* ([`ConfirmationCard`]) and answered by a *reply*
+//! (`Agent::respond`), which names the batch by its `reply_id`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -48,7 +54,7 @@ impl KnownTool {
 pub(crate) type ToolIndex = BTreeMap<String, KnownTool>;
 
 /// A stored batch, and what the run does next with it.
-pub(crate) struct Proposal {
+pub(crate) struct StoredBatch {
     pub batch: BatchRecord,
     pub needs_card: bool,
     /// Calls refused before anyone was asked, to report at once.
@@ -58,7 +64,7 @@ pub(crate) struct Proposal {
 }
 
 /// The first move of a proposed call.
-enum Plan {
+enum FirstMove {
     Ask,
     Allow(AuditDecision),
     Reject {
@@ -84,16 +90,16 @@ pub(crate) fn verdict(known: &KnownTool, settings: &Settings) -> Verdict {
     policy::decide(&known.facts, user_override)
 }
 
-fn plan_call(
+fn judge_call(
     known: &KnownTool,
     arguments: &Result<Value, String>,
     inner: &Inner,
     settings: &Settings,
-) -> Plan {
+) -> FirstMove {
     let arguments = match arguments {
         Ok(arguments) => arguments,
         Err(output) => {
-            return Plan::Reject {
+            return FirstMove::Reject {
                 output: output.clone(),
                 audit: None,
             };
@@ -106,18 +112,20 @@ fn plan_call(
             .schemas
             .validate_keyed(&known.info.definition_hash, schema, arguments)
     {
-        return Plan::Reject {
+        return FirstMove::Reject {
             output: results::schema_mismatch(&details),
             audit: None,
         };
     }
     match verdict(known, settings) {
-        Verdict::Ask => Plan::Ask,
-        Verdict::Allow(AllowedBy::TrustedReadOnly) => Plan::Allow(AuditDecision::PolicyAllowed),
-        Verdict::Allow(AllowedBy::UserSetting) => {
-            Plan::Allow(AuditDecision::AutoApprovedByUserSetting)
+        Verdict::Ask => FirstMove::Ask,
+        Verdict::Allow(AllowedBy::TrustedReadOnly) => {
+            FirstMove::Allow(AuditDecision::PolicyAllowed)
         }
-        Verdict::Deny => Plan::Reject {
+        Verdict::Allow(AllowedBy::UserSetting) => {
+            FirstMove::Allow(AuditDecision::AutoApprovedByUserSetting)
+        }
+        Verdict::Deny => FirstMove::Reject {
             output: results::policy_denied(),
             audit: Some(AuditDecision::PolicyDenied),
         },
@@ -148,44 +156,44 @@ fn new_call(
 }
 
 /// The calls of one model turn, judged and ready to be stored as a batch.
-pub(crate) struct Planned {
+pub(crate) struct JudgedBatch {
     reply_id: String,
     /// Its calls ran before it is stored: it is stored closed.
     ran: bool,
     calls: Vec<NewCall>,
-    plans: Vec<Plan>,
+    first_moves: Vec<FirstMove>,
     expiry_ms: i64,
 }
 
-impl Planned {
+impl JudgedBatch {
     /// Whether every call that would run is a trusted read (the rest are
     /// refused outright): nothing to ask, nothing a crash could leave
     /// half-done.
     pub(crate) fn reads_only(&self) -> bool {
         self.calls
             .iter()
-            .zip(&self.plans)
-            .all(|(call, plan)| match plan {
-                Plan::Ask => false,
-                Plan::Allow(_) => !call.can_change,
-                Plan::Reject { .. } => true,
+            .zip(&self.first_moves)
+            .all(|(call, first_move)| match first_move {
+                FirstMove::Ask => false,
+                FirstMove::Allow(_) => !call.can_change,
+                FirstMove::Reject { .. } => true,
             })
     }
 
     /// Marks its calls as run: [`record`] stores the batch closed, so it is
     /// never among a session's open batches, not even inside the
     /// transaction.
-    pub(crate) fn ran(self) -> Planned {
-        Planned { ran: true, ..self }
+    pub(crate) fn ran(self) -> JudgedBatch {
+        JudgedBatch { ran: true, ..self }
     }
 
     /// The calls allowed without asking, as [`record`] will store them.
     pub(crate) fn allowed(&self, session_id: &str) -> Vec<CallRecord> {
         self.calls
             .iter()
-            .zip(&self.plans)
+            .zip(&self.first_moves)
             .enumerate()
-            .filter(|(_, (_, plan))| matches!(plan, Plan::Allow(_)))
+            .filter(|(_, (_, first_move))| matches!(first_move, FirstMove::Allow(_)))
             .map(|(seq, (call, _))| {
                 call.record(session_id, &self.reply_id, seq, CallStatus::Allowed)
             })
@@ -200,56 +208,59 @@ pub(crate) fn expiry_ms(settings: &Settings) -> i64 {
 
 /// Judges the calls of one model turn against the tools offered in the
 /// run and the user's settings. Nothing is stored yet.
-pub(crate) fn plan(
+pub(crate) fn judge(
     inner: &Inner,
     settings: &Settings,
     requests: &[ToolCallRequest],
     tools: &ToolIndex,
-) -> Planned {
+) -> JudgedBatch {
     let mut calls = Vec::new();
-    let mut plans = Vec::new();
+    let mut first_moves = Vec::new();
     for request in requests {
         let known = tools.get(&request.name);
         let Some(known) = known else {
             let available: Vec<String> = tools.keys().cloned().collect();
             calls.push(new_call(request, None, None));
-            plans.push(Plan::Reject {
+            first_moves.push(FirstMove::Reject {
                 output: results::unknown_tool(&request.name, &available),
                 audit: None,
             });
             continue;
         };
         let arguments = parse_arguments(&request.arguments);
-        plans.push(plan_call(known, &arguments, inner, settings));
+        first_moves.push(judge_call(known, &arguments, inner, settings));
         calls.push(new_call(request, Some(known), arguments.ok()));
     }
-    Planned {
+    JudgedBatch {
         reply_id: uuid::Uuid::new_v4().to_string(),
         ran: false,
         calls,
-        plans,
+        first_moves,
         expiry_ms: expiry_ms(settings),
     }
 }
 
-/// Stores planned calls as the batch of the assistant message
+/// Stores judged calls as the batch of the assistant message
 /// `message_id`, inside the caller's transaction (the one that stores the
 /// message, so neither exists without the other).
 pub(crate) fn record(
     tx: &Connection,
-    planned: Planned,
+    judged: JudgedBatch,
     session_id: &str,
     run_id: &str,
     message_id: i64,
     now: i64,
-) -> Result<Proposal, StoreError> {
-    let needs_card = planned.plans.iter().any(|p| matches!(p, Plan::Ask));
+) -> Result<StoredBatch, StoreError> {
+    let needs_card = judged
+        .first_moves
+        .iter()
+        .any(|p| matches!(p, FirstMove::Ask));
     let batch = BatchRecord {
-        reply_id: planned.reply_id,
+        reply_id: judged.reply_id,
         session_id: session_id.to_string(),
         run_id: run_id.to_string(),
         assistant_message_id: message_id,
-        state: if planned.ran {
+        state: if judged.ran {
             BatchState::Done
         } else if needs_card {
             BatchState::Pending
@@ -257,16 +268,16 @@ pub(crate) fn record(
             BatchState::Executing
         },
         created_at: now,
-        expires_at: now.saturating_add(planned.expiry_ms),
+        expires_at: now.saturating_add(judged.expiry_ms),
     };
-    calls::insert_batch(tx, &batch, &planned.calls, now)?;
+    calls::insert_batch(tx, &batch, &judged.calls, now)?;
     let mut rejected = Vec::new();
     let mut allowed = Vec::new();
-    for (seq, (call, plan)) in planned.calls.iter().zip(planned.plans).enumerate() {
+    for (seq, (call, first_move)) in judged.calls.iter().zip(judged.first_moves).enumerate() {
         // Each call as just stored: its first move needs no read.
         let proposed = call.record(session_id, &batch.reply_id, seq, CallStatus::Proposed);
-        match plan {
-            Plan::Ask => {
+        match first_move {
+            FirstMove::Ask => {
                 calls::move_call(
                     tx,
                     proposed,
@@ -275,7 +286,7 @@ pub(crate) fn record(
                     now,
                 )?;
             }
-            Plan::Allow(decision) => {
+            FirstMove::Allow(decision) => {
                 let record = calls::move_call(
                     tx,
                     proposed,
@@ -286,7 +297,7 @@ pub(crate) fn record(
                 record_audit(tx, &record, decision, None, now)?;
                 allowed.push(record);
             }
-            Plan::Reject { output, audit } => {
+            FirstMove::Reject { output, audit } => {
                 let update = CallUpdate {
                     output: Some(output),
                     is_error: Some(true),
@@ -300,7 +311,7 @@ pub(crate) fn record(
             }
         }
     }
-    Ok(Proposal {
+    Ok(StoredBatch {
         batch,
         needs_card,
         rejected,

@@ -12,7 +12,7 @@
 //! (docs/benchmarks.md).
 
 use super::Inner;
-use super::batch::{self, Planned};
+use super::batch::{self, JudgedBatch};
 use super::execute;
 use super::transcript::call_view;
 use crate::error::AgentError;
@@ -29,14 +29,14 @@ pub(crate) async fn run(
     session_id: &str,
     run_id: &str,
     answer: &AssistantTurn,
-    planned: Planned,
+    judged: JudgedBatch,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
 ) -> Result<i64, AgentError> {
     let proposed_at = inner.now();
-    let reads = planned.allowed(session_id);
+    let reads = judged.allowed(session_id);
     let endings = execute::send_unstored(inner, &reads, emit).await;
     let ended_at = inner.now();
-    let (message_id, proposal, done) = inner.store.with_tx(|tx| {
+    let (message_id, stored, done) = inner.store.with_tx(|tx| {
         let message_id = messages::append(
             tx,
             &NewMessage {
@@ -50,20 +50,20 @@ pub(crate) async fn run(
             },
             proposed_at,
         )?;
-        let proposal = batch::record(
+        let stored = batch::record(
             tx,
-            planned.ran(),
+            judged.ran(),
             session_id,
             run_id,
             message_id,
             proposed_at,
         )?;
         let mut done = Vec::with_capacity(endings.len());
-        for (read, ending) in proposal.allowed.iter().zip(endings) {
+        for (read, ending) in stored.allowed.iter().zip(endings) {
             done.push(execute::store_ending(tx, read, ending, ended_at)?);
         }
-        batch::finalize(tx, &proposal.batch, BatchState::Done, ended_at)?;
-        Ok::<_, StoreError>((message_id, proposal, done))
+        batch::finalize(tx, &stored.batch, BatchState::Done, ended_at)?;
+        Ok::<_, StoreError>((message_id, stored, done))
     })?;
     if !answer.text.is_empty() {
         emit(AgentEvent::AssistantMessage {
@@ -71,7 +71,7 @@ pub(crate) async fn run(
             text: answer.text.clone(),
         });
     }
-    for call in proposal.rejected.iter().chain(&done) {
+    for call in stored.rejected.iter().chain(&done) {
         emit(AgentEvent::ToolCallFinished {
             call: call_view(call),
         });

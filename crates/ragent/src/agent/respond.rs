@@ -14,8 +14,11 @@ use crate::schema::SchemaCache;
 use crate::store::calls::{self, BatchState, CallRecord, CallUpdate};
 use crate::toolcall::CallStatus;
 
-enum Recorded {
-    Ready,
+/// Where a card stands once a reply is recorded.
+enum ReplyState {
+    /// Every call on it is decided: the batch runs.
+    Complete,
+    /// These calls still wait for a decision.
     Waiting(Vec<String>),
 }
 
@@ -176,9 +179,9 @@ pub(crate) fn respond(
             .collect();
         if remaining.is_empty() {
             calls::set_batch_state(tx, reply_id, BatchState::Executing)?;
-            Ok(Recorded::Ready)
+            Ok(ReplyState::Complete)
         } else {
-            Ok(Recorded::Waiting(remaining))
+            Ok(ReplyState::Waiting(remaining))
         }
     });
     let recorded = match recorded {
@@ -196,8 +199,8 @@ pub(crate) fn respond(
         );
     }
     Ok(match recorded {
-        Recorded::Waiting(remaining) => InputOutcome::AwaitingDecisions { remaining },
-        Recorded::Ready => InputOutcome::RunStarted {
+        ReplyState::Waiting(remaining) => InputOutcome::AwaitingDecisions { remaining },
+        ReplyState::Complete => InputOutcome::RunStarted {
             run_id: slot.spawn(run::Start::ResumeBatch {
                 reply_id: reply_id.to_string(),
             }),

@@ -142,17 +142,17 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
         if answer.text.is_empty() && answer.tool_calls.is_empty() {
             return Ok(StopReason::Completed);
         }
-        let planned = (!answer.tool_calls.is_empty())
-            .then(|| batch::plan(ctx.inner, &settings, &answer.tool_calls, &tools));
-        let planned = match planned {
-            Some(planned) if planned.reads_only() => {
+        let judged = (!answer.tool_calls.is_empty())
+            .then(|| batch::judge(ctx.inner, &settings, &answer.tool_calls, &tools));
+        let judged = match judged {
+            Some(judged) if judged.reads_only() => {
                 let emit = |event: AgentEvent| ctx.emit(event);
                 reads_first::run(
                     ctx.inner,
                     ctx.session_id,
                     ctx.run_id,
                     &answer,
-                    planned,
+                    judged,
                     &emit,
                 )
                 .await?;
@@ -163,7 +163,7 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
         let now = ctx.inner.now();
         // The message and its batch are stored together: a crash leaves
         // both or neither, never calls without their record.
-        let (message_id, proposal) = ctx.inner.store.with_tx(|tx| {
+        let (message_id, stored) = ctx.inner.store.with_tx(|tx| {
             let message_id = messages::append(
                 tx,
                 &NewMessage {
@@ -177,12 +177,12 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
                 },
                 now,
             )?;
-            let proposal = planned
-                .map(|planned| {
-                    batch::record(tx, planned, ctx.session_id, ctx.run_id, message_id, now)
+            let stored = judged
+                .map(|judged| {
+                    batch::record(tx, judged, ctx.session_id, ctx.run_id, message_id, now)
                 })
                 .transpose()?;
-            Ok::<_, StoreError>((message_id, proposal))
+            Ok::<_, StoreError>((message_id, stored))
         })?;
         if !answer.text.is_empty() {
             ctx.emit(AgentEvent::AssistantMessage {
@@ -190,25 +190,25 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
                 text: answer.text.clone(),
             });
         }
-        let Some(proposal) = proposal else {
+        let Some(stored) = stored else {
             return Ok(StopReason::Completed);
         };
-        for call in &proposal.rejected {
+        for call in &stored.rejected {
             ctx.emit(AgentEvent::ToolCallFinished {
                 call: super::transcript::call_view(call),
             });
         }
-        if proposal.needs_card {
+        if stored.needs_card {
             let card = ctx
                 .inner
                 .store
-                .with_conn(|c| batch::card(c, &proposal.batch))?;
+                .with_conn(|c| batch::card(c, &stored.batch))?;
             ctx.emit(AgentEvent::ConfirmationRequested { card });
             return Ok(StopReason::AwaitingConfirmation {
-                reply_id: proposal.batch.reply_id,
+                reply_id: stored.batch.reply_id,
             });
         }
-        run_batch(ctx, &proposal.batch, &proposal.allowed).await?;
+        run_batch(ctx, &stored.batch, &stored.allowed).await?;
     }
     Ok(StopReason::MaxTurns {
         limit: settings.max_turns_per_run,
