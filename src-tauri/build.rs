@@ -1,23 +1,12 @@
-/// The commands the page may call; each becomes an `allow-<name>` permission
-/// that the main window's capability grants one by one.
-const COMMANDS: &[&str] = &[
-    "send_message",
-    "respond_confirmation",
-    "cancel_run",
-    "list_sessions",
-    "create_session",
-    "open_session",
-    "rename_session",
-    "delete_session",
-    "get_settings",
-    "save_settings",
-    "check_model",
-    "list_tools",
-    "list_audit",
-    "tool_definition_change",
-    "accept_tool_definition",
-    "open_logs_folder",
-];
+/// The commands the page may call, from the one list of them; each becomes
+/// an `allow-<name>` permission that the main window's capability grants one
+/// by one.
+macro_rules! app_commands {
+    ($($name:ident),* $(,)?) => {
+        const COMMANDS: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+include!("command_list.rs");
 
 fn main() {
     println!("cargo:rerun-if-changed=src-tauri/capabilities");

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use ragent::runtime::CoreRuntime;
 use ragent::secrets::SecretsBackend;
 use ragent::{Agent, AgentConfig};
-use tauri::{App, Builder, Manager, Runtime};
+use tauri::{App, AppHandle, Builder, Manager, RunEvent, Runtime};
 
 pub use app_dirs::AppDirs;
 pub use data_dir_lock::{DataDirLock, DataDirLockError};
@@ -77,29 +77,46 @@ pub fn claim_dirs<R: Runtime>(
     Ok(dirs)
 }
 
+/// Registers every command of the list in command_list.rs, and names them
+/// in [`COMMANDS`]: the handlers and the permissions come from one list.
+macro_rules! app_commands {
+    ($($name:ident),* $(,)?) => {
+        /// The commands the page may call, as the handler registers them.
+        pub const COMMANDS: &[&str] = &[$(stringify!($name)),*];
+
+        fn command_handler<R: Runtime>()
+        -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+            tauri::generate_handler![$(commands::$name),*]
+        }
+    };
+}
+include!("command_list.rs");
+
+/// The app's configuration, capabilities and page, for any runtime, so
+/// tests on the mock runtime get the same permissions as the app.
+pub fn context<R: Runtime>() -> tauri::Context<R> {
+    tauri::generate_context!()
+}
+
+/// What the app does on the event loop's events: when it exits, the core
+/// stops every run and waits for its task to end, instead of leaving runs
+/// to die with the process mid-step. What they stored stays, and the next
+/// start recovers it as after a crash.
+pub fn on_run_event<R: Runtime>(app: &AppHandle<R>, event: RunEvent) {
+    if let RunEvent::Exit = event
+        && let Some(agent) = app.try_state::<Agent>()
+    {
+        tauri::async_runtime::block_on(agent.shutdown());
+        tracing::info!("core shut down");
+    }
+}
+
 /// Builds the app on any runtime, so tests can run it on the mock runtime.
 /// Its setup opens the core in the directories [`claim_dirs`] claimed.
 pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder
         .plugin(tauri_plugin_notification::init())
-        .invoke_handler(tauri::generate_handler![
-            commands::send_message,
-            commands::respond_confirmation,
-            commands::cancel_run,
-            commands::list_sessions,
-            commands::create_session,
-            commands::open_session,
-            commands::rename_session,
-            commands::delete_session,
-            commands::get_settings,
-            commands::save_settings,
-            commands::check_model,
-            commands::list_tools,
-            commands::list_audit,
-            commands::tool_definition_change,
-            commands::accept_tool_definition,
-            commands::open_logs_folder,
-        ])
+        .invoke_handler(command_handler())
         .setup(move |app| {
             let dirs = app
                 .try_state::<AppDirs>()
@@ -137,7 +154,7 @@ pub fn run() {
         }
     };
     tauri::async_runtime::set(core.handle().clone());
-    let app = match run_app(tauri::Builder::default()).build(tauri::generate_context!()) {
+    let app = match run_app(tauri::Builder::default()).build(context()) {
         Ok(app) => app,
         Err(error) => {
             eprintln!("bitselect-assistant: cannot start: {error}");
@@ -156,6 +173,6 @@ pub fn run() {
         eprintln!("bitselect-assistant: logging to stderr only: {error}");
         logging::init_stderr_only(logging::filter_from_env());
     }
-    app.run(|_, _| {});
+    app.run(on_run_event);
     drop(core);
 }

@@ -1,0 +1,23 @@
+// The commands the page may call, named once: build.rs makes each an
+// `allow-<name>` permission, lib.rs registers each one's handler from
+// commands.rs, and the main window's capability grants exactly these (the
+// tests in tests/shell_ipc.rs check it). Each file defines `app_commands!`
+// to take what it needs from this list.
+app_commands![
+    send_message,
+    respond_confirmation,
+    cancel_run,
+    list_sessions,
+    create_session,
+    open_session,
+    rename_session,
+    delete_session,
+    get_settings,
+    save_settings,
+    check_model,
+    list_tools,
+    list_audit,
+    tool_definition_change,
+    accept_tool_definition,
+    open_logs_folder,
+];

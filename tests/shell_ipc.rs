@@ -1,0 +1,265 @@
+//! The shell in process: the app built on Tauri's mock runtime with its own
+//! configuration and capabilities, a real core on a temporary directory,
+//! and commands called through the IPC the way the page calls them.
+
+use std::collections::BTreeSet;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use bitselect_assistant::{COMMANDS, CORE_DB_FILE, context, on_run_event, run_app};
+use pretty_assertions::assert_eq;
+use ragent::settings::Settings;
+use ragent::{Agent, AgentConfig};
+use serde_json::{Value, json};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Manager, RunEvent, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
+use tempfile::TempDir;
+
+/// The window the capability is for.
+const MAIN_WINDOW: &str = "main";
+/// Longest a run may take to reach the model before the test fails (a
+/// guard, not a pause).
+const RUN_GUARD: Duration = Duration::from_secs(30);
+
+struct Shell {
+    app: App<MockRuntime>,
+    window: WebviewWindow<MockRuntime>,
+    agent: Agent,
+    _dir: TempDir,
+}
+
+/// The app as it starts, except that the core is opened here (without the
+/// shop) instead of in its setup, which the mock runtime never runs.
+fn shell_with(settings: Option<Settings>) -> Shell {
+    let dir = tempfile::tempdir().unwrap();
+    let app = run_app(mock_builder()).build(context()).unwrap();
+    let mut config = AgentConfig::new(dir.path().join(CORE_DB_FILE));
+    config.initial_settings = settings;
+    let agent = tauri::async_runtime::block_on(Agent::open(config)).unwrap();
+    app.manage(agent.clone());
+    let window = window(&app, MAIN_WINDOW);
+    Shell {
+        app,
+        window,
+        agent,
+        _dir: dir,
+    }
+}
+
+fn shell() -> Shell {
+    shell_with(None)
+}
+
+fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
+    WebviewWindowBuilder::new(app, label, WebviewUrl::default())
+        .build()
+        .unwrap()
+}
+
+/// Calls `command` from `window`'s page with `args` (camelCase keys, as
+/// the page's `invoke` sends them). Err is what the page's promise rejects
+/// with.
+fn invoke(window: &WebviewWindow<MockRuntime>, command: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: command.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_owned(),
+    };
+    get_ipc_response(window, request).map(|body| body.deserialize::<Value>().unwrap())
+}
+
+/// Tauri's own refusals: no handler for the command, or no permission.
+fn is_unreachable(command: &str, rejection: &Value) -> bool {
+    rejection.as_str().is_some_and(|message| {
+        message == format!("Command {command} not found")
+            || message.contains("not allowed")
+            || message.contains("explicitly denied")
+    })
+}
+
+#[test]
+fn a_created_session_is_in_the_list_the_page_gets() {
+    let shell = shell();
+    let created = invoke(&shell.window, "create_session", json!({})).unwrap();
+    let listed = invoke(&shell.window, "list_sessions", json!({})).unwrap();
+
+    let core_list = serde_json::to_value(shell.agent.list_sessions().unwrap()).unwrap();
+    assert_eq!(listed, core_list);
+    assert_eq!(listed, json!([created]));
+}
+
+#[test]
+fn opening_an_unknown_session_rejects_with_the_cores_code_and_message() {
+    let shell = shell();
+    let rejection = invoke(
+        &shell.window,
+        "open_session",
+        json!({ "sessionId": "no-such-session" }),
+    )
+    .unwrap_err();
+    assert_eq!(
+        rejection,
+        json!({ "code": "session_not_found", "message": "session no-such-session not found" })
+    );
+}
+
+#[test]
+fn refused_settings_reject_with_invalid_settings_and_nothing_is_saved() {
+    let shell = shell();
+    let before = invoke(&shell.window, "get_settings", json!({})).unwrap();
+    let edit = json!({
+        "model": {
+            "base_url": "ftp://models.example",
+            "model": "m",
+            "api_key": { "action": "clear" },
+            "extra_headers": {}
+        },
+        "mcp_servers": {},
+        "tool_overrides": {},
+        "card_expiry_secs": 600,
+        "max_turns_per_run": 5,
+        "history_token_budget": 8000
+    });
+    let rejection =
+        invoke(&shell.window, "save_settings", json!({ "settings": edit })).unwrap_err();
+    assert_eq!(
+        rejection,
+        json!({
+            "code": "invalid_settings",
+            "message": "the settings cannot be saved: the model base URL \"ftp://models.example\" is not an http(s) URL"
+        })
+    );
+    assert_eq!(
+        invoke(&shell.window, "get_settings", json!({})).unwrap(),
+        before
+    );
+}
+
+/// Every command of the list has a handler and a permission the main
+/// window holds: called with no arguments, none is refused by Tauri itself
+/// (missing arguments are a different rejection).
+#[test]
+fn every_command_of_the_list_is_registered_and_granted_to_the_main_window() {
+    let shell = shell();
+    let unreachable: Vec<(&str, Value)> = COMMANDS
+        .iter()
+        .filter(|command| **command != "open_logs_folder")
+        .filter_map(|command| match invoke(&shell.window, command, json!({})) {
+            Err(rejection) if is_unreachable(command, &rejection) => Some((*command, rejection)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unreachable, Vec::<(&str, Value)>::new());
+    // It would open a file manager: its state is left unmanaged here, so
+    // reaching it is told by the handler asking for that state.
+    let rejection = invoke(&shell.window, "open_logs_folder", json!({})).unwrap_err();
+    assert!(
+        rejection
+            .as_str()
+            .is_some_and(|m| m.contains("state not managed")),
+        "{rejection}"
+    );
+}
+
+#[test]
+fn a_command_outside_the_list_is_refused() {
+    let shell = shell();
+    let rejection = invoke(&shell.window, "server_status", json!({})).unwrap_err();
+    assert!(is_unreachable("server_status", &rejection), "{rejection}");
+}
+
+#[test]
+fn a_window_other_than_the_main_one_cannot_call_the_commands() {
+    let shell = shell();
+    let other = window(&shell.app, "other");
+    let rejection = invoke(&other, "list_sessions", json!({})).unwrap_err();
+    assert!(is_unreachable("list_sessions", &rejection), "{rejection}");
+}
+
+/// The permissions the main window's capability grants for the app's own
+/// commands, as command names.
+fn granted_commands() -> BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/capabilities/default.json");
+    let capability: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    capability["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|permission| permission.as_str().unwrap())
+        // Plugins' and Tauri's own permissions are `prefix:name`.
+        .filter(|permission| !permission.contains(':'))
+        .map(|permission| {
+            permission
+                .strip_prefix("allow-")
+                .unwrap_or_else(|| panic!("{permission} is not an allow- permission"))
+                .replace('-', "_")
+        })
+        .collect()
+}
+
+#[test]
+fn the_capability_grants_exactly_the_registered_commands() {
+    let registered: BTreeSet<String> = COMMANDS.iter().map(|c| (*c).to_owned()).collect();
+    assert_eq!(granted_commands(), registered);
+}
+
+/// The build writes a permission file per listed command but never removes
+/// one: a file left from a command since taken off the list would still
+/// let a capability grant it.
+#[test]
+fn the_permission_files_are_those_of_the_registered_commands() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("permissions/autogenerated");
+    let files: BTreeSet<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let expected: BTreeSet<String> = COMMANDS.iter().map(|c| format!("{c}.toml")).collect();
+    assert_eq!(files, expected);
+}
+
+/// Accepts one connection and holds it open without answering, so a run
+/// that reaches the model waits there.
+fn silent_model() -> (String, mpsc::Receiver<TcpStream>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (accepted, connection) = mpsc::channel();
+    std::thread::spawn(move || {
+        if let Ok((stream, _)) = listener.accept() {
+            let _ = accepted.send(stream);
+        }
+    });
+    (url, connection)
+}
+
+#[test]
+fn exiting_the_app_stops_the_run_in_progress() {
+    let (url, connection) = silent_model();
+    let mut settings = Settings::default();
+    settings.model.base_url = url;
+    settings.model.model = "silent".into();
+    let shell = shell_with(Some(settings));
+    let session = invoke(&shell.window, "create_session", json!({})).unwrap();
+    let session_id = session["id"].as_str().unwrap().to_owned();
+    invoke(
+        &shell.window,
+        "send_message",
+        json!({ "sessionId": session_id, "text": "hello" }),
+    )
+    .unwrap();
+    let _held = connection
+        .recv_timeout(RUN_GUARD)
+        .expect("the run reaches the model");
+    assert!(shell.agent.is_running(&session_id));
+
+    on_run_event(shell.app.handle(), RunEvent::Exit);
+
+    assert!(!shell.agent.is_running(&session_id));
+}
