@@ -56,6 +56,7 @@ export class ChatLog {
       }
     }
     if (transcript.pending) log.addCard(transcript.pending);
+    log.running = transcript.running;
     return log;
   }
 

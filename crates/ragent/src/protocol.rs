@@ -190,6 +190,9 @@ pub struct Transcript {
     pub items: Vec<TranscriptItem>,
     /// The card still waiting for decisions, if any.
     pub pending: Option<ConfirmationCard>,
+    /// A run is answering in the session now (the window was switched to
+    /// another session and back while it ran): its events follow.
+    pub running: bool,
 }
 
 /// One line of a transcript.

@@ -81,7 +81,12 @@ export type Transcript = { session: SessionInfo, items: Array<TranscriptItem>,
 /**
  * The card still waiting for decisions, if any.
  */
-pending: ConfirmationCard | null, };
+pending: ConfirmationCard | null, 
+/**
+ * A run is answering in the session now (the window was switched to
+ * another session and back while it ran): its events follow.
+ */
+running: boolean, };
 
 export type TranscriptItem = { "type": "user", id: number, text: string, at: number, } | { "type": "assistant", id: number, text: string, at: number, } | { "type": "tool_call", call: ToolCallView, } | { "type": "notice", id: number, text: string, at: number, };
 

@@ -135,6 +135,7 @@ describe("cards in the chat", () => {
         { type: "assistant", id: 2, text: "好的，请确认。", at: 2 },
       ],
       pending,
+      running: false,
     };
     chat.load(ChatLog.fromTranscript(transcript));
     expect(all("message-user").map((m) => m.textContent)).toEqual(["把耳机加入购物车"]);
@@ -145,6 +146,22 @@ describe("cards in the chat", () => {
     one("approve-all").click();
     await settle();
     expect(api.of("respond_confirmation")[0].slice(0, 2)).toEqual(["s1", "reply-9"]);
+  });
+});
+
+describe("a session reopened while its run goes on", () => {
+  it("offers stop, not send, and takes the run's events", () => {
+    const transcript: Transcript = {
+      session: { id: "s1", title: "查订单", created_at: 1, updated_at: 2 },
+      items: [{ type: "user", id: 1, text: "查一下我的订单", at: 1 }],
+      pending: null,
+      running: true,
+    };
+    chat.load(ChatLog.fromTranscript(transcript));
+    expect(one<HTMLButtonElement>("send").disabled).toBe(true);
+    expect(one("stop").hidden).toBe(false);
+    emit({ type: "run_stopped", reason: { type: "completed" } });
+    expect(one<HTMLButtonElement>("send").disabled).toBe(false);
   });
 });
 

@@ -452,10 +452,11 @@ impl Agent {
     /// The session as a window shows it, with the pending card if any.
     pub fn transcript(&self, session_id: &str) -> Result<Transcript, AgentError> {
         self.inner.session(session_id)?;
-        if !self.is_running(session_id) {
+        let running = self.is_running(session_id);
+        if !running {
             batch::expire_if_due(&self.inner, session_id)?;
         }
-        transcript::build(&self.inner, session_id)
+        transcript::build(&self.inner, session_id, running)
     }
 
     /// The settings with their secret values: for the core and tests,

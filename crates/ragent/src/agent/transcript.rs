@@ -41,7 +41,11 @@ pub(crate) fn call_view(call: &CallRecord) -> ToolCallView {
     }
 }
 
-pub(crate) fn build(inner: &Inner, session_id: &str) -> Result<Transcript, AgentError> {
+pub(crate) fn build(
+    inner: &Inner,
+    session_id: &str,
+    running: bool,
+) -> Result<Transcript, AgentError> {
     Ok(inner.store.with_conn(|conn| {
         let session = crate::store::sessions::get(conn, session_id)?;
         let stored = messages::list(conn, session_id)?;
@@ -99,6 +103,7 @@ pub(crate) fn build(inner: &Inner, session_id: &str) -> Result<Transcript, Agent
             session,
             items,
             pending,
+            running,
         })
     })?)
 }

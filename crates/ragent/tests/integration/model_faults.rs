@@ -145,10 +145,15 @@ async fn a_run_can_be_cancelled_while_the_model_is_slow() {
     h.events
         .wait_for(|e| matches!(e, AgentEvent::RunStarted).then_some(()))
         .await;
+    assert!(
+        h.agent.transcript(&h.session).unwrap().running,
+        "a window reopening the session sees the run"
+    );
     assert!(h.agent.cancel_run(&h.session).unwrap());
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Cancelled);
     assert!(!h.agent.is_running(&h.session));
+    assert!(!h.agent.transcript(&h.session).unwrap().running);
     assert!(!h.agent.cancel_run(&h.session).unwrap());
 }
 
