@@ -44,6 +44,7 @@ api.transcripts.set("s1", {
     },
   ],
   pending: null,
+  running: false,
 });
 
 const root = document.getElementById("app");

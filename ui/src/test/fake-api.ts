@@ -103,7 +103,7 @@ export class FakeApi implements Api {
     this.record("open_session", sessionId);
     const session = this.sessions.find((s) => s.id === sessionId);
     if (!session) throw { code: "session_not_found", message: `no session ${sessionId}` } satisfies ErrorInfo;
-    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null };
+    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null, running: false };
   }
 
   async renameSession(sessionId: string, title: string): Promise<SessionInfo> {
