@@ -9,17 +9,21 @@
 use std::time::Duration;
 
 use serde_json::json;
+use test_support::{Received, ScriptedModel};
 
 use crate::BenchError;
-use crate::fake_model::{FakeModel, Served, call_turn, text_turn};
 use crate::harness::BenchAgent;
 use crate::results::{Part, Row, load_row};
 use crate::shop::{IPHONE, SHOP_SERVER, shop_entry};
 use crate::stats::{Summary, ms, remainder, summarize};
 use crate::timed_tools::Timed;
+use crate::turns::{call_turn, text_turn};
 
 /// The agent's own cost per round must stay at or under this.
 const TARGET: Duration = Duration::from_millis(1);
+/// Longest the model may take to have answered a run's requests (a guard,
+/// not a pause).
+const MODEL_GUARD: Duration = Duration::from_secs(10);
 
 pub struct Options {
     /// Fresh sessions, each one run of `rounds` rounds.
@@ -57,7 +61,7 @@ impl Round {
 
 /// The rounds of one run: `rounds + 1` model requests and `rounds` calls;
 /// a tool listing counts in the round during which it started.
-fn split(served: &[Served], calls: &[Timed], listings: &[Timed]) -> Result<Vec<Round>, BenchError> {
+fn split(served: &[Received], calls: &[Timed], listings: &[Timed]) -> Result<Vec<Round>, BenchError> {
     if served.len() != calls.len() + 1 {
         return Err(BenchError::Run(format!(
             "a run made {} model requests and {} calls",
@@ -70,7 +74,7 @@ fn split(served: &[Served], calls: &[Timed], listings: &[Timed]) -> Result<Vec<R
             let (from, to) = (served[i].read_at, served[i + 1].read_at);
             Round {
                 wall: to.duration_since(from),
-                model: served[i].server_time,
+                model: served[i].server_time.unwrap_or_default(),
                 tool: calls[i].took,
                 listing: listings
                     .iter()
@@ -85,11 +89,11 @@ fn split(served: &[Served], calls: &[Timed], listings: &[Timed]) -> Result<Vec<R
 /// Runs one message through the agent and returns its rounds.
 async fn one_run(
     bench: &mut BenchAgent,
-    model: &FakeModel,
+    model: &ScriptedModel,
     session_id: &str,
 ) -> Result<Vec<Round>, BenchError> {
     model.rewind();
-    model.take_served();
+    model.take_received();
     bench.tools.take();
     bench
         .agent
@@ -100,7 +104,10 @@ async fn one_run(
     }
     let (calls, listings) = bench.tools.take();
     // A request for each call's result, and the first.
-    let served = model.take_served_when(calls.len() + 1).await?;
+    let served = model
+        .take_answered(calls.len() + 1, MODEL_GUARD)
+        .await
+        .map_err(|e| BenchError::Run(e.to_string()))?;
     split(&served, &calls, &listings)
 }
 
@@ -176,7 +183,8 @@ pub async fn run(options: &Options) -> Result<Part, BenchError> {
         options.rounds
     ];
     turns.push(text_turn("iPhone 17 256GB 黑色有货。"));
-    let model = FakeModel::start(&turns).await?;
+    let model = ScriptedModel::cycle(&tokio::runtime::Handle::current(), &turns)
+        .map_err(|e| BenchError::Setup(e.to_string()))?;
     let max_turns = u32::try_from(options.rounds + 2).unwrap_or(u32::MAX);
     let mut bench = BenchAgent::open(&model, max_turns, shop_entry).await?;
 

@@ -16,7 +16,7 @@ use tempfile::TempDir;
 use tokio::sync::broadcast;
 
 use crate::BenchError;
-use crate::fake_model::FakeModel;
+use test_support::ScriptedModel;
 use crate::timed_tools::TimedTools;
 
 /// Longest a run may take before the bench gives up (a guard, not a pause).
@@ -36,7 +36,7 @@ impl BenchAgent {
     /// Opens an agent whose model is `model` and whose only server is
     /// `shop(dir)`, with room for `max_turns` model turns per run.
     pub async fn open(
-        model: &FakeModel,
+        model: &ScriptedModel,
         max_turns: u32,
         shop: impl FnOnce(&Path) -> Result<ServerEntry, BenchError>,
     ) -> Result<BenchAgent, BenchError> {

@@ -5,7 +5,7 @@
 pub mod agent_rounds;
 pub mod app_start;
 pub mod criterion_results;
-pub mod fake_model;
+pub mod turns;
 pub mod harness;
 pub mod history_fill;
 pub mod machine;

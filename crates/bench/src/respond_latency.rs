@@ -13,15 +13,16 @@ use bitselect::params::{CartAction, UpdateCartItemParams};
 use bitselect::{Shop, ShopError};
 use ragent::protocol::{CallDecision, Decision, StopReason};
 use serde_json::json;
+use test_support::ScriptedModel;
 
 use crate::BenchError;
-use crate::fake_model::{FakeModel, call_turn, text_turn};
 use crate::harness::BenchAgent;
 use crate::history_fill::fill_session;
 use crate::proxy::{read_arrivals, unix_ns};
 use crate::results::{Part, Row, load_row};
 use crate::shop::{IPHONE, SHOP_SERVER, proxied_shop_entry};
 use crate::stats::{ms, summarize};
+use crate::turns::{call_turn, text_turn};
 
 /// 10,000 messages may take at most this many times as long as 10.
 const FLATNESS: f64 = 1.2;
@@ -52,7 +53,7 @@ struct Sample {
 
 async fn one_approval(
     bench: &mut BenchAgent,
-    model: &FakeModel,
+    model: &ScriptedModel,
     history: usize,
     arrivals: &Path,
 ) -> Result<Sample, BenchError> {
@@ -148,7 +149,8 @@ pub async fn run(options: &Options) -> Result<Part, BenchError> {
         ),
         text_turn("已加入购物车。"),
     ];
-    let model = FakeModel::start(&turns).await?;
+    let model = ScriptedModel::cycle(&tokio::runtime::Handle::current(), &turns)
+        .map_err(|e| BenchError::Setup(e.to_string()))?;
     let mut rows = Vec::new();
     let mut medians = Vec::new();
     for &size in &options.sizes {

@@ -1,52 +1,30 @@
-//! The real shop, `bitselect-mcp`, as the app runs it: a trusted built-in
-//! server named `bitselect` over stdio, its data in a directory of its own.
+//! The real shop, `bitselect-mcp`, as the app runs it (the workspace's one
+//! way, `test_support::shop`): a trusted built-in server named `bitselect`
+//! over stdio, its data in a directory of its own.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use ragent::mcp::ServerEntry;
-use ragent::mcp::connect::StdioConnector;
+pub use test_support::shop::IPHONE;
+use test_support::shop::{ShopError, path_text, shop_binary_beside_me, shop_entry_via};
 
 use crate::BenchError;
 
 /// The server name the app gives the shop (`bitselect__search_product`).
 pub const SHOP_SERVER: &str = "bitselect";
-const SHOP_BINARY: &str = "bitselect-mcp";
 
-/// A SKU with stock, used by the read and write calls.
-pub const IPHONE: &str = "MG6W4CH/A";
+fn setup(error: ShopError) -> BenchError {
+    BenchError::Setup(error.to_string())
+}
 
 /// The shop binary cargo built beside this one (`target/<profile>/`).
 pub fn shop_binary() -> Result<PathBuf, BenchError> {
-    let exe = std::env::current_exe().map_err(|e| BenchError::io(Path::new("current exe"), e))?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    let candidate = dir.join(format!("{SHOP_BINARY}{}", std::env::consts::EXE_SUFFIX));
-    if candidate.is_file() {
-        Ok(candidate)
-    } else {
-        Err(BenchError::Setup(format!(
-            "{} is missing: build it with `cargo build --release -p bitselect --bin bitselect-mcp`",
-            candidate.display()
-        )))
-    }
-}
-
-fn path_text(path: &Path) -> Result<String, BenchError> {
-    path.to_str()
-        .map(str::to_string)
-        .ok_or_else(|| BenchError::Setup(format!("not UTF-8: {}", path.display())))
+    shop_binary_beside_me().map_err(setup)
 }
 
 /// The shop as the app configures it, logging only warnings.
 pub fn shop_entry(data_dir: &Path) -> Result<ServerEntry, BenchError> {
-    let binary = path_text(&shop_binary()?)?;
-    let args = vec!["--data-dir".to_string(), path_text(data_dir)?];
-    Ok(entry(StdioConnector::new(
-        SHOP_SERVER,
-        &binary,
-        args,
-        quiet(),
-    )))
+    shop_entry_via(SHOP_SERVER, &shop_binary()?, Vec::new(), data_dir).map_err(setup)
 }
 
 /// The shop behind this binary's `stdio-proxy`, which notes the moment
@@ -56,28 +34,9 @@ pub fn proxied_shop_entry(data_dir: &Path, arrivals: &Path) -> Result<ServerEntr
     let args = vec![
         "stdio-proxy".to_string(),
         "--arrivals".to_string(),
-        path_text(arrivals)?,
+        path_text(arrivals).map_err(setup)?,
         "--".to_string(),
-        path_text(&shop_binary()?)?,
-        "--data-dir".to_string(),
-        path_text(data_dir)?,
+        path_text(&shop_binary()?).map_err(setup)?,
     ];
-    Ok(entry(StdioConnector::new(
-        SHOP_SERVER,
-        &path_text(&me)?,
-        args,
-        quiet(),
-    )))
-}
-
-fn quiet() -> Vec<(String, String)> {
-    vec![("RUST_LOG".into(), "warn".into())]
-}
-
-fn entry(connector: StdioConnector) -> ServerEntry {
-    ServerEntry {
-        name: SHOP_SERVER.into(),
-        trusted: true,
-        connector: Arc::new(connector),
-    }
+    shop_entry_via(SHOP_SERVER, &me, args, data_dir).map_err(setup)
 }

@@ -96,7 +96,7 @@ async fn settings_take_effect_without_a_restart() {
     let (_shop, url) = shop_over_http(&h.shop_dir()).await;
 
     // A user-added server: untrusted unless the user says so.
-    let second_model = ModelServer::start().await;
+    let second_model = ScriptedModel::start().unwrap();
     let mut settings = h.agent.settings();
     settings.model.base_url = second_model.base_url();
     settings.mcp_servers.insert(
@@ -116,7 +116,7 @@ async fn settings_take_effect_without_a_restart() {
     let run = h.say("看看购物车").await;
     assert!(run.asked(), "an untrusted server's read asks");
     assert_eq!(
-        h.model.requests().await.len(),
+        h.model.requests().len(),
         0,
         "the old endpoint is not used"
     );

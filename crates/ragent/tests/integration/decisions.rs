@@ -51,7 +51,7 @@ async fn a_read_in_a_batch_with_a_write_waits_and_both_run_in_order_after_approv
     let card = run.card().clone();
     let statuses: Vec<CallStatus> = card.calls.iter().map(|c| c.status).collect();
     assert_eq!(statuses, vec![CallStatus::Allowed, CallStatus::Asking]);
-    assert_eq!(h.model.requests().await.len(), 1);
+    assert_eq!(h.model.requests().len(), 1);
 
     h.model.push_turn(text_turn("已下单。"));
     let outcome = h
@@ -65,7 +65,7 @@ async fn a_read_in_a_batch_with_a_write_waits_and_both_run_in_order_after_approv
     assert_eq!(db.order_count(), orders_before + 1);
     assert_eq!(db.cart_quantity(CASE), 1);
 
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     let ids: Vec<String> = tool_results(&requests[1])
         .into_iter()
         .map(|(id, _)| id)
@@ -151,7 +151,7 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
     assert_eq!(db.cart_quantity(IPHONE), 1, "the edited quantity was sent");
     assert_eq!(db.order_count(), orders_before);
 
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(&requests[1], "c1").contains("iPhone 17"));
     assert!(tool_result(&requests[1], "c2").contains("拒绝"));
     let decisions: Vec<AuditDecision> = h
@@ -243,7 +243,7 @@ async fn wrong_replies_are_refused_and_change_nothing() {
     let db = h.shop_db();
     assert_eq!((db.cart_quantity(IPHONE), db.cart_quantity(CASE)), (0, 2));
     assert_eq!(
-        h.model.requests().await.len(),
+        h.model.requests().len(),
         1,
         "nothing reached the model"
     );
@@ -287,7 +287,7 @@ async fn a_new_message_supersedes_the_card_and_is_answered() {
         "the pending call never ran"
     );
 
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     let told = tool_result(&requests[1], "c1");
     assert!(
         told.contains("新消息") && told.contains("没有执行"),
@@ -344,7 +344,7 @@ async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
     h.model
         .push_turn(text_turn("刚才的确认已过期，需要重新加入吗？"));
     h.say("怎么样了？").await;
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(&requests[1], "c1").contains("过期"));
     assert_eq!(
         h.agent.audit_log(1).unwrap()[0].decision,
@@ -439,7 +439,7 @@ async fn an_allowed_call_in_a_waiting_batch_does_not_run_once_its_tool_is_denied
             ("update_cart_item".into(), CallStatus::Succeeded),
         ]
     );
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(&requests[1], "c1").contains("禁止使用此工具"));
     let audit = h.agent.audit_log(1).unwrap();
     assert_eq!(audit[0].decision, AuditDecision::PolicyDenied);
@@ -479,7 +479,7 @@ async fn an_allowed_call_in_a_waiting_batch_asks_again_once_its_tool_is_set_to_a
         Some(&again),
         "a reopened window shows it too"
     );
-    assert_eq!(h.model.requests().await.len(), 1, "the model was not asked");
+    assert_eq!(h.model.requests().len(), 1, "the model was not asked");
 
     h.model.push_turn(text_turn("购物车里现在有 iPhone 17。"));
     h.agent

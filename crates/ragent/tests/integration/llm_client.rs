@@ -13,7 +13,7 @@ use ragent::settings::ModelSettings;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
-use wiremock::ResponseTemplate;
+use test_support::Reply;
 
 use crate::support::*;
 
@@ -47,8 +47,8 @@ async fn complete(client: &OpenAiClient, cancel: &CancellationToken) -> Result<S
 
 #[tokio::test]
 async fn retry_after_is_honoured_and_headers_are_sent() {
-    let model = ModelServer::start().await;
-    model.push(ResponseTemplate::new(429).insert_header("retry-after", "1"));
+    let model = ScriptedModel::start().unwrap();
+    model.push(Reply::new(429).header("retry-after", "1"));
     model.push_turn(text_turn("好"));
     let client = client(model.base_url(), test_llm_options());
     let started = Instant::now();
@@ -61,18 +61,18 @@ async fn retry_after_is_honoured_and_headers_are_sent() {
         "waited {:?}, less than Retry-After",
         started.elapsed()
     );
-    assert_eq!(model.requests().await.len(), 2);
+    assert_eq!(model.requests().len(), 2);
     assert_eq!(
-        model.last_header("authorization").await.as_deref(),
+        model.last_header("authorization").as_deref(),
         Some("Bearer sk-test")
     );
-    assert_eq!(model.last_header("x-tenant").await.as_deref(), Some("bit"));
+    assert_eq!(model.last_header("x-tenant").as_deref(), Some("bit"));
 }
 
 #[tokio::test]
 async fn a_client_error_is_not_retried() {
-    let model = ModelServer::start().await;
-    model.push(ResponseTemplate::new(401).set_body_string("bad key"));
+    let model = ScriptedModel::start().unwrap();
+    model.push(Reply::new(401).body("bad key"));
     let client = client(model.base_url(), test_llm_options());
     let error = complete(&client, &CancellationToken::new())
         .await
@@ -84,13 +84,13 @@ async fn a_client_error_is_not_retried() {
             body: "bad key".into()
         }
     );
-    assert_eq!(model.requests().await.len(), 1);
+    assert_eq!(model.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn a_silent_endpoint_times_out_on_the_first_byte() {
-    let model = ModelServer::start().await;
-    model.push(sse_response(&text_turn("迟到")).set_delay(Duration::from_secs(30)));
+    let model = ScriptedModel::start().unwrap();
+    model.push(Reply::stream(&text_turn("迟到")).delay(Duration::from_secs(30)));
     let options = ClientOptions {
         first_byte_timeout: Duration::from_millis(200),
         max_retries: 0,
@@ -148,8 +148,8 @@ async fn a_stream_that_stalls_times_out_between_chunks() {
 
 #[tokio::test]
 async fn cancelling_stops_a_waiting_request() {
-    let model = ModelServer::start().await;
-    model.push(sse_response(&text_turn("迟到")).set_delay(Duration::from_secs(30)));
+    let model = ScriptedModel::start().unwrap();
+    model.push(Reply::stream(&text_turn("迟到")).delay(Duration::from_secs(30)));
     let client = client(model.base_url(), test_llm_options());
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
@@ -168,11 +168,11 @@ async fn turn(client: &OpenAiClient) -> Result<ragent::llm::AssistantTurn, LlmEr
 
 #[tokio::test]
 async fn requests_ask_for_usage_and_an_endpoint_refusing_that_is_asked_again_without_it() {
-    let model = ModelServer::start().await;
+    let model = ScriptedModel::start().unwrap();
     let mut chunks = text_turn("好");
     chunks.push(ev_usage(321, 7));
     model.push_turn(chunks);
-    model.push(ResponseTemplate::new(400).set_body_string(
+    model.push(Reply::new(400).body(
         r#"{"error":{"message":"Unrecognized request argument supplied: stream_options"}}"#,
     ));
     model.push_turn(text_turn("好"));
@@ -193,7 +193,6 @@ async fn requests_ask_for_usage_and_an_endpoint_refusing_that_is_asked_again_wit
 
     let asked: Vec<Value> = model
         .requests()
-        .await
         .iter()
         .map(|r| r["stream_options"].clone())
         .collect();
@@ -211,12 +210,12 @@ async fn requests_ask_for_usage_and_an_endpoint_refusing_that_is_asked_again_wit
 
 #[tokio::test]
 async fn a_stream_with_bare_cr_line_endings_is_read() {
-    let model = ModelServer::start().await;
+    let model = ScriptedModel::start().unwrap();
     let body = sse(&text_turn("你好啊")).replace('\n', "\r");
     model.push(
-        ResponseTemplate::new(200)
-            .insert_header("content-type", "text/event-stream")
-            .set_body_string(body),
+        Reply::new(200)
+            .header("content-type", "text/event-stream")
+            .body(body),
     );
     let client = client(model.base_url(), test_llm_options());
     assert_eq!(
@@ -227,15 +226,15 @@ async fn a_stream_with_bare_cr_line_endings_is_read() {
 
 #[tokio::test]
 async fn a_cut_stream_whose_chunks_say_finish_reason_empty_is_not_taken_as_complete() {
-    let model = ModelServer::start().await;
+    let model = ScriptedModel::start().unwrap();
     let chunks = vec![
         json!({"choices": [{"index": 0, "delta": {"content": "我"}, "finish_reason": ""}]}),
         json!({"choices": [{"index": 0, "delta": {"content": "来"}, "finish_reason": ""}]}),
     ];
     model.push(
-        ResponseTemplate::new(200)
-            .insert_header("content-type", "text/event-stream")
-            .set_body_string(sse_cut(&chunks)),
+        Reply::new(200)
+            .header("content-type", "text/event-stream")
+            .body(sse_cut(&chunks)),
     );
     let client = client(model.base_url(), test_llm_options());
     let error = complete(&client, &CancellationToken::new())
@@ -246,11 +245,11 @@ async fn a_cut_stream_whose_chunks_say_finish_reason_empty_is_not_taken_as_compl
 
 #[tokio::test]
 async fn a_json_error_answered_with_status_200_reports_the_providers_message() {
-    let model = ModelServer::start().await;
+    let model = ScriptedModel::start().unwrap();
     model.push(
-        ResponseTemplate::new(200)
-            .insert_header("content-type", "application/json")
-            .set_body_string(
+        Reply::new(200)
+            .header("content-type", "application/json")
+            .body(
                 r#"{"error":{"message":"Insufficient account balance","type":"insufficient_quota"}}"#,
             ),
     );

@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use ragent::protocol::{AgentEvent, ErrorCode, StopReason, TranscriptItem};
 use ragent::toolcall::CallStatus;
 use serde_json::json;
-use wiremock::ResponseTemplate;
+use test_support::Reply;
 
 use crate::support::notes::Notebook;
 use crate::support::*;
@@ -39,7 +39,7 @@ async fn invalid_arguments_and_unknown_tools_are_refused_and_explained() {
     assert_eq!(statuses, vec![CallStatus::Rejected; 3]);
     assert!(notebook.notes().is_empty());
 
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(&requests[1], "c1").contains("不是有效的 JSON"));
     assert!(tool_result(&requests[1], "c2").contains("没有名为 notes__drop_everything 的工具"));
     assert!(tool_result(&requests[1], "c3").contains("/text"));
@@ -57,9 +57,9 @@ async fn a_stream_cut_midway_ends_the_run_with_an_error_and_the_session_goes_on(
         "{\"text\": \"x\"}",
     ));
     h.model.push(
-        ResponseTemplate::new(200)
-            .insert_header("content-type", "text/event-stream")
-            .set_body_string(sse_cut(&cut)),
+        Reply::new(200)
+            .header("content-type", "text/event-stream")
+            .body(sse_cut(&cut)),
     );
     let run = h.say("记一下 x").await;
     assert_eq!(run.reason, StopReason::Failed);
@@ -92,7 +92,7 @@ async fn a_stream_cut_midway_ends_the_run_with_an_error_and_the_session_goes_on(
     h.model.push_turn(text_turn("好的。"));
     let run = h.say("再试一次").await;
     assert_eq!(run.reason, StopReason::Completed);
-    let last = h.model.requests().await.pop().unwrap();
+    let last = h.model.requests().pop().unwrap();
     assert_eq!(roles(&last), vec!["system", "user", "user"]);
 }
 
@@ -100,22 +100,22 @@ async fn a_stream_cut_midway_ends_the_run_with_an_error_and_the_session_goes_on(
 async fn a_server_error_is_retried_and_a_lasting_one_is_reported() {
     let (mut h, _) = with_notes().await;
     h.model
-        .push(ResponseTemplate::new(500).set_body_string("upstream hiccup"));
+        .push(Reply::new(500).body("upstream hiccup"));
     h.model.push_turn(text_turn("您好！"));
     let run = h.say("你好").await;
     assert_eq!(run.reason, StopReason::Completed);
     assert!(run.errors().is_empty());
     assert_eq!(run.text(), "您好！");
-    assert_eq!(h.model.requests().await.len(), 2);
+    assert_eq!(h.model.requests().len(), 2);
 
     for _ in 0..3 {
         h.model
-            .push(ResponseTemplate::new(503).set_body_string("down"));
+            .push(Reply::new(503).body("down"));
     }
     let run = h.say("在吗").await;
     assert_eq!(run.reason, StopReason::Failed);
     assert!(run.errors()[0].contains("503"), "{:?}", run.errors());
-    assert_eq!(h.model.requests().await.len(), 5, "one try and two retries");
+    assert_eq!(h.model.requests().len(), 5, "one try and two retries");
     assert!(!h.agent.is_running(&h.session));
 }
 
@@ -133,14 +133,14 @@ async fn a_run_stops_at_its_turn_limit() {
     let run = h.say("一直查").await;
     assert_eq!(run.reason, StopReason::MaxTurns { limit: 2 });
     assert_eq!(run.started(), vec!["list_notes", "list_notes"]);
-    assert_eq!(h.model.requests().await.len(), 2);
+    assert_eq!(h.model.requests().len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_can_be_cancelled_while_the_model_is_slow() {
     let (mut h, _) = with_notes().await;
     h.model
-        .push(sse_response(&text_turn("太慢了")).set_delay(Duration::from_secs(30)));
+        .push(Reply::stream(&text_turn("太慢了")).delay(Duration::from_secs(30)));
     h.agent.send_message(&h.session, "你好").unwrap();
     h.events
         .wait_for(|e| matches!(e, AgentEvent::RunStarted).then_some(()))
@@ -170,7 +170,7 @@ async fn old_turns_leave_the_request_when_over_budget_but_stay_stored() {
     h.model.push_turn(text_turn("还有呢？"));
     h.say("再来一个耳机").await;
 
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert_eq!(user_texts(&requests[0]), vec![long.clone()]);
     assert_eq!(
         roles(&requests[1]),
@@ -225,7 +225,7 @@ async fn arguments_that_are_not_an_object_go_back_as_an_empty_object_and_the_res
     );
     h.say("好").await;
 
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     // What the model reads back, the turn after and every turn later.
     for request in &requests[1..] {
         let arguments: Vec<String> = sent_calls(request).into_iter().map(|c| c.2).collect();
@@ -266,7 +266,7 @@ async fn two_calls_with_one_id_in_a_turn_both_keep_their_results() {
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(notebook.notes(), vec!["牛奶", "面包"]);
 
-    let next = &h.model.requests().await[1];
+    let next = &h.model.requests()[1];
     let ids: Vec<String> = sent_calls(next).into_iter().map(|c| c.0).collect();
     assert_eq!(ids, vec!["dup", "dup_2"]);
     assert_eq!(
@@ -303,9 +303,9 @@ async fn a_tool_name_repeated_whole_in_every_chunk_calls_that_tool() {
 async fn a_provider_error_sent_as_json_with_status_200_is_the_runs_error() {
     let (mut h, _notebook) = with_notes().await;
     h.model.push(
-        ResponseTemplate::new(200)
-            .insert_header("content-type", "application/json")
-            .set_body_string(r#"{"error":{"message":"Model qwen-max-x does not exist","code":"model_not_found"}}"#),
+        Reply::new(200)
+            .header("content-type", "application/json")
+            .body(r#"{"error":{"message":"Model qwen-max-x does not exist","code":"model_not_found"}}"#),
     );
     let run = h.say("你好").await;
     assert_eq!(run.reason, StopReason::Failed);
@@ -341,7 +341,7 @@ async fn a_model_counting_far_more_tokens_than_estimated_gets_fewer_history_mess
     h.model.push_turn(text_turn("好的。"));
     h.say(&said(5)).await;
 
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert_eq!(
         user_texts(&requests[3]).len(),
         4,
@@ -376,7 +376,7 @@ async fn beside_a_call_that_asks_a_repeated_id_and_bad_arguments_reach_the_model
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(notebook.notes(), vec!["牛奶"]);
 
-    let next = &h.model.requests().await[1];
+    let next = &h.model.requests()[1];
     assert_eq!(
         sent_calls(next),
         vec![

@@ -211,7 +211,7 @@ async fn a_card_pending_when_the_app_closed_can_be_decided_after_reopening() {
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(run.started(), vec!["update_cart_item"]);
     assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(&requests[1], "c1").contains("iPhone 17"));
 }
 
@@ -269,7 +269,7 @@ async fn a_crash_after_approval_is_recovered_with_the_same_key_and_one_order() {
     // The next turn carries the recovered result to the model.
     h.model.push_turn(text_turn("订单已提交。"));
     h.say("下好了吗？").await;
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(requests.last().unwrap(), "c1").contains(&newest));
 }
 
@@ -308,7 +308,7 @@ async fn a_turn_of_reads_cut_off_by_a_crash_leaves_nothing_half_done_and_is_aske
     let (status, output) = call_status(&h, 0);
     assert_eq!(status, CallStatus::Succeeded);
     assert!(output.unwrap().contains("iPhone 17"));
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(requests.last().unwrap(), "c2").contains("iPhone 17"));
 }
 
@@ -349,7 +349,7 @@ async fn a_write_to_a_server_without_keys_is_marked_interrupted_not_resent() {
 
     h.model.push_turn(text_turn("我先核实一下。"));
     h.say("记好了吗？").await;
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(requests.last().unwrap(), "c1").contains("结果未知"));
 }
 
@@ -403,7 +403,7 @@ async fn a_batch_left_halfway_by_a_dead_run_is_finished_before_the_next_message(
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0].status, CallStatus::Interrupted);
     assert_eq!(notebook.notes(), vec!["一"]);
-    let last = h.model.requests().await.pop().unwrap();
+    let last = h.model.requests().pop().unwrap();
     assert_eq!(roles(&last)[1..], ["user", "assistant", "tool", "user"]);
     assert!(tool_result(&last, "c1").contains("结果未知"));
 }
@@ -491,7 +491,7 @@ async fn an_approved_call_left_unsent_by_a_failed_run_does_not_run_silently_befo
             .any(|n| n.contains("「tag」") && n.contains("没有执行")),
         "{told:?}"
     );
-    let last = h.model.requests().await.pop().unwrap();
+    let last = h.model.requests().pop().unwrap();
     assert!(tool_result(&last, "c1").contains("结果未知"));
     assert!(tool_result(&last, "c2").contains("没有执行"));
 }

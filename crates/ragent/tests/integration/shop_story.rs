@@ -57,7 +57,7 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
     let phone_orders_before = db.orders_of(IPHONE);
 
     // The search result reached the model in its next request.
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert_eq!(requests.len(), 2);
     assert!(tool_result(&requests[1], "c1").contains(IPHONE));
     assert_eq!(
@@ -83,7 +83,7 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
     assert_eq!(run.started(), vec!["update_cart_item"]);
     assert!(run.asked());
     assert_eq!(db.cart_quantity(IPHONE), 1, "the cart has it");
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(&requests[2], "c2").contains("iPhone 17"));
     assert_eq!(
         db.order_count(),
@@ -113,7 +113,7 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
     assert_eq!((status.as_str(), *quantity), ("待支付", 1));
     assert_eq!(db.stock(IPHONE), 9, "stock reserved");
     assert_eq!(db.cart_quantity(IPHONE), 0, "cart deducted");
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert_eq!(requests.len(), 4);
     assert!(tool_result(&requests[3], "c3").contains(order_no.as_str()));
     assert_eq!(h.model.unused_turns(), 0);
@@ -151,7 +151,7 @@ async fn a_declined_write_leaves_the_shop_untouched_and_the_model_hears_why() {
     let db = h.shop_db();
     assert_eq!(db.cart_quantity(IPHONE), 0);
     assert_eq!(db.stock(IPHONE), 10);
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     let told = tool_result(&requests[1], "c1");
     for must in ["拒绝", "没有执行", "不是错误", "不要重试", "我只要一台"] {
         assert!(told.contains(must), "{must} missing from {told}");
@@ -212,7 +212,7 @@ async fn a_read_stored_after_it_ran_keeps_its_whole_life_and_its_audit() {
     assert_eq!(audit[0].decision, AuditDecision::PolicyAllowed);
 
     // Both results reached the model, in its order.
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     let results = tool_results(requests.last().unwrap());
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].0, "c1");

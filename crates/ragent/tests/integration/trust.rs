@@ -120,7 +120,7 @@ async fn tool_names_are_exact_so_no_server_shadows_another() {
     let statuses: Vec<CallStatus> = finished.iter().map(|c| c.status).collect();
     assert_eq!(statuses, vec![CallStatus::Rejected, CallStatus::Rejected]);
     assert!(mine.notes().is_empty() && theirs.notes().is_empty());
-    let requests = h.model.requests().await;
+    let requests = h.model.requests();
     assert!(tool_result(&requests[1], "c1").contains("没有名为 add_note 的工具"));
     let offered = tool_names(&requests[0]);
     assert_eq!(

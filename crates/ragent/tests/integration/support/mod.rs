@@ -72,7 +72,7 @@ impl Setup {
 /// One agent on a temporary directory, with a scripted model.
 pub struct Harness {
     pub dir: TempDir,
-    pub model: ModelServer,
+    pub model: ScriptedModel,
     pub agent: Agent,
     pub events: Events,
     pub session: String,
@@ -81,7 +81,7 @@ pub struct Harness {
 impl Harness {
     pub async fn start(setup: Setup) -> Harness {
         let dir = tempfile::tempdir().unwrap();
-        let model = ModelServer::start().await;
+        let model = ScriptedModel::start().unwrap();
         let agent = open_agent(dir.path(), &model, setup).await;
         let events = Events(agent.subscribe());
         let session = agent.create_session(None).unwrap().id;
@@ -132,7 +132,7 @@ impl Harness {
     }
 }
 
-pub async fn open_agent(dir: &Path, model: &ModelServer, setup: Setup) -> Agent {
+pub async fn open_agent(dir: &Path, model: &ScriptedModel, setup: Setup) -> Agent {
     let mut config = AgentConfig::new(dir.join("agent.db"));
     let mut settings = setup.settings;
     settings.model = ModelSettings {
