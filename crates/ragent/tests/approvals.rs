@@ -8,7 +8,7 @@
 
 // The support module is shared with the integration stories, which use
 // more of it than this table does.
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 #[path = "integration/support/mod.rs"]
 mod support;
 
