@@ -139,12 +139,17 @@ pub struct ScriptedModel {
     shared: Arc<Shared>,
     task: tokio::task::JoinHandle<()>,
     /// The runtime of [`ScriptedModel::start`]; ends with the model.
-    _own_runtime: Option<tokio::runtime::Runtime>,
+    own_runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Drop for ScriptedModel {
     fn drop(&mut self) {
         self.task.abort();
+        // Dropped inside an async test: a runtime may only be let go of
+        // there without waiting for its tasks.
+        if let Some(runtime) = self.own_runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 
@@ -173,7 +178,7 @@ impl ScriptedModel {
             .build()
             .map_err(ModelError::Runtime)?;
         let mut model = ScriptedModel::start_on(runtime.handle(), Script::Queue(VecDeque::new()))?;
-        model._own_runtime = Some(runtime);
+        model.own_runtime = Some(runtime);
         Ok(model)
     }
 
@@ -217,7 +222,7 @@ impl ScriptedModel {
             addr,
             shared,
             task,
-            _own_runtime: None,
+            own_runtime: None,
         })
     }
 
