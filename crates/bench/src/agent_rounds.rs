@@ -61,7 +61,11 @@ impl Round {
 
 /// The rounds of one run: `rounds + 1` model requests and `rounds` calls;
 /// a tool listing counts in the round during which it started.
-fn split(served: &[Received], calls: &[Timed], listings: &[Timed]) -> Result<Vec<Round>, BenchError> {
+fn split(
+    served: &[Received],
+    calls: &[Timed],
+    listings: &[Timed],
+) -> Result<Vec<Round>, BenchError> {
     if served.len() != calls.len() + 1 {
         return Err(BenchError::Run(format!(
             "a run made {} model requests and {} calls",

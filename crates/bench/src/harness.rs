@@ -16,8 +16,8 @@ use tempfile::TempDir;
 use tokio::sync::broadcast;
 
 use crate::BenchError;
-use test_support::ScriptedModel;
 use crate::timed_tools::TimedTools;
+use test_support::ScriptedModel;
 
 /// Longest a run may take before the bench gives up (a guard, not a pause).
 const RUN_GUARD: Duration = Duration::from_secs(120);

@@ -5,7 +5,6 @@
 pub mod agent_rounds;
 pub mod app_start;
 pub mod criterion_results;
-pub mod turns;
 pub mod harness;
 pub mod history_fill;
 pub mod machine;
@@ -17,6 +16,7 @@ pub mod shop;
 pub mod shop_throughput;
 pub mod stats;
 pub mod timed_tools;
+pub mod turns;
 
 use std::path::{Path, PathBuf};
 

@@ -317,13 +317,13 @@ impl ScriptedModel {
                 notified.await;
             }
         };
-        tokio::time::timeout(limit, answered).await.map_err(|_| {
-            ModelError::NotEnoughRequests {
+        tokio::time::timeout(limit, answered)
+            .await
+            .map_err(|_| ModelError::NotEnoughRequests {
                 wanted: count,
                 got: self.state().received.len(),
                 limit,
-            }
-        })
+            })
     }
 
     /// Forgets the requests so far.
@@ -364,7 +364,8 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
         let read_at = Instant::now();
         if request.method != "POST" {
             let models = json!({"object": "list", "data": [{"id": "scripted", "object": "model"}]});
-            let reply = Reply::status(200, models.to_string()).header("content-type", "application/json");
+            let reply =
+                Reply::status(200, models.to_string()).header("content-type", "application/json");
             if write_reply(&mut stream, &reply).await.is_err() {
                 return;
             }
@@ -376,9 +377,9 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
             state.served += 1;
             let (reply, turn) = match &mut state.script {
                 Script::Queue(queue) => (
-                    queue.pop_front().unwrap_or_else(|| {
-                        Reply::status(599, "the test script has no more turns")
-                    }),
+                    queue
+                        .pop_front()
+                        .unwrap_or_else(|| Reply::status(599, "the test script has no more turns")),
                     n,
                 ),
                 Script::Cycle(replies) => {

@@ -115,11 +115,7 @@ async fn settings_take_effect_without_a_restart() {
     second_model.push_turn(calls_turn("", &[("c1", "web__query_cart", json!({}))]));
     let run = h.say("看看购物车").await;
     assert!(run.asked(), "an untrusted server's read asks");
-    assert_eq!(
-        h.model.requests().len(),
-        0,
-        "the old endpoint is not used"
-    );
+    assert_eq!(h.model.requests().len(), 0, "the old endpoint is not used");
     let card = run.card().clone();
     second_model.push_turn(text_turn("购物车里有 5 件商品。"));
     h.agent

@@ -242,11 +242,7 @@ async fn wrong_replies_are_refused_and_change_nothing() {
     assert_eq!(h.agent.audit_log(100).unwrap().len(), audit_before);
     let db = h.shop_db();
     assert_eq!((db.cart_quantity(IPHONE), db.cart_quantity(CASE)), (0, 2));
-    assert_eq!(
-        h.model.requests().len(),
-        1,
-        "nothing reached the model"
-    );
+    assert_eq!(h.model.requests().len(), 1, "nothing reached the model");
 
     // Deciding the last call runs the batch once; approving again does not.
     h.model.push_turn(text_turn("好了。"));

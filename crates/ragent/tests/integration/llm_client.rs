@@ -11,9 +11,9 @@ use ragent::llm::openai::{ClientOptions, OpenAiClient};
 use ragent::llm::{ChatMessage, ChatModel, ChatRequest, LlmError, TokenUsage};
 use ragent::settings::ModelSettings;
 use serde_json::{Value, json};
+use test_support::Reply;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
-use test_support::Reply;
 
 use crate::support::*;
 
@@ -172,9 +172,11 @@ async fn requests_ask_for_usage_and_an_endpoint_refusing_that_is_asked_again_wit
     let mut chunks = text_turn("好");
     chunks.push(ev_usage(321, 7));
     model.push_turn(chunks);
-    model.push(Reply::new(400).body(
-        r#"{"error":{"message":"Unrecognized request argument supplied: stream_options"}}"#,
-    ));
+    model.push(
+        Reply::new(400).body(
+            r#"{"error":{"message":"Unrecognized request argument supplied: stream_options"}}"#,
+        ),
+    );
     model.push_turn(text_turn("好"));
     model.push_turn(text_turn("好"));
     let client = client(model.base_url(), test_llm_options());

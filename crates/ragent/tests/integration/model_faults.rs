@@ -99,8 +99,7 @@ async fn a_stream_cut_midway_ends_the_run_with_an_error_and_the_session_goes_on(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_error_is_retried_and_a_lasting_one_is_reported() {
     let (mut h, _) = with_notes().await;
-    h.model
-        .push(Reply::new(500).body("upstream hiccup"));
+    h.model.push(Reply::new(500).body("upstream hiccup"));
     h.model.push_turn(text_turn("您好！"));
     let run = h.say("你好").await;
     assert_eq!(run.reason, StopReason::Completed);
@@ -109,8 +108,7 @@ async fn a_server_error_is_retried_and_a_lasting_one_is_reported() {
     assert_eq!(h.model.requests().len(), 2);
 
     for _ in 0..3 {
-        h.model
-            .push(Reply::new(503).body("down"));
+        h.model.push(Reply::new(503).body("down"));
     }
     let run = h.say("在吗").await;
     assert_eq!(run.reason, StopReason::Failed);
