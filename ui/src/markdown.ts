@@ -9,13 +9,20 @@
 // indentation), block quotes, tables, horizontal rules, backslash escapes.
 
 import { h } from "./dom";
+import { Lines } from "./markdown-lines";
 
 export function renderMarkdown(source: string): DocumentFragment {
   const fragment = document.createDocumentFragment();
-  for (const node of blocks(source.replace(/\r\n?/g, "\n").split("\n"))) {
+  for (const node of blocks(new Lines(source.replace(/\r\n?/g, "\n").split("\n")))) {
     fragment.appendChild(node);
   }
   return fragment;
+}
+
+/** One top-level block and the index of the line after it. */
+export interface Block {
+  node: Node;
+  end: number;
 }
 
 const FENCE = /^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)/;
@@ -25,69 +32,58 @@ const QUOTE = /^\s{0,3}>\s?/;
 const LIST_ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const TABLE_SEPARATOR = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 
-function blocks(lines: string[]): Node[] {
+function blocks(lines: Lines): Node[] {
   const out: Node[] = [];
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    if (line.trim() === "") {
-      i += 1;
-      continue;
-    }
-    const fence = FENCE.exec(line);
-    if (fence) {
-      i = codeBlock(lines, i, fence[1], fence[2], out);
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    if (heading) {
-      const tag = (["h3", "h4", "h5"] as const)[Math.min(heading[1].length, 3) - 1];
-      out.push(h(tag, { class: "md-heading" }, ...inline(heading[2])));
-      i += 1;
-      continue;
-    }
-    if (RULE.test(line)) {
-      out.push(h("hr"));
-      i += 1;
-      continue;
-    }
-    if (QUOTE.test(line)) {
-      const inner: string[] = [];
-      while (i < lines.length && QUOTE.test(lines[i])) {
-        inner.push(lines[i].replace(QUOTE, ""));
-        i += 1;
-      }
-      out.push(h("blockquote", {}, ...blocks(inner)));
-      continue;
-    }
-    if (isTableStart(lines, i)) {
-      i = table(lines, i, out);
-      continue;
-    }
-    if (LIST_ITEM.test(line)) {
-      i = list(lines, i, out);
-      continue;
-    }
-    i = paragraph(lines, i, out);
-  }
+  for (let block = nextBlock(lines, 0); block; block = nextBlock(lines, block.end)) out.push(block.node);
   return out;
 }
 
-function codeBlock(lines: string[], start: number, marker: string, lang: string, out: Node[]): number {
+/**
+ * The block at line `start`, blank lines before it skipped; null when only
+ * blank lines are left. It reads `lines` forwards only, so a block parsed
+ * from a later start line is the same as in a parse of the whole text.
+ */
+export function nextBlock(lines: Lines, start: number): Block | null {
+  let i = start;
+  while (lines.has(i) && lines.at(i).trim() === "") i += 1;
+  if (!lines.has(i)) return null;
+  const line = lines.at(i);
+  const fence = FENCE.exec(line);
+  if (fence) return codeBlock(lines, i, fence[1], fence[2]);
+  const heading = HEADING.exec(line);
+  if (heading) {
+    const tag = (["h3", "h4", "h5"] as const)[Math.min(heading[1].length, 3) - 1];
+    return { node: h(tag, { class: "md-heading" }, ...inline(heading[2])), end: i + 1 };
+  }
+  if (RULE.test(line)) return { node: h("hr"), end: i + 1 };
+  if (QUOTE.test(line)) {
+    const inner: string[] = [];
+    while (lines.has(i) && QUOTE.test(lines.at(i))) {
+      inner.push(lines.at(i).replace(QUOTE, ""));
+      i += 1;
+    }
+    return { node: h("blockquote", {}, ...blocks(new Lines(inner))), end: i };
+  }
+  if (isTableStart(lines, i)) return table(lines, i);
+  const item = LIST_ITEM.exec(line);
+  if (item) return list(lines, i, item);
+  return paragraph(lines, i);
+}
+
+function codeBlock(lines: Lines, start: number, marker: string, lang: string): Block {
   const body: string[] = [];
   let i = start + 1;
-  while (i < lines.length && !lines[i].trim().startsWith(marker)) {
-    body.push(lines[i]);
+  while (lines.has(i) && !lines.at(i).trim().startsWith(marker)) {
+    body.push(lines.at(i));
     i += 1;
   }
   const code = h("code", { text: body.join("\n") });
   if (lang) code.setAttribute("data-lang", lang);
-  out.push(h("pre", { class: "md-code" }, code));
-  return i + 1;
+  return { node: h("pre", { class: "md-code" }, code), end: i + 1 };
 }
 
-function startsBlock(lines: string[], i: number): boolean {
-  const line = lines[i];
+function startsBlock(lines: Lines, i: number): boolean {
+  const line = lines.at(i);
   return (
     line.trim() === "" ||
     FENCE.test(line) ||
@@ -99,45 +95,41 @@ function startsBlock(lines: string[], i: number): boolean {
   );
 }
 
-function paragraph(lines: string[], start: number, out: Node[]): number {
+function paragraph(lines: Lines, start: number): Block {
   const p = h("p");
   let i = start;
   do {
     if (i > start) p.appendChild(h("br"));
-    for (const node of inline(lines[i].trim())) p.appendChild(node);
+    for (const node of inline(lines.at(i).trim())) p.appendChild(node);
     i += 1;
-  } while (i < lines.length && !startsBlock(lines, i));
-  out.push(p);
-  return i;
+  } while (lines.has(i) && !startsBlock(lines, i));
+  return { node: p, end: i };
 }
 
-function list(lines: string[], start: number, out: Node[]): number {
-  const first = LIST_ITEM.exec(lines[start]);
-  if (!first) return start + 1;
+function list(lines: Lines, start: number, first: RegExpExecArray): Block {
   const indent = first[1].length;
   const ordered = /\d/.test(first[2]);
   const el = ordered ? h("ol") : h("ul");
   if (ordered && parseInt(first[2], 10) !== 1) el.setAttribute("start", String(parseInt(first[2], 10)));
   let i = start;
-  while (i < lines.length) {
-    const item = LIST_ITEM.exec(lines[i]);
+  while (lines.has(i)) {
+    const item = LIST_ITEM.exec(lines.at(i));
     if (!item || item[1].length !== indent || /\d/.test(item[2]) !== ordered) break;
     const body = [item[3]];
     i += 1;
     // The item goes on while lines are indented deeper than its marker
     // (nested lists, continuation text), or are blank lines inside it.
-    while (i < lines.length) {
-      const next = lines[i];
+    while (lines.has(i)) {
+      const next = lines.at(i);
       const deeper = next.length - next.trimStart().length > indent;
       if (next.trim() !== "" && !deeper) break;
-      if (next.trim() === "" && !(i + 1 < lines.length && indentOf(lines[i + 1]) > indent)) break;
+      if (next.trim() === "" && !(lines.has(i + 1) && indentOf(lines.at(i + 1)) > indent)) break;
       body.push(next.slice(Math.min(indentOf(next), indent + 2)));
       i += 1;
     }
     el.appendChild(h("li", {}, ...listItemContent(body)));
   }
-  out.push(el);
-  return i;
+  return { node: el, end: i };
 }
 
 function indentOf(line: string): number {
@@ -146,18 +138,18 @@ function indentOf(line: string): number {
 
 /** A one-paragraph item renders inline; anything more renders as blocks. */
 function listItemContent(body: string[]): Node[] {
-  const nodes = blocks(body);
+  const nodes = blocks(new Lines(body));
   const only = nodes.length === 1 ? nodes[0] : null;
   if (only instanceof HTMLParagraphElement) return Array.from(only.childNodes);
   return nodes;
 }
 
-function isTableStart(lines: string[], i: number): boolean {
+function isTableStart(lines: Lines, i: number): boolean {
   return (
-    lines[i].includes("|") &&
-    i + 1 < lines.length &&
-    lines[i + 1].includes("-") &&
-    TABLE_SEPARATOR.test(lines[i + 1])
+    lines.at(i).includes("|") &&
+    lines.has(i + 1) &&
+    lines.at(i + 1).includes("-") &&
+    TABLE_SEPARATOR.test(lines.at(i + 1))
   );
 }
 
@@ -168,20 +160,19 @@ function cells(line: string): string[] {
   return row.split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/\\\|/g, "|"));
 }
 
-function table(lines: string[], start: number, out: Node[]): number {
-  const head = cells(lines[start]);
+function table(lines: Lines, start: number): Block {
+  const head = cells(lines.at(start));
   const thead = h("thead", {}, h("tr", {}, ...head.map((cell) => h("th", {}, ...inline(cell)))));
   const tbody = h("tbody");
   let i = start + 2;
-  while (i < lines.length && lines[i].includes("|") && lines[i].trim() !== "") {
-    const row = cells(lines[i]);
+  while (lines.has(i) && lines.at(i).includes("|") && lines.at(i).trim() !== "") {
+    const row = cells(lines.at(i));
     tbody.appendChild(
       h("tr", {}, ...head.map((_, col) => h("td", {}, ...inline(row[col] ?? "")))),
     );
     i += 1;
   }
-  out.push(h("div", { class: "md-table" }, h("table", {}, thead, tbody)));
-  return i;
+  return { node: h("div", { class: "md-table" }, h("table", {}, thead, tbody)), end: i };
 }
 
 // ---- inline
