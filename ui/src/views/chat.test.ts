@@ -2,9 +2,11 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
 import type { AgentEvent, ToolCallView, Transcript } from "../protocol";
+import { renderMarkdown } from "../markdown";
 import { ChatLog } from "../state";
 import { FakeApi, settle } from "../test/fake-api";
 import { CANCEL_ORDER_CALL, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { randomSplit, seeded } from "../test/markdown-samples";
 import { ChatView } from "./chat";
 
 const i18n = createI18n("zh-CN");
@@ -60,6 +62,30 @@ describe("streaming assistant text", () => {
     expect(all("message-assistant")).toHaveLength(1);
     expect(message.dataset.streaming).toBe("false");
     expect(message.textContent).toBe("为你找到 两款 耳机。");
+  });
+
+  it("keeps finished blocks as they are while deltas arrive and ends as a full render of the final text", () => {
+    const text = "## 两款耳机\n\n| 型号 | 价格 |\n| --- | ---: |\n| A1 | ¥1,299 |\n\n```sh\necho 下单\n```\n\n- 黑色\n\n  支持降噪\n- 白色\n\n需要我加入购物车吗？";
+    const deltas = randomSplit(seeded(11), text, 6);
+    emit({ type: "run_started" });
+    for (const delta of deltas.slice(0, deltas.length / 2)) emit({ type: "text_delta", text: delta });
+    const body = one("message-assistant").querySelector(".markdown");
+    const heading = body?.firstChild;
+    expect(heading?.nodeName).toBe("H4");
+    for (const delta of deltas.slice(deltas.length / 2)) emit({ type: "text_delta", text: delta });
+    emit({ type: "assistant_message", message_id: 3, text });
+    const full = document.createElement("div");
+    full.appendChild(renderMarkdown(text));
+    expect(body?.innerHTML).toBe(full.innerHTML);
+    expect(body?.firstChild).toBe(heading);
+  });
+
+  it("shows the complete message as sent when it differs from the streamed text", () => {
+    emit({ type: "text_delta", text: "先查一下\n\n- 甲" });
+    emit({ type: "assistant_message", message_id: 4, text: "查到了 **两款**" });
+    const message = one("message-assistant");
+    expect(message.textContent).toBe("查到了 两款");
+    expect(message.querySelector("ul")).toBeNull();
   });
 
   it("starts a new message for the next model turn", () => {

@@ -1,9 +1,9 @@
 // Chat messages and notices. User text is shown as typed (plain text);
 // assistant text goes through the safe Markdown renderer.
 
-import { h, replace } from "../dom";
+import { h } from "../dom";
 import type { I18n } from "../i18n";
-import { renderMarkdown } from "../markdown";
+import { MarkdownStream } from "../markdown-stream";
 import type { Notice } from "../state";
 
 export interface MessageView<T> {
@@ -35,8 +35,12 @@ export function assistantMessage(
     { class: "message message-assistant", attrs: { "data-testid": "message-assistant", "aria-label": i18n.t("chat.assistant") } },
     body,
   );
+  const markdown = new MarkdownStream(body);
   const update = (next: { text: string; streaming: boolean }): void => {
-    replace(body, renderMarkdown(next.text));
+    // While streaming, the log only appends to the text (ChatLog.appendDelta),
+    // so the new part is what lies past the length already shown.
+    if (next.streaming && next.text.length >= markdown.length) markdown.append(next.text.slice(markdown.length));
+    else markdown.show(next.text);
     el.dataset.streaming = String(next.streaming);
     el.setAttribute("aria-busy", String(next.streaming));
   };
