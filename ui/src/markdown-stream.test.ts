@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { renderMarkdown } from "./markdown";
 import { MarkdownStream, type StreamWork } from "./markdown-stream";
-import { SAMPLE_BLOCKS, randomMessage, randomSplit, seeded } from "./test/markdown-samples";
+import { SAMPLE_BLOCKS, randomMarkup, randomMessage, randomSplit, seeded } from "./test/markdown-samples";
 import { XSS_IMG, XSS_SCRIPT } from "./test/fixtures";
 
 function fullRender(text: string): string {
@@ -32,6 +32,20 @@ describe("streamed markdown", () => {
       }
       stream.show(text);
       expect(host.innerHTML, JSON.stringify(text)).toBe(fullRender(text));
+    }
+  }, 60_000);
+
+  it("equals a full render of the text so far after every delta, for random strings of markup", () => {
+    const random = seeded(99);
+    for (let message = 0; message < 400; message += 1) {
+      const text = randomMarkup(random);
+      const { host, stream } = streamed();
+      let sofar = "";
+      for (const delta of randomSplit(random, text, 1 + Math.floor(random() * 5))) {
+        stream.append(delta);
+        sofar += delta;
+        expect(host.innerHTML, JSON.stringify(sofar)).toBe(fullRender(sofar));
+      }
     }
   }, 60_000);
 

@@ -54,6 +54,19 @@ export function randomMessage(random: () => number, count: number): string {
   return parts.join("") + ending;
 }
 
+const MARKUP: readonly string[] = [
+  "|", "-", " ", "  ", "\n", "\n", "\n\n", "`", "```", "~~~", ">", "#", "*", "1.", "2)",
+  "\r", "a", ":", "中", "---", "| --- |", "_", "\\",
+];
+
+/** A short string of markup pieces in random order: the edge cases no one writes by hand. */
+export function randomMarkup(random: () => number): string {
+  let text = "";
+  const count = Math.floor(random() * 60);
+  for (let i = 0; i < count; i += 1) text += pick(random, MARKUP);
+  return text;
+}
+
 /** `text` cut at random points into deltas (some empty, some one character). */
 export function randomSplit(random: () => number, text: string, maxDelta: number): string[] {
   const deltas: string[] = [];
