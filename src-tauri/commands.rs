@@ -36,7 +36,7 @@ pub async fn respond_confirmation(
     reply_id: String,
     decisions: Vec<CallDecision>,
 ) -> Result<InputOutcome, AgentError> {
-    agent.respond(&session_id, &reply_id, decisions)
+    agent.respond(&session_id, &reply_id, decisions).await
 }
 
 #[tauri::command]

@@ -120,6 +120,9 @@ fn allowed_write(store: &Store, session: &str, n: usize) -> String {
         destructive: true,
         definition_changed: false,
         can_change: true,
+        trusted: true,
+        declares_read_only: false,
+        preview_tool: None,
     };
     store
         .with_tx(|tx| {

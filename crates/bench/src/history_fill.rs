@@ -129,6 +129,9 @@ fn write_call_turn(
         destructive: false,
         definition_changed: false,
         can_change: false,
+        trusted: true,
+        declares_read_only: true,
+        preview_tool: None,
     };
     calls::insert_batch(conn, &batch, std::slice::from_ref(&call), now)?;
     let result = search_result(turn);

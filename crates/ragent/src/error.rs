@@ -42,6 +42,10 @@ pub enum AgentError {
         "the definition of {qualified_name} changed again since it was shown; look at it again before accepting it"
     )]
     DefinitionChangedAgain { qualified_name: String },
+    #[error(
+        "what call {call_id} would do changed since its card was shown; the card shows it now: decide again (nothing was run)"
+    )]
+    PreviewChanged { call_id: String },
     #[error("the settings cannot be saved: {0}")]
     InvalidSettings(#[from] SettingsError),
     #[error(transparent)]
@@ -69,6 +73,7 @@ impl AgentError {
             AgentError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
             AgentError::UnknownTool(_) => ErrorCode::UnknownTool,
             AgentError::DefinitionChangedAgain { .. } => ErrorCode::DefinitionChangedAgain,
+            AgentError::PreviewChanged { .. } => ErrorCode::PreviewChanged,
             AgentError::InvalidSettings(SettingsError::AutoApproveNotAllowed { .. }) => {
                 ErrorCode::AutoApproveNotAllowed
             }

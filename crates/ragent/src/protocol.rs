@@ -110,6 +110,9 @@ pub enum ErrorCode {
     InvalidArguments,
     UnknownTool,
     DefinitionChangedAgain,
+    /// What a call would do changed between its card and the approval;
+    /// the card shows the new preview and waits for a fresh decision.
+    PreviewChanged,
     InvalidSettings,
     /// The settings asked to skip the card for a tool that may never skip
     /// it; nothing was saved.
@@ -156,9 +159,62 @@ pub struct CardCall {
     /// The tool's input schema; property `title`s label the arguments.
     pub input_schema: Value,
     pub destructive: bool,
+    /// Whether the server is trusted: an untrusted server's claims about
+    /// its tool (that it only reads, that it is harmless) are not believed.
+    pub trusted: bool,
+    /// The tool declares it only reads (believed only when `trusted`).
+    pub declares_read_only: bool,
     /// The tool's definition differs from the one pinned when first seen.
     pub definition_changed: bool,
     pub status: CallStatus,
+    /// What the call would do, as its trusted server computed it; `None`
+    /// when the tool has no preview.
+    pub preview: Option<CallPreview>,
+}
+
+/// What a write would do, computed by a read-only preview tool of its own
+/// trusted server (named by the write's `_meta["ragent/preview"]`) with
+/// the same arguments. Computed when the card is made and again at
+/// approval; the approval is refused when the two differ.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CallPreview {
+    /// The preview tool, `server__tool`.
+    pub tool: String,
+    /// Milliseconds since the Unix epoch.
+    #[ts(type = "number")]
+    pub computed_at: i64,
+    pub outcome: PreviewOutcome,
+}
+
+/// What the preview tool answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PreviewOutcome {
+    /// Its structured content: summary, lines, totals, address, warnings
+    /// (the shape is described in docs/previews.md).
+    Computed { content: Value },
+    /// The server says the call would be refused, and why.
+    Refused { message: String },
+    /// No preview could be had (the server did not answer, or answered
+    /// without structured content, or can no longer be trusted).
+    Unavailable { message: String },
+}
+
+impl PreviewOutcome {
+    /// Whether two previews promise the same consequences. Two failures to
+    /// get a preview are alike whatever their wording.
+    pub fn same_consequences(&self, other: &PreviewOutcome) -> bool {
+        match (self, other) {
+            (PreviewOutcome::Computed { content: a }, PreviewOutcome::Computed { content: b }) => {
+                a == b
+            }
+            (PreviewOutcome::Refused { message: a }, PreviewOutcome::Refused { message: b }) => {
+                a == b
+            }
+            (PreviewOutcome::Unavailable { .. }, PreviewOutcome::Unavailable { .. }) => true,
+            _ => false,
+        }
+    }
 }
 
 /// What became of a reply to a card.
@@ -246,7 +302,7 @@ pub struct ToolCallView {
 }
 
 /// One row of the audit log: a decision on a call and who made it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct AuditEntry {
     #[ts(type = "number")]
     pub id: i64,
@@ -264,6 +320,8 @@ pub struct AuditEntry {
     pub old_definition_hash: Option<String>,
     /// For an accepted definition: the hash of the one accepted.
     pub new_definition_hash: Option<String>,
+    /// The preview the decision was taken on, when the tool has one.
+    pub preview: Option<CallPreview>,
 }
 
 /// The decisions the audit log records.
@@ -284,6 +342,9 @@ pub enum AuditDecision {
     /// The user accepted a tool's changed definition (no call: the row
     /// names the tool and the definition hashes before and after).
     UserAcceptedDefinition,
+    /// An approval was refused because what the call would do changed
+    /// since its card was shown; the row holds the new preview.
+    PreviewChanged,
 }
 
 /// The parts of a tool's definition a user compares when it changes.

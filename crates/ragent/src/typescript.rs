@@ -9,9 +9,9 @@ use crate::mcp::ServerStatus;
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
 use crate::protocol::{
-    AgentEvent, AuditDecision, AuditEntry, CallDecision, CardCall, ConfirmationCard, Decision,
+    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard, Decision,
     DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
-    ModelState, ModelStatus, PolicyVerdict, SessionInfo, StopReason, ToolCallView,
+    ModelState, ModelStatus, PolicyVerdict, PreviewOutcome, SessionInfo, StopReason, ToolCallView,
     ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{ModelSettings, Settings};
@@ -38,6 +38,8 @@ pub fn render() -> String {
         InputOutcome::decl(&cfg),
         ConfirmationCard::decl(&cfg),
         CardCall::decl(&cfg),
+        CallPreview::decl(&cfg),
+        PreviewOutcome::decl(&cfg),
         CallStatus::decl(&cfg),
         ToolCallView::decl(&cfg),
         SessionInfo::decl(&cfg),

@@ -20,7 +20,7 @@ export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmat
 
 export type ErrorInfo = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "invalid_settings" | "auto_approve_not_allowed" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
 
 export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, };
 
@@ -59,9 +59,35 @@ arguments_text: string,
  */
 input_schema: JsonValue, destructive: boolean, 
 /**
+ * Whether the server is trusted: an untrusted server's claims about
+ * its tool (that it only reads, that it is harmless) are not believed.
+ */
+trusted: boolean, 
+/**
+ * The tool declares it only reads (believed only when `trusted`).
+ */
+declares_read_only: boolean, 
+/**
  * The tool's definition differs from the one pinned when first seen.
  */
-definition_changed: boolean, status: CallStatus, };
+definition_changed: boolean, status: CallStatus, 
+/**
+ * What the call would do, as its trusted server computed it; `None`
+ * when the tool has no preview.
+ */
+preview: CallPreview | null, };
+
+export type CallPreview = { 
+/**
+ * The preview tool, `server__tool`.
+ */
+tool: string, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+computed_at: number, outcome: PreviewOutcome, };
+
+export type PreviewOutcome = { "type": "computed", content: JsonValue, } | { "type": "refused", message: string, } | { "type": "unavailable", message: string, };
 
 export type CallStatus = "proposed" | "asking" | "allowed" | "approved" | "rejected" | "running" | "succeeded" | "failed" | "denied" | "expired" | "superseded" | "interrupted";
 
@@ -102,9 +128,13 @@ old_definition_hash: string | null,
 /**
  * For an accepted definition: the hash of the one accepted.
  */
-new_definition_hash: string | null, };
+new_definition_hash: string | null, 
+/**
+ * The preview the decision was taken on, when the tool has one.
+ */
+preview: CallPreview | null, };
 
-export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded" | "user_accepted_definition";
+export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded" | "user_accepted_definition" | "preview_changed";
 
 export type Settings = { model: ModelSettings, 
 /**

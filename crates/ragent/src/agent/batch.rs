@@ -136,8 +136,12 @@ fn new_call(
     request: &ToolCallRequest,
     known: Option<&KnownTool>,
     arguments: Option<Value>,
+    tools: &ToolIndex,
 ) -> NewCall {
     let info = known.map(|k| &k.info);
+    let preview_tool = known
+        .and_then(|k| super::preview::bound_preview(k, tools))
+        .map(|preview| preview.info.qualified_name.clone());
     NewCall {
         id: uuid::Uuid::new_v4().to_string(),
         model_call_id: request.id.clone(),
@@ -152,6 +156,9 @@ fn new_call(
         destructive: known.is_some_and(|k| k.facts.treated_as_destructive()),
         definition_changed: known.is_some_and(|k| k.facts.definition_changed),
         can_change: known.is_some_and(|k| k.facts.can_change()),
+        trusted: known.is_some_and(|k| k.facts.trust == policy::Trust::Trusted),
+        declares_read_only: known.is_some_and(|k| k.facts.declares_read_only()),
+        preview_tool,
     }
 }
 
@@ -220,7 +227,7 @@ pub(crate) fn judge(
         let known = tools.get(&request.name);
         let Some(known) = known else {
             let available: Vec<String> = tools.keys().cloned().collect();
-            calls.push(new_call(request, None, None));
+            calls.push(new_call(request, None, None, tools));
             first_moves.push(FirstMove::Reject {
                 output: results::unknown_tool(&request.name, &available),
                 audit: None,
@@ -229,7 +236,7 @@ pub(crate) fn judge(
         };
         let arguments = parse_arguments(&request.arguments);
         first_moves.push(judge_call(known, &arguments, inner, settings));
-        calls.push(new_call(request, Some(known), arguments.ok()));
+        calls.push(new_call(request, Some(known), arguments.ok(), tools));
     }
     JudgedBatch {
         reply_id: uuid::Uuid::new_v4().to_string(),
@@ -336,6 +343,7 @@ pub(crate) fn record_audit(
             arguments_hash: call.arguments_hash.as_deref().unwrap_or(""),
             decision,
             reason,
+            preview: call.preview.as_ref(),
         },
         now,
     )
@@ -359,8 +367,11 @@ pub(crate) fn card(conn: &Connection, batch: &BatchRecord) -> Result<Confirmatio
             arguments,
             input_schema,
             destructive: call.destructive,
+            trusted: call.trusted,
+            declares_read_only: call.declares_read_only,
             definition_changed: call.definition_changed,
             status: call.status,
+            preview: call.preview,
         });
     }
     Ok(ConfirmationCard {

@@ -12,6 +12,7 @@ mod inspect;
 mod reads_first;
 mod recovery;
 mod rejudge;
+mod preview;
 mod respond;
 mod run;
 mod transcript;
@@ -372,8 +373,10 @@ impl Agent {
     /// Records decisions on the pending card. Once every call on it is
     /// decided, the batch runs in the model's order and the loop goes on.
     /// A stale reply, an unknown call, a second decision for a call or
-    /// edited arguments that do not fit the schema change nothing.
-    pub fn respond(
+    /// edited arguments that do not fit the schema change nothing. An
+    /// approval of a call whose preview changed since its card was shown
+    /// records nothing either: the card is shown again with the new one.
+    pub async fn respond(
         &self,
         session_id: &str,
         reply_id: &str,
@@ -391,6 +394,7 @@ impl Agent {
                 );
             }
         };
+        preview::check_approvals(&self.inner, session_id, reply_id, &decisions).await?;
         respond::respond(&self.inner, slot, session_id, reply_id, decisions)
     }
 

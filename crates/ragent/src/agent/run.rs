@@ -199,6 +199,7 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
             });
         }
         if stored.needs_card {
+            super::preview::fill_card(ctx.inner, &stored.batch.reply_id, &tools).await?;
             let card = ctx
                 .inner
                 .store
@@ -257,6 +258,10 @@ async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<Resumed, Halt> {
     })?;
     announce_moves(ctx.inner, ctx.session_id, Some(ctx.run_id), &judged.moved);
     if judged.asks {
+        // A call that now asks after running without a card has no preview yet.
+        if let Some(tools) = &tools {
+            super::preview::fill_card(ctx.inner, reply_id, tools).await?;
+        }
         let card = ctx.inner.store.with_conn(|c| {
             let reopened = calls::get_batch(c, reply_id)?
                 .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;

@@ -286,6 +286,7 @@ fn render_result(result: &CallToolResult) -> ToolOutput {
     };
     ToolOutput {
         text,
+        structured: result.structured_content.clone(),
         is_error: result.is_error.unwrap_or(false),
     }
 }

@@ -26,6 +26,10 @@ pub const IDEMPOTENCY_KEY: &str = "ragent/idempotency_key";
 /// order or moves money: such a tool can never skip its card.
 pub const MOVES_MONEY: &str = "ragent/moves_money";
 
+/// The tool definition `_meta` key by which a write names the read-only
+/// tool of the same server that previews its calls (same arguments).
+pub const PREVIEW: &str = "ragent/preview";
+
 /// `server__tool`.
 pub fn qualified_name(server: &str, tool: &str) -> String {
     format!("{server}{SEPARATOR}{tool}")
@@ -52,6 +56,9 @@ pub struct ToolInfo {
     pub hints: ToolHints,
     /// The definition's `_meta` declares [`MOVES_MONEY`].
     pub moves_money: bool,
+    /// The tool the definition's `_meta` names under [`PREVIEW`] (a bare
+    /// tool name of the same server), believed only as the policy says.
+    pub preview: Option<String>,
     /// The definition as pinned: schema, annotations, description, title.
     pub definition: Value,
     pub definition_hash: String,
@@ -86,15 +93,17 @@ pub struct ToolInvocation {
 }
 
 /// A call's result as text for the model and the user.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     pub text: String,
+    /// The result's structured content, when it had one.
+    pub structured: Option<Value>,
     /// The server reported a tool error (a refusal the model can act on).
     pub is_error: bool,
 }
 
 /// The result of a call and whether its server had to be restarted first.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CallOutcome {
     pub output: ToolOutput,
     pub restarted: Option<String>,

@@ -6,7 +6,7 @@
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::{MOVES_MONEY, ToolHints, ToolInfo, qualified_name};
+use super::{MOVES_MONEY, PREVIEW, ToolHints, ToolInfo, qualified_name};
 use crate::hashing::{canonical_json, hash_json};
 use crate::protocol::{DefinitionField, ToolDefinitionView};
 use crate::store::{StoreError, kv};
@@ -18,6 +18,15 @@ pub fn moves_money(tool: &rmcp::model::Tool) -> bool {
         .and_then(|meta| meta.0.get(MOVES_MONEY))
         .and_then(Value::as_bool)
         .unwrap_or(false)
+}
+
+/// The tool the definition's `_meta` names as its preview, if any.
+pub fn preview_of(tool: &rmcp::model::Tool) -> Option<String> {
+    tool.meta
+        .as_ref()
+        .and_then(|meta| meta.0.get(PREVIEW))
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// The parts of a definition that decide what a call does or how it is
@@ -36,6 +45,10 @@ pub fn definition_of(tool: &rmcp::model::Tool) -> Value {
         && let Value::Object(fields) = &mut definition
     {
         fields.insert("movesMoney".into(), Value::Bool(true));
+    }
+    // Which tool previews it decides what its card shows.
+    if let (Some(preview), Value::Object(fields)) = (preview_of(tool), &mut definition) {
+        fields.insert("preview".into(), Value::String(preview));
     }
     definition
 }
@@ -98,6 +111,7 @@ pub fn tool_info(server: &str, trusted: bool, tool: &rmcp::model::Tool) -> ToolI
             open_world: annotations.open_world_hint,
         },
         moves_money: moves_money(tool),
+        preview: preview_of(tool),
         definition_hash: hash_json(&definition),
         definition,
         trusted,

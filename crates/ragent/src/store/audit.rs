@@ -3,10 +3,10 @@
 use rusqlite::{Connection, params};
 
 use super::StoreError;
-use crate::protocol::{AuditDecision, AuditEntry};
+use crate::protocol::{AuditDecision, AuditEntry, CallPreview};
 
 /// A decision to record.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewAudit<'a> {
     pub session_id: &'a str,
     pub call_id: &'a str,
@@ -15,6 +15,8 @@ pub struct NewAudit<'a> {
     pub arguments_hash: &'a str,
     pub decision: AuditDecision,
     pub reason: Option<&'a str>,
+    /// The preview the decision was taken on.
+    pub preview: Option<&'a CallPreview>,
 }
 
 fn decision_text(decision: AuditDecision) -> &'static str {
@@ -28,10 +30,11 @@ fn decision_text(decision: AuditDecision) -> &'static str {
         AuditDecision::Expired => "expired",
         AuditDecision::Superseded => "superseded",
         AuditDecision::UserAcceptedDefinition => "user_accepted_definition",
+        AuditDecision::PreviewChanged => "preview_changed",
     }
 }
 
-const DECISIONS: [AuditDecision; 9] = [
+const DECISIONS: [AuditDecision; 10] = [
     AuditDecision::PolicyAllowed,
     AuditDecision::AutoApprovedByUserSetting,
     AuditDecision::PolicyDenied,
@@ -41,11 +44,13 @@ const DECISIONS: [AuditDecision; 9] = [
     AuditDecision::Expired,
     AuditDecision::Superseded,
     AuditDecision::UserAcceptedDefinition,
+    AuditDecision::PreviewChanged,
 ];
 
 pub fn record(conn: &Connection, entry: &NewAudit<'_>, now: i64) -> Result<(), StoreError> {
-    conn.prepare_cached("INSERT INTO audit_log (at, session_id, call_id, server, tool, arguments_hash, decision, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(
+    let preview = entry.preview.map(serde_json::to_string).transpose()?;
+    conn.prepare_cached("INSERT INTO audit_log (at, session_id, call_id, server, tool, arguments_hash, decision, reason, preview)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?.execute(
         params![
             now,
             entry.session_id,
@@ -54,7 +59,8 @@ pub fn record(conn: &Connection, entry: &NewAudit<'_>, now: i64) -> Result<(), S
             entry.tool,
             entry.arguments_hash,
             decision_text(entry.decision),
-            entry.reason
+            entry.reason,
+            preview
         ],
     )?;
     Ok(())
@@ -90,7 +96,7 @@ pub fn record_definition_accepted(
 pub fn list(conn: &Connection, limit: u32) -> Result<Vec<AuditEntry>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, at, session_id, call_id, server, tool, arguments_hash, decision, reason,
-             old_definition_hash, new_definition_hash
+             old_definition_hash, new_definition_hash, preview
          FROM audit_log ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = stmt.query_map(params![limit], |row| {
@@ -107,13 +113,16 @@ pub fn list(conn: &Connection, limit: u32) -> Result<Vec<AuditEntry>, StoreError
                 reason: row.get(8)?,
                 old_definition_hash: row.get(9)?,
                 new_definition_hash: row.get(10)?,
+                preview: None,
             },
             row.get::<_, String>(7)?,
+            row.get::<_, Option<String>>(11)?,
         ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (mut entry, text) = row?;
+        let (mut entry, text, preview) = row?;
+        entry.preview = preview.map(|t| serde_json::from_str(&t)).transpose()?;
         entry.decision = DECISIONS
             .into_iter()
             .find(|d| decision_text(*d) == text)

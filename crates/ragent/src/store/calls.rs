@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::StoreError;
 use crate::hashing::hash_json;
+use crate::protocol::CallPreview;
 use crate::toolcall::CallStatus;
 
 /// Where a batch is.
@@ -79,6 +80,14 @@ pub struct NewCall {
     /// [`crate::policy::ToolFacts::can_change`]: the call carries its id as
     /// idempotency key and is stored as `running` before it is sent.
     pub can_change: bool,
+    /// The server was trusted when the call was proposed.
+    pub trusted: bool,
+    /// The tool declares it only reads (believed only when `trusted`).
+    pub declares_read_only: bool,
+    /// The tool bound to preview the call (`server__tool`): stored with
+    /// the call, so a card whose preview was never computed (the app
+    /// stopped first) is known to lack one.
+    pub preview_tool: Option<String>,
 }
 
 impl NewCall {
@@ -109,9 +118,13 @@ impl NewCall {
             destructive: self.destructive,
             definition_changed: self.definition_changed,
             can_change: self.can_change,
+            trusted: self.trusted,
+            declares_read_only: self.declares_read_only,
             status,
             output: None,
             is_error: false,
+            preview_tool: self.preview_tool.clone(),
+            preview: None,
         }
     }
 }
@@ -136,9 +149,15 @@ pub struct CallRecord {
     pub destructive: bool,
     pub definition_changed: bool,
     pub can_change: bool,
+    pub trusted: bool,
+    pub declares_read_only: bool,
     pub status: CallStatus,
     pub output: Option<String>,
     pub is_error: bool,
+    /// The tool that previews the call (`server__tool`), once bound.
+    pub preview_tool: Option<String>,
+    /// The preview the card shows.
+    pub preview: Option<CallPreview>,
 }
 
 /// What changes along with a status move.
@@ -177,8 +196,8 @@ pub fn insert_batch(
         let hash = call.arguments.as_ref().map(hash_json);
         conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
                  title, description, proposed_arguments, arguments, arguments_hash, input_schema,
-                 destructive, definition_changed, can_change, status, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?19)")?.execute(
+                 destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?22)")?.execute(
             params![
                 call.id,
                 batch.session_id,
@@ -197,6 +216,9 @@ pub fn insert_batch(
                 call.destructive,
                 call.definition_changed,
                 call.can_change,
+                call.trusted,
+                call.declares_read_only,
+                call.preview_tool,
                 CallStatus::Proposed.as_str(),
                 now
             ],
@@ -286,7 +308,8 @@ macro_rules! select_calls {
         concat!(
             "SELECT id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
                  description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
-                 definition_changed, can_change, status, output, is_error
+                 definition_changed, can_change, status, output, is_error, trusted, declares_read_only,
+                 preview_tool, preview
              FROM tool_calls ",
             $rest,
             " ORDER BY created_at, reply_id, seq"
@@ -294,7 +317,8 @@ macro_rules! select_calls {
     };
 }
 
-type RawCall = (CallRecord, Option<String>, String);
+/// A row with the columns still to parse: arguments, status, preview.
+type RawCall = (CallRecord, Option<String>, String, Option<String>);
 
 fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
     let record = CallRecord {
@@ -318,13 +342,62 @@ fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
         status: CallStatus::Proposed,
         output: row.get(18)?,
         is_error: row.get(19)?,
+        trusted: row.get(20)?,
+        declares_read_only: row.get(21)?,
+        preview_tool: row.get(22)?,
+        preview: None,
     };
-    Ok((record, row.get(11)?, row.get(17)?))
+    Ok((record, row.get(11)?, row.get(17)?, row.get(23)?))
 }
 
-fn finish_call((mut record, arguments, status): RawCall) -> Result<CallRecord, StoreError> {
+fn finish_call(
+    (mut record, arguments, status, preview): RawCall,
+) -> Result<CallRecord, StoreError> {
     record.arguments = arguments.map(|t| serde_json::from_str(&t)).transpose()?;
     record.status = status.parse()?;
+    record.preview = preview.map(|t| serde_json::from_str(&t)).transpose()?;
+    Ok(record)
+}
+
+/// Stores the preview a card shows for a call still asking, and the tool
+/// that computed it; with `arguments`, the call now proposes those (the
+/// user edited them and is to see what they would do before approving).
+pub fn set_preview(
+    conn: &Connection,
+    call: &CallRecord,
+    preview: &CallPreview,
+    arguments: Option<&Value>,
+    now: i64,
+) -> Result<CallRecord, StoreError> {
+    let text = serde_json::to_string(preview)?;
+    let arguments_text = arguments.map(Value::to_string);
+    let arguments_hash = arguments.map(hash_json);
+    let changed = conn
+        .prepare_cached(
+            "UPDATE tool_calls SET preview_tool = ?2, preview = ?3, updated_at = ?4,
+                 arguments = coalesce(?5, arguments),
+                 arguments_hash = coalesce(?6, arguments_hash)
+             WHERE id = ?1 AND status = ?7",
+        )?
+        .execute(params![
+            call.id,
+            preview.tool,
+            text,
+            now,
+            arguments_text,
+            arguments_hash,
+            CallStatus::Asking.as_str()
+        ])?;
+    if changed == 0 {
+        return Err(StoreError::NotFound(format!("asking call {}", call.id)));
+    }
+    let mut record = call.clone();
+    record.preview_tool = Some(preview.tool.clone());
+    record.preview = Some(preview.clone());
+    if let Some(arguments) = arguments {
+        record.arguments = Some(arguments.clone());
+        record.arguments_hash = arguments_hash;
+    }
     Ok(record)
 }
 
@@ -489,6 +562,9 @@ mod tests {
             destructive: false,
             definition_changed: false,
             can_change: true,
+            trusted: true,
+            declares_read_only: false,
+            preview_tool: None,
         }
     }
 

@@ -1,0 +1,218 @@
+//! Previews: what a write would do, computed by its own server. A write
+//! tool may name in its definition's `_meta["ragent/preview"]` a tool of
+//! the same server that takes the same arguments and only reads. The core
+//! believes that only of a trusted server ([`bound_preview`]), calls the
+//! preview when the card is made ([`fill_card`]) and again when the user
+//! approves ([`check_approvals`]): an approval whose call would now do
+//! something else is refused, and the card shows the new preview.
+
+use std::collections::BTreeMap;
+
+use rusqlite::Connection;
+use serde_json::{Map, Value};
+
+use super::Inner;
+use super::batch::{KnownTool, ToolIndex, record_audit};
+use crate::error::AgentError;
+use crate::mcp::{ToolInvocation, qualified_name};
+use crate::policy::Trust;
+use crate::protocol::{AgentEvent, AuditDecision, CallDecision, CallPreview, Decision, PreviewOutcome};
+use crate::store::StoreError;
+use crate::store::calls::{self, BatchState, CallRecord};
+use crate::toolcall::CallStatus;
+
+/// The tool that previews calls of `write`, when its word can be taken:
+/// `write` is a trusted server's unchanged definition naming a tool of the
+/// same server, and that tool is listed, unchanged, a trusted read, and
+/// takes exactly the same input schema. Anything else has no preview: an
+/// untrusted server could name a "preview" that writes.
+pub(crate) fn bound_preview<'a>(write: &KnownTool, tools: &'a ToolIndex) -> Option<&'a KnownTool> {
+    let name = write.info.preview.as_deref()?;
+    if write.facts.trust != Trust::Trusted || write.facts.definition_changed {
+        return None;
+    }
+    let preview = tools.get(&qualified_name(&write.info.server, name))?;
+    let takes_same_arguments = preview.info.input_schema == write.info.input_schema;
+    let reads = preview.facts.trust == Trust::Trusted && !preview.facts.can_change();
+    (preview.info.server == write.info.server
+        && reads
+        && takes_same_arguments
+        && !preview.facts.definition_changed
+        && preview.info.qualified_name != write.info.qualified_name)
+        .then_some(preview)
+}
+
+/// Asks `preview` what a call with `arguments` would do.
+async fn compute(inner: &Inner, preview: &KnownTool, arguments: &Value, now: i64) -> CallPreview {
+    let outcome = match arguments {
+        Value::Object(arguments) => ask(inner, preview, arguments.clone()).await,
+        _ => PreviewOutcome::Unavailable {
+            message: "the call's arguments are not an object".into(),
+        },
+    };
+    CallPreview {
+        tool: preview.info.qualified_name.clone(),
+        computed_at: now,
+        outcome,
+    }
+}
+
+async fn ask(inner: &Inner, preview: &KnownTool, arguments: Map<String, Value>) -> PreviewOutcome {
+    let invocation = ToolInvocation {
+        server: preview.info.server.clone(),
+        tool: preview.info.name.clone(),
+        arguments,
+        idempotency_key: None,
+    };
+    match inner.tools.call_tool(invocation).await {
+        Ok(outcome) if outcome.output.is_error => PreviewOutcome::Refused {
+            message: outcome.output.text,
+        },
+        Ok(outcome) => match outcome.output.structured {
+            Some(content) => PreviewOutcome::Computed { content },
+            None => PreviewOutcome::Unavailable {
+                message: "the preview answered without structured content".into(),
+            },
+        },
+        Err(error) => PreviewOutcome::Unavailable {
+            message: error.to_string(),
+        },
+    }
+}
+
+/// What a preview tool that can no longer be believed stands for.
+fn unbound(tool: &str, now: i64) -> CallPreview {
+    CallPreview {
+        tool: tool.to_string(),
+        computed_at: now,
+        outcome: PreviewOutcome::Unavailable {
+            message: "the server's preview is no longer available or trusted".into(),
+        },
+    }
+}
+
+/// Computes the preview of every asking call of the batch that has none
+/// yet and whose tool binds one, and stores it with the call, before the
+/// card is shown. `tools` is the listing the calls were judged against.
+pub(crate) async fn fill_card(
+    inner: &Inner,
+    reply_id: &str,
+    tools: &ToolIndex,
+) -> Result<(), StoreError> {
+    let waiting = inner.store.with_conn(|c| calls::calls_of_batch(c, reply_id))?;
+    for call in waiting {
+        if call.status != CallStatus::Asking || call.preview.is_some() {
+            continue;
+        }
+        let Some(write) = tools.get(&call.qualified_name) else {
+            continue;
+        };
+        let Some(preview) = bound_preview(write, tools) else {
+            continue;
+        };
+        let arguments = call.arguments.clone().unwrap_or(Value::Null);
+        let computed = compute(inner, preview, &arguments, inner.now()).await;
+        let now = inner.now();
+        inner
+            .store
+            .with_tx(|tx| calls::set_preview(tx, &call, &computed, None, now))?;
+    }
+    Ok(())
+}
+
+/// Computes again, before an approval is recorded, the preview of each
+/// approved call that has one, with the arguments that would be sent. When
+/// any differs from what its card showed, nothing is recorded: the new
+/// previews (and edited arguments) are stored, audited and shown on the
+/// card, and the reply is refused. A reply that is wrong in another way is
+/// left for [`super::respond`] to refuse.
+pub(crate) async fn check_approvals(
+    inner: &Inner,
+    session_id: &str,
+    reply_id: &str,
+    decisions: &[CallDecision],
+) -> Result<(), AgentError> {
+    // Whatever else is wrong with the reply is refused before any preview
+    // is computed or edited arguments are stored.
+    super::batch::expire_if_due(inner, session_id)?;
+    if let Some(error) = super::respond::diagnose(inner, session_id, reply_id, decisions) {
+        return Err(error);
+    }
+    let asking = inner.store.with_conn(|c| asking_calls(c, session_id, reply_id))?;
+    let mut to_check = Vec::new();
+    for decision in decisions {
+        let edited = match &decision.decision {
+            Decision::Approve => None,
+            Decision::ApproveEdited { arguments } => Some(arguments),
+            Decision::Deny { .. } => continue,
+        };
+        if let Some(call) = asking.get(&decision.call_id)
+            && call.preview_tool.is_some()
+        {
+            to_check.push((call, edited));
+        }
+    }
+    if to_check.is_empty() {
+        return Ok(());
+    }
+    let tools = super::run::tool_index(inner, &|_| {}).await?;
+    let mut changed = Vec::new();
+    for (call, edited) in to_check {
+        let arguments = edited.or(call.arguments.as_ref()).cloned().unwrap_or(Value::Null);
+        let now = inner.now();
+        let fresh = match tools
+            .get(&call.qualified_name)
+            .and_then(|write| bound_preview(write, &tools))
+        {
+            Some(preview) => compute(inner, preview, &arguments, now).await,
+            None => unbound(call.preview_tool.as_deref().unwrap_or_default(), now),
+        };
+        let same = call
+            .preview
+            .as_ref()
+            .is_some_and(|shown| shown.outcome.same_consequences(&fresh.outcome));
+        if !same || edited.is_some_and(|edited| Some(edited) != call.arguments.as_ref()) {
+            changed.push((call.clone(), fresh, edited.cloned()));
+        }
+    }
+    let Some((first, _, _)) = changed.first() else {
+        return Ok(());
+    };
+    let refused = AgentError::PreviewChanged {
+        call_id: first.id.clone(),
+    };
+    let now = inner.now();
+    let card = inner.store.with_tx(|tx| {
+        for (call, fresh, edited) in &changed {
+            let revised = calls::set_preview(tx, call, fresh, edited.as_ref(), now)?;
+            let reason = edited
+                .is_some()
+                .then_some("arguments edited: their preview is shown for a new decision");
+            record_audit(tx, &revised, AuditDecision::PreviewChanged, reason, now)?;
+        }
+        let batch = calls::get_batch(tx, reply_id)?
+            .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;
+        super::batch::card(tx, &batch)
+    })?;
+    inner.emit(session_id, None, AgentEvent::ConfirmationRequested { card });
+    Err(refused)
+}
+
+/// The asking calls of a pending batch of the session, by id; none when
+/// the reply does not name such a batch.
+fn asking_calls(
+    conn: &Connection,
+    session_id: &str,
+    reply_id: &str,
+) -> Result<BTreeMap<String, CallRecord>, StoreError> {
+    let pending = calls::get_batch(conn, reply_id)?
+        .filter(|b| b.session_id == session_id && b.state == BatchState::Pending);
+    if pending.is_none() {
+        return Ok(BTreeMap::new());
+    }
+    Ok(calls::calls_of_batch(conn, reply_id)?
+        .into_iter()
+        .filter(|c| c.status == CallStatus::Asking)
+        .map(|c| (c.id.clone(), c))
+        .collect())
+}
