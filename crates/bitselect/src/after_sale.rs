@@ -165,15 +165,16 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AfterSaleView> {
 }
 
 fn get(conn: &Connection, after_sale_no: &str) -> Result<AfterSaleView> {
-    let view = conn.query_row(
-        &format!("{SELECT_AFTER_SALE} WHERE a.after_sale_no = ?1"),
-        params![after_sale_no],
-        from_row,
-    )
-    .optional()?
-    .ok_or_else(|| Refusal::UnknownAfterSale {
-        after_sale_no: after_sale_no.to_owned(),
-    })?;
+    let view = conn
+        .query_row(
+            &format!("{SELECT_AFTER_SALE} WHERE a.after_sale_no = ?1"),
+            params![after_sale_no],
+            from_row,
+        )
+        .optional()?
+        .ok_or_else(|| Refusal::UnknownAfterSale {
+            after_sale_no: after_sale_no.to_owned(),
+        })?;
     with_refund(conn, view)
 }
 
@@ -220,7 +221,11 @@ pub struct AfterSalePlan {
 /// Plans a return or exchange: every check of the write, no writes. An
 /// unknown order, or a SKU the order does not have, is an error; the status,
 /// an open request and the windows are blockers.
-pub fn plan_apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result<AfterSalePlan> {
+pub fn plan_apply(
+    conn: &Connection,
+    now: Millis,
+    p: &ApplyAfterSaleParams,
+) -> Result<AfterSalePlan> {
     let order_no = p.order_no.trim();
     let sku_code = catalog::normalize_code(&p.sku_code);
     let reason = p.reason.trim();

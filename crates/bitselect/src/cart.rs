@@ -258,7 +258,9 @@ pub fn plan_update(conn: &Connection, now: Millis, p: &UpdateCartItemParams) -> 
     let sku = match catalog::find_sku(conn, &sku_code)? {
         Some(sku) => sku,
         // Taking away what the cart does not hold is refused as such.
-        None if p.action != CartAction::Add => return Err(Refusal::NotInCart { sku: sku_code }.into()),
+        None if p.action != CartAction::Add => {
+            return Err(Refusal::NotInCart { sku: sku_code }.into());
+        }
         None => return Err(Refusal::UnknownSku { sku: sku_code }.into()),
     };
     let mut blockers = Blockers::default();
@@ -354,12 +356,20 @@ fn commit_update(conn: &Connection, now: Millis, plan: CartPlan) -> Result<CartU
                 "INSERT INTO cart_item (sku_code, quantity, added_price_fen, added_at)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (sku_code) DO UPDATE SET quantity = quantity + excluded.quantity",
-                params![sku_code, plan.quantity - plan.previous, plan.sku.price_fen, now],
+                params![
+                    sku_code,
+                    plan.quantity - plan.previous,
+                    plan.sku.price_fen,
+                    now
+                ],
             )?;
         }
         CartAction::Decrease => deduct(conn, sku_code, plan.previous - plan.quantity)?,
         CartAction::Remove => {
-            conn.execute("DELETE FROM cart_item WHERE sku_code = ?1", params![sku_code])?;
+            conn.execute(
+                "DELETE FROM cart_item WHERE sku_code = ?1",
+                params![sku_code],
+            )?;
         }
     }
     Ok(CartUpdate {

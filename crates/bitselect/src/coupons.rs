@@ -245,6 +245,17 @@ pub(crate) fn mark_used(conn: &Connection, code: &str, order_no: &str, now: Mill
     Ok(())
 }
 
+/// A coupon template's name, if the shop has it.
+pub(crate) fn name_of(conn: &Connection, code: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT name FROM coupon WHERE code = ?1",
+            params![code],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
 /// The coupon used on `order_no`, which cancelling it gives back.
 pub(crate) fn used_on(conn: &Connection, order_no: &str) -> Result<Option<String>> {
     Ok(conn
