@@ -203,7 +203,7 @@ mod tests {
     fn prices_for_the_shopper_group_thousands() {
         assert_eq!(format_rmb(659_900), "¥6,599.00");
         assert_eq!(format_rmb(99), "¥0.99");
-        assert_eq!(format_rmb(123_456_789_00), "¥123,456,789.00");
+        assert_eq!(format_rmb(12_345_678_900), "¥123,456,789.00");
         assert_eq!(format_rmb(-30_000), "-¥300.00");
     }
     use pretty_assertions::assert_eq;
