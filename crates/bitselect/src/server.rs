@@ -64,7 +64,8 @@ fn write_meta(preview: &str, moves_money: bool) -> MetaObject {
 const INSTRUCTIONS: &str = "比特严选（Bit Select）电子产品商城。金额字段成对给出：…Fen 为整数分，\
 同名字段为两位小数的元字符串，计算时请用 …Fen。下单只能从购物车下：先 search_product 找到 \
 skuCode，再 update_cart_item 加入购物车，然后 create_order。写操作（加购、下单、支付、取消、\
-改地址、售后、工单）会先请用户确认。";
+改地址、售后、工单）会先请用户确认。除 submit_ticket 外，每个写操作都有参数完全相同的只读预览工具 \
+preview_<写操作名>，返回该写操作现在会做什么（商品、金额、地址、不能执行的原因），不做任何修改。";
 
 /// The input schema of a tool, from its argument struct. The derived schema
 /// always is an object; should rmcp's stricter check ever disagree, fall back
