@@ -547,3 +547,134 @@ fn after_sale_previews_refund_a_return_and_list_what_stands_in_the_way() {
         .unwrap();
     assert_eq!(blocking_codes(&in_transit), ["ORDER_STATUS"]);
 }
+
+// ---- a preview foretells its write ---------------------------------------------
+
+mod foretells {
+    use super::*;
+    use bitselect::ShopError;
+    use bitselect::params::{CreateOrderParams, OrderItemInput};
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    const SKUS: &[&str] = &[
+        IPHONE_17,
+        IPAD_AIR,
+        VISION_PRO_3_LEFT,
+        AIRPODS_NO_STOCK,
+        IPHONE_16_DELISTED,
+        "MK8T4FE/A",
+        "NOPE-1",
+    ];
+    const ORDERS: &[&str] = &[
+        "88231", "88232", "88234", "88235", "88236", "88238", "88239", "88240", "99999",
+    ];
+    const COUPONS: &[&str] = &[
+        "SHOP-5000-300",
+        "EDU-PAD-920",
+        "PHONE-8000-500",
+        "NEW-1000-100",
+        "ACC-500-50",
+        "NOPE",
+    ];
+
+    /// One write, with what its preview and the write itself answered.
+    #[derive(Debug, Clone)]
+    enum Op {
+        Cart(UpdateCartItemParams),
+        Order(CreateOrderParams),
+        Pay(PayOrderParams),
+        Cancel(CancelOrderParams),
+        Address(ChangeAddressParams),
+        AfterSale(ApplyAfterSaleParams),
+        Wait(i64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let sku = select(SKUS);
+        let order_no = select(ORDERS).prop_map(str::to_owned);
+        prop_oneof![
+            3 => (sku.clone(), select(&[CartAction::Add, CartAction::Decrease, CartAction::Remove][..]), prop::option::of(0_u32..6))
+                .prop_map(|(sku, action, quantity)| Op::Cart(UpdateCartItemParams { sku_code: sku.into(), action, quantity })),
+            3 => (prop::collection::vec((sku, 1_u32..4), 1..3), prop::option::of(select(COUPONS)))
+                .prop_map(|(items, coupon)| Op::Order(CreateOrderParams {
+                    items: items.into_iter().map(|(sku, quantity)| OrderItemInput { sku_code: sku.into(), quantity }).collect(),
+                    coupon_code: coupon.map(str::to_owned),
+                    receiver_name: None,
+                    receiver_phone: None,
+                    receiver_address: None,
+                })),
+            2 => order_no.clone().prop_map(|order_no| Op::Pay(PayOrderParams { order_no })),
+            2 => order_no.clone().prop_map(|order_no| Op::Cancel(CancelOrderParams { order_no, reason: None })),
+            1 => order_no.clone().prop_map(|no| Op::Address(new_receiver(&no))),
+            2 => (order_no, select(SKUS), select(&[AfterSaleType::ReturnRefund, AfterSaleType::Exchange][..]))
+                .prop_map(|(no, sku, kind)| Op::AfterSale(after_sale(&no, sku, kind))),
+            1 => (0_i64..20).prop_map(|days| Op::Wait(days * DAY)),
+        ]
+    }
+
+    /// The preview's verdict must be the write's: the same error, the first
+    /// blocker as the refusal, or success with the same amount.
+    fn agree<T>(
+        preview: Result<Preview, ShopError>,
+        write: Result<T, ShopError>,
+        amount: impl Fn(&Preview, &T) -> Option<(Option<i64>, Option<i64>)>,
+    ) -> Result<(), TestCaseError> {
+        match (preview, write) {
+            (Err(p), Err(w)) => {
+                prop_assert_eq!(p.code(), w.code());
+                prop_assert_eq!(p.to_string(), w.to_string());
+            }
+            (Ok(p), Err(w)) => {
+                let first = p.warnings.iter().find(|w| w.blocking);
+                prop_assert!(
+                    first.is_some(),
+                    "the write refused {w} but the preview did not warn: {p:?}"
+                );
+                let first = first.unwrap();
+                prop_assert_eq!(first.code.as_str(), w.code());
+                prop_assert_eq!(&first.message, &w.to_string());
+            }
+            (Ok(p), Ok(w)) => {
+                prop_assert!(
+                    !p.is_blocked(),
+                    "the preview blocked a write that went through: {p:?}"
+                );
+                if let Some((shown, done)) = amount(&p, &w) {
+                    prop_assert_eq!(shown, done);
+                }
+            }
+            (Err(p), Ok(_)) => {
+                prop_assert!(false, "the preview failed ({p}) but the write went through")
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+        #[test]
+        fn a_preview_foretells_what_its_write_does(ops in prop::collection::vec(op(), 1..12)) {
+            let t = open_shop();
+            let s = &t.shop;
+            for op in ops {
+                match op {
+                    Op::Cart(p) => agree(s.preview_update_cart_item(&p), s.update_cart_item(&p, None).map(|w| w.value),
+                        |pv, w| Some((total(pv, TotalKind::Cart), Some(w.cart.orderable_total_fen))))?,
+                    Op::Order(p) => agree(s.preview_create_order(&p), s.create_order(&p, None).map(|w| w.value),
+                        |pv, w| Some((total(pv, TotalKind::Pay), Some(w.pay_amount_fen))))?,
+                    Op::Pay(p) => agree(s.preview_pay_order(&p), s.pay_order(&p, None).map(|w| w.value),
+                        |pv, w| Some((total(pv, TotalKind::Pay), Some(w.paid_amount_fen))))?,
+                    Op::Cancel(p) => agree(s.preview_cancel_order(&p), s.cancel_order(&p, None).map(|w| w.value),
+                        |pv, w| Some((total(pv, TotalKind::Refund).or(Some(0)), Some(w.refund_amount_fen))))?,
+                    Op::Address(p) => agree(s.preview_change_address(&p), s.change_address(&p, None).map(|w| w.value),
+                        |pv, w| Some((pv.address.as_ref().map(|a| a.receiver_address.chars().count() as i64),
+                                      Some(w.receiver.address.chars().count() as i64))))?,
+                    Op::AfterSale(p) => agree(s.preview_apply_after_sale(&p), s.apply_after_sale(&p, None).map(|w| w.value),
+                        |pv, w| Some((total(pv, TotalKind::Refund), w.refund_amount_fen)))?,
+                    Op::Wait(by) => t.clock.advance(by),
+                }
+            }
+        }
+    }
+}
