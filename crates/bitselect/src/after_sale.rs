@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog;
 use crate::clock::{DAY_MS, Millis, days_left, format_rfc3339};
-use crate::error::{Refusal, Result, ShopError};
-use crate::orders;
+use crate::error::{Blockers, Refusal, Result, ShopError};
+use crate::money::{Fen, Yuan};
+use crate::orders::{self, OrderLine};
 use crate::params::{
     AfterSaleType, ApplyAfterSaleParams, OrderStatus, QueryAfterSaleParams, given,
 };
@@ -86,6 +87,52 @@ pub struct AfterSaleView {
     pub status: String,
     pub created_at: String,
     pub finished_at: Option<String>,
+    /// What a return refunds (see [`refund_for`]); absent for an exchange.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund_amount_fen: Option<Fen>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund_amount: Option<Yuan>,
+}
+
+/// What returning a line refunds: what was paid for it, that is its
+/// subtotal less its share of the order's discount (in proportion to the
+/// amounts, rounded half up to the fen). A one-line order refunds what was paid.
+pub fn refund_for(subtotal: Fen, order_total: Fen, order_discount: Fen) -> Fen {
+    if order_total <= 0 {
+        return subtotal;
+    }
+    let share = (i128::from(order_discount) * i128::from(subtotal) * 2 + i128::from(order_total))
+        / (2 * i128::from(order_total));
+    subtotal - Fen::try_from(share).unwrap_or(0)
+}
+
+/// The refund of a return of `sku_code` from `order_no`; `None` for an
+/// exchange or a line the order does not have.
+fn refund_of(
+    conn: &Connection,
+    order_no: &str,
+    sku_code: &str,
+    kind: AfterSaleType,
+) -> Result<Option<Fen>> {
+    if kind != AfterSaleType::ReturnRefund {
+        return Ok(None);
+    }
+    let facts = orders::facts(conn, order_no)?;
+    Ok(orders::line_for(conn, order_no, sku_code)?
+        .map(|line| refund_for(line.subtotal_fen, facts.total, facts.discount)))
+}
+
+/// Fills in what a return refunds.
+fn with_refund(conn: &Connection, mut view: AfterSaleView) -> Result<AfterSaleView> {
+    let kind = if view.kind == AfterSaleType::ReturnRefund.as_str() {
+        AfterSaleType::ReturnRefund
+    } else {
+        AfterSaleType::Exchange
+    };
+    let refund = refund_of(conn, &view.order_no, &view.sku_code, kind)?;
+    view.refund_amount_fen = refund;
+    view.refund_amount = refund.map(Yuan);
+    Ok(view)
 }
 
 /// What `query_after_sale` answers.
@@ -112,22 +159,23 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AfterSaleView> {
         status: row.get(6)?,
         created_at: format_rfc3339(row.get(7)?),
         finished_at: row.get::<_, Option<Millis>>(8)?.map(format_rfc3339),
+        refund_amount_fen: None,
+        refund_amount: None,
     })
 }
 
 fn get(conn: &Connection, after_sale_no: &str) -> Result<AfterSaleView> {
-    conn.query_row(
-        &format!("{SELECT_AFTER_SALE} WHERE a.after_sale_no = ?1"),
-        params![after_sale_no],
-        from_row,
-    )
-    .optional()?
-    .ok_or_else(|| {
-        Refusal::UnknownAfterSale {
+    let view = conn
+        .query_row(
+            &format!("{SELECT_AFTER_SALE} WHERE a.after_sale_no = ?1"),
+            params![after_sale_no],
+            from_row,
+        )
+        .optional()?
+        .ok_or_else(|| Refusal::UnknownAfterSale {
             after_sale_no: after_sale_no.to_owned(),
-        }
-        .into()
-    })
+        })?;
+    with_refund(conn, view)
 }
 
 /// By number, by order, or all of them, newest first.
@@ -149,39 +197,62 @@ pub fn query(conn: &Connection, p: &QueryAfterSaleParams) -> Result<AfterSaleLis
          ORDER BY a.created_at DESC, a.after_sale_no"
     ))?;
     let rows = stmt.query_map(params![order_no], from_row)?;
-    Ok(AfterSaleList {
-        after_sales: rows.collect::<rusqlite::Result<_>>()?,
-    })
+    let after_sales = rows
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        .map(|view| with_refund(conn, view))
+        .collect::<Result<_>>()?;
+    Ok(AfterSaleList { after_sales })
 }
 
-/// Opens a return or exchange for one line of a delivered order.
-pub fn apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result<AfterSaleView> {
+/// What `apply_after_sale` would do now.
+#[derive(Debug, Clone)]
+pub struct AfterSalePlan {
+    pub order_no: String,
+    pub kind: AfterSaleType,
+    /// The order line concerned.
+    pub line: OrderLine,
+    pub reason: String,
+    /// What a return would refund; `None` for an exchange.
+    pub refund: Option<Fen>,
+    pub blockers: Blockers,
+}
+
+/// Plans a return or exchange: every check of the write, no writes. An
+/// unknown order, or a SKU the order does not have, is an error; the status,
+/// an open request and the windows are blockers.
+pub fn plan_apply(
+    conn: &Connection,
+    now: Millis,
+    p: &ApplyAfterSaleParams,
+) -> Result<AfterSalePlan> {
     let order_no = p.order_no.trim();
     let sku_code = catalog::normalize_code(&p.sku_code);
     let reason = p.reason.trim();
     if !(2..=200).contains(&reason.chars().count()) {
         return Err(ShopError::invalid("reason", "原因须为 2 到 200 个字"));
     }
-    let (status, received_at) = orders::status_and_received(conn, order_no)?;
-    let received_at = match received_at {
-        Some(at) if status == OrderStatus::Delivered.as_str() => at,
-        _ => {
-            return Err(Refusal::OrderStatus {
-                order_no: order_no.to_owned(),
-                status,
-                action: "申请售后",
-                allowed: "「已签收」",
-            }
-            .into());
-        }
-    };
-    if orders::line_for(conn, order_no, &sku_code)?.is_none() {
+    let facts = orders::facts(conn, order_no)?;
+    let Some(line) = orders::line_for(conn, order_no, &sku_code)? else {
         return Err(Refusal::NotInOrder {
             order_no: order_no.to_owned(),
             sku: sku_code,
         }
         .into());
-    }
+    };
+    let mut blockers = Blockers::default();
+    let received_at = match facts.received_at {
+        Some(at) if facts.status == OrderStatus::Delivered.as_str() => Some(at),
+        _ => {
+            blockers.push(Refusal::OrderStatus {
+                order_no: order_no.to_owned(),
+                status: facts.status.clone(),
+                action: "申请售后",
+                allowed: "「已签收」",
+            });
+            None
+        }
+    };
     let open: Option<String> = conn
         .query_row(
             "SELECT after_sale_no FROM after_sale
@@ -191,15 +262,36 @@ pub fn apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result
         )
         .optional()?;
     if let Some(after_sale_no) = open {
-        return Err(Refusal::AfterSaleInProgress {
+        blockers.push(Refusal::AfterSaleInProgress {
             order_no: order_no.to_owned(),
-            sku: sku_code,
+            sku: sku_code.clone(),
             after_sale_no,
-        }
-        .into());
+        });
     }
+    if let Some(received_at) = received_at
+        && let Some(refusal) = window_closed(order_no, p.kind, received_at, now)
+    {
+        blockers.push(refusal);
+    }
+    Ok(AfterSalePlan {
+        refund: refund_of(conn, order_no, &sku_code, p.kind)?,
+        order_no: order_no.to_owned(),
+        kind: p.kind,
+        line,
+        reason: reason.to_owned(),
+        blockers,
+    })
+}
+
+/// The refusal when the window for `kind` has closed at `now`.
+fn window_closed(
+    order_no: &str,
+    kind: AfterSaleType,
+    received_at: Millis,
+    now: Millis,
+) -> Option<Refusal> {
     let w = windows(received_at, now);
-    let closed = match p.kind {
+    let closed = match kind {
         AfterSaleType::ReturnRefund if !w.return_open => Some((
             "签收后 7 天的无理由退货期",
             w.return_deadline.clone(),
@@ -216,33 +308,36 @@ pub fn apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result
         )),
         _ => None,
     };
-    if let Some((window, deadline, hint)) = closed {
-        return Err(Refusal::AfterSaleWindowClosed {
-            order_no: order_no.to_owned(),
-            window,
-            received_at: format_rfc3339(received_at),
-            deadline,
-            hint,
-        }
-        .into());
-    }
+    closed.map(|(window, deadline, hint)| Refusal::AfterSaleWindowClosed {
+        order_no: order_no.to_owned(),
+        window,
+        received_at: format_rfc3339(received_at),
+        deadline,
+        hint,
+    })
+}
+
+/// Opens a return or exchange for one line of a delivered order.
+pub fn apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result<AfterSaleView> {
+    let plan = plan_apply(conn, now, p)?;
+    plan.blockers.check()?;
     let count: i64 = conn.query_row(
         "SELECT COUNT(*) FROM after_sale WHERE order_no = ?1",
-        params![order_no],
+        params![plan.order_no],
         |row| row.get(0),
     )?;
     // The seed numbers them AS<order><3-digit sequence>, e.g. AS88232001.
-    let after_sale_no = format!("AS{order_no}{:03}", count + 1);
+    let after_sale_no = format!("AS{}{:03}", plan.order_no, count + 1);
     conn.execute(
         "INSERT INTO after_sale (after_sale_no, order_no, sku_code, kind, reason, status,
                                  created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
             after_sale_no,
-            order_no,
-            sku_code,
-            p.kind.as_str(),
-            reason,
+            plan.order_no,
+            plan.line.sku_code,
+            plan.kind.as_str(),
+            plan.reason,
             IN_PROGRESS,
             now
         ],

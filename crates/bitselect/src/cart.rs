@@ -6,10 +6,10 @@ use std::fmt;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{self, ON_SALE};
+use crate::catalog::{self, ON_SALE, SkuHit};
 use crate::clock::{Millis, format_rfc3339};
 use crate::coupons::Basket;
-use crate::error::{Refusal, Result, ShopError};
+use crate::error::{Blockers, Refusal, Result, ShopError};
 use crate::money::{Fen, Yuan};
 use crate::params::{CartAction, MAX_QUANTITY, UpdateCartItemParams};
 
@@ -81,6 +81,65 @@ fn availability(status: &str, stock: i64, quantity: i64) -> (bool, String) {
     }
 }
 
+/// A cart line's facts, before they are priced and judged.
+struct LineFacts {
+    sku_code: String,
+    name: String,
+    category: String,
+    quantity: i64,
+    added_at: String,
+    added_price: Fen,
+    current_price: Fen,
+    stock: i64,
+    status: String,
+}
+
+impl LineFacts {
+    fn line(self) -> CartLine {
+        let (available, availability) = availability(&self.status, self.stock, self.quantity);
+        let (added, current, quantity) = (self.added_price, self.current_price, self.quantity);
+        CartLine {
+            sku_code: self.sku_code,
+            name: self.name,
+            category: self.category,
+            quantity,
+            added_at: self.added_at,
+            added_price_fen: added,
+            added_price: Yuan(added),
+            current_price_fen: current,
+            current_price: Yuan(current),
+            price_change_fen: current - added,
+            price_change: Yuan(current - added),
+            stock: self.stock,
+            status: self.status,
+            available,
+            availability,
+            subtotal_fen: current * quantity,
+            subtotal: Yuan(current * quantity),
+        }
+    }
+}
+
+impl CartView {
+    /// The totals of `lines`.
+    fn of(lines: Vec<CartLine>) -> Self {
+        let total: Fen = lines.iter().map(|l| l.subtotal_fen).sum();
+        let orderable: Fen = lines
+            .iter()
+            .filter(|l| l.available)
+            .map(|l| l.subtotal_fen)
+            .sum();
+        Self {
+            item_count: lines.iter().map(|l| l.quantity).sum(),
+            lines,
+            total_fen: total,
+            total: Yuan(total),
+            orderable_total_fen: orderable,
+            orderable_total: Yuan(orderable),
+        }
+    }
+}
+
 /// The whole cart, newest line first.
 pub fn view(conn: &Connection) -> Result<CartView> {
     let mut stmt = conn.prepare(
@@ -92,48 +151,20 @@ pub fn view(conn: &Connection) -> Result<CartView> {
          ORDER BY c.added_at DESC, c.sku_code",
     )?;
     let rows = stmt.query_map([], |row| {
-        let quantity: i64 = row.get(3)?;
-        let added_at: Millis = row.get(4)?;
-        let added: Fen = row.get(5)?;
-        let current: Fen = row.get(6)?;
-        let stock: i64 = row.get(7)?;
-        let status: String = row.get(8)?;
-        let (available, availability) = availability(&status, stock, quantity);
-        Ok(CartLine {
+        Ok(LineFacts {
             sku_code: row.get(0)?,
             name: row.get(1)?,
             category: row.get(2)?,
-            quantity,
-            added_at: format_rfc3339(added_at),
-            added_price_fen: added,
-            added_price: Yuan(added),
-            current_price_fen: current,
-            current_price: Yuan(current),
-            price_change_fen: current - added,
-            price_change: Yuan(current - added),
-            stock,
-            status,
-            available,
-            availability,
-            subtotal_fen: current * quantity,
-            subtotal: Yuan(current * quantity),
-        })
+            quantity: row.get(3)?,
+            added_at: format_rfc3339(row.get(4)?),
+            added_price: row.get(5)?,
+            current_price: row.get(6)?,
+            stock: row.get(7)?,
+            status: row.get(8)?,
+        }
+        .line())
     })?;
-    let lines: Vec<CartLine> = rows.collect::<rusqlite::Result<_>>()?;
-    let total: Fen = lines.iter().map(|l| l.subtotal_fen).sum();
-    let orderable: Fen = lines
-        .iter()
-        .filter(|l| l.available)
-        .map(|l| l.subtotal_fen)
-        .sum();
-    Ok(CartView {
-        item_count: lines.iter().map(|l| l.quantity).sum(),
-        lines,
-        total_fen: total,
-        total: Yuan(total),
-        orderable_total_fen: orderable,
-        orderable_total: Yuan(orderable),
-    })
+    Ok(CartView::of(rows.collect::<rusqlite::Result<_>>()?))
 }
 
 /// The orderable lines as a coupon basket.
@@ -146,16 +177,16 @@ pub fn orderable_basket(conn: &Connection) -> Result<Basket> {
     Ok(basket)
 }
 
-/// How many units of `sku_code` the cart holds (0 if none).
-pub(crate) fn quantity_of(conn: &Connection, sku_code: &str) -> Result<i64> {
+/// How many units of `sku_code` the cart holds and at what price the line
+/// was first added, if the cart has it.
+pub(crate) fn line_of(conn: &Connection, sku_code: &str) -> Result<Option<(i64, Fen)>> {
     Ok(conn
         .query_row(
-            "SELECT quantity FROM cart_item WHERE sku_code = ?1",
+            "SELECT quantity, added_price_fen FROM cart_item WHERE sku_code = ?1",
             params![sku_code],
-            |row| row.get(0),
+            |row| Ok((row.get(0)?, row.get(1)?)),
         )
-        .optional()?
-        .unwrap_or(0))
+        .optional()?)
 }
 
 /// Takes `quantity` units of `sku_code` out of the cart, dropping the line
@@ -194,82 +225,170 @@ fn required_quantity(p: &UpdateCartItemParams) -> Result<i64> {
     }
 }
 
-/// Adds, decreases or removes one cart line.
-pub fn update(conn: &Connection, now: Millis, p: &UpdateCartItemParams) -> Result<CartUpdate> {
+/// What `update_cart_item` would do now, worked out without writing.
+#[derive(Debug, Clone)]
+pub struct CartPlan {
+    pub action: CartAction,
+    pub sku: SkuHit,
+    /// Units in the cart before the call.
+    pub previous: i64,
+    /// Units in the cart after it (0: the line is gone).
+    pub quantity: i64,
+    /// The price of the line's first add, when the cart has the line.
+    pub added_price: Option<Fen>,
+    /// A warning the write gives along with its result.
+    pub note: Option<String>,
+    /// Why the write would be refused.
+    pub blockers: Blockers,
+    /// The cart as the call would leave it.
+    pub cart_after: CartView,
+}
+
+/// Plans one cart change: every check of the write, no writes. Bad
+/// arguments and a SKU that is neither in the catalogue nor in the cart are
+/// errors; the rest of the refusals are the plan's blockers.
+pub fn plan_update(conn: &Connection, now: Millis, p: &UpdateCartItemParams) -> Result<CartPlan> {
     let sku_code = catalog::normalize_code(&p.sku_code);
-    let previous = quantity_of(conn, &sku_code)?;
+    let line = line_of(conn, &sku_code)?;
+    let previous = line.map_or(0, |(quantity, _)| quantity);
+    let change = match p.action {
+        CartAction::Add | CartAction::Decrease => required_quantity(p)?,
+        CartAction::Remove => previous,
+    };
+    let sku = match catalog::find_sku(conn, &sku_code)? {
+        Some(sku) => sku,
+        // Taking away what the cart does not hold is refused as such.
+        None if p.action != CartAction::Add => {
+            return Err(Refusal::NotInCart { sku: sku_code }.into());
+        }
+        None => return Err(Refusal::UnknownSku { sku: sku_code }.into()),
+    };
+    let mut blockers = Blockers::default();
     let mut note = None;
-    let (name, quantity) = match p.action {
+    let quantity = match p.action {
         CartAction::Add => {
-            let quantity = required_quantity(p)?;
-            let sku = catalog::sku(conn, &sku_code)?;
             if let Some(refusal) = sku.unavailable() {
-                return Err(refusal.into());
+                blockers.push(refusal);
             }
-            let would_be = previous + quantity;
+            let would_be = previous + change;
             if would_be > i64::from(MAX_QUANTITY) {
-                return Err(Refusal::CartLineLimit {
-                    sku: sku_code,
+                blockers.push(Refusal::CartLineLimit {
+                    sku: sku_code.clone(),
                     would_be,
                     max: i64::from(MAX_QUANTITY),
-                }
-                .into());
+                });
             }
-            if would_be > sku.stock {
+            if would_be > sku.stock && sku.stock > 0 {
                 note = Some(format!(
                     "注意：{} 仅剩 {} 件，购物车中的 {would_be} 件目前不能全部下单",
                     sku.name, sku.stock
                 ));
             }
-            // A line keeps the price and time of its first add, so the cart
-            // can show how the price moved since.
+            would_be
+        }
+        CartAction::Decrease | CartAction::Remove if previous == 0 => {
+            blockers.push(Refusal::NotInCart {
+                sku: sku_code.clone(),
+            });
+            0
+        }
+        CartAction::Decrease if change > previous => {
+            blockers.push(Refusal::DecreaseTooMuch {
+                sku: sku_code.clone(),
+                in_cart: previous,
+                requested: change,
+            });
+            previous
+        }
+        CartAction::Decrease | CartAction::Remove => previous - change,
+    };
+    let cart_after = cart_after(conn, now, &sku, quantity)?;
+    Ok(CartPlan {
+        action: p.action,
+        previous,
+        quantity,
+        added_price: line.map(|(_, price)| price),
+        note,
+        blockers,
+        cart_after,
+        sku,
+    })
+}
+
+/// The cart with `sku`'s line at `quantity`, priced and judged as
+/// [`view`] would once the change is written.
+fn cart_after(conn: &Connection, now: Millis, sku: &SkuHit, quantity: i64) -> Result<CartView> {
+    let mut lines = view(conn)?.lines;
+    let at = lines.iter().position(|l| l.sku_code == sku.sku_code);
+    let facts = |added_at, added_price| LineFacts {
+        sku_code: sku.sku_code.clone(),
+        name: sku.name.clone(),
+        category: sku.category.clone(),
+        quantity,
+        added_at,
+        added_price,
+        current_price: sku.price_fen,
+        stock: sku.stock,
+        status: sku.status.clone(),
+    };
+    match at {
+        Some(index) if quantity == 0 => {
+            lines.remove(index);
+        }
+        Some(index) => {
+            let old = &lines[index];
+            lines[index] = facts(old.added_at.clone(), old.added_price_fen).line();
+        }
+        None if quantity > 0 => lines.insert(0, facts(format_rfc3339(now), sku.price_fen).line()),
+        None => {}
+    }
+    Ok(CartView::of(lines))
+}
+
+/// Writes a plan that nothing blocks.
+fn commit_update(conn: &Connection, now: Millis, plan: CartPlan) -> Result<CartUpdate> {
+    let sku_code = &plan.sku.sku_code;
+    match plan.action {
+        // A line keeps the price and time of its first add, so the cart can
+        // show how the price moved since.
+        CartAction::Add => {
             conn.execute(
                 "INSERT INTO cart_item (sku_code, quantity, added_price_fen, added_at)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (sku_code) DO UPDATE SET quantity = quantity + excluded.quantity",
-                params![sku_code, quantity, sku.price_fen, now],
+                params![
+                    sku_code,
+                    plan.quantity - plan.previous,
+                    plan.sku.price_fen,
+                    now
+                ],
             )?;
-            (sku.name, would_be)
         }
-        CartAction::Decrease => {
-            let quantity = required_quantity(p)?;
-            if previous == 0 {
-                return Err(Refusal::NotInCart { sku: sku_code }.into());
-            }
-            if quantity > previous {
-                return Err(Refusal::DecreaseTooMuch {
-                    sku: sku_code,
-                    in_cart: previous,
-                    requested: quantity,
-                }
-                .into());
-            }
-            let name = catalog::sku(conn, &sku_code)?.name;
-            deduct(conn, &sku_code, quantity)?;
-            (name, previous - quantity)
-        }
+        CartAction::Decrease => deduct(conn, sku_code, plan.previous - plan.quantity)?,
         CartAction::Remove => {
-            if previous == 0 {
-                return Err(Refusal::NotInCart { sku: sku_code }.into());
-            }
-            let name = catalog::sku(conn, &sku_code)?.name;
             conn.execute(
                 "DELETE FROM cart_item WHERE sku_code = ?1",
                 params![sku_code],
             )?;
-            (name, 0)
         }
-    };
+    }
     Ok(CartUpdate {
-        action: p.action,
-        sku_code,
-        name,
-        previous_quantity: previous,
-        quantity,
-        removed: quantity == 0,
-        note,
+        action: plan.action,
+        sku_code: plan.sku.sku_code,
+        name: plan.sku.name,
+        previous_quantity: plan.previous,
+        quantity: plan.quantity,
+        removed: plan.quantity == 0,
+        note: plan.note,
         cart: view(conn)?,
     })
+}
+
+/// Adds, decreases or removes one cart line.
+pub fn update(conn: &Connection, now: Millis, p: &UpdateCartItemParams) -> Result<CartUpdate> {
+    let plan = plan_update(conn, now, p)?;
+    plan.blockers.check()?;
+    commit_update(conn, now, plan)
 }
 
 impl fmt::Display for CartView {

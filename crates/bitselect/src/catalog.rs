@@ -117,6 +117,54 @@ pub fn sku(conn: &Connection, sku_code: &str) -> Result<SkuHit> {
     })
 }
 
+/// How a confirmation card names a SKU: its model and its configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkuLabel {
+    /// The model's name, e.g. "iPhone 17".
+    pub name: String,
+    /// The configuration, e.g. "256GB 黑色"; `None` for a model with one.
+    pub spec: Option<String>,
+}
+
+/// Splits `sku_name` into model and configuration: the rest of the name after
+/// the model's, else the SKU's own specs (some accessory names put the size
+/// first). A SKU gone from the catalogue keeps the name it was sold under.
+pub fn label(conn: &Connection, sku_code: &str, sku_name: &str) -> Result<SkuLabel> {
+    let found: Option<(String, String)> = conn
+        .query_row(
+            "SELECT p.name, s.specs FROM sku s JOIN product p ON p.spu_code = s.spu_code
+             WHERE s.sku_code = ?1",
+            params![sku_code],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    let Some((model, own_specs)) = found else {
+        return Ok(SkuLabel {
+            name: sku_name.to_owned(),
+            spec: None,
+        });
+    };
+    let rest = sku_name.strip_prefix(model.as_str()).map(str::trim);
+    let spec = match rest {
+        Some(rest) if !rest.is_empty() => rest.to_owned(),
+        _ => {
+            let own: Map<String, Value> = serde_json::from_str(&own_specs)?;
+            let values: Vec<String> = own
+                .values()
+                .map(|v| match v {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            values.join(" ")
+        }
+    };
+    Ok(SkuLabel {
+        name: model,
+        spec: Some(spec).filter(|s| !s.is_empty()),
+    })
+}
+
 /// The top-level categories, in a stable order.
 pub fn categories(conn: &Connection) -> Result<Vec<String>> {
     let mut stmt = conn.prepare("SELECT DISTINCT category FROM product ORDER BY category")?;

@@ -245,15 +245,31 @@ pub(crate) fn mark_used(conn: &Connection, code: &str, order_no: &str, now: Mill
     Ok(())
 }
 
-/// Gives back the coupon used on a cancelled order. Returns its code.
-pub(crate) fn release(conn: &Connection, order_no: &str) -> Result<Option<String>> {
-    let code: Option<String> = conn
+/// A coupon template's name, if the shop has it.
+pub(crate) fn name_of(conn: &Connection, code: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT name FROM coupon WHERE code = ?1",
+            params![code],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+/// The coupon used on `order_no`, which cancelling it gives back.
+pub(crate) fn used_on(conn: &Connection, order_no: &str) -> Result<Option<String>> {
+    Ok(conn
         .query_row(
             "SELECT code FROM user_coupon WHERE order_no = ?1 AND status = ?2",
             params![order_no, USED],
             |row| row.get(0),
         )
-        .optional()?;
+        .optional()?)
+}
+
+/// Gives back the coupon used on a cancelled order. Returns its code.
+pub(crate) fn release(conn: &Connection, order_no: &str) -> Result<Option<String>> {
+    let code = used_on(conn, order_no)?;
     if let Some(code) = &code {
         conn.execute(
             "UPDATE user_coupon SET status = ?1, order_no = NULL, used_at = NULL WHERE code = ?2",

@@ -55,6 +55,12 @@ impl ShopError {
     }
 }
 
+impl From<CouponRefusal> for Refusal {
+    fn from(reason: CouponRefusal) -> Self {
+        Self::Coupon(reason)
+    }
+}
+
 impl From<CouponRefusal> for ShopError {
     fn from(reason: CouponRefusal) -> Self {
         Self::Refused(Refusal::Coupon(reason))
@@ -184,3 +190,31 @@ impl Refusal {
 }
 
 pub type Result<T, E = ShopError> = std::result::Result<T, E>;
+
+/// The refusals a write's plan found, in the order the write checks them.
+/// The write refuses with the first; a preview shows them all, so the card
+/// says every reason the call would not go through.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Blockers(Vec<Refusal>);
+
+impl Blockers {
+    pub fn push(&mut self, refusal: impl Into<Refusal>) {
+        self.0.push(refusal.into());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Refusal> {
+        self.0.iter()
+    }
+
+    /// Ok when nothing blocks the write, else the refusal it answers with.
+    pub fn check(&self) -> Result<()> {
+        match self.0.first() {
+            Some(refusal) => Err(refusal.clone().into()),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! The Bit Select shop (比特严选): an electronics reseller's domain over its
-//! own SQLite database, and an MCP server exposing it as thirteen tools.
+//! own SQLite database, and an MCP server exposing it as nineteen tools: thirteen that read
+//! and write, and a read-only preview of each write but `submit_ticket`.
 //!
 //! - [`Shop`] is the domain: open it on a data directory and call it
 //!   directly (`shop.create_order(&params, key)`), or
@@ -24,6 +25,7 @@ pub mod logistics;
 pub mod money;
 pub mod orders;
 pub mod params;
+pub mod preview;
 mod seed;
 pub mod serve;
 pub mod server;

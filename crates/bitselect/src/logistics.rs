@@ -54,7 +54,7 @@ pub fn query(conn: &Connection, p: &QueryLogisticsParams) -> Result<Trace> {
             (tracking_no, order_no, status)
         }
         (None, Some(order_no)) => {
-            let (status, _) = orders::status_and_received(conn, order_no)?;
+            let status = orders::facts(conn, order_no)?.status;
             let tracking: Option<String> = conn.query_row(
                 "SELECT tracking_no FROM orders WHERE order_no = ?1",
                 params![order_no],

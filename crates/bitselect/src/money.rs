@@ -76,6 +76,21 @@ pub fn format_yuan(fen: Fen) -> String {
     format!("{sign}{}.{:02}", abs / 100, abs % 100)
 }
 
+/// Formats fen the way a shopper reads a price: 659900 -> "¥6,599.00".
+pub fn format_rmb(fen: Fen) -> String {
+    let plain = format_yuan(fen.abs());
+    let (whole, frac) = plain.split_once('.').unwrap_or((plain.as_str(), "00"));
+    let mut grouped = String::with_capacity(whole.len() + whole.len() / 3);
+    for (index, digit) in whole.chars().enumerate() {
+        if index > 0 && (whole.len() - index) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    let sign = if fen < 0 { "-" } else { "" };
+    format!("{sign}¥{grouped}.{frac}")
+}
+
 /// Deserializes a JSON number literal such as `6799.00` into fen exactly,
 /// reading its source text instead of an `f64`.
 pub fn de_fen<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Fen, D::Error> {
@@ -183,6 +198,14 @@ pub fn add_amounts(a: Fen, b: Fen) -> Option<Fen> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prices_for_the_shopper_group_thousands() {
+        assert_eq!(format_rmb(659_900), "¥6,599.00");
+        assert_eq!(format_rmb(99), "¥0.99");
+        assert_eq!(format_rmb(12_345_678_900), "¥123,456,789.00");
+        assert_eq!(format_rmb(-30_000), "-¥300.00");
+    }
     use pretty_assertions::assert_eq;
 
     #[test]

@@ -12,7 +12,7 @@ use crate::cart;
 use crate::catalog::{self, ON_SALE};
 use crate::clock::{Millis, format_rfc3339};
 use crate::coupons::{self, Basket};
-use crate::error::{Refusal, Result, ShopError};
+use crate::error::{Blockers, Refusal, Result, ShopError};
 use crate::money::{Fen, Yuan};
 use crate::params::{
     CancelOrderParams, ChangeAddressParams, CreateOrderParams, DEFAULT_ORDER_LIMIT,
@@ -147,13 +147,22 @@ pub(crate) fn existing<'a>(
     Ok(order_no)
 }
 
-/// The order's status and delivery time, for rules that need only those.
-pub(crate) fn status_and_received(
-    conn: &Connection,
-    order_no: &str,
-) -> Result<(String, Option<Millis>)> {
+/// What rules outside this module need of an order.
+pub(crate) struct OrderFacts {
+    pub status: String,
+    pub received_at: Option<Millis>,
+    pub total: Fen,
+    pub discount: Fen,
+}
+
+pub(crate) fn facts(conn: &Connection, order_no: &str) -> Result<OrderFacts> {
     let row = find(conn, order_no)?;
-    Ok((row.status, row.received_at))
+    Ok(OrderFacts {
+        status: row.status,
+        received_at: row.received_at,
+        total: row.total,
+        discount: row.discount,
+    })
 }
 
 fn lines(conn: &Connection, order_no: &str) -> Result<Vec<OrderLine>> {
@@ -313,13 +322,14 @@ fn check_phone(value: &str) -> Result<String> {
     Ok(value.to_owned())
 }
 
-/// Fills the receiver from the given fields, the rest from `base`.
+/// Fills the receiver from the given fields, the rest from `base`; `None`
+/// when fields are missing and there is no `base` to take them from.
 fn receiver_from(
     base: Option<Receiver>,
     name: Option<&str>,
     phone: Option<&str>,
     address: Option<&str>,
-) -> Result<Receiver> {
+) -> Result<Option<Receiver>> {
     let name = name
         .map(|n| check_text("receiverName", n, 1, 20))
         .transpose()?;
@@ -328,17 +338,17 @@ fn receiver_from(
         .map(|a| check_text("receiverAddress", a, 5, 120))
         .transpose()?;
     match (base, name, phone, address) {
-        (_, Some(name), Some(phone), Some(address)) => Ok(Receiver {
+        (_, Some(name), Some(phone), Some(address)) => Ok(Some(Receiver {
             name,
             phone,
             address,
-        }),
-        (Some(base), name, phone, address) => Ok(Receiver {
+        })),
+        (Some(base), name, phone, address) => Ok(Some(Receiver {
             name: name.unwrap_or(base.name),
             phone: phone.unwrap_or(base.phone),
             address: address.unwrap_or(base.address),
-        }),
-        (None, ..) => Err(Refusal::NoDefaultReceiver.into()),
+        })),
+        (None, ..) => Ok(None),
     }
 }
 
@@ -369,13 +379,52 @@ fn next_order_no(conn: &Connection) -> Result<String> {
     Ok((last.unwrap_or(10_000) + 1).to_string())
 }
 
-/// An order line checked against catalogue, cart and stock.
-struct CheckedLine {
-    sku: catalog::SkuHit,
-    quantity: i64,
+/// One line of a planned order: a SKU of the catalogue and what the cart
+/// holds of it.
+#[derive(Debug, Clone)]
+pub struct PlannedLine {
+    pub sku: catalog::SkuHit,
+    pub quantity: i64,
+    /// Units in the cart and the price of the line's first add; `None` when
+    /// the cart does not hold the SKU.
+    pub in_cart: Option<(i64, Fen)>,
 }
 
-fn check_lines(conn: &Connection, p: &CreateOrderParams) -> Result<Vec<CheckedLine>> {
+/// The coupon a planned order would use.
+#[derive(Debug, Clone)]
+pub struct PlannedCoupon {
+    pub code: String,
+    pub name: String,
+    /// What it takes off; `None` when it does not apply (a blocker says why).
+    pub discount: Option<Fen>,
+}
+
+/// What `create_order` would do now, worked out without writing.
+#[derive(Debug, Clone)]
+pub struct OrderPlan {
+    pub lines: Vec<PlannedLine>,
+    /// The goods at today's prices, in all and per category.
+    pub basket: Basket,
+    /// `None` when no coupon was asked for, or the shopper holds no such one.
+    pub coupon: Option<PlannedCoupon>,
+    /// Where it would ship; `None` when it has nowhere to ship to.
+    pub receiver: Option<Receiver>,
+    pub blockers: Blockers,
+}
+
+impl OrderPlan {
+    pub fn discount(&self) -> Fen {
+        self.coupon.as_ref().and_then(|c| c.discount).unwrap_or(0)
+    }
+
+    /// What the shopper would have to pay.
+    pub fn pay(&self) -> Fen {
+        self.basket.total - self.discount()
+    }
+}
+
+/// The items' arguments, checked before anything is looked up.
+fn check_items(p: &CreateOrderParams) -> Result<Vec<(String, i64)>> {
     if p.items.is_empty() {
         return Err(ShopError::invalid(
             "items",
@@ -389,7 +438,7 @@ fn check_lines(conn: &Connection, p: &CreateOrderParams) -> Result<Vec<CheckedLi
         ));
     }
     let mut seen = HashSet::new();
-    let mut checked = Vec::with_capacity(p.items.len());
+    let mut items = Vec::with_capacity(p.items.len());
     for item in &p.items {
         let code = catalog::normalize_code(&item.sku_code);
         if !(1..=MAX_QUANTITY).contains(&item.quantity) {
@@ -404,45 +453,59 @@ fn check_lines(conn: &Connection, p: &CreateOrderParams) -> Result<Vec<CheckedLi
         if !seen.insert(code.clone()) {
             return Err(Refusal::DuplicateItem { sku: code }.into());
         }
-        let quantity = i64::from(item.quantity);
+        items.push((code, i64::from(item.quantity)));
+    }
+    Ok(items)
+}
+
+/// Each line against catalogue, cart and stock. An unknown SKU is an error;
+/// the other refusals are blockers, a line's in the order the write checks.
+fn plan_lines(
+    conn: &Connection,
+    p: &CreateOrderParams,
+    blockers: &mut Blockers,
+) -> Result<Vec<PlannedLine>> {
+    let mut lines = Vec::with_capacity(p.items.len());
+    for (code, quantity) in check_items(p)? {
         let sku = catalog::sku(conn, &code)?;
+        let in_cart = cart::line_of(conn, &code)?;
         // Availability first: telling a model to add a delisted SKU to the
         // cart would only lead to a second refusal.
         if let Some(refusal) = sku.unavailable() {
-            return Err(refusal.into());
+            blockers.push(refusal);
         }
-        let in_cart = cart::quantity_of(conn, &code)?;
-        if in_cart == 0 {
-            return Err(Refusal::NotInCart { sku: code }.into());
-        }
-        if in_cart < quantity {
-            return Err(Refusal::CartShort {
-                sku: code,
-                in_cart,
+        match in_cart {
+            None => blockers.push(Refusal::NotInCart { sku: code.clone() }),
+            Some((held, _)) if held < quantity => blockers.push(Refusal::CartShort {
+                sku: code.clone(),
+                in_cart: held,
                 requested: quantity,
-            }
-            .into());
+            }),
+            Some(_) => {}
         }
-        if sku.stock < quantity {
-            return Err(Refusal::InsufficientStock {
+        if sku.unavailable().is_none() && sku.stock < quantity {
+            blockers.push(Refusal::InsufficientStock {
                 sku: code,
-                name: sku.name,
+                name: sku.name.clone(),
                 requested: quantity,
                 stock: sku.stock,
-            }
-            .into());
+            });
         }
-        checked.push(CheckedLine { sku, quantity });
+        lines.push(PlannedLine {
+            sku,
+            quantity,
+            in_cart,
+        });
     }
-    Ok(checked)
+    Ok(lines)
 }
 
-/// Places an order from cart lines: reserves stock, deducts the cart, uses
-/// the coupon. The caller runs it inside one immediate transaction.
-pub fn create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<OrderView> {
-    let checked = check_lines(conn, p)?;
+/// Plans an order: every check and amount of `create_order`, no writes.
+pub fn plan_create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<OrderPlan> {
+    let mut blockers = Blockers::default();
+    let lines = plan_lines(conn, p, &mut blockers)?;
     let mut basket = Basket::default();
-    for line in &checked {
+    for line in &lines {
         let amount = line.sku.price_fen * line.quantity;
         basket.total += amount;
         *basket
@@ -451,11 +514,25 @@ pub fn create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<O
             .or_insert(0) += amount;
     }
     let coupon = match given(&p.coupon_code) {
-        Some(code) => {
-            let held = coupons::held(conn, &catalog::normalize_code(code))?;
-            let discount = coupons::evaluate(&held, now, &basket)?;
-            Some((held.code, discount))
-        }
+        Some(code) => match coupons::held(conn, &catalog::normalize_code(code)) {
+            Ok(held) => {
+                let outcome = coupons::evaluate(&held, now, &basket);
+                let discount = outcome.as_ref().ok().copied();
+                if let Err(refusal) = outcome {
+                    blockers.push(refusal);
+                }
+                Some(PlannedCoupon {
+                    code: held.code,
+                    name: held.name,
+                    discount,
+                })
+            }
+            Err(ShopError::Refused(refusal)) => {
+                blockers.push(refusal);
+                None
+            }
+            Err(other) => return Err(other),
+        },
         None => None,
     };
     let receiver = receiver_from(
@@ -464,8 +541,27 @@ pub fn create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<O
         p.receiver_phone.as_deref(),
         p.receiver_address.as_deref(),
     )?;
+    if receiver.is_none() {
+        blockers.push(Refusal::NoDefaultReceiver);
+    }
+    Ok(OrderPlan {
+        lines,
+        basket,
+        coupon,
+        receiver,
+        blockers,
+    })
+}
+
+/// Writes a planned order: reserves stock, deducts the cart, uses the coupon.
+fn commit_create(conn: &Connection, now: Millis, plan: OrderPlan) -> Result<OrderView> {
+    let receiver = plan.receiver.clone().ok_or(Refusal::NoDefaultReceiver)?;
     let order_no = next_order_no(conn)?;
-    let discount = coupon.as_ref().map_or(0, |(_, d)| *d);
+    let coupon_code = plan
+        .coupon
+        .as_ref()
+        .filter(|c| c.discount.is_some())
+        .map(|c| c.code.clone());
     conn.execute(
         "INSERT INTO orders (order_no, status, total_fen, discount_fen, pay_fen, coupon_code,
                              receiver_name, receiver_phone, receiver_address, created_at)
@@ -473,19 +569,19 @@ pub fn create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<O
         params![
             order_no,
             OrderStatus::Pending.as_str(),
-            basket.total,
-            discount,
-            basket.total - discount,
-            coupon.as_ref().map(|(code, _)| code),
+            plan.basket.total,
+            plan.discount(),
+            plan.pay(),
+            coupon_code,
             receiver.name,
             receiver.phone,
             receiver.address,
             now
         ],
     )?;
-    for (index, line) in checked.iter().enumerate() {
-        // Conditional on stock: even if a check above were stale, this can
-        // never take stock below zero.
+    for (index, line) in plan.lines.iter().enumerate() {
+        // Conditional on stock: even if the plan were stale, this can never
+        // take stock below zero.
         let reserved = conn.execute(
             "UPDATE sku SET stock = stock - ?2
              WHERE sku_code = ?1 AND stock >= ?2 AND status = ?3",
@@ -514,29 +610,56 @@ pub fn create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<O
             ],
         )?;
     }
-    if let Some((code, _)) = &coupon {
+    if let Some(code) = &coupon_code {
         coupons::mark_used(conn, code, &order_no, now)?;
     }
     get(conn, now, &order_no)
 }
 
-fn require_status(
-    row: &OrderRow,
+/// Places an order from cart lines: reserves stock, deducts the cart, uses
+/// the coupon. The caller runs it inside one immediate transaction.
+pub fn create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<OrderView> {
+    let plan = plan_create(conn, now, p)?;
+    plan.blockers.check()?;
+    commit_create(conn, now, plan)
+}
+
+/// The refusal when the order's status is not one of `allowed`.
+fn status_blocker(
+    order: &OrderView,
     allowed: &[OrderStatus],
     action: &'static str,
     allowed_text: &'static str,
-) -> Result<()> {
-    if allowed.iter().any(|s| s.as_str() == row.status) {
-        Ok(())
-    } else {
-        Err(Refusal::OrderStatus {
-            order_no: row.order_no.clone(),
-            status: row.status.clone(),
+) -> Blockers {
+    let mut blockers = Blockers::default();
+    if !allowed.iter().any(|s| s.as_str() == order.status) {
+        blockers.push(Refusal::OrderStatus {
+            order_no: order.order_no.clone(),
+            status: order.status.clone(),
             action,
             allowed: allowed_text,
-        }
-        .into())
+        });
     }
+    blockers
+}
+
+/// What `pay_order` would do now.
+#[derive(Debug, Clone)]
+pub struct PayPlan {
+    pub order: OrderView,
+    /// What would be charged.
+    pub amount: Fen,
+    pub blockers: Blockers,
+}
+
+/// Plans a payment: the order must await payment; its amount to pay is charged.
+pub fn plan_pay(conn: &Connection, now: Millis, p: &PayOrderParams) -> Result<PayPlan> {
+    let order = get(conn, now, p.order_no.trim())?;
+    Ok(PayPlan {
+        blockers: status_blocker(&order, &[OrderStatus::Pending], "支付", "「待支付」"),
+        amount: order.pay_amount_fen,
+        order,
+    })
 }
 
 /// What `pay_order` answers.
@@ -551,17 +674,18 @@ pub struct Payment {
 
 /// Simulated payment: 待支付 -> 已支付待发货.
 pub fn pay(conn: &Connection, now: Millis, p: &PayOrderParams) -> Result<Payment> {
-    let row = find(conn, p.order_no.trim())?;
-    require_status(&row, &[OrderStatus::Pending], "支付", "「待支付」")?;
+    let plan = plan_pay(conn, now, p)?;
+    plan.blockers.check()?;
+    let order_no = plan.order.order_no;
     conn.execute(
         "UPDATE orders SET status = ?2, paid_at = ?3 WHERE order_no = ?1",
-        params![row.order_no, OrderStatus::Paid.as_str(), now],
+        params![order_no, OrderStatus::Paid.as_str(), now],
     )?;
     Ok(Payment {
-        paid_amount_fen: row.pay,
-        paid_amount: Yuan(row.pay),
-        order: get(conn, now, &row.order_no)?,
-        order_no: row.order_no,
+        paid_amount_fen: plan.amount,
+        paid_amount: Yuan(plan.amount),
+        order: get(conn, now, &order_no)?,
+        order_no,
     })
 }
 
@@ -589,30 +713,60 @@ pub struct Cancellation {
     pub order: OrderView,
 }
 
-/// Cancels an order that has not shipped: stock and coupon come back.
-pub fn cancel(conn: &Connection, now: Millis, p: &CancelOrderParams) -> Result<Cancellation> {
-    let row = find(conn, p.order_no.trim())?;
-    require_status(
-        &row,
-        &[OrderStatus::Pending, OrderStatus::Paid],
-        "取消",
-        "「待支付」或「已支付待发货」",
-    )?;
+/// What `cancel_order` would do now.
+#[derive(Debug, Clone)]
+pub struct CancelPlan {
+    pub order: OrderView,
+    /// What goes back to the shopper: what was paid, 0 when nothing was.
+    pub refund: Fen,
+    /// The coupon that would be usable again.
+    pub coupon_returned: Option<String>,
+    pub reason: Option<String>,
+    pub blockers: Blockers,
+}
+
+/// Plans a cancellation: only before shipping; stock, coupon and what was
+/// paid come back.
+pub fn plan_cancel(conn: &Connection, now: Millis, p: &CancelOrderParams) -> Result<CancelPlan> {
+    let order = get(conn, now, p.order_no.trim())?;
     let reason = p
         .reason
         .as_deref()
         .map(|r| check_text("reason", r, 1, 200))
         .transpose()?;
+    Ok(CancelPlan {
+        blockers: status_blocker(
+            &order,
+            &[OrderStatus::Pending, OrderStatus::Paid],
+            "取消",
+            "「待支付」或「已支付待发货」",
+        ),
+        refund: if order.paid_at.is_some() {
+            order.pay_amount_fen
+        } else {
+            0
+        },
+        coupon_returned: coupons::used_on(conn, &order.order_no)?,
+        reason,
+        order,
+    })
+}
+
+/// Cancels an order that has not shipped: stock and coupon come back.
+pub fn cancel(conn: &Connection, now: Millis, p: &CancelOrderParams) -> Result<Cancellation> {
+    let plan = plan_cancel(conn, now, p)?;
+    plan.blockers.check()?;
+    let order_no = plan.order.order_no;
     let mut restocked = Vec::new();
-    for line in lines(conn, &row.order_no)? {
+    for line in plan.order.lines {
         let restored = conn.execute(
             "UPDATE sku SET stock = stock + ?2 WHERE sku_code = ?1",
             params![line.sku_code, line.quantity],
         )?;
         if restored != 1 {
             return Err(ShopError::Corrupt(format!(
-                "订单 {} 的商品 {} 不在商品库中，无法退回库存",
-                row.order_no, line.sku_code
+                "订单 {order_no} 的商品 {} 不在商品库中，无法退回库存",
+                line.sku_code
             )));
         }
         restocked.push(Restocked {
@@ -620,21 +774,20 @@ pub fn cancel(conn: &Connection, now: Millis, p: &CancelOrderParams) -> Result<C
             quantity: line.quantity,
         });
     }
-    let coupon_returned = coupons::release(conn, &row.order_no)?;
+    let coupon_returned = coupons::release(conn, &order_no)?;
     conn.execute(
         "UPDATE orders SET status = ?2, cancelled_at = ?3 WHERE order_no = ?1",
-        params![row.order_no, OrderStatus::Cancelled.as_str(), now],
+        params![order_no, OrderStatus::Cancelled.as_str(), now],
     )?;
-    let refund = if row.paid_at.is_some() { row.pay } else { 0 };
     Ok(Cancellation {
-        previous_status: row.status,
+        previous_status: plan.order.status,
         restocked,
         coupon_returned,
-        refund_amount_fen: refund,
-        refund_amount: Yuan(refund),
-        reason,
-        order: get(conn, now, &row.order_no)?,
-        order_no: row.order_no,
+        refund_amount_fen: plan.refund,
+        refund_amount: Yuan(plan.refund),
+        reason: plan.reason,
+        order: get(conn, now, &order_no)?,
+        order_no,
     })
 }
 
@@ -648,19 +801,23 @@ pub struct AddressChange {
     pub order: OrderView,
 }
 
-/// Changes the receiver of an order that has not shipped.
-pub fn change_address(
+/// What `change_address` would do now.
+#[derive(Debug, Clone)]
+pub struct AddressPlan {
+    /// The order as it is, with the receiver before the change.
+    pub order: OrderView,
+    /// The receiver after the change.
+    pub receiver: Receiver,
+    pub blockers: Blockers,
+}
+
+/// Plans a change of receiver: only before shipping, at least one field.
+pub fn plan_change_address(
     conn: &Connection,
     now: Millis,
     p: &ChangeAddressParams,
-) -> Result<AddressChange> {
-    let row = find(conn, p.order_no.trim())?;
-    require_status(
-        &row,
-        &[OrderStatus::Pending, OrderStatus::Paid],
-        "修改收货地址",
-        "发货前（「待支付」或「已支付待发货」）",
-    )?;
+) -> Result<AddressPlan> {
+    let order = get(conn, now, p.order_no.trim())?;
     if p.receiver_name.is_none() && p.receiver_phone.is_none() && p.receiver_address.is_none() {
         return Err(ShopError::invalid(
             "receiverAddress",
@@ -668,26 +825,44 @@ pub fn change_address(
         ));
     }
     let receiver = receiver_from(
-        Some(row.receiver.clone()),
+        Some(order.receiver.clone()),
         p.receiver_name.as_deref(),
         p.receiver_phone.as_deref(),
         p.receiver_address.as_deref(),
-    )?;
+    )?
+    .unwrap_or_else(|| order.receiver.clone());
+    Ok(AddressPlan {
+        blockers: status_blocker(
+            &order,
+            &[OrderStatus::Pending, OrderStatus::Paid],
+            "修改收货地址",
+            "发货前（「待支付」或「已支付待发货」）",
+        ),
+        receiver,
+        order,
+    })
+}
+
+/// Changes the receiver of an order that has not shipped.
+pub fn change_address(
+    conn: &Connection,
+    now: Millis,
+    p: &ChangeAddressParams,
+) -> Result<AddressChange> {
+    let plan = plan_change_address(conn, now, p)?;
+    plan.blockers.check()?;
+    let order_no = plan.order.order_no;
+    let receiver = plan.receiver;
     conn.execute(
         "UPDATE orders SET receiver_name = ?2, receiver_phone = ?3, receiver_address = ?4
          WHERE order_no = ?1",
-        params![
-            row.order_no,
-            receiver.name,
-            receiver.phone,
-            receiver.address
-        ],
+        params![order_no, receiver.name, receiver.phone, receiver.address],
     )?;
     Ok(AddressChange {
-        previous_receiver: row.receiver,
+        previous_receiver: plan.order.receiver,
         receiver,
-        order: get(conn, now, &row.order_no)?,
-        order_no: row.order_no,
+        order: get(conn, now, &order_no)?,
+        order_no,
     })
 }
 

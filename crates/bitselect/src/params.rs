@@ -4,6 +4,11 @@
 //!
 //! Unknown fields are refused so a misspelt argument is an error, not a
 //! silently ignored value the user approved on the card.
+//!
+//! Every enum value carries a `title` (the card shows "加入购物车", not
+//! "add"): schemars then writes the JSON Schema form
+//! `"oneOf": [{"const": "add", "title": "加入购物车"}, …]`. The accepted
+//! strings are serde's and do not change.
 
 use std::collections::BTreeMap;
 
@@ -32,9 +37,13 @@ pub const DEFAULT_ORDER_LIMIT: u32 = 5;
 #[serde(rename_all = "snake_case")]
 #[schemars(inline)]
 pub enum SortOrder {
+    #[schemars(title = "相关度")]
     Relevance,
+    #[schemars(title = "价格从低到高")]
     PriceAsc,
+    #[schemars(title = "价格从高到低")]
     PriceDesc,
+    #[schemars(title = "库存从多到少")]
     StockDesc,
 }
 
@@ -100,14 +109,19 @@ pub struct QueryCouponsParams {
 #[schemars(inline)]
 pub enum OrderStatus {
     #[serde(rename = "待支付")]
+    #[schemars(title = "待支付")]
     Pending,
     #[serde(rename = "已支付待发货")]
+    #[schemars(title = "已支付待发货")]
     Paid,
     #[serde(rename = "已发货")]
+    #[schemars(title = "已发货")]
     Shipped,
     #[serde(rename = "已签收")]
+    #[schemars(title = "已签收")]
     Delivered,
     #[serde(rename = "已取消")]
+    #[schemars(title = "已取消")]
     Cancelled,
 }
 
@@ -166,8 +180,11 @@ pub struct QueryAfterSaleParams {
 #[serde(rename_all = "snake_case")]
 #[schemars(inline)]
 pub enum CartAction {
+    #[schemars(title = "加入购物车")]
     Add,
+    #[schemars(title = "减少数量")]
     Decrease,
+    #[schemars(title = "移出购物车")]
     Remove,
 }
 
@@ -263,8 +280,10 @@ pub struct ChangeAddressParams {
 #[schemars(inline)]
 pub enum AfterSaleType {
     #[serde(rename = "退货退款", alias = "return_refund")]
+    #[schemars(title = "退货退款")]
     ReturnRefund,
     #[serde(rename = "换货", alias = "exchange")]
+    #[schemars(title = "换货")]
     Exchange,
 }
 
@@ -300,16 +319,22 @@ pub struct ApplyAfterSaleParams {
 #[schemars(inline)]
 pub enum TicketTopic {
     #[serde(rename = "订单问题")]
+    #[schemars(title = "订单问题")]
     Order,
     #[serde(rename = "物流问题")]
+    #[schemars(title = "物流问题")]
     Logistics,
     #[serde(rename = "售后问题")]
+    #[schemars(title = "售后问题")]
     AfterSale,
     #[serde(rename = "商品咨询")]
+    #[schemars(title = "商品咨询")]
     Product,
     #[serde(rename = "优惠券问题")]
+    #[schemars(title = "优惠券问题")]
     Coupon,
     #[serde(rename = "其他")]
+    #[schemars(title = "其他")]
     Other,
 }
 

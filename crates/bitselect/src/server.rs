@@ -1,4 +1,6 @@
-//! The MCP face of the shop: thirteen tools on an rmcp tool router.
+//! The MCP face of the shop: nineteen tools on an rmcp tool router, the
+//! thirteen of the product and a read-only `preview_*` tool for each write
+//! but `submit_ticket`, named in the write's definition `_meta`.
 //!
 //! Each tool method is thin: parse the arguments, run the domain call on a
 //! blocking thread (SQLite is synchronous), map the outcome. Bad arguments
@@ -39,17 +41,31 @@ pub const REPLAYED_META_KEY: &str = "ragent/idempotent_replay";
 /// such a call ever skip the user's confirmation, whatever its settings.
 pub const MOVES_MONEY_META_KEY: &str = "ragent/moves_money";
 
-/// The definition `_meta` of a tool that places an order or moves money.
-fn moves_money() -> MetaObject {
+/// Set in the `_meta` of a write tool's definition to the name of the
+/// read-only tool of this server that previews it: it takes the same
+/// arguments and answers with what the write would do now (see
+/// [`crate::preview::Preview`]), for the confirmation card.
+pub const PREVIEW_META_KEY: &str = "ragent/preview";
+
+/// The definition `_meta` of a write tool: the tool that previews it, and
+/// whether it places an order or moves money.
+fn write_meta(preview: &str, moves_money: bool) -> MetaObject {
     let mut meta = MetaObject::default();
-    meta.insert(MOVES_MONEY_META_KEY.to_owned(), Value::Bool(true));
+    meta.insert(
+        PREVIEW_META_KEY.to_owned(),
+        Value::String(preview.to_owned()),
+    );
+    if moves_money {
+        meta.insert(MOVES_MONEY_META_KEY.to_owned(), Value::Bool(true));
+    }
     meta
 }
 
 const INSTRUCTIONS: &str = "比特严选（Bit Select）电子产品商城。金额字段成对给出：…Fen 为整数分，\
 同名字段为两位小数的元字符串，计算时请用 …Fen。下单只能从购物车下：先 search_product 找到 \
 skuCode，再 update_cart_item 加入购物车，然后 create_order。写操作（加购、下单、支付、取消、\
-改地址、售后、工单）会先请用户确认。";
+改地址、售后、工单）会先请用户确认。除 submit_ticket 外，每个写操作都有参数完全相同的只读预览工具 \
+preview_<写操作名>，返回该写操作现在会做什么（商品、金额、地址、不能执行的原因），不做任何修改。";
 
 /// The input schema of a tool, from its argument struct. The derived schema
 /// always is an object; should rmcp's stricter check ever disagree, fall back
@@ -316,6 +332,7 @@ impl ShopServer {
         name = "update_cart_item",
         title = "加入/修改购物车",
         input_schema = input_schema::<UpdateCartItemParams>(),
+        meta = write_meta("preview_update_cart_item", false),
         annotations(
             title = "加入/修改购物车",
             read_only_hint = false,
@@ -336,7 +353,7 @@ impl ShopServer {
         name = "create_order",
         title = "提交订单",
         input_schema = input_schema::<CreateOrderParams>(),
-        meta = moves_money(),
+        meta = write_meta("preview_create_order", true),
         // Destructive: it takes the lines out of the cart, reserves stock, uses
         // up the coupon and commits the shopper to pay.
         annotations(
@@ -359,7 +376,7 @@ impl ShopServer {
         name = "pay_order",
         title = "支付订单",
         input_schema = input_schema::<PayOrderParams>(),
-        meta = moves_money(),
+        meta = write_meta("preview_pay_order", true),
         // Destructive: it moves the shopper's money.
         annotations(
             title = "支付订单",
@@ -381,7 +398,7 @@ impl ShopServer {
         name = "cancel_order",
         title = "取消订单",
         input_schema = input_schema::<CancelOrderParams>(),
-        meta = moves_money(),
+        meta = write_meta("preview_cancel_order", true),
         // Moves money: a paid order is refunded, and the coupon comes back.
         annotations(
             title = "取消订单",
@@ -403,6 +420,7 @@ impl ShopServer {
         name = "change_address",
         title = "修改收货地址",
         input_schema = input_schema::<ChangeAddressParams>(),
+        meta = write_meta("preview_change_address", false),
         annotations(
             title = "修改收货地址",
             read_only_hint = false,
@@ -423,7 +441,7 @@ impl ShopServer {
         name = "apply_after_sale",
         title = "申请售后",
         input_schema = input_schema::<ApplyAfterSaleParams>(),
-        meta = moves_money(),
+        meta = write_meta("preview_apply_after_sale", true),
         // Destructive: a return refunds money and changes the order.
         annotations(
             title = "申请售后",
@@ -436,6 +454,124 @@ impl ShopServer {
     async fn apply_after_sale(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
         self.write(meta, args, |shop, p: ApplyAfterSaleParams, key| {
             shop.apply_after_sale(&p, key)
+        })
+        .await
+    }
+
+    /// 预览修改购物车（只读，不执行）：参数与 update_cart_item 完全相同，返回现在调用 update_cart_item 会做什么：该商品修改前后的数量、现价与小计、购物车修改后的可下单合计，以及不能修改的原因（已下架、无货、超过上限）和价格变动、库存不足的提醒。参数无效或订单、商品不存在时返回与 update_cart_item 相同的错误。
+    #[tool(
+        name = "preview_update_cart_item",
+        title = "预览：加入/修改购物车",
+        input_schema = input_schema::<UpdateCartItemParams>(),
+        annotations(
+            title = "预览：加入/修改购物车",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn preview_update_cart_item(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: UpdateCartItemParams| {
+            shop.preview_update_cart_item(&p)
+        })
+        .await
+    }
+
+    /// 预览提交订单（只读，不执行）：参数与 create_order 完全相同，返回现在调用 create_order 会做什么：每行商品的名称、规格、现价、数量、小计和下单后剩余库存，商品金额、优惠券优惠和应付金额，收货信息，以及不能下单的原因（库存不足、不在购物车、超过购物车数量、已下架、优惠券不可用、没有收货信息）和加购后价格变动的提醒。参数无效或订单、商品不存在时返回与 create_order 相同的错误。
+    #[tool(
+        name = "preview_create_order",
+        title = "预览：提交订单",
+        input_schema = input_schema::<CreateOrderParams>(),
+        annotations(
+            title = "预览：提交订单",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn preview_create_order(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: CreateOrderParams| {
+            shop.preview_create_order(&p)
+        })
+        .await
+    }
+
+    /// 预览支付订单（只读，不执行）：参数与 pay_order 完全相同，返回现在调用 pay_order 会做什么：订单的商品、金额与优惠和将要支付的金额；订单不是待支付时说明不能支付。参数无效或订单、商品不存在时返回与 pay_order 相同的错误。
+    #[tool(
+        name = "preview_pay_order",
+        title = "预览：支付订单",
+        input_schema = input_schema::<PayOrderParams>(),
+        annotations(
+            title = "预览：支付订单",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn preview_pay_order(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: PayOrderParams| shop.preview_pay_order(&p))
+            .await
+    }
+
+    /// 预览取消订单（只读，不执行）：参数与 cancel_order 完全相同，返回现在调用 cancel_order 会做什么：订单的商品和取消后的库存、已支付时的退款金额、将退回的优惠券；已发货等不能取消时说明原因。参数无效或订单、商品不存在时返回与 cancel_order 相同的错误。
+    #[tool(
+        name = "preview_cancel_order",
+        title = "预览：取消订单",
+        input_schema = input_schema::<CancelOrderParams>(),
+        annotations(
+            title = "预览：取消订单",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn preview_cancel_order(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: CancelOrderParams| {
+            shop.preview_cancel_order(&p)
+        })
+        .await
+    }
+
+    /// 预览修改收货信息（只读，不执行）：参数与 change_address 完全相同，返回现在调用 change_address 会做什么：修改前后的收货信息和订单商品；已发货时说明不能修改。参数无效或订单、商品不存在时返回与 change_address 相同的错误。
+    #[tool(
+        name = "preview_change_address",
+        title = "预览：修改收货地址",
+        input_schema = input_schema::<ChangeAddressParams>(),
+        annotations(
+            title = "预览：修改收货地址",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn preview_change_address(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: ChangeAddressParams| {
+            shop.preview_change_address(&p)
+        })
+        .await
+    }
+
+    /// 预览申请售后（只读，不执行）：参数与 apply_after_sale 完全相同，返回现在调用 apply_after_sale 会做什么：售后的商品、退货退款时的退款金额；未签收、已有处理中的售后单或超过售后期时说明原因。参数无效或订单、商品不存在时返回与 apply_after_sale 相同的错误。
+    #[tool(
+        name = "preview_apply_after_sale",
+        title = "预览：申请售后",
+        input_schema = input_schema::<ApplyAfterSaleParams>(),
+        annotations(
+            title = "预览：申请售后",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn preview_apply_after_sale(&self, args: JsonObject) -> CallToolResult {
+        self.read(args, |shop, p: ApplyAfterSaleParams| {
+            shop.preview_apply_after_sale(&p)
         })
         .await
     }

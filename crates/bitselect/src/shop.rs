@@ -1,6 +1,9 @@
 //! [`Shop`]: the domain's front door. Each call borrows a connection from
 //! a small idle list (a new one when none is idle), runs in one
 //! transaction and reads the injected clock once.
+//!
+//! A write runs its plan and commits it in one immediate transaction; its
+//! preview runs the same plan in a read transaction and commits nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,6 +27,7 @@ use crate::params::{
     PayOrderParams, QueryAfterSaleParams, QueryCouponsParams, QueryLogisticsParams,
     QueryOrderParams, SearchProductParams, SubmitTicketParams, UpdateCartItemParams,
 };
+use crate::preview::{self, Preview};
 use crate::seed;
 use crate::tickets::{self, Ticket};
 
@@ -249,6 +253,34 @@ impl Shop {
     ) -> Result<Written<Ticket>> {
         self.write("submit_ticket", p, key, |conn, now| {
             tickets::submit(conn, now, p)
+        })
+    }
+
+    pub fn preview_update_cart_item(&self, p: &UpdateCartItemParams) -> Result<Preview> {
+        self.read(|conn, now| preview::cart(conn, &cart::plan_update(conn, now, p)?))
+    }
+
+    pub fn preview_create_order(&self, p: &CreateOrderParams) -> Result<Preview> {
+        self.read(|conn, now| preview::create_order(conn, &orders::plan_create(conn, now, p)?))
+    }
+
+    pub fn preview_pay_order(&self, p: &PayOrderParams) -> Result<Preview> {
+        self.read(|conn, now| preview::pay_order(conn, &orders::plan_pay(conn, now, p)?))
+    }
+
+    pub fn preview_cancel_order(&self, p: &CancelOrderParams) -> Result<Preview> {
+        self.read(|conn, now| preview::cancel_order(conn, &orders::plan_cancel(conn, now, p)?))
+    }
+
+    pub fn preview_change_address(&self, p: &ChangeAddressParams) -> Result<Preview> {
+        self.read(|conn, now| {
+            preview::change_address(conn, &orders::plan_change_address(conn, now, p)?)
+        })
+    }
+
+    pub fn preview_apply_after_sale(&self, p: &ApplyAfterSaleParams) -> Result<Preview> {
+        self.read(|conn, now| {
+            preview::apply_after_sale(conn, &after_sale::plan_apply(conn, now, p)?)
         })
     }
 

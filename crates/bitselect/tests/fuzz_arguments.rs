@@ -1,6 +1,7 @@
 //! Every tool's arguments, fuzzed through the real MCP server in process.
 //!
-//! For each of the thirteen tools, proptest builds argument objects biased
+//! For each of the nineteen tools (the six previews with their writes'
+//! fields), proptest builds argument objects biased
 //! towards the tool's own fields (real names with hostile values: huge,
 //! negative and fractional numbers, integer extremes, number literals beyond
 //! `f64`, numbers as text, blank and very long strings, unicode, keys that
@@ -19,8 +20,8 @@
 //! conserved, order amounts add up, coupons and orders agree, cart lines stay
 //! within 1 to 99).
 //!
-//! `PROPTEST_CASES` sets the cases per tool (default 200, about 15 s for all
-//! thirteen in a debug build); `PROPTEST_RNG_SEED` repeats a run;
+//! `PROPTEST_CASES` sets the cases per tool (default 200, about 20 s for all
+//! nineteen in a debug build); `PROPTEST_RNG_SEED` repeats a run;
 //! `FUZZ_TRACE=1` prints each call and its answer. A long run:
 //! `PROPTEST_CASES=20000 cargo test --release -p bitselect --test fuzz_arguments -- --nocapture`.
 
@@ -432,7 +433,7 @@ struct ToolSpec {
 }
 
 fn tools() -> Vec<ToolSpec> {
-    vec![
+    let mut tools = vec![
         ToolSpec {
             name: "search_product",
             fields: || {
@@ -575,7 +576,32 @@ fn tools() -> Vec<ToolSpec> {
                 ]
             },
         },
-    ]
+    ];
+    // Each preview takes exactly its write's arguments.
+    let previews: Vec<ToolSpec> = tools
+        .iter()
+        .filter_map(|write| {
+            preview_of(write.name).map(|name| ToolSpec {
+                name,
+                fields: write.fields,
+            })
+        })
+        .collect();
+    tools.extend(previews);
+    tools
+}
+
+/// The read-only tool that previews `write`, as the write's `_meta` names it.
+fn preview_of(write: &str) -> Option<&'static str> {
+    Some(match write {
+        "update_cart_item" => "preview_update_cart_item",
+        "create_order" => "preview_create_order",
+        "pay_order" => "preview_pay_order",
+        "cancel_order" => "preview_cancel_order",
+        "change_address" => "preview_change_address",
+        "apply_after_sale" => "preview_apply_after_sale",
+        _ => return None,
+    })
 }
 
 /// A tool's `arguments` and the request's `_meta`, if any.
@@ -1002,7 +1028,7 @@ fn no_argument_makes_a_tool_panic_overflow_or_drop_the_connection() {
         match fuzz_tool(&rt, &spec, cases) {
             Ok(calls) => {
                 eprintln!(
-                    "fuzz {:<17} {calls:>7} inputs tried, 0 panics ({:.1?})",
+                    "fuzz {:<24} {calls:>7} inputs tried, 0 panics ({:.1?})",
                     spec.name,
                     tool_started.elapsed()
                 );
@@ -1019,7 +1045,7 @@ fn no_argument_makes_a_tool_panic_overflow_or_drop_the_connection() {
         started.elapsed()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert_eq!(tried.len(), 13, "every tool was fuzzed");
+    assert_eq!(tried.len(), 19, "every tool was fuzzed");
     assert_eq!(PANICS.load(Ordering::SeqCst), 0, "nothing panicked");
 }
 

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
 use std::time::Duration;
 
+use bitselect::server::PREVIEW_META_KEY;
 use bitselect::{Shop, serve_io};
 use pretty_assertions::assert_eq;
 use rmcp::ServiceExt;
@@ -143,6 +144,16 @@ fn expected_declarations() -> BTreeMap<&'static str, (String, Declared)> {
         ("query_order", read_tool("查询订单")),
         ("query_logistics", read_tool("查询物流")),
         ("query_after_sale", read_tool("查询售后进度")),
+        // The previews of the writes: read-only, the write's arguments.
+        (
+            "preview_update_cart_item",
+            read_tool("预览：加入/修改购物车"),
+        ),
+        ("preview_create_order", read_tool("预览：提交订单")),
+        ("preview_pay_order", read_tool("预览：支付订单")),
+        ("preview_cancel_order", read_tool("预览：取消订单")),
+        ("preview_change_address", read_tool("预览：修改收货地址")),
+        ("preview_apply_after_sale", read_tool("预览：申请售后")),
         // (destructive, idempotent, openWorld, moves money)
         (
             "update_cart_item",
@@ -236,7 +247,7 @@ fn assert_tool_definitions(tools: &[Tool]) {
 // ---- in-process over duplex -------------------------------------------------
 
 #[tokio::test]
-async fn the_thirteen_tools_are_listed_with_honest_annotations() {
+async fn the_nineteen_tools_are_listed_with_honest_annotations() {
     let t = open_shop();
     let client = connect(t.shop.clone()).await;
     let tools = client.list_all_tools().await.unwrap();
@@ -248,9 +259,263 @@ async fn the_thirteen_tools_are_listed_with_honest_annotations() {
     assert_eq!(item["properties"]["quantity"]["minimum"], 1);
     let cart = tools.iter().find(|t| t.name == "update_cart_item").unwrap();
     assert_eq!(
-        cart.input_schema["properties"]["action"]["enum"],
-        json!(["add", "decrease", "remove"])
+        cart.input_schema["properties"]["action"]["oneOf"],
+        json!([
+            {"const": "add", "title": "加入购物车", "type": "string"},
+            {"const": "decrease", "title": "减少数量", "type": "string"},
+            {"const": "remove", "title": "移出购物车", "type": "string"}
+        ])
     );
+    client.cancel().await.unwrap();
+}
+
+/// The `const` values of every enum in a schema, each with its title;
+/// panics on an enum value without one.
+fn enum_values_with_titles(schema: &Value, path: &str, found: &mut Vec<(String, String)>) {
+    match schema {
+        Value::Object(map) => {
+            assert!(
+                !map.contains_key("enum"),
+                "{path} lists enum values without titles: {schema}"
+            );
+            if let Some(constant) = map.get("const") {
+                let title = map.get("title").and_then(Value::as_str);
+                let title = title.unwrap_or_else(|| panic!("{path}: {constant} has no title"));
+                found.push((format!("{path}={constant}"), title.to_owned()));
+            }
+            for (key, value) in map {
+                enum_values_with_titles(value, &format!("{path}.{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                enum_values_with_titles(item, path, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn every_enum_value_in_the_input_schemas_has_a_title() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let mut found = Vec::new();
+    for tool in &tools {
+        enum_values_with_titles(
+            &Value::Object(tool.input_schema.as_ref().clone()),
+            &tool.name,
+            &mut found,
+        );
+    }
+    let titles: BTreeMap<String, String> = found.into_iter().collect();
+    for (value, title) in [
+        (
+            "update_cart_item.properties.action.oneOf=\"decrease\"",
+            "减少数量",
+        ),
+        ("apply_after_sale.properties.type.oneOf=\"换货\"", "换货"),
+        (
+            "search_product.properties.sort.anyOf.oneOf=\"price_asc\"",
+            "价格从低到高",
+        ),
+        (
+            "query_order.properties.status.anyOf.oneOf=\"已签收\"",
+            "已签收",
+        ),
+        (
+            "submit_ticket.properties.topic.anyOf.oneOf=\"物流问题\"",
+            "物流问题",
+        ),
+    ] {
+        assert_eq!(
+            titles.get(value).map(String::as_str),
+            Some(title),
+            "{value}"
+        );
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn enum_arguments_accept_the_same_strings_as_before() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    for (tool, args) in [
+        (
+            "search_product",
+            json!({"keyword": "iPhone", "sort": "price_desc"}),
+        ),
+        ("query_order", json!({"status": "已签收"})),
+        ("query_after_sale", json!({})),
+    ] {
+        ok(&call(&client, tool, args).await);
+    }
+    let preview = call(
+        &client,
+        "preview_apply_after_sale",
+        json!({"orderNo": "88231", "skuCode": "MG6W4CH/A", "type": "exchange", "reason": "颜色不合适"}),
+    )
+    .await;
+    assert_eq!(
+        ok(&preview)["summary"]
+            .as_str()
+            .map(|s| s.starts_with("申请换货")),
+        Some(true)
+    );
+    let wrong = call(
+        &client,
+        "update_cart_item",
+        json!({"skuCode": "MG6W4CH/A", "action": "加入购物车", "quantity": 1}),
+    )
+    .await;
+    assert_eq!(
+        refused(&wrong),
+        "INVALID_ARGUMENT",
+        "a title is not a value"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// The preview a write names in its `_meta`, if any.
+fn preview_named(tool: &Tool) -> Option<&str> {
+    tool.meta
+        .as_ref()
+        .and_then(|meta| meta.get(PREVIEW_META_KEY))
+        .and_then(Value::as_str)
+}
+
+#[tokio::test]
+async fn every_write_names_a_read_only_preview_with_its_very_input_schema() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let by_name: BTreeMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_ref(), t)).collect();
+    let mut previewed = BTreeSet::new();
+    for tool in &tools {
+        let Some(preview) = preview_named(tool) else {
+            continue;
+        };
+        previewed.insert(tool.name.as_ref());
+        let target = by_name
+            .get(preview)
+            .unwrap_or_else(|| panic!("{} names {preview}, which is not listed", tool.name));
+        let a = target.annotations.as_ref().expect("annotations");
+        assert_eq!(a.read_only_hint, Some(true), "{preview}");
+        assert_eq!(a.destructive_hint, Some(false), "{preview}");
+        assert_eq!(a.idempotent_hint, Some(true), "{preview}");
+        assert_eq!(a.open_world_hint, Some(false), "{preview}");
+        assert_eq!(target.input_schema, tool.input_schema, "{preview}");
+        assert!(preview_named(target).is_none(), "a preview has no preview");
+        // Merged with the other declarations, not in place of them.
+        assert_eq!(
+            declares_moving_money(tool),
+            [
+                "create_order",
+                "pay_order",
+                "cancel_order",
+                "apply_after_sale"
+            ]
+            .contains(&tool.name.as_ref()),
+            "{}",
+            tool.name
+        );
+    }
+    assert_eq!(
+        previewed,
+        BTreeSet::from([
+            "apply_after_sale",
+            "cancel_order",
+            "change_address",
+            "create_order",
+            "pay_order",
+            "update_cart_item"
+        ])
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_preview_answers_with_structured_content_and_text_and_changes_nothing() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    ok(&call(
+        &client,
+        "update_cart_item",
+        json!({"skuCode": "MG6W4CH/A", "action": "add", "quantity": 1}),
+    )
+    .await);
+    let before = t.shop.stats().unwrap();
+    let args =
+        json!({"items": [{"skuCode": "MG6W4CH/A", "quantity": 1}], "couponCode": "SHOP-5000-300"});
+    let first = call(&client, "preview_create_order", args.clone()).await;
+    let preview = ok(&first);
+    assert_eq!(preview["summary"], "提交订单：1 件商品，应付 ¥6,499.00");
+    assert_eq!(preview["lines"][0]["name"], "iPhone 17");
+    assert_eq!(preview["lines"][0]["spec"], "256GB 黑色");
+    assert_eq!(preview["lines"][0]["unitPriceFen"], 679_900);
+    assert_eq!(
+        preview["totals"],
+        json!([
+            {"kind": "goods", "label": "商品金额", "amountFen": 679_900},
+            {"kind": "discount", "label": "店铺满减券（SHOP-5000-300）", "amountFen": -30_000},
+            {"kind": "pay", "label": "应付", "amountFen": 649_900}
+        ])
+    );
+    assert!(text(&first).contains("应付：¥6,499.00"), "{}", text(&first));
+    let again = call(&client, "preview_create_order", args.clone()).await;
+    assert_eq!(
+        serde_json::to_string(&again.structured_content).unwrap(),
+        serde_json::to_string(&first.structured_content).unwrap(),
+        "the same shop and arguments give the same bytes"
+    );
+    assert_eq!(t.shop.stats().unwrap(), before);
+    let placed = call(&client, "create_order", args).await;
+    assert_eq!(
+        ok(&placed)["payAmountFen"],
+        preview["totals"][2]["amountFen"]
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_preview_of_an_unknown_order_is_the_error_the_write_gives() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    for (write, args) in [
+        ("pay_order", json!({"orderNo": "99999"})),
+        ("cancel_order", json!({"orderNo": "99999"})),
+        (
+            "change_address",
+            json!({"orderNo": "99999", "receiverName": "李雷"}),
+        ),
+        (
+            "apply_after_sale",
+            json!({"orderNo": "99999", "skuCode": "MG6W4CH/A", "type": "换货", "reason": "尺寸不合适"}),
+        ),
+        (
+            "update_cart_item",
+            json!({"skuCode": "NOPE-1", "action": "add", "quantity": 1}),
+        ),
+        (
+            "create_order",
+            json!({"items": [{"skuCode": "NOPE-1", "quantity": 1}]}),
+        ),
+        (
+            "update_cart_item",
+            json!({"skuCode": "MG6W4CH/A", "action": "buy"}),
+        ),
+    ] {
+        let preview = call(&client, &format!("preview_{write}"), args.clone()).await;
+        let written = call(&client, write, args).await;
+        assert_eq!(preview.is_error, Some(true), "{write}");
+        assert_eq!(
+            preview.structured_content, written.structured_content,
+            "{write}"
+        );
+        assert_eq!(text(&preview), text(&written), "{write}");
+    }
     client.cancel().await.unwrap();
 }
 
@@ -632,7 +897,7 @@ async fn the_binary_serves_stdio_to_a_client_in_another_process() {
     let client = ().serve(transport).await.unwrap();
 
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 13);
+    assert_eq!(tools.len(), 19);
     assert_tool_definitions(&tools);
 
     let found = call(
@@ -734,7 +999,7 @@ async fn the_binary_serves_streamable_http_on_a_free_loopback_port() {
 
     let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 13);
+    assert_eq!(tools.len(), 19);
     let found = call(
         &client,
         "search_product",

@@ -14,5 +14,6 @@ mod logistics;
 mod money;
 mod order_changes;
 mod orders;
+mod previews;
 mod seed;
 mod tickets;
