@@ -92,7 +92,10 @@ async fn one_approval(
 
     let start_unix = unix_ns();
     let start = Instant::now();
-    bench.agent.respond(&session, &card.reply_id, decisions).await?;
+    bench
+        .agent
+        .respond(&session, &card.reply_id, decisions)
+        .await?;
     let respond_returned = start.elapsed();
     bench.until_stop(&session).await?;
 

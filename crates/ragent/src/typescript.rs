@@ -9,8 +9,8 @@ use crate::mcp::ServerStatus;
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
 use crate::protocol::{
-    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard, Decision,
-    DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
+    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
+    Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
     ModelState, ModelStatus, PolicyVerdict, PreviewOutcome, SessionInfo, StopReason, ToolCallView,
     ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem,
 };

@@ -377,6 +377,7 @@ async fn play(row: &Row) -> Outcome {
             .collect();
         h.agent
             .respond(&h.session, &card.reply_id, decisions)
+            .await
             .unwrap();
         let after = h.events.until_stop().await;
         events.extend(after.events);

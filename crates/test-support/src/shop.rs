@@ -164,6 +164,42 @@ impl ShopDb {
             .unwrap_or(0)
     }
 
+    /// Sets a SKU's price, as the shop's staff would between a card and
+    /// its approval.
+    pub fn set_price(&self, sku: &str, fen: i64) {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE sku SET price_fen = ?2 WHERE sku_code = ?1",
+                params![sku, fen],
+            )
+            .expect("the price update");
+        assert_eq!(changed, 1, "no SKU {sku}");
+    }
+
+    /// Sets a SKU's stock, as another shopper's order would.
+    pub fn set_stock(&self, sku: &str, units: i64) {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE sku SET stock = ?2 WHERE sku_code = ?1",
+                params![sku, units],
+            )
+            .expect("the stock update");
+        assert_eq!(changed, 1, "no SKU {sku}");
+    }
+
+    /// An order's amount to pay, in fen.
+    pub fn pay_fen(&self, order_no: &str) -> i64 {
+        self.conn
+            .query_row(
+                "SELECT pay_fen FROM orders WHERE order_no = ?1",
+                params![order_no],
+                |r| r.get(0),
+            )
+            .expect("the order's amount")
+    }
+
     pub fn order_count(&self) -> i64 {
         self.conn
             .query_row("SELECT count(*) FROM orders", [], |r| r.get(0))

@@ -16,7 +16,9 @@ use super::batch::{KnownTool, ToolIndex, record_audit};
 use crate::error::AgentError;
 use crate::mcp::{ToolInvocation, qualified_name};
 use crate::policy::Trust;
-use crate::protocol::{AgentEvent, AuditDecision, CallDecision, CallPreview, Decision, PreviewOutcome};
+use crate::protocol::{
+    AgentEvent, AuditDecision, CallDecision, CallPreview, Decision, PreviewOutcome,
+};
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchState, CallRecord};
 use crate::toolcall::CallStatus;
@@ -99,7 +101,9 @@ pub(crate) async fn fill_card(
     reply_id: &str,
     tools: &ToolIndex,
 ) -> Result<(), StoreError> {
-    let waiting = inner.store.with_conn(|c| calls::calls_of_batch(c, reply_id))?;
+    let waiting = inner
+        .store
+        .with_conn(|c| calls::calls_of_batch(c, reply_id))?;
     for call in waiting {
         if call.status != CallStatus::Asking || call.preview.is_some() {
             continue;
@@ -132,13 +136,10 @@ pub(crate) async fn check_approvals(
     reply_id: &str,
     decisions: &[CallDecision],
 ) -> Result<(), AgentError> {
-    // Whatever else is wrong with the reply is refused before any preview
-    // is computed or edited arguments are stored.
     super::batch::expire_if_due(inner, session_id)?;
-    if let Some(error) = super::respond::diagnose(inner, session_id, reply_id, decisions) {
-        return Err(error);
-    }
-    let asking = inner.store.with_conn(|c| asking_calls(c, session_id, reply_id))?;
+    let asking = inner
+        .store
+        .with_conn(|c| asking_calls(c, session_id, reply_id))?;
     let mut to_check = Vec::new();
     for decision in decisions {
         let edited = match &decision.decision {
@@ -155,10 +156,18 @@ pub(crate) async fn check_approvals(
     if to_check.is_empty() {
         return Ok(());
     }
+    // Whatever else is wrong with the reply is refused before any preview
+    // is computed or edited arguments are stored.
+    if let Some(error) = super::respond::diagnose(inner, session_id, reply_id, decisions) {
+        return Err(error);
+    }
     let tools = super::run::tool_index(inner, &|_| {}).await?;
     let mut changed = Vec::new();
     for (call, edited) in to_check {
-        let arguments = edited.or(call.arguments.as_ref()).cloned().unwrap_or(Value::Null);
+        let arguments = edited
+            .or(call.arguments.as_ref())
+            .cloned()
+            .unwrap_or(Value::Null);
         let now = inner.now();
         let fresh = match tools
             .get(&call.qualified_name)
@@ -215,4 +224,138 @@ fn asking_calls(
         .filter(|c| c.status == CallStatus::Asking)
         .map(|c| (c.id.clone(), c))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::mcp::{ToolHints, ToolInfo};
+
+    fn tool(server: &str, name: &str, read_only: bool, trusted: bool) -> ToolInfo {
+        ToolInfo {
+            server: server.into(),
+            name: name.into(),
+            qualified_name: qualified_name(server, name),
+            title: None,
+            description: None,
+            input_schema: json!({"type": "object", "properties": {"orderNo": {"type": "string"}}}),
+            hints: ToolHints {
+                read_only: Some(read_only),
+                destructive: Some(!read_only),
+                idempotent: None,
+                open_world: Some(false),
+            },
+            moves_money: false,
+            preview: None,
+            definition: json!({}),
+            definition_hash: String::new(),
+            trusted,
+        }
+    }
+
+    fn pay_order(trusted: bool) -> ToolInfo {
+        ToolInfo {
+            preview: Some("preview_pay_order".into()),
+            ..tool("shop", "pay_order", false, trusted)
+        }
+    }
+
+    fn index(tools: Vec<(ToolInfo, bool)>) -> ToolIndex {
+        tools
+            .into_iter()
+            .map(|(info, changed)| (info.qualified_name.clone(), KnownTool::new(info, changed)))
+            .collect()
+    }
+
+    fn bound(tools: &ToolIndex) -> Option<String> {
+        bound_preview(&tools["shop__pay_order"], tools).map(|p| p.info.qualified_name.clone())
+    }
+
+    #[test]
+    fn a_trusted_writes_preview_is_bound_when_it_is_a_trusted_read_taking_the_same_arguments() {
+        let tools = index(vec![
+            (pay_order(true), false),
+            (tool("shop", "preview_pay_order", true, true), false),
+        ]);
+        assert_eq!(bound(&tools).as_deref(), Some("shop__preview_pay_order"));
+    }
+
+    #[test]
+    fn an_untrusted_servers_preview_is_ignored() {
+        let tools = index(vec![
+            (pay_order(false), false),
+            (tool("shop", "preview_pay_order", true, false), false),
+        ]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn a_preview_that_may_write_is_not_called() {
+        let tools = index(vec![
+            (pay_order(true), false),
+            (tool("shop", "preview_pay_order", false, true), false),
+        ]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn a_preview_taking_other_arguments_is_not_bound() {
+        let mut preview = tool("shop", "preview_pay_order", true, true);
+        preview.input_schema =
+            json!({"type": "object", "properties": {"orderNo": {"type": "integer"}}});
+        let tools = index(vec![(pay_order(true), false), (preview, false)]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn a_preview_is_looked_up_on_the_writes_own_server_only() {
+        let tools = index(vec![
+            (pay_order(true), false),
+            (tool("other", "preview_pay_order", true, true), false),
+        ]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn a_changed_definition_of_either_tool_unbinds_the_preview() {
+        let write_changed = index(vec![
+            (pay_order(true), true),
+            (tool("shop", "preview_pay_order", true, true), false),
+        ]);
+        assert_eq!(bound(&write_changed), None);
+        let preview_changed = index(vec![
+            (pay_order(true), false),
+            (tool("shop", "preview_pay_order", true, true), true),
+        ]);
+        assert_eq!(bound(&preview_changed), None);
+    }
+
+    #[test]
+    fn a_write_naming_itself_as_its_preview_has_none() {
+        let mut write = pay_order(true);
+        write.preview = Some("pay_order".into());
+        let tools = index(vec![(write, false)]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn previews_differ_when_any_consequence_differs_and_two_failures_are_alike() {
+        let computed = |pay: i64| PreviewOutcome::Computed {
+            content: json!({"totals": [{"kind": "pay", "amountFen": pay}]}),
+        };
+        assert!(computed(679_900).same_consequences(&computed(679_900)));
+        assert!(!computed(679_900).same_consequences(&computed(699_900)));
+        let refused = |message: &str| PreviewOutcome::Refused {
+            message: message.into(),
+        };
+        assert!(!refused("库存不足").same_consequences(&computed(679_900)));
+        assert!(!refused("库存不足").same_consequences(&refused("订单不存在")));
+        let unavailable = |message: &str| PreviewOutcome::Unavailable {
+            message: message.into(),
+        };
+        assert!(unavailable("timeout").same_consequences(&unavailable("stopped")));
+        assert!(!unavailable("timeout").same_consequences(&computed(1)));
+    }
 }

@@ -70,7 +70,13 @@ fn apply(
                 approved_hash: call.arguments_hash.clone(),
                 ..CallUpdate::default()
             },
-            AuditDecision::UserApproved,
+            // The card may propose arguments the user edited earlier (a
+            // call with a preview shows the edit's preview first).
+            if edited_by_user(call) {
+                AuditDecision::UserApprovedEdited
+            } else {
+                AuditDecision::UserApproved
+            },
             None,
         ),
         Decision::ApproveEdited { arguments } => (
@@ -98,6 +104,15 @@ fn apply(
     let record = calls::move_call(conn, call.clone(), to, &update, now)?;
     record_audit(conn, &record, audit, reason, now)?;
     Ok(to)
+}
+
+/// Whether the call's arguments are no longer the ones the model proposed.
+fn edited_by_user(call: &CallRecord) -> bool {
+    let proposed = serde_json::from_str::<serde_json::Value>(&call.proposed_arguments).ok();
+    match (proposed, &call.arguments) {
+        (Some(proposed), Some(now)) => &proposed != now,
+        _ => false,
+    }
 }
 
 /// What is wrong with a reply, judged without changing anything; `None`

@@ -120,6 +120,7 @@ async fn settings_take_effect_without_a_restart() {
     second_model.push_turn(text_turn("购物车里有 5 件商品。"));
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);

@@ -9,7 +9,8 @@ use ragent::AgentError;
 use ragent::clock::ManualClock;
 use ragent::policy::ToolOverride;
 use ragent::protocol::{
-    AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome, StopReason, TranscriptItem,
+    AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome, PreviewOutcome, StopReason,
+    TranscriptItem,
 };
 use ragent::toolcall::CallStatus;
 use serde_json::json;
@@ -57,6 +58,7 @@ async fn a_read_in_a_batch_with_a_write_waits_and_both_run_in_order_after_approv
     let outcome = h
         .agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     assert!(matches!(outcome, InputOutcome::RunStarted { .. }));
     let run = h.events.until_stop().await;
@@ -102,22 +104,27 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
     let orders_before = db.order_count();
 
     // Edited arguments that break the schema are refused and change nothing.
-    let bad = h.agent.respond(
-        &h.session,
-        &card.reply_id,
-        decide(
-            &cart_call.call_id,
-            Decision::ApproveEdited {
-                arguments: json!({"skuCode": IPHONE, "action": "buy", "quantity": 1}),
-            },
-        ),
-    );
+    let bad = h
+        .agent
+        .respond(
+            &h.session,
+            &card.reply_id,
+            decide(
+                &cart_call.call_id,
+                Decision::ApproveEdited {
+                    arguments: json!({"skuCode": IPHONE, "action": "buy", "quantity": 1}),
+                },
+            ),
+        )
+        .await;
     assert!(
         matches!(bad, Err(AgentError::InvalidArguments { .. })),
         "{bad:?}"
     );
 
-    let first = h
+    // An edited call with a preview is not approved in the same step: the
+    // card comes back proposing the edit, with what the edit would do.
+    let edited = h
         .agent
         .respond(
             &h.session,
@@ -129,6 +136,32 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
                 },
             ),
         )
+        .await;
+    assert!(
+        matches!(edited, Err(AgentError::PreviewChanged { .. })),
+        "{edited:?}"
+    );
+    let shown = h.agent.transcript(&h.session).unwrap().pending.unwrap();
+    assert_eq!(shown.reply_id, card.reply_id);
+    assert_eq!(
+        shown.calls[0].arguments,
+        json!({"skuCode": IPHONE, "action": "add", "quantity": 1})
+    );
+    let preview = shown.calls[0].preview.as_ref().unwrap();
+    let PreviewOutcome::Computed { content } = &preview.outcome else {
+        panic!("{preview:?}");
+    };
+    assert_eq!(content["lines"][0]["quantity"], 1);
+    assert_eq!(db.cart_quantity(IPHONE), 0, "nothing ran");
+
+    let first = h
+        .agent
+        .respond(
+            &h.session,
+            &card.reply_id,
+            decide(&cart_call.call_id, Decision::Approve),
+        )
+        .await
         .unwrap();
     assert_eq!(
         first,
@@ -145,6 +178,7 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
     h.model.push_turn(text_turn("已加入 1 台，未下单。"));
     h.agent
         .respond(&h.session, &card.reply_id, deny(&order_call.call_id))
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.started(), vec!["update_cart_item"]);
@@ -163,7 +197,11 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
         .collect();
     assert_eq!(
         decisions,
-        vec![AuditDecision::UserDenied, AuditDecision::UserApprovedEdited]
+        vec![
+            AuditDecision::UserDenied,
+            AuditDecision::UserApprovedEdited,
+            AuditDecision::PreviewChanged
+        ]
     );
 }
 
@@ -190,43 +228,58 @@ async fn wrong_replies_are_refused_and_change_nothing() {
     let (a, b) = (card.calls[0].call_id.clone(), card.calls[1].call_id.clone());
     let approve = |id: &str| decide(id, Decision::Approve);
     assert!(matches!(
-        h.agent.respond(&h.session, &card.reply_id, approve(&a)),
+        h.agent
+            .respond(&h.session, &card.reply_id, approve(&a))
+            .await,
         Ok(InputOutcome::AwaitingDecisions { .. })
     ));
     let audit_before = h.agent.audit_log(100).unwrap().len();
 
-    let again = h.agent.respond(&h.session, &card.reply_id, approve(&a));
+    let again = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve(&a))
+        .await;
     assert!(
         matches!(&again, Err(AgentError::AlreadyDecided { call_id, status: CallStatus::Approved }) if *call_id == a),
         "{again:?}"
     );
-    let stale = h.agent.respond(&h.session, "not-a-reply", approve(&b));
+    let stale = h
+        .agent
+        .respond(&h.session, "not-a-reply", approve(&b))
+        .await;
     assert!(
         matches!(stale, Err(AgentError::StaleReply { .. })),
         "{stale:?}"
     );
     let unknown = h
         .agent
-        .respond(&h.session, &card.reply_id, approve("no-such-call"));
+        .respond(&h.session, &card.reply_id, approve("no-such-call"))
+        .await;
     assert!(
         matches!(unknown, Err(AgentError::UnknownCall(_))),
         "{unknown:?}"
     );
-    let twice = h.agent.respond(
-        &h.session,
-        &card.reply_id,
-        vec![approve(&b).remove(0), approve(&b).remove(0)],
-    );
+    let twice = h
+        .agent
+        .respond(
+            &h.session,
+            &card.reply_id,
+            vec![approve(&b).remove(0), approve(&b).remove(0)],
+        )
+        .await;
     assert!(
         matches!(twice, Err(AgentError::DuplicateDecision(_))),
         "{twice:?}"
     );
     // One valid decision next to a wrong one: the whole reply is refused.
-    let mixed = h.agent.respond(
-        &h.session,
-        &card.reply_id,
-        vec![approve(&b).remove(0), approve(&a).remove(0)],
-    );
+    let mixed = h
+        .agent
+        .respond(
+            &h.session,
+            &card.reply_id,
+            vec![approve(&b).remove(0), approve(&a).remove(0)],
+        )
+        .await;
     assert!(
         matches!(mixed, Err(AgentError::AlreadyDecided { .. })),
         "{mixed:?}"
@@ -248,10 +301,14 @@ async fn wrong_replies_are_refused_and_change_nothing() {
     h.model.push_turn(text_turn("好了。"));
     h.agent
         .respond(&h.session, &card.reply_id, approve(&b))
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.started(), vec!["update_cart_item", "update_cart_item"]);
-    let late = h.agent.respond(&h.session, &card.reply_id, approve(&b));
+    let late = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve(&b))
+        .await;
     assert!(
         matches!(late, Err(AgentError::AlreadyDecided { .. })),
         "{late:?}"
@@ -298,7 +355,8 @@ async fn a_new_message_supersedes_the_card_and_is_answered() {
 
     let late = h
         .agent
-        .respond(&h.session, &card.reply_id, approve_all(&card));
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await;
     assert!(
         matches!(late, Err(AgentError::StaleReply { .. })),
         "{late:?}"
@@ -329,7 +387,8 @@ async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
     clock.advance_ms(60_001);
     let late = h
         .agent
-        .respond(&h.session, &card.reply_id, approve_all(&card));
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await;
     assert!(
         matches!(late, Err(AgentError::ConfirmationExpired { .. })),
         "{late:?}"
@@ -356,10 +415,12 @@ async fn approving_twice_in_a_row_runs_the_call_once() {
 
     let first = h
         .agent
-        .respond(&h.session, &card.reply_id, approve_all(&card));
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await;
     let second = h
         .agent
-        .respond(&h.session, &card.reply_id, approve_all(&card));
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await;
     assert!(
         matches!(first, Ok(InputOutcome::RunStarted { .. })),
         "{first:?}"
@@ -414,6 +475,7 @@ async fn an_allowed_call_in_a_waiting_batch_does_not_run_once_its_tool_is_denied
             &card.reply_id,
             decide(&card.calls[1].call_id, Decision::Approve),
         )
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);
@@ -455,6 +517,7 @@ async fn an_allowed_call_in_a_waiting_batch_asks_again_once_its_tool_is_set_to_a
             &card.reply_id,
             decide(&card.calls[1].call_id, Decision::Approve),
         )
+        .await
         .unwrap();
     assert!(matches!(outcome, InputOutcome::RunStarted { .. }));
     let run = h.events.until_stop().await;
@@ -480,6 +543,7 @@ async fn an_allowed_call_in_a_waiting_batch_asks_again_once_its_tool_is_set_to_a
     h.model.push_turn(text_turn("购物车里现在有 iPhone 17。"));
     h.agent
         .respond(&h.session, &again.reply_id, approve_all(&again))
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);

@@ -76,6 +76,7 @@ async fn a_changed_definition_is_shown_old_beside_new_and_once_accepted_is_audit
                 decision: Decision::Deny { reason: None },
             }],
         )
+        .await
         .unwrap();
     h.events.until_stop().await;
 
@@ -141,6 +142,7 @@ async fn accepting_a_definition_leaves_the_call_on_an_open_card_asking() {
     h.model.push_turn(text_turn("记好了。"));
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     assert_eq!(h.events.until_stop().await.started(), vec!["add_note"]);
     assert_eq!(notebook.notes(), vec!["一", "二"]);
@@ -207,6 +209,7 @@ async fn the_card_shows_the_arguments_text_exactly_as_the_server_receives_it() {
     h.model.push_turn(text_turn("记好了。"));
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     h.events.until_stop().await;
     assert_eq!(*notebook.received.lock().unwrap(), vec![shown]);

@@ -117,6 +117,7 @@ async fn lost_answer_story(trusted: bool, honours_keys: bool) -> (Run, Notebook)
     h.model.push_turn(text_turn("好。"));
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     (h.events.until_stop().await, notebook)
 }
@@ -206,6 +207,7 @@ async fn a_card_pending_when_the_app_closed_can_be_decided_after_reopening() {
     h.model.push_turn(text_turn("已加入购物车。"));
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);
@@ -235,6 +237,7 @@ async fn a_crash_after_approval_is_recovered_with_the_same_key_and_one_order() {
 
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     sent.notified().await;
     assert_eq!(
@@ -328,6 +331,7 @@ async fn note_hung_after_send(text: &str, honours_keys: bool) -> (Harness, Noteb
     let card = h.say(&format!("记一下：{text}")).await.card().clone();
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     sent.notified().await;
     (h, notebook)
@@ -446,6 +450,7 @@ async fn second_note_left_unsent(clock: Arc<ManualClock>) -> (Harness, Notebook)
     let card = h.say("记两条").await.card().clone();
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     sent.notified().await;
     (h, notebook)
@@ -546,6 +551,7 @@ async fn an_approved_call_left_unsent_by_a_crash_is_asked_again_within_its_cards
     h.model.push_turn(text_turn("第二条记好了。"));
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);

@@ -65,7 +65,8 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
             .iter()
             .filter(|n| n.starts_with("shop__"))
             .count(),
-        13
+        19,
+        "thirteen tools and six previews"
     );
 
     h.model.push_turn(calls_turn(
@@ -78,6 +79,7 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
     ));
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.started(), vec!["update_cart_item"]);
@@ -96,6 +98,7 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
     h.model.push_turn(text_turn("订单已提交，状态为待支付。"));
     h.agent
         .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);
@@ -137,6 +140,7 @@ async fn a_declined_write_leaves_the_shop_untouched_and_the_model_hears_why() {
                 },
             }],
         )
+        .await
         .unwrap();
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);

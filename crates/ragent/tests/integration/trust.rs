@@ -78,6 +78,7 @@ async fn a_changed_tool_definition_asks_until_the_user_accepts_it() {
                 decision: ragent::protocol::Decision::Deny { reason: None },
             }],
         )
+        .await
         .unwrap();
     h.events.until_stop().await;
     assert_eq!(notebook.notes(), vec!["一"]);
