@@ -1,0 +1,153 @@
+//! What the shopper agrees to, end to end: the order card shows the names,
+//! prices, coupon and amount to pay the shop computed, and a price or stock
+//! that changes between the card and the click refuses the click and shows
+//! what the order would now be.
+
+mod support;
+
+use std::error::Error;
+use std::path::Path;
+
+use bitselect::params::QueryOrderParams;
+use serde_json::{Value, json};
+use support::model::{ScriptedModel, Turn, text, tool_call};
+use support::{Element, RunningApp, configure_model, shop_of};
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+const IPHONE: &str = "MG6W4CH/A";
+const COUPON: &str = "SHOP-5000-300";
+
+/// The seed's purchase: the iPhone into the cart, then ordered with the
+/// ¥300 coupon; then the model's closing words.
+fn purchase(closing: &str) -> Vec<Turn> {
+    vec![
+        tool_call(
+            "call_cart",
+            "bitselect__update_cart_item",
+            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+        ),
+        tool_call(
+            "call_order",
+            "bitselect__create_order",
+            json!({"items": [{"skuCode": IPHONE, "quantity": 1}], "couponCode": COUPON}),
+        ),
+        text(closing),
+    ]
+}
+
+/// The app with the iPhone in the cart (approved on its card) and the
+/// order's card showing.
+fn at_the_order_card(
+    data: &Path,
+    model: &ScriptedModel,
+) -> Result<(RunningApp, Element), Box<dyn Error>> {
+    configure_model(data, model.base_url())?;
+    let app = RunningApp::launch(data)?;
+    app.send_message("帮我买一台 iPhone 17 256GB 黑色，用满 5000 减 300 的券")?;
+    let cart_call = app.asking_call()?;
+    app.decide(&cart_call, "approve")?;
+    let order_call = app.asking_call()?;
+    Ok((app, order_call))
+}
+
+fn orders(data: &Path) -> Result<Vec<Value>, Box<dyn Error>> {
+    let listed = serde_json::to_value(shop_of(data)?.query_order(&QueryOrderParams::default())?)?;
+    Ok(listed["orders"].as_array().cloned().unwrap_or_default())
+}
+
+fn set_sku(data: &Path, column: &str, value: i64) -> TestResult {
+    let sql = format!("UPDATE sku SET {column} = ?1 WHERE sku_code = ?2");
+    let changed = shop_of(data)?
+        .connection()?
+        .execute(&sql, rusqlite::params![value, IPHONE])?;
+    assert_eq!(changed, 1);
+    Ok(())
+}
+
+/// Clicks approve on a call whose approval the core is to refuse: the call
+/// stays asking, so [`RunningApp::decide`] would wait forever.
+fn click_approve(app: &RunningApp, call: &Element) -> TestResult {
+    let button = app.session.find_in(call, "[data-testid=approve]")?;
+    app.session.click(&button)?;
+    Ok(())
+}
+
+#[test]
+fn the_order_card_shows_the_product_price_coupon_and_amount_to_pay() -> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(purchase("已下单，应付 ¥6,499.00。"))?;
+    let (app, order_call) = at_the_order_card(data.path(), &model)?;
+
+    let shown = app.session.text(&order_call)?;
+    for expected in ["iPhone 17", "256GB 黑色", "¥6,799.00", COUPON, "¥6,499.00"] {
+        assert!(
+            shown.contains(expected),
+            "the card shows {expected}: {shown}"
+        );
+    }
+    for theme in ["light", "dark"] {
+        app.force_theme(theme)?;
+        let taken = app.save_screenshot(&format!("confirmation-card-{theme}"))?;
+        // The README shows the run's own screenshots.
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+        std::fs::copy(&taken, docs.join(format!("confirmation-card-{theme}.png")))?;
+    }
+    app.force_theme("light")?;
+
+    let before = orders(data.path())?.len();
+    app.decide(&order_call, "approve")?;
+    app.wait_for_text("[data-testid=message-assistant]", "已下单")?;
+    let after = orders(data.path())?;
+    assert_eq!(after.len(), before + 1);
+    assert_eq!(after[0]["payAmountFen"], 649_900, "{}", after[0]);
+    Ok(())
+}
+
+#[test]
+fn a_price_changed_before_the_click_is_refused_and_a_second_approval_pays_the_new_price()
+-> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(purchase("已按新价格下单。"))?;
+    let (app, order_call) = at_the_order_card(data.path(), &model)?;
+    let before = orders(data.path())?.len();
+
+    set_sku(data.path(), "price_fen", 699_900)?;
+    click_approve(&app, &order_call)?;
+    // The card now shows the new price and what to pay, and still asks.
+    app.wait_for_text("[data-testid=card-call][data-status=asking]", "¥6,999.00")?;
+    let asking = app.asking_call()?;
+    let shown = app.session.text(&asking)?;
+    assert!(
+        shown.contains("¥6,699.00"),
+        "the new amount to pay: {shown}"
+    );
+    assert_eq!(orders(data.path())?.len(), before, "nothing ordered");
+
+    app.decide(&asking, "approve")?;
+    app.wait_for_text("[data-testid=message-assistant]", "已按新价格下单")?;
+    let after = orders(data.path())?;
+    assert_eq!(after.len(), before + 1);
+    assert_eq!(after[0]["payAmountFen"], 669_900, "{}", after[0]);
+    Ok(())
+}
+
+#[test]
+fn stock_taken_before_the_click_is_refused_with_the_shops_message() -> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(purchase("库存不足，没有下单。"))?;
+    let (app, order_call) = at_the_order_card(data.path(), &model)?;
+    let before = orders(data.path())?.len();
+
+    set_sku(data.path(), "stock", 0)?;
+    click_approve(&app, &order_call)?;
+    app.wait_for_text("[data-testid=card-call][data-status=asking]", "库存")?;
+    assert_eq!(orders(data.path())?.len(), before, "nothing ordered");
+    let asking = app.asking_call()?;
+    assert_eq!(
+        app.session.attribute(&asking, "data-call-id")?,
+        app.session.attribute(&order_call, "data-call-id")?,
+        "the same call asks again"
+    );
+    Ok(())
+}
