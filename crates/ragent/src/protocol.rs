@@ -283,6 +283,18 @@ pub enum TranscriptItem {
     },
 }
 
+/// Why code refused a call before anyone was asked (status `rejected`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Rejection {
+    /// No server lists a tool of that name.
+    UnknownTool,
+    /// The arguments are not JSON, or do not fit the tool's input schema.
+    InvalidArguments { details: Vec<String> },
+    /// The user's per-tool setting refuses the tool.
+    PolicyDenied,
+}
+
 /// A tool call as the UI shows it (activity chip, card status).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ToolCallView {
@@ -299,6 +311,14 @@ pub struct ToolCallView {
     pub destructive: bool,
     /// The card the call was on, if it needed one.
     pub reply_id: Option<String>,
+    /// The result's structured content, when the tool gave one.
+    pub structured_output: Option<Value>,
+    /// Why code refused it (status `rejected`).
+    pub rejection: Option<Rejection>,
+    /// The reason the user gave when denying it.
+    pub deny_reason: Option<String>,
+    /// What it would do, as its card showed (calls with a preview).
+    pub preview: Option<CallPreview>,
 }
 
 /// One row of the audit log: a decision on a call and who made it.

@@ -99,7 +99,23 @@ output: string | null, is_error: boolean, destructive: boolean,
 /**
  * The card the call was on, if it needed one.
  */
-reply_id: string | null, };
+reply_id: string | null, 
+/**
+ * The result's structured content, when the tool gave one.
+ */
+structured_output: JsonValue | null, 
+/**
+ * Why code refused it (status `rejected`).
+ */
+rejection: Rejection | null, 
+/**
+ * The reason the user gave when denying it.
+ */
+deny_reason: string | null, 
+/**
+ * What it would do, as its card showed (calls with a preview).
+ */
+preview: CallPreview | null, };
 
 export type SessionInfo = { id: string, title: string, created_at: number, updated_at: number, };
 

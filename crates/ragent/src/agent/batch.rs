@@ -20,7 +20,7 @@ use crate::instructions::results;
 use crate::llm::{ToolCallRequest, turn};
 use crate::mcp::ToolInfo;
 use crate::policy::{self, AllowedBy, ToolFacts, Verdict};
-use crate::protocol::{AgentEvent, AuditDecision, CardCall, ConfirmationCard};
+use crate::protocol::{AgentEvent, AuditDecision, CardCall, ConfirmationCard, Rejection};
 use crate::settings::Settings;
 use crate::store::audit::{self, NewAudit};
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate, NewCall};
@@ -70,15 +70,32 @@ enum FirstMove {
     Reject {
         output: String,
         audit: Option<AuditDecision>,
+        rejection: Rejection,
     },
 }
 
-/// A call's arguments as an object, or what the model is told about them
-/// (`""`, which models often send for no arguments, is `{}`).
-fn parse_arguments(text: &str) -> Result<Value, String> {
+/// A call's arguments that are not an object: what the model is told,
+/// and what the user is shown.
+#[derive(Debug, Clone)]
+struct BadArguments {
+    output: String,
+    problem: String,
+}
+
+/// A call's arguments as an object, or what is wrong with them (`""`,
+/// which models often send for no arguments, is `{}`).
+fn parse_arguments(text: &str) -> Result<Value, BadArguments> {
     turn::parse_object(text)
         .map(Value::Object)
-        .map_err(|problem| results::invalid_arguments(&problem, text))
+        .map_err(|problem| BadArguments {
+            output: results::invalid_arguments(&problem, text),
+            problem: match problem {
+                turn::ArgumentsProblem::NotJson(error) => format!("not JSON: {error}"),
+                turn::ArgumentsProblem::NotAnObject(kind) => {
+                    format!("a JSON {kind}, not an object")
+                }
+            },
+        })
 }
 
 /// What the policy makes of a call of this tool under the user's settings.
@@ -92,16 +109,19 @@ pub(crate) fn verdict(known: &KnownTool, settings: &Settings) -> Verdict {
 
 fn judge_call(
     known: &KnownTool,
-    arguments: &Result<Value, String>,
+    arguments: &Result<Value, BadArguments>,
     inner: &Inner,
     settings: &Settings,
 ) -> FirstMove {
     let arguments = match arguments {
         Ok(arguments) => arguments,
-        Err(output) => {
+        Err(bad) => {
             return FirstMove::Reject {
-                output: output.clone(),
+                output: bad.output.clone(),
                 audit: None,
+                rejection: Rejection::InvalidArguments {
+                    details: vec![bad.problem.clone()],
+                },
             };
         }
     };
@@ -115,6 +135,7 @@ fn judge_call(
         return FirstMove::Reject {
             output: results::schema_mismatch(&details),
             audit: None,
+            rejection: Rejection::InvalidArguments { details },
         };
     }
     match verdict(known, settings) {
@@ -128,6 +149,7 @@ fn judge_call(
         Verdict::Deny => FirstMove::Reject {
             output: results::policy_denied(),
             audit: Some(AuditDecision::PolicyDenied),
+            rejection: Rejection::PolicyDenied,
         },
     }
 }
@@ -231,6 +253,7 @@ pub(crate) fn judge(
             first_moves.push(FirstMove::Reject {
                 output: results::unknown_tool(&request.name, &available),
                 audit: None,
+                rejection: Rejection::UnknownTool,
             });
             continue;
         };
@@ -304,10 +327,15 @@ pub(crate) fn record(
                 record_audit(tx, &record, decision, None, now)?;
                 allowed.push(record);
             }
-            FirstMove::Reject { output, audit } => {
+            FirstMove::Reject {
+                output,
+                audit,
+                rejection,
+            } => {
                 let update = CallUpdate {
                     output: Some(output),
                     is_error: Some(true),
+                    rejection: Some(rejection),
                     ..CallUpdate::default()
                 };
                 let record = calls::move_call(tx, proposed, CallStatus::Rejected, &update, now)?;
@@ -537,8 +565,8 @@ mod tests {
 
     #[test]
     fn empty_arguments_mean_an_empty_object_and_garbage_is_an_error() {
-        assert_eq!(parse_arguments(""), Ok(json!({})));
-        assert_eq!(parse_arguments(" {\"a\":1} "), Ok(json!({"a": 1})));
+        assert_eq!(parse_arguments("").unwrap(), json!({}));
+        assert_eq!(parse_arguments(" {\"a\":1} ").unwrap(), json!({"a": 1}));
         assert!(parse_arguments("{\"a\":").is_err());
     }
 }

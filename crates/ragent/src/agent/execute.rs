@@ -35,6 +35,19 @@ pub(super) struct Ending {
     status: CallStatus,
     output: String,
     is_error: bool,
+    structured: Option<Value>,
+}
+
+impl Ending {
+    /// An ending with no result from the server: `output` says why.
+    fn error(status: CallStatus, output: String) -> Ending {
+        Ending {
+            status,
+            output,
+            is_error: true,
+            structured: None,
+        }
+    }
 }
 
 fn ending_of(result: Result<crate::mcp::CallOutcome, McpError>) -> Ending {
@@ -47,17 +60,12 @@ fn ending_of(result: Result<crate::mcp::CallOutcome, McpError>) -> Ending {
             },
             output: outcome.output.text,
             is_error: outcome.output.is_error,
+            structured: outcome.output.structured,
         },
-        Err(e) if e.outcome_unknown() => Ending {
-            status: CallStatus::Interrupted,
-            output: results::interrupted(),
-            is_error: true,
-        },
-        Err(e) => Ending {
-            status: CallStatus::Failed,
-            output: results::call_failed(&e.to_string()),
-            is_error: true,
-        },
+        Err(e) if e.outcome_unknown() => {
+            Ending::error(CallStatus::Interrupted, results::interrupted())
+        }
+        Err(e) => Ending::error(CallStatus::Failed, results::call_failed(&e.to_string())),
     }
 }
 
@@ -103,11 +111,10 @@ async fn send(
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
 ) -> Ending {
     let Some(invocation) = invocation(call) else {
-        return Ending {
-            status: CallStatus::Failed,
-            output: results::call_failed("调用缺少服务器、工具或参数"),
-            is_error: true,
-        };
+        return Ending::error(
+            CallStatus::Failed,
+            results::call_failed("调用缺少服务器、工具或参数"),
+        );
     };
     let first = inner.tools.call_tool(invocation.clone()).await;
     let result = match first {
@@ -185,6 +192,7 @@ pub(super) fn store_ending(
     let update = CallUpdate {
         output: Some(ending.output),
         is_error: Some(ending.is_error),
+        structured_output: ending.structured,
         ..CallUpdate::default()
     };
     calls::move_call(tx, running, ending.status, &update, now)
@@ -243,11 +251,7 @@ pub(crate) async fn execute(
         let ending = if approval_holds(call) {
             send(inner, &started, emit).await
         } else {
-            Ending {
-                status: CallStatus::Failed,
-                output: results::approval_mismatch(),
-                is_error: true,
-            }
+            Ending::error(CallStatus::Failed, results::approval_mismatch())
         };
         (started, ending)
     };
@@ -274,11 +278,7 @@ async fn send_again_or_interrupt(
     if safe_to_resend(inner, call).await {
         send(inner, call, emit).await
     } else {
-        Ending {
-            status: CallStatus::Interrupted,
-            output: results::interrupted(),
-            is_error: true,
-        }
+        Ending::error(CallStatus::Interrupted, results::interrupted())
     }
 }
 
@@ -294,13 +294,12 @@ pub(crate) async fn send_unstored(
     let mut endings = Vec::with_capacity(reads.len());
     for read in reads {
         if Storing::of(read) == Storing::BeforeSending {
-            endings.push(Ending {
-                status: CallStatus::Failed,
-                output: results::call_failed(
+            endings.push(Ending::error(
+                CallStatus::Failed,
+                results::call_failed(
                     "a call that can change something must be stored before it is sent",
                 ),
-                is_error: true,
-            });
+            ));
             continue;
         }
         let mut shown = read.clone();

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::batch::{ToolIndex, record_audit, verdict};
 use crate::instructions::results;
 use crate::policy::{ToolOverride, Verdict};
-use crate::protocol::AuditDecision;
+use crate::protocol::{AuditDecision, Rejection};
 use crate::settings::Settings;
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, CallRecord, CallUpdate};
@@ -112,6 +112,7 @@ pub(crate) fn rejudge(
                     output: Some(results::policy_denied()),
                     is_error: Some(true),
                     note: Some("judged again before it ran: denied".into()),
+                    rejection: Some(Rejection::PolicyDenied),
                     ..CallUpdate::default()
                 };
                 let record = calls::move_call(tx, call, CallStatus::Rejected, &update, now)?;

@@ -95,6 +95,7 @@ fn apply(
             CallUpdate {
                 output: Some(results::declined(reason.as_deref())),
                 note: reason.clone(),
+                deny_reason: reason.clone(),
                 ..CallUpdate::default()
             },
             AuditDecision::UserDenied,

@@ -38,6 +38,10 @@ pub(crate) fn call_view(call: &CallRecord) -> ToolCallView {
                 | CallStatus::Superseded
         )
         .then(|| call.reply_id.clone()),
+        structured_output: call.structured_output.clone(),
+        rejection: call.rejection.clone(),
+        deny_reason: call.deny_reason.clone(),
+        preview: call.preview.clone(),
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::StoreError;
 use crate::hashing::hash_json;
-use crate::protocol::CallPreview;
+use crate::protocol::{CallPreview, Rejection};
 use crate::toolcall::CallStatus;
 
 /// Where a batch is.
@@ -125,6 +125,9 @@ impl NewCall {
             is_error: false,
             preview_tool: self.preview_tool.clone(),
             preview: None,
+            structured_output: None,
+            rejection: None,
+            deny_reason: None,
         }
     }
 }
@@ -158,6 +161,12 @@ pub struct CallRecord {
     pub preview_tool: Option<String>,
     /// The preview the card shows.
     pub preview: Option<CallPreview>,
+    /// The result's structured content, when the tool gave one.
+    pub structured_output: Option<Value>,
+    /// Why code refused the call.
+    pub rejection: Option<Rejection>,
+    /// The user's reason for denying it.
+    pub deny_reason: Option<String>,
 }
 
 /// What changes along with a status move.
@@ -171,6 +180,9 @@ pub struct CallUpdate {
     pub is_error: Option<bool>,
     /// Why, for the history.
     pub note: Option<String>,
+    pub structured_output: Option<Value>,
+    pub rejection: Option<Rejection>,
+    pub deny_reason: Option<String>,
 }
 
 pub fn insert_batch(
@@ -252,6 +264,12 @@ pub fn move_call(
     }
     let arguments = update.arguments.as_ref().map(Value::to_string);
     let arguments_hash = update.arguments.as_ref().map(hash_json);
+    let structured = update.structured_output.as_ref().map(Value::to_string);
+    let rejection = update
+        .rejection
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()?;
     let moved = conn
         .prepare_cached(
             "UPDATE tool_calls SET status = ?2, updated_at = ?3,
@@ -259,7 +277,10 @@ pub fn move_call(
                  arguments_hash = coalesce(?5, arguments_hash),
                  approved_hash = coalesce(?6, approved_hash),
                  output = coalesce(?7, output),
-                 is_error = coalesce(?8, is_error)
+                 is_error = coalesce(?8, is_error),
+                 structured_output = coalesce(?10, structured_output),
+                 rejection = coalesce(?11, rejection),
+                 deny_reason = coalesce(?12, deny_reason)
              WHERE id = ?1 AND status = ?9",
         )?
         .execute(params![
@@ -271,7 +292,10 @@ pub fn move_call(
             update.approved_hash,
             update.output,
             update.is_error,
-            from.as_str()
+            from.as_str(),
+            structured,
+            rejection,
+            update.deny_reason
         ])?;
     if moved == 0 {
         return Err(StoreError::NotFound(format!(
@@ -297,6 +321,15 @@ pub fn move_call(
     if let Some(is_error) = update.is_error {
         record.is_error = is_error;
     }
+    if let Some(structured) = &update.structured_output {
+        record.structured_output = Some(structured.clone());
+    }
+    if let Some(rejection) = &update.rejection {
+        record.rejection = Some(rejection.clone());
+    }
+    if let Some(reason) = &update.deny_reason {
+        record.deny_reason = Some(reason.clone());
+    }
     Ok(record)
 }
 
@@ -309,7 +342,7 @@ macro_rules! select_calls {
             "SELECT id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
                  description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
                  definition_changed, can_change, status, output, is_error, trusted, declares_read_only,
-                 preview_tool, preview
+                 preview_tool, preview, structured_output, rejection, deny_reason
              FROM tool_calls ",
             $rest,
             " ORDER BY created_at, reply_id, seq"
@@ -317,8 +350,9 @@ macro_rules! select_calls {
     };
 }
 
-/// A row with the columns still to parse: arguments, status, preview.
-type RawCall = (CallRecord, Option<String>, String, Option<String>);
+/// A row with the columns still to parse: arguments, status, and the
+/// JSON of the preview, the structured output and the rejection.
+type RawCall = (CallRecord, Option<String>, String, [Option<String>; 3]);
 
 fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
     let record = CallRecord {
@@ -346,16 +380,22 @@ fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
         declares_read_only: row.get(21)?,
         preview_tool: row.get(22)?,
         preview: None,
+        structured_output: None,
+        rejection: None,
+        deny_reason: row.get(26)?,
     };
-    Ok((record, row.get(11)?, row.get(17)?, row.get(23)?))
+    let json_columns = [row.get(23)?, row.get(24)?, row.get(25)?];
+    Ok((record, row.get(11)?, row.get(17)?, json_columns))
 }
 
 fn finish_call(
-    (mut record, arguments, status, preview): RawCall,
+    (mut record, arguments, status, [preview, structured, rejection]): RawCall,
 ) -> Result<CallRecord, StoreError> {
     record.arguments = arguments.map(|t| serde_json::from_str(&t)).transpose()?;
     record.status = status.parse()?;
     record.preview = preview.map(|t| serde_json::from_str(&t)).transpose()?;
+    record.structured_output = structured.map(|t| serde_json::from_str(&t)).transpose()?;
+    record.rejection = rejection.map(|t| serde_json::from_str(&t)).transpose()?;
     Ok(record)
 }
 

@@ -141,12 +141,15 @@ ALTER TABLE tool_calls RENAME COLUMN sends_key TO can_change;
 "#,
     },
     Migration {
-        description: "what a card shows of a call: the server's trust, the tool's read-only claim, and the preview computed by the server (with the tool that computes it); the preview each decision was taken on, in the audit log",
+        description: "what a card shows of a call: the server's trust, the tool's read-only claim, and the preview computed by the server (with the tool that computes it); a result's structured content, why code refused a call and the user's reason for denying one; the preview each decision was taken on, in the audit log",
         sql: r#"
 ALTER TABLE tool_calls ADD COLUMN trusted INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE tool_calls ADD COLUMN declares_read_only INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tool_calls ADD COLUMN preview_tool TEXT;
 ALTER TABLE tool_calls ADD COLUMN preview TEXT;
+ALTER TABLE tool_calls ADD COLUMN structured_output TEXT;
+ALTER TABLE tool_calls ADD COLUMN rejection TEXT;
+ALTER TABLE tool_calls ADD COLUMN deny_reason TEXT;
 ALTER TABLE audit_log ADD COLUMN preview TEXT;
 "#,
     },

@@ -9,8 +9,8 @@ use ragent::AgentError;
 use ragent::clock::ManualClock;
 use ragent::policy::ToolOverride;
 use ragent::protocol::{
-    AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome, PreviewOutcome, StopReason,
-    TranscriptItem,
+    AgentEvent, AuditDecision, CallDecision, Decision, InputOutcome, PreviewOutcome, Rejection,
+    StopReason, TranscriptItem,
 };
 use ragent::toolcall::CallStatus;
 use serde_json::json;
@@ -549,4 +549,72 @@ async fn an_allowed_call_in_a_waiting_batch_asks_again_once_its_tool_is_set_to_a
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(run.started(), vec!["query_cart", "update_cart_item"]);
     assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reopened_chat_knows_why_each_call_did_not_run_and_what_each_read_returned() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[
+            ("c1", "shop__query_cart", json!({})),
+            ("c2", "shop__no_such_tool", json!({})),
+            (
+                "c3",
+                "shop__update_cart_item",
+                json!({"skuCode": IPHONE, "action": "add", "quantity": "two"}),
+            ),
+            (
+                "c4",
+                "shop__update_cart_item",
+                json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+            ),
+        ],
+    ));
+    let card = h.say("看看购物车，再加一台").await.card().clone();
+    h.model.push_turn(text_turn("好的，没有加。"));
+    h.agent
+        .respond(
+            &h.session,
+            &card.reply_id,
+            vec![CallDecision {
+                call_id: card.calls[3].call_id.clone(),
+                decision: Decision::Deny {
+                    reason: Some("太贵了".into()),
+                },
+            }],
+        )
+        .await
+        .unwrap();
+    h.events.until_stop().await;
+
+    let calls: Vec<_> = h
+        .agent
+        .transcript(&h.session)
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|item| match item {
+            TranscriptItem::ToolCall { call } => Some(call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 4);
+    let cart = calls[0]
+        .structured_output
+        .as_ref()
+        .expect("the cart as data");
+    assert!(cart["lines"].is_array(), "{cart}");
+    assert_eq!(calls[1].rejection, Some(Rejection::UnknownTool));
+    assert!(
+        matches!(&calls[2].rejection, Some(Rejection::InvalidArguments { details }) if !details.is_empty()),
+        "{:?}",
+        calls[2].rejection
+    );
+    assert_eq!(calls[3].status, CallStatus::Denied);
+    assert_eq!(calls[3].deny_reason.as_deref(), Some("太贵了"));
+    assert!(
+        calls[3].preview.is_some(),
+        "the denied card's preview is kept"
+    );
 }
