@@ -270,7 +270,8 @@ pub enum TranscriptItem {
         at: i64,
     },
     ToolCall {
-        call: ToolCallView,
+        // Boxed: a call is far larger than a message.
+        call: Box<ToolCallView>,
     },
     /// Something the user should know that is not a chat message (a call
     /// whose outcome is unknown after a crash, say).

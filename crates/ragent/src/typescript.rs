@@ -11,7 +11,7 @@ use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
     Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
-    ModelState, ModelStatus, PolicyVerdict, PreviewOutcome, SessionInfo, StopReason, ToolCallView,
+    ModelState, ModelStatus, PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView,
     ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{ModelSettings, Settings};
@@ -40,6 +40,7 @@ pub fn render() -> String {
         CardCall::decl(&cfg),
         CallPreview::decl(&cfg),
         PreviewOutcome::decl(&cfg),
+        Rejection::decl(&cfg),
         CallStatus::decl(&cfg),
         ToolCallView::decl(&cfg),
         SessionInfo::decl(&cfg),

@@ -89,6 +89,8 @@ computed_at: number, outcome: PreviewOutcome, };
 
 export type PreviewOutcome = { "type": "computed", content: JsonValue, } | { "type": "refused", message: string, } | { "type": "unavailable", message: string, };
 
+export type Rejection = { "type": "unknown_tool" } | { "type": "invalid_arguments", details: Array<string>, } | { "type": "policy_denied" };
+
 export type CallStatus = "proposed" | "asking" | "allowed" | "approved" | "rejected" | "running" | "succeeded" | "failed" | "denied" | "expired" | "superseded" | "interrupted";
 
 export type ToolCallView = { call_id: string, qualified_name: string, server: string, tool: string, title: string | null, arguments: JsonValue, status: CallStatus, 

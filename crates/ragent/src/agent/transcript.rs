@@ -88,7 +88,7 @@ pub(crate) fn build(
                     let mut calls = by_message.remove(&message.id).unwrap_or_default();
                     calls.sort_by_key(|c| c.seq);
                     items.extend(calls.iter().map(|call| TranscriptItem::ToolCall {
-                        call: call_view(call),
+                        call: Box::new(call_view(call)),
                     }));
                 }
                 Role::Notice => items.push(TranscriptItem::Notice {

@@ -180,7 +180,7 @@ fn calls(h: &Harness) -> Vec<ToolCallView> {
         .items
         .into_iter()
         .filter_map(|i| match i {
-            TranscriptItem::ToolCall { call } => Some(call),
+            TranscriptItem::ToolCall { call } => Some(*call),
             _ => None,
         })
         .collect()
