@@ -147,6 +147,7 @@ describe("the audit log", () => {
         reason: XSS_IMG,
         old_definition_hash: null,
         new_definition_hash: null,
+        preview: null,
       },
       {
         id: 2,
@@ -160,6 +161,7 @@ describe("the audit log", () => {
         reason: null,
         old_definition_hash: null,
         new_definition_hash: null,
+        preview: null,
       },
     ];
     await start();

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createI18n } from "../i18n";
 import type { CallStatus, ConfirmationCard } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
-import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, NOTES_CHANGE, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, PLAIN_ORDER_CALL, NOTES_CHANGE, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
 import { confirmationCard, type CardView } from "./card";
 
 const i18n = createI18n("zh-CN");
@@ -40,13 +40,13 @@ describe("the confirmation card shows exactly what will be sent", () => {
     const labels = view.qa("dt").map((dt) => dt.textContent);
     expect(labels).toEqual(["商品编码", "操作", "数量"]);
     const values = view.qa("dd").map((dd) => dd.textContent);
-    expect(values).toEqual(["MG6W4CH/A", "add", "2"]);
+    expect(values).toEqual(["MG6W4CH/A", "加入购物车 (add)", "2"]);
     expect(view.q("h3").textContent).toBe("加入/修改购物车");
     expect(view.q(".card-server").textContent).toContain("shop");
   });
 
   it("shows create_order items as a table with the item schema's titles", () => {
-    const view = mount(card([CREATE_ORDER_CALL]));
+    const view = mount(card([PLAIN_ORDER_CALL]));
     const table = view.q("table.args-table");
     expect([...table.querySelectorAll("th")].map((th) => th.textContent)).toEqual(["商品编码", "数量"]);
     expect([...table.querySelectorAll("tbody tr")].map((tr) => tr.textContent)).toEqual(["MG6W4CH/A1", "MX2D3CH/A2"]);
@@ -54,10 +54,10 @@ describe("the confirmation card shows exactly what will be sent", () => {
   });
 
   it("shows the raw JSON in a disclosure", () => {
-    const view = mount(card([CREATE_ORDER_CALL]));
+    const view = mount(card([PLAIN_ORDER_CALL]));
     const raw = view.q<HTMLDetailsElement>('[data-testid="raw-json"]');
     expect(raw.open).toBe(false);
-    expect(JSON.parse(raw.querySelector("pre")?.textContent ?? "")).toEqual(CREATE_ORDER_CALL.arguments);
+    expect(JSON.parse(raw.querySelector("pre")?.textContent ?? "")).toEqual(PLAIN_ORDER_CALL.arguments);
   });
 
   it("marks a destructive call and warns about a changed definition", () => {
@@ -249,7 +249,7 @@ describe("editing arguments before approving", () => {
       { call_id: "a", decision: { type: "approve_edited", arguments: { skuCode: "MG6W4CH/A", action: "add", quantity: 1 } } },
     ]);
     // The card now shows what was sent.
-    expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "add", "1"]);
+    expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车 (add)", "1"]);
   });
 
   it("refuses text that is not a JSON object before sending anything", async () => {
