@@ -5,6 +5,7 @@ import { toErrorInfo } from "../api";
 import { button, formatTime, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { AuditEntry, SessionInfo } from "../protocol";
+import { errorDetail, failureText } from "./error-text";
 
 export const AUDIT_LIMIT = 500;
 
@@ -23,7 +24,8 @@ export function auditView(deps: AuditDeps): { el: HTMLElement; load(): Promise<v
       const entries = await deps.api.listAudit(AUDIT_LIMIT);
       replace(body, entries.length === 0 ? h("p", { class: "empty", text: t("audit.empty") }) : table(entries));
     } catch (error) {
-      replace(body, h("p", { class: "save-error", attrs: { role: "alert" }, text: t("error.generic", { message: toErrorInfo(error).message }) }));
+      const detail = errorDetail(toErrorInfo(error).message, deps.i18n);
+      replace(body, h("p", { class: "save-error", attrs: { role: "alert", title: detail }, text: failureText(error, deps.i18n) }));
     }
   };
 

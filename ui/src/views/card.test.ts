@@ -69,6 +69,24 @@ describe("the confirmation card shows exactly what will be sent", () => {
     expect(view.q(byId("c2")).querySelector('[role="note"]')?.textContent).toContain("定义");
   });
 
+  it("marks a call that claims to only read, from an untrusted server, as unverified instead of destructive", () => {
+    const view = mount(card([cardCall({ call_id: "c1", server: "notes", trusted: false, declares_read_only: true, destructive: true })]));
+    const call = view.q(byId("c1"));
+    expect(call.querySelector('[data-testid="unverified"]')?.textContent).toBe("未验证的服务器");
+    expect(call.querySelector(".badge-destructive")).toBeNull();
+    expect(call.classList.contains("card-call-destructive")).toBe(false);
+    expect(call.querySelector(".card-unverified-note")?.textContent).toBe("它声称只读取数据，但它的服务器未被信任，所以仍需你确认。");
+  });
+
+  it("marks other untrusted calls as unverified beside what they show today", () => {
+    const view = mount(card([cardCall({ call_id: "c1", trusted: false, destructive: true }), cardCall({ call_id: "c2" })]));
+    const untrusted = view.q(byId("c1"));
+    expect(untrusted.querySelector(".badge-destructive")?.textContent).toBe("不可撤销");
+    expect(untrusted.querySelector('[data-testid="unverified"]')?.textContent).toBe("未验证的服务器");
+    expect(untrusted.querySelector(".card-unverified-note")).toBeNull();
+    expect(view.q(byId("c2")).querySelector('[data-testid="unverified"]')).toBeNull();
+  });
+
   it("renders product text with markup as literal text", () => {
     const view = mount(card([cardCall({ call_id: "c1", arguments: { skuCode: XSS_IMG, action: XSS_SCRIPT } })]));
     expect(view.el.querySelector("img")).toBeNull();
@@ -203,8 +221,8 @@ describe("deciding on the card", () => {
     expect(view.q(byId("call-order")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!.disabled).toBe(false);
   });
 
-  it("a refused decision shows the backend's message on the card and re-enables it", async () => {
-    api.failNext = { code: "already_decided", message: "这个调用已经决定过了" };
+  it("a refused decision says why in the user's language and re-enables the card", async () => {
+    api.failNext = { code: "already_decided", message: "call a was already decided" };
     const view = mount(card([cardCall({ call_id: "a" })]));
     const approve = view.q<HTMLButtonElement>('[data-testid="approve"]');
     approve.focus();
@@ -213,7 +231,8 @@ describe("deciding on the card", () => {
     expect(document.activeElement).toBe(approve);
     const error = view.q('[data-testid="card-error"]');
     expect(error.hidden).toBe(false);
-    expect(error.textContent).toBe("这个调用已经决定过了");
+    expect(error.textContent).toBe("这个操作已经决定过了。");
+    expect(error.title).toContain("call a was already decided");
     expect(approve.disabled).toBe(false);
     expect(view.q(byId("a")).dataset.status).toBe("asking");
     expect(accepted).toEqual([]);
@@ -277,7 +296,8 @@ describe("editing arguments before approving", () => {
     editor.dispatchEvent(new Event("input"));
     click(view.q('[data-testid="approve-edited"]'));
     await settle();
-    expect(view.q('[data-testid="card-error"]').textContent).toBe("quantity: 0 is less than the minimum of 1");
+    expect(view.q('[data-testid="card-error"]').textContent).toBe("修改后的参数不符合此工具的要求。");
+    expect(view.q('[data-testid="card-error"]').title).toContain("quantity: 0 is less than the minimum of 1");
     expect(view.el.querySelector('[data-testid="arguments-editor"]')).not.toBeNull();
     expect(view.q(byId("a")).dataset.status).toBe("asking");
   });
@@ -368,7 +388,7 @@ describe("a call whose tool's definition changed", () => {
     api.failNext = { code: "definition_changed_again", message: "changed again" };
     click(view.q('[data-testid="accept-definition"]'));
     await settle();
-    expect(view.q('[data-testid="definition-change"] [role="alert"]').textContent).toBe("changed again");
+    expect(view.q('[data-testid="definition-change"] [role="alert"]').textContent).toBe("工具的定义又变化了，请重新查看后再接受。");
     expect(view.q<HTMLButtonElement>('[data-testid="accept-definition"]').disabled).toBe(false);
   });
 });

@@ -4,6 +4,9 @@
 import { toErrorInfo } from "../api";
 import type { I18n } from "../i18n";
 
+/** A failure the page itself words, already in the user's language. */
+export class PageMessage extends Error {}
+
 /** Fills `el` with what went wrong; `failure === null` clears and hides it. */
 export function showFailure(el: HTMLElement, failure: unknown, i18n: I18n): void {
   if (failure === null) {
@@ -13,9 +16,24 @@ export function showFailure(el: HTMLElement, failure: unknown, i18n: I18n): void
     el.hidden = true;
     return;
   }
+  el.hidden = false;
+  if (failure instanceof PageMessage) {
+    el.textContent = failure.message;
+    el.removeAttribute("title");
+    return;
+  }
   const info = toErrorInfo(failure);
   el.textContent = i18n.error(info);
-  el.title = `${i18n.t("error.details")}: ${info.message}`;
+  el.title = errorDetail(info.message, i18n);
   el.dataset.code = info.code;
-  el.hidden = false;
+}
+
+/** The core's own words, as a tooltip's detail. */
+export function errorDetail(message: string, i18n: I18n): string {
+  return `${i18n.t("error.details")}: ${message}`;
+}
+
+/** The sentence for `failure` in the user's language. */
+export function failureText(failure: unknown, i18n: I18n): string {
+  return failure instanceof PageMessage ? failure.message : i18n.error(toErrorInfo(failure));
 }
