@@ -123,7 +123,3 @@ export function readPreview(content: JsonValue): PreviewContent {
   };
 }
 
-/** The amount to pay, when the preview names one. */
-export function amountToPay(content: JsonValue): bigint | null {
-  return readPreview(content).totals.find((t) => t.kind === "pay")?.amountFen ?? null;
-}

@@ -106,6 +106,32 @@ export const IPHONE_ORDER_PREVIEW: CallPreview = {
   },
 };
 
+/** update_cart_item adding a second AirPods 5, as preview_update_cart_item computes it. */
+export const AIRPODS_CART_PREVIEW: CallPreview = {
+  tool: "shop__preview_update_cart_item",
+  computed_at: Date.UTC(2025, 0, 1, 8, 0),
+  outcome: {
+    type: "computed",
+    content: {
+      summary: "加入购物车：AirPods 5 ×1，购物车中 1 → 2 件",
+      lines: [
+        {
+          name: "AirPods 5",
+          spec: "USB-C 充电盒",
+          code: "MKFW4CH/A",
+          unitPriceFen: 99900,
+          quantity: 2,
+          quantityBefore: 1,
+          subtotalFen: 199800,
+          stockLeft: 124,
+        },
+      ],
+      totals: [{ kind: "cart", label: "购物车可下单合计", amountFen: 879700 }],
+      warnings: [],
+    },
+  },
+};
+
 /** create_order of the seed purchase, with its preview. */
 export const CREATE_ORDER_CALL = cardCall({
   call_id: "call-order",
