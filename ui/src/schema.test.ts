@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { parseExact } from "./exact-json";
-import { describeArguments } from "./schema";
+import { describeArguments, enumFields } from "./schema";
 
 describe("argument labels from a tool's input schema", () => {
   it("falls back to the property name and lists arguments the schema does not know", () => {
@@ -97,6 +97,20 @@ describe("argument labels from a tool's input schema", () => {
     expect(rows.map((r) => r.value)).toEqual([
       { kind: "text", text: "降噪, 无线" },
       { kind: "text", text: '{\n  "min": 1,\n  "max": 2\n}' },
+    ]);
+  });
+
+  it("lists the enum arguments with their titles for the editor, through a nullable anyOf too", () => {
+    const schema = {
+      properties: {
+        skuCode: { type: "string" },
+        action: { title: "操作", anyOf: [{ oneOf: [{ const: "add", title: "加入购物车" }, { const: "remove" }] }, { type: "null" }] },
+        sort: { enum: ["price", 3] },
+      },
+    };
+    expect(enumFields(schema)).toEqual([
+      { name: "action", label: "操作", options: [{ value: "add", title: "加入购物车" }, { value: "remove", title: "remove" }] },
+      { name: "sort", label: "sort", options: [{ value: "price", title: "price" }] },
     ]);
   });
 });

@@ -61,6 +61,42 @@ export function describeArguments(args: ArgJson, schema: JsonValue): ArgRow[] {
   });
 }
 
+/** A top-level argument whose values are a fixed list, each with its title. */
+export interface EnumField {
+  name: string;
+  label: string;
+  options: Array<{ value: string; title: string }>;
+}
+
+/** The schema's enum arguments (`oneOf`/`anyOf` of consts, or `enum`), for the editor's choices. */
+export function enumFields(schema: JsonValue): EnumField[] {
+  const root = isObject(schema) ? schema : {};
+  const props = propertiesOf(root, root);
+  return Object.keys(props).flatMap((name) => {
+    const prop = resolve(own(props, name), root);
+    const options = enumOptions(prop);
+    return options.length === 0 ? [] : [{ name, label: titleOf(prop) ?? name, options }];
+  });
+}
+
+function enumOptions(prop: JsonObject): EnumField["options"] {
+  const options: EnumField["options"] = [];
+  for (const key of ["oneOf", "anyOf"]) {
+    const list = own(prop, key);
+    if (!Array.isArray(list)) continue;
+    for (const option of list) {
+      if (isObject(option) && typeof option.const === "string") {
+        options.push({ value: option.const, title: stringField(option, "title") ?? stringField(option, "description") ?? option.const });
+      }
+    }
+  }
+  const plain = own(prop, "enum");
+  if (options.length === 0 && Array.isArray(plain)) {
+    for (const value of plain) if (typeof value === "string") options.push({ value, title: value });
+  }
+  return options;
+}
+
 function valueOf(value: ArgJson | undefined, prop: JsonObject, root: JsonObject, name: string): ArgValue {
   if (value === undefined || value === null) return { kind: "empty" };
   if (typeof value === "string") {

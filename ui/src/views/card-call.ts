@@ -4,11 +4,11 @@
 // nothing itself: its buttons hand a decision to the card.
 
 import { button, disclosure, h, replace } from "../dom";
-import { ExactNumber, parseExact, stringifyExact, type ExactJson } from "../exact-json";
+import { parseExact, stringifyExact, type ExactJson } from "../exact-json";
 import type { I18n } from "../i18n";
-import type { CallDecision, CallStatus, CardCall, Decision, JsonValue } from "../protocol";
-import { isObject } from "../schema";
+import type { CallDecision, CallStatus, CardCall, Decision } from "../protocol";
 import { argumentList } from "./args";
+import { Editor } from "./card-editor";
 import { previewView } from "./card-preview";
 
 export interface CallHost {
@@ -230,7 +230,7 @@ export class CardCallView {
       this.editor.focus();
       return;
     }
-    this.editor = new Editor(exactArguments(this.call), this.host.i18n, {
+    this.editor = new Editor(exactArguments(this.call), this.call.input_schema, this.host.i18n, {
       approve: (args) => this.host.decide([{ call_id: this.call.call_id, decision: { type: "approve_edited", arguments: args } }]),
       cancel: () => this.closeEditor(),
     });
@@ -247,96 +247,4 @@ export class CardCallView {
     this.actions.hidden = !this.asking;
     if (hadFocus && this.asking) this.buttons[2].focus();
   }
-}
-
-/** Edits the arguments as JSON text, parsed locally before anything is sent. */
-class Editor {
-  readonly el: HTMLElement;
-  private readonly textarea: HTMLTextAreaElement;
-  private readonly error = h("p", { class: "field-error", attrs: { role: "alert", "data-testid": "edit-error" } });
-  private readonly approveButton: HTMLButtonElement;
-  private readonly cancelButton: HTMLButtonElement;
-  private parsed: JsonValue | null = null;
-  private readonly i18n: I18n;
-
-  constructor(
-    args: ExactJson,
-    i18n: I18n,
-    on: { approve(args: JsonValue): void; cancel(): void },
-  ) {
-    this.i18n = i18n;
-    const id = `editor-${Math.random().toString(36).slice(2)}`;
-    this.textarea = h("textarea", {
-      class: "json-editor",
-      text: stringifyExact(args),
-      attrs: { id, rows: 8, spellcheck: "false", "data-testid": "arguments-editor" },
-      on: {
-        input: () => this.validate(),
-        keydown: (event) => {
-          if (event.key === "Escape") {
-            event.preventDefault();
-            event.stopPropagation();
-            on.cancel();
-          }
-        },
-      },
-    });
-    this.approveButton = button(
-      i18n.t("card.approveEdited"),
-      () => {
-        if (this.parsed !== null) on.approve(this.parsed);
-      },
-      { class: "btn btn-suggested", testid: "approve-edited" },
-    );
-    this.cancelButton = button(i18n.t("card.cancelEdit"), () => on.cancel(), { class: "btn", testid: "cancel-edit" });
-    this.el = h(
-      "div",
-      { class: "card-editor" },
-      h("label", { text: i18n.t("card.editLabel"), attrs: { for: id } }),
-      this.textarea,
-      this.error,
-      h("div", { class: "card-actions" }, this.cancelButton, this.approveButton),
-    );
-    this.validate();
-  }
-
-  focus(): void {
-    this.textarea.focus();
-  }
-
-  setBusy(busy: boolean): void {
-    this.textarea.readOnly = busy;
-    this.cancelButton.disabled = busy;
-    this.approveButton.disabled = busy || this.parsed === null;
-  }
-
-  private validate(): void {
-    let message = "";
-    this.parsed = null;
-    try {
-      // An edit is sent as JavaScript values: a number they cannot hold
-      // exactly is refused rather than sent changed.
-      const inexact = inexactNumber(parseExact(this.textarea.value));
-      const value = JSON.parse(this.textarea.value) as JsonValue;
-      if (inexact) message = this.i18n.t("card.inexactNumber", { number: inexact.text });
-      else if (isObject(value)) this.parsed = value;
-      else message = this.i18n.t("card.notObject");
-    } catch (error) {
-      message = this.i18n.t("card.invalidJson", { message: error instanceof Error ? error.message : String(error) });
-    }
-    this.error.textContent = message;
-    this.error.hidden = message === "";
-    this.textarea.setAttribute("aria-invalid", String(message !== ""));
-    this.approveButton.disabled = this.parsed === null;
-  }
-}
-
-function inexactNumber(value: ExactJson): ExactNumber | null {
-  if (value instanceof ExactNumber) return value.fitsNumber ? null : value;
-  if (value === null || typeof value !== "object") return null;
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    const found = item === undefined ? null : inexactNumber(item);
-    if (found) return found;
-  }
-  return null;
 }

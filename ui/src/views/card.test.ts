@@ -271,6 +271,26 @@ describe("editing arguments before approving", () => {
     expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车 (add)", "1"]);
   });
 
+  it("offers an enum argument's values by their titles and writes the chosen one into the JSON", async () => {
+    const view = mount(card([cardCall({ call_id: "a" })]));
+    click(view.q('[data-testid="edit-arguments"]'));
+    const choice = view.q<HTMLSelectElement>('[data-testid="choice-action"]');
+    expect([...choice.options].map((o) => o.textContent)).toEqual(["—", "加入购物车 (add)", "减少数量 (decrease)", "移出购物车 (remove)"]);
+    expect(choice.value).toBe("add");
+    choice.value = "remove";
+    choice.dispatchEvent(new Event("change"));
+    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+    expect(JSON.parse(editor.value)).toEqual({ skuCode: "MG6W4CH/A", action: "remove", quantity: 2 });
+    // The text leads: a value typed there shows in the select, broken text turns it off.
+    editor.value = '{"skuCode": "MG6W4CH/A", "action": "decrease", "quantity": 1}';
+    editor.dispatchEvent(new Event("input"));
+    expect(choice.value).toBe("decrease");
+    editor.value = "{";
+    editor.dispatchEvent(new Event("input"));
+    expect(choice.disabled).toBe(true);
+    expect(api.of("respond_confirmation")).toEqual([]);
+  });
+
   it("refuses text that is not a JSON object before sending anything", async () => {
     const view = mount(card([cardCall({ call_id: "a" })]));
     click(view.q('[data-testid="edit-arguments"]'));
