@@ -233,7 +233,6 @@ const zh = {
   "audit.preview": "操作内容",
   "audit.toPay": "应付 {amount}",
 
-  "error.generic": "出错了：{message}",
   "error.details": "详情",
   "lang.zh-CN": "中文",
   "lang.en": "English",
@@ -471,7 +470,6 @@ const en: Messages = {
   "audit.preview": "What it would do",
   "audit.toPay": "to pay {amount}",
 
-  "error.generic": "Something went wrong: {message}",
   "error.details": "Details",
   "lang.zh-CN": "中文",
   "lang.en": "English",

@@ -2,7 +2,6 @@
 // the call would have done as its preview said when it was decided.
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, formatTime, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import { formatFen } from "../money";
@@ -27,7 +26,7 @@ export function auditView(deps: AuditDeps): { el: HTMLElement; load(): Promise<v
       const entries = await deps.api.listAudit(AUDIT_LIMIT);
       replace(body, entries.length === 0 ? h("p", { class: "empty", text: t("audit.empty") }) : table(entries));
     } catch (error) {
-      const detail = errorDetail(toErrorInfo(error).message, deps.i18n);
+      const detail = errorDetail(error, deps.i18n);
       replace(body, h("p", { class: "save-error", attrs: { role: "alert", title: detail }, text: failureText(error, deps.i18n) }));
     }
   };

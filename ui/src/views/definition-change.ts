@@ -4,7 +4,6 @@
 // this view only shows its answer and sends the hash of what it showed.
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, h, prettyJson, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { DefinitionChange, DefinitionField, ToolDefinitionView } from "../protocol";
@@ -36,7 +35,7 @@ export function definitionChangePanel(qualifiedName: string, deps: DefinitionCha
       if (change === null) accepted();
       else replace(panel, ...changeView(change, deps, accepted));
     },
-    (error: unknown) => replace(panel, h("p", { class: "field-error", attrs: { role: "alert", title: errorDetail(toErrorInfo(error).message, deps.i18n) }, text: t("definition.unavailable", { message: failureText(error, deps.i18n) }) })),
+    (error: unknown) => replace(panel, h("p", { class: "field-error", attrs: { role: "alert", title: errorDetail(error, deps.i18n) }, text: t("definition.unavailable", { message: failureText(error, deps.i18n) }) })),
   );
   return panel;
 }

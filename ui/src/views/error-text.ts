@@ -24,13 +24,13 @@ export function showFailure(el: HTMLElement, failure: unknown, i18n: I18n): void
   }
   const info = toErrorInfo(failure);
   el.textContent = i18n.error(info);
-  el.title = errorDetail(info.message, i18n);
+  el.title = errorDetail(info, i18n);
   el.dataset.code = info.code;
 }
 
-/** The core's own words, as a tooltip's detail. */
-export function errorDetail(message: string, i18n: I18n): string {
-  return `${i18n.t("error.details")}: ${message}`;
+/** The core's own words about `failure`, as a tooltip's detail. */
+export function errorDetail(failure: unknown, i18n: I18n): string {
+  return `${i18n.t("error.details")}: ${toErrorInfo(failure).message}`;
 }
 
 /** The sentence for `failure` in the user's language. */

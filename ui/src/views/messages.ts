@@ -58,7 +58,7 @@ export function noticeView(notice: Notice, i18n: I18n): MessageView<Notice> {
   const update = (next: Notice): void => {
     el.textContent = noticeText(next, i18n);
     // The core's own (English) words stay available as detail.
-    if (next.type === "error") el.title = errorDetail(next.error.message, i18n);
+    if (next.type === "error") el.title = errorDetail(next.error, i18n);
   };
   update(notice);
   return { el, update };

@@ -2,7 +2,6 @@
 // say what happened next to the button (errors are shown, never dropped).
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { ModelStatus, SettingsEdit, SettingsView } from "../protocol";
@@ -74,7 +73,7 @@ export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Pro
     return await api.getSettings();
   } catch (error) {
     const message = i18n.t("settings.loadFailed", { message: failureText(error, i18n) });
-    replace(slot, h("p", { class: "save-error", attrs: { role: "alert", title: errorDetail(toErrorInfo(error).message, i18n) }, text: message }));
+    replace(slot, h("p", { class: "save-error", attrs: { role: "alert", title: errorDetail(error, i18n) }, text: message }));
     return null;
   }
 }
