@@ -59,8 +59,9 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       setBusy(false);
     }
     if (!accepted) {
-      // Disabling took focus away from the control that was used: give it back.
-      if (hadFocus && focused?.isConnected) focused.focus();
+      // Disabling took focus away from the control that was used: give it
+      // back, or to the card when a resent card replaced it (the editor).
+      if (hadFocus) (focused?.isConnected ? focused : el).focus();
       return;
     }
     const statuses = decisions.map((d): { callId: string; status: CallStatus } => ({
