@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 
+import { ERROR_EN, ERROR_ZH } from "./error-messages";
 import { createI18n, loadLang, saveLang } from "./i18n";
+import type { ErrorCode } from "./protocol";
 
 function memoryStorage(): Pick<Storage, "getItem" | "setItem"> {
   const values = new Map<string, string>();
@@ -22,5 +24,30 @@ describe("languages", () => {
     expect(createI18n("en").t("card.approveAll", { count: 3 })).toBe("Approve all (3)");
     expect(createI18n("zh-CN").status("asking")).toBe("等你确认");
     expect(createI18n("en").status("denied")).toBe("declined");
+  });
+});
+
+describe("core errors in the user's language", () => {
+  const codes = Object.keys(ERROR_ZH) as ErrorCode[];
+
+  it("has a sentence for every error code in both languages", () => {
+    expect(Object.keys(ERROR_EN).sort()).toEqual([...codes].sort());
+    for (const code of codes) {
+      expect(ERROR_ZH[code].trim()).not.toBe("");
+      expect(ERROR_EN[code].trim()).not.toBe("");
+    }
+    expect(createI18n("zh-CN").error({ code: "preview_changed" })).toBe("价格、库存或金额已变化，请查看新的预览后重新决定。");
+    expect(createI18n("en").error({ code: "preview_changed" })).toBe(
+      "What this would do has changed (price, stock or total). Review the new preview and decide again.",
+    );
+  });
+
+  it("writes no Chinese error sentence in English", () => {
+    const englishRun = /[A-Za-z]+(?:[\s,.:;'’-]+[A-Za-z]+){2,}/;
+    for (const code of codes) expect(ERROR_ZH[code], code).not.toMatch(englishRun);
+  });
+
+  it("still says something for a code this build does not know", () => {
+    expect(createI18n("zh-CN").error({ code: "brand_new" as ErrorCode })).toBe(ERROR_ZH.internal);
   });
 });

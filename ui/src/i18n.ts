@@ -1,7 +1,8 @@
 // Every string the UI shows, in Chinese (the default) and English.
 // `{name}` in a message is replaced by the parameter of that name.
 
-import type { AuditDecision, CallStatus } from "./protocol";
+import { ERROR_EN, ERROR_ZH } from "./error-messages";
+import type { AuditDecision, CallStatus, ErrorCode, ErrorInfo } from "./protocol";
 
 const zh = {
   "app.title": "比特严选助手",
@@ -83,6 +84,31 @@ const zh = {
   "card.willRun": "将随本批执行",
   "card.empty": "—",
   "card.inexactNumber": "数字 {number} 超出了编辑器能准确发送的范围。请不修改直接批准，或请助手重新提出。",
+  "card.arguments": "参数",
+  "card.unverified": "未验证的服务器",
+  "card.unverifiedHelp": "此服务器未被信任：它对工具的说明（例如“只读取”）不被采信。",
+  "card.unverifiedReadOnly": "它声称只读取数据，但它的服务器未被信任，所以仍需你确认。",
+  "preview.label": "此操作会做什么",
+  "preview.source": "预览由 {tool} 计算，{time}",
+  "preview.product": "商品",
+  "preview.unitPrice": "单价",
+  "preview.quantity": "数量",
+  "preview.subtotal": "小计",
+  "preview.stockLeft": "剩余库存",
+  "preview.total.goods": "商品金额",
+  "preview.total.discount": "优惠",
+  "preview.total.shipping": "运费",
+  "preview.total.pay": "应付",
+  "preview.total.refund": "退款",
+  "preview.total.cart": "购物车合计",
+  "preview.total.other": "其他",
+  "preview.address": "收货信息",
+  "preview.addressBefore": "修改前",
+  "preview.addressAfter": "修改后",
+  "preview.blocking": "无法执行",
+  "preview.note": "提示",
+  "preview.refused": "商城表示此操作会被拒绝：{message}",
+  "preview.unavailable": "无法计算此操作的预览：{message}",
   "definition.heading": "此工具的定义有变化",
   "definition.before": "之前（你信任的）",
   "definition.now": "现在",
@@ -203,8 +229,11 @@ const zh = {
   "audit.decision.expired": "已过期",
   "audit.decision.superseded": "已被新消息取代",
   "audit.decision.user_accepted_definition": "你接受了工具的新定义",
+  "audit.decision.preview_changed": "预览已变化，需重新决定",
+  "audit.preview": "操作内容",
+  "audit.toPay": "应付 {amount}",
 
-  "error.generic": "出错了：{message}",
+  "error.details": "详情",
   "lang.zh-CN": "中文",
   "lang.en": "English",
 };
@@ -292,6 +321,31 @@ const en: Messages = {
   "card.willRun": "will run with this batch",
   "card.empty": "—",
   "card.inexactNumber": "The number {number} cannot be sent exactly from the editor. Approve without editing, or ask the assistant again.",
+  "card.arguments": "Arguments",
+  "card.unverified": "Unverified server",
+  "card.unverifiedHelp": "This server is not trusted: what it says about its tools (such as “only reads”) is not believed.",
+  "card.unverifiedReadOnly": "It claims to only read, but its server is not trusted, so it still needs your confirmation.",
+  "preview.label": "What this would do",
+  "preview.source": "Preview computed by {tool}, {time}",
+  "preview.product": "Product",
+  "preview.unitPrice": "Unit price",
+  "preview.quantity": "Qty",
+  "preview.subtotal": "Subtotal",
+  "preview.stockLeft": "Stock left",
+  "preview.total.goods": "Goods",
+  "preview.total.discount": "Discount",
+  "preview.total.shipping": "Shipping",
+  "preview.total.pay": "To pay",
+  "preview.total.refund": "Refund",
+  "preview.total.cart": "Cart total",
+  "preview.total.other": "Other",
+  "preview.address": "Delivery",
+  "preview.addressBefore": "Before",
+  "preview.addressAfter": "After",
+  "preview.blocking": "Blocked",
+  "preview.note": "Note",
+  "preview.refused": "The shop says this would be refused: {message}",
+  "preview.unavailable": "No preview of this action could be computed: {message}",
   "definition.heading": "This tool's definition changed",
   "definition.before": "Before (what you trusted)",
   "definition.now": "Now",
@@ -412,8 +466,11 @@ const en: Messages = {
   "audit.decision.expired": "expired",
   "audit.decision.superseded": "superseded by a new message",
   "audit.decision.user_accepted_definition": "you accepted the tool's new definition",
+  "audit.decision.preview_changed": "what it would do changed: asked again",
+  "audit.preview": "What it would do",
+  "audit.toPay": "to pay {amount}",
 
-  "error.generic": "Something went wrong: {message}",
+  "error.details": "Details",
   "lang.zh-CN": "中文",
   "lang.en": "English",
 };
@@ -421,6 +478,7 @@ const en: Messages = {
 export type Lang = "zh-CN" | "en";
 export const LANGS: readonly Lang[] = ["zh-CN", "en"];
 const TABLES: Record<Lang, Messages> = { "zh-CN": zh, en };
+const ERRORS: Record<Lang, Record<ErrorCode, string>> = { "zh-CN": ERROR_ZH, en: ERROR_EN };
 const STORAGE_KEY = "bitselect.lang";
 
 export type Params = Record<string, string | number>;
@@ -430,6 +488,8 @@ export interface I18n {
   t(key: MessageKey, params?: Params): string;
   status(status: CallStatus): string;
   auditDecision(decision: AuditDecision): string;
+  /** The sentence for a core error; its own (English) message is detail. */
+  error(error: Pick<ErrorInfo, "code">): string;
 }
 
 export function createI18n(lang: Lang): I18n {
@@ -443,6 +503,8 @@ export function createI18n(lang: Lang): I18n {
     t,
     status: (status) => t(`status.${status}`),
     auditDecision: (decision) => t(`audit.decision.${decision}`),
+    // A code this build does not know yet still gets a sentence.
+    error: ({ code }) => ERRORS[lang][code] ?? ERRORS[lang].internal,
   };
 }
 

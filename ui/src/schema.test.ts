@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { describeArguments } from "./schema";
+import { parseExact } from "./exact-json";
+import { describeArguments, enumFields } from "./schema";
 
 describe("argument labels from a tool's input schema", () => {
   it("falls back to the property name and lists arguments the schema does not know", () => {
@@ -53,7 +54,42 @@ describe("argument labels from a tool's input schema", () => {
         },
       },
     };
-    expect(describeArguments({ action: "remove" }, schema)[0].value).toEqual({ kind: "text", text: "删除整行 (remove)" });
+    expect(describeArguments({ action: "remove" }, schema)[0].value).toEqual({ kind: "choice", title: "删除整行", value: "remove" });
+  });
+
+  it("finds an enum's titles through a nullable anyOf wrapping a oneOf, also behind a $ref", () => {
+    const options = { oneOf: [{ const: "add", title: "加入购物车" }, { const: "remove", title: "移出购物车" }] };
+    const schema = {
+      properties: {
+        inline: { anyOf: [options, { type: "null" }], title: "操作" },
+        byRef: { anyOf: [{ $ref: "#/$defs/CartAction" }, { type: "null" }] },
+        flat: { anyOf: [...options.oneOf, { type: "null" }] },
+      },
+      $defs: { CartAction: options },
+    };
+    const rows = describeArguments({ inline: "add", byRef: "remove", flat: "add" }, schema);
+    expect(rows.map((r) => r.value)).toEqual([
+      { kind: "choice", title: "加入购物车", value: "add" },
+      { kind: "choice", title: "移出购物车", value: "remove" },
+      { kind: "choice", title: "加入购物车", value: "add" },
+    ]);
+  });
+
+  it("shows an unknown enum value as it is", () => {
+    const schema = { properties: { action: { oneOf: [{ const: "add", title: "加入购物车" }] } } };
+    expect(describeArguments({ action: "explode" }, schema)[0].value).toEqual({ kind: "text", text: "explode" });
+  });
+
+  it("shows integers named …Fen as yuan, every digit kept, and leaves other numbers alone", () => {
+    const args = parseExact('{"priceFen": 679900, "refundFen": -20000, "hugeFen": 900719925474099312, "oddFen": 1.5, "quantity": 679900, "lines": [{"unitPriceFen": 5}]}');
+    expect(describeArguments(args, {}).map((r) => r.value)).toEqual([
+      { kind: "text", text: "¥6,799.00" },
+      { kind: "text", text: "−¥200.00" },
+      { kind: "text", text: "¥9,007,199,254,740,993.12" },
+      { kind: "text", text: "1.5" },
+      { kind: "text", text: "679900" },
+      { kind: "table", columns: [{ name: "unitPriceFen", label: "unitPriceFen" }], rows: [["¥0.05"]] },
+    ]);
   });
 
   it("shows nested objects and lists of values as text", () => {
@@ -61,6 +97,20 @@ describe("argument labels from a tool's input schema", () => {
     expect(rows.map((r) => r.value)).toEqual([
       { kind: "text", text: "降噪, 无线" },
       { kind: "text", text: '{\n  "min": 1,\n  "max": 2\n}' },
+    ]);
+  });
+
+  it("lists the enum arguments with their titles for the editor, through a nullable anyOf too", () => {
+    const schema = {
+      properties: {
+        skuCode: { type: "string" },
+        action: { title: "操作", anyOf: [{ oneOf: [{ const: "add", title: "加入购物车" }, { const: "remove" }] }, { type: "null" }] },
+        sort: { enum: ["price", 3] },
+      },
+    };
+    expect(enumFields(schema)).toEqual([
+      { name: "action", label: "操作", options: [{ value: "add", title: "加入购物车" }, { value: "remove", title: "remove" }] },
+      { name: "sort", label: "sort", options: [{ value: "price", title: "price" }] },
     ]);
   });
 });

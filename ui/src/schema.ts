@@ -1,8 +1,10 @@
 // Turns a call's arguments and its tool's JSON Schema into labelled rows for
 // the confirmation card: each property's `title` (falling back to its name),
-// enum values with their titles, arrays of objects as small tables.
+// enum values with their titles, amounts in fen (`…Fen`) as yuan, arrays of
+// objects as small tables.
 
 import { ExactNumber, own, stringifyExact, type ExactJson } from "./exact-json";
+import { formatMoney } from "./money";
 import type { JsonValue } from "./protocol";
 
 type JsonObject = { [key in string]?: JsonValue };
@@ -13,6 +15,8 @@ type ArgObject = { [key in string]?: ArgJson };
 
 export type ArgValue =
   | { kind: "text"; text: string }
+  /** An enum value the schema gives a title for. */
+  | { kind: "choice"; title: string; value: string }
   | { kind: "empty" }
   | { kind: "table"; columns: Column[]; rows: string[][] };
 
@@ -52,20 +56,60 @@ export function describeArguments(args: ArgJson, schema: JsonValue): ArgRow[] {
       name,
       label: titleOf(prop) ?? name,
       description: stringField(prop, "description"),
-      value: valueOf(own(args, name), prop, root),
+      value: valueOf(own(args, name), prop, root, name),
     };
   });
 }
 
-function valueOf(value: ArgJson | undefined, prop: JsonObject, root: JsonObject): ArgValue {
+/** A top-level argument whose values are a fixed list, each with its title. */
+export interface EnumField {
+  name: string;
+  label: string;
+  options: Array<{ value: string; title: string }>;
+}
+
+/** The schema's enum arguments (`oneOf`/`anyOf` of consts, or `enum`), for the editor's choices. */
+export function enumFields(schema: JsonValue): EnumField[] {
+  const root = isObject(schema) ? schema : {};
+  const props = propertiesOf(root, root);
+  return Object.keys(props).flatMap((name) => {
+    const prop = resolve(own(props, name), root);
+    const options = enumOptions(prop);
+    return options.length === 0 ? [] : [{ name, label: titleOf(prop) ?? name, options }];
+  });
+}
+
+function enumOptions(prop: JsonObject): EnumField["options"] {
+  const options: EnumField["options"] = [];
+  for (const key of ["oneOf", "anyOf"]) {
+    const list = own(prop, key);
+    if (!Array.isArray(list)) continue;
+    for (const option of list) {
+      if (isObject(option) && typeof option.const === "string") {
+        options.push({ value: option.const, title: stringField(option, "title") ?? stringField(option, "description") ?? option.const });
+      }
+    }
+  }
+  const plain = own(prop, "enum");
+  if (options.length === 0 && Array.isArray(plain)) {
+    for (const value of plain) if (typeof value === "string") options.push({ value, title: value });
+  }
+  return options;
+}
+
+function valueOf(value: ArgJson | undefined, prop: JsonObject, root: JsonObject, name: string): ArgValue {
   if (value === undefined || value === null) return { kind: "empty" };
+  if (typeof value === "string") {
+    const title = enumTitle(prop, value);
+    if (title && title !== value) return { kind: "choice", title, value };
+  }
   if (Array.isArray(value) && value.length > 0 && value.every((v) => isObject(v))) {
     return tableOf(value as ArgObject[], resolve(own(prop, "items"), root), root);
   }
   if (Array.isArray(value) && value.every((v) => !isObject(v) && !Array.isArray(v))) {
     return { kind: "text", text: value.map((v) => scalar(v, {})).join(", ") };
   }
-  return text(value, prop);
+  return text(value, prop, name);
 }
 
 function tableOf(rows: ArgObject[], itemSchema: JsonObject, root: JsonObject): ArgValue {
@@ -81,19 +125,27 @@ function tableOf(rows: ArgObject[], itemSchema: JsonObject, root: JsonObject): A
     rows: rows.map((row) =>
       used.map((name) => {
         const cell = own(row, name);
-        return cell === undefined || cell === null ? "" : scalar(cell, resolve(own(props, name), root));
+        return cell === undefined || cell === null ? "" : scalar(cell, resolve(own(props, name), root), name);
       }),
     ),
   };
 }
 
-function text(value: ArgJson | undefined, prop: JsonObject = {}): ArgValue {
+function text(value: ArgJson | undefined, prop: JsonObject = {}, name = ""): ArgValue {
   if (value === undefined || value === null) return { kind: "empty" };
-  return { kind: "text", text: scalar(value, prop) };
+  return { kind: "text", text: scalar(value, prop, name) };
 }
 
-/** A value as text; an enum value gets its title (`加入 (add)`) when the schema has one. */
-function scalar(value: ArgJson, prop: JsonObject): string {
+/**
+ * A value as text; an enum value gets its title (`加入 (add)`) when the
+ * schema has one, and an integer named `…Fen` is shown as yuan (the shop's
+ * convention; the raw JSON keeps the number).
+ */
+function scalar(value: ArgJson, prop: JsonObject, name = ""): string {
+  if (name.endsWith("Fen")) {
+    const money = formatMoney(value);
+    if (money !== null) return money;
+  }
   if (typeof value === "string") {
     const title = enumTitle(prop, value);
     return title && title !== value ? `${title} (${value})` : value;

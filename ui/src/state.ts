@@ -93,9 +93,10 @@ export class ChatLog {
       case "tool_call_finished":
         return this.upsertCall(event.call);
       case "confirmation_requested": {
+        const card = this.keepDecided(event.card);
         // Chips first ("awaiting you"), then the card with the details.
-        const chips = event.card.calls.flatMap((call) => this.upsertCall(viewOf(call, event.card.reply_id)));
-        return [...chips, this.addCard(event.card)];
+        const chips = card.calls.flatMap((call) => this.upsertCall(viewOf(call, card.reply_id)));
+        return [...chips, this.addCard(card)];
       }
       case "call_status_changed":
         return this.setStatus(event.call_id, event.status);
@@ -145,6 +146,20 @@ export class ChatLog {
   private stopNotice(reason: StopReason): Entry[] {
     if (reason.type === "completed" || reason.type === "awaiting_confirmation") return [];
     return [this.notice({ type: "stopped", reason })];
+  }
+
+  /**
+   * A card sent again (same reply_id: its preview changed) keeps the
+   * decisions the core already accepted: a call decided here is not asked
+   * again because the resent card still says "asking".
+   */
+  private keepDecided(incoming: ConfirmationCard): ConfirmationCard {
+    const card = structuredClone(incoming);
+    for (const call of card.calls) {
+      const known = this.cardCall(call.call_id)?.status;
+      if (call.status === "asking" && known !== undefined && known !== "asking") call.status = known;
+    }
+    return card;
   }
 
   private addCard(incoming: ConfirmationCard): Entry {

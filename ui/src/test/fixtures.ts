@@ -1,12 +1,19 @@
 // Cards and calls shaped like the shop's (schemars schemas with titles).
 
-import type { CardCall, ConfirmationCard, DefinitionChange, JsonValue } from "../protocol";
+import type { CallPreview, CardCall, ConfirmationCard, DefinitionChange, JsonValue } from "../protocol";
 
 export const UPDATE_CART_SCHEMA: JsonValue = {
   type: "object",
   properties: {
     skuCode: { type: "string", title: "商品编码", description: "商品编码（SKU）" },
-    action: { type: "string", title: "操作", enum: ["add", "decrease", "remove"] },
+    action: {
+      title: "操作",
+      oneOf: [
+        { const: "add", title: "加入购物车", type: "string" },
+        { const: "decrease", title: "减少数量", type: "string" },
+        { const: "remove", title: "移出购物车", type: "string" },
+      ],
+    },
     quantity: { type: ["integer", "null"], title: "数量", minimum: 1, maximum: 99 },
   },
   required: ["skuCode", "action"],
@@ -29,6 +36,7 @@ export const CREATE_ORDER_SCHEMA: JsonValue = {
     },
     couponCode: { type: ["string", "null"], title: "优惠券" },
     receiverName: { type: ["string", "null"], title: "收货人" },
+    receiverPhone: { type: ["string", "null"], title: "手机号" },
     receiverAddress: { type: ["string", "null"], title: "收货地址" },
   },
   required: ["items"],
@@ -55,14 +63,92 @@ export function cardCall(overrides: Partial<CardCall> & Pick<CardCall, "call_id"
     arguments_text: JSON.stringify(args),
     input_schema: UPDATE_CART_SCHEMA,
     destructive: false,
+    trusted: true,
+    declares_read_only: false,
     definition_changed: false,
     status: "asking",
+    preview: null,
     ...overrides,
   };
 }
 
+/** The seed purchase: one iPhone 17 with the shop's ¥300 coupon, as preview_create_order computes it. */
+export const IPHONE_ORDER_PREVIEW: CallPreview = {
+  tool: "shop__preview_create_order",
+  computed_at: Date.UTC(2025, 0, 1, 8, 0),
+  outcome: {
+    type: "computed",
+    content: {
+      summary: "提交订单：1 件商品，应付 ¥6,499.00",
+      lines: [
+        {
+          name: "iPhone 17",
+          spec: "256GB 黑色",
+          code: "MG6W4CH/A",
+          unitPriceFen: 679900,
+          quantity: 1,
+          subtotalFen: 679900,
+          stockLeft: 9,
+        },
+      ],
+      totals: [
+        { kind: "goods", label: "商品金额", amountFen: 679900 },
+        { kind: "discount", label: "店铺满减券（SHOP-5000-300）", amountFen: -30000 },
+        { kind: "pay", label: "应付", amountFen: 649900 },
+      ],
+      address: {
+        receiverName: "张明",
+        receiverPhone: "13800138000",
+        receiverAddress: "上海市浦东新区张江镇科苑路 88 号 3 号楼 501 室",
+      },
+      warnings: [],
+    },
+  },
+};
+
+/** update_cart_item adding a second AirPods 5, as preview_update_cart_item computes it. */
+export const AIRPODS_CART_PREVIEW: CallPreview = {
+  tool: "shop__preview_update_cart_item",
+  computed_at: Date.UTC(2025, 0, 1, 8, 0),
+  outcome: {
+    type: "computed",
+    content: {
+      summary: "加入购物车：AirPods 5 ×1，购物车中 1 → 2 件",
+      lines: [
+        {
+          name: "AirPods 5",
+          spec: "USB-C 充电盒",
+          code: "MKFW4CH/A",
+          unitPriceFen: 99900,
+          quantity: 2,
+          quantityBefore: 1,
+          subtotalFen: 199800,
+          stockLeft: 124,
+        },
+      ],
+      totals: [{ kind: "cart", label: "购物车可下单合计", amountFen: 879700 }],
+      warnings: [],
+    },
+  },
+};
+
+/** create_order of the seed purchase, with its preview. */
 export const CREATE_ORDER_CALL = cardCall({
   call_id: "call-order",
+  qualified_name: "shop__create_order",
+  tool: "create_order",
+  title: "提交订单",
+  arguments: {
+    items: [{ skuCode: "MG6W4CH/A", quantity: 1 }],
+    couponCode: "SHOP-5000-300",
+  },
+  input_schema: CREATE_ORDER_SCHEMA,
+  preview: IPHONE_ORDER_PREVIEW,
+});
+
+/** A create_order of two lines without a preview, as before previews. */
+export const PLAIN_ORDER_CALL = cardCall({
+  call_id: "call-plain-order",
   qualified_name: "shop__create_order",
   tool: "create_order",
   title: "提交订单",

@@ -147,6 +147,7 @@ describe("the audit log", () => {
         reason: XSS_IMG,
         old_definition_hash: null,
         new_definition_hash: null,
+        preview: null,
       },
       {
         id: 2,
@@ -160,6 +161,7 @@ describe("the audit log", () => {
         reason: null,
         old_definition_hash: null,
         new_definition_hash: null,
+        preview: null,
       },
     ];
     await start();
@@ -169,7 +171,7 @@ describe("the audit log", () => {
     const rows = [...root.querySelectorAll<HTMLElement>('[data-testid="audit-row"]')];
     expect(rows.map((r) => r.dataset.decision)).toEqual(["policy_allowed", "user_denied"]);
     const cells = [...rows[1].querySelectorAll("td")].map((td) => td.textContent);
-    expect(cells.slice(1)).toEqual(["买耳机", "shop · cancel_order", "你已拒绝", XSS_IMG, "0123456789ab"]);
+    expect(cells.slice(1)).toEqual(["买耳机", "shop · cancel_order", "你已拒绝", "", XSS_IMG, "0123456789ab"]);
     expect(rows[0].querySelectorAll("td")[1].textContent).toBe("gone-ses");
     expect(root.querySelector("img")).toBeNull();
     app.stop();

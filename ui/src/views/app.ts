@@ -2,7 +2,6 @@
 // and one page (chat, audit log, settings, or the first-run screen).
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, h } from "../dom";
 import { createI18n, loadLang, saveLang, type I18n, type Lang } from "../i18n";
 import type { EventEnvelope, SessionInfo } from "../protocol";
@@ -14,6 +13,7 @@ import { ChatView } from "./chat";
 import { firstRunView } from "./firstrun";
 import { settingsView } from "./settings";
 import { Sidebar } from "./sidebar";
+import { PageMessage, failureText } from "./error-text";
 
 export interface AppDeps {
   api: Api;
@@ -50,7 +50,7 @@ export class App {
     try {
       this.unlisten = await api.onAgentEvent((envelope) => this.onEvent(envelope));
     } catch (error) {
-      this.chat.showError(toErrorInfo(error).message);
+      this.chat.showError(error);
     }
     await this.sidebar.refresh();
     const latest = this.sidebar.all[0];
@@ -59,7 +59,7 @@ export class App {
     markInteractiveAfterPaint();
     const check = await api.checkModel().catch((error: unknown) => ({
       state: "unreachable" as const,
-      message: toErrorInfo(error).message,
+      message: failureText(error, this.i18n),
     }));
     if (check.state !== "ok") {
       const firstRun = firstRunView({ api, i18n: this.i18n, check, onDone: () => this.show("chat") });
@@ -162,7 +162,7 @@ export class App {
     } catch (error) {
       if (token !== this.openToken) return;
       this.chat.load(null);
-      this.chat.showError(toErrorInfo(error).message);
+      this.chat.showError(error);
     }
     if (switchToChat && this.page !== "chat") this.show("chat");
   }
@@ -171,7 +171,7 @@ export class App {
     const open = this.chat.sessionId;
     if (open) return open;
     const session = await this.sidebar.create();
-    if (!session) throw { code: "internal", message: this.i18n.t("chat.noSession") };
+    if (!session) throw new PageMessage(this.i18n.t("chat.noSession"));
     return session.id;
   }
 

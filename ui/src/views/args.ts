@@ -24,6 +24,9 @@ function valueNode(value: ArgValue, i18n: I18n): Node {
       return h("span", { class: "args-empty", text: i18n.t("card.empty") });
     case "text":
       return h("span", { class: "args-text", text: value.text });
+    case "choice":
+      // The title reads as words; the value sent stays visible, small.
+      return h("span", { class: "args-choice" }, value.title, " ", h("small", { class: "args-raw", text: `(${value.value})` }));
     case "table":
       return h(
         "table",

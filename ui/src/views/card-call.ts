@@ -1,13 +1,15 @@
-// One call on a confirmation card: what will be sent (labelled arguments,
-// raw JSON on demand, an argument editor) and its approve / deny controls.
-// It decides nothing itself: its buttons hand a decision to the card.
+// One call on a confirmation card: what it would do (its server's preview,
+// when it has one), what will be sent (labelled arguments, raw JSON on
+// demand, an argument editor) and its approve / deny controls. It decides
+// nothing itself: its buttons hand a decision to the card.
 
 import { button, disclosure, h, replace } from "../dom";
-import { ExactNumber, parseExact, stringifyExact, type ExactJson } from "../exact-json";
+import { parseExact, stringifyExact, type ExactJson } from "../exact-json";
 import type { I18n } from "../i18n";
-import type { CallDecision, CallStatus, CardCall, Decision, JsonValue } from "../protocol";
-import { isObject } from "../schema";
+import type { CallDecision, CallStatus, CardCall, Decision } from "../protocol";
 import { argumentList } from "./args";
+import { Editor } from "./card-editor";
+import { previewView } from "./card-preview";
 
 export interface CallHost {
   i18n: I18n;
@@ -36,6 +38,10 @@ export class CardCallView {
   private readonly status = h("span", { class: "status-badge" });
   private readonly argsSlot = h("div", { class: "card-args" });
   private readonly rawJson = h("pre", { class: "raw-json" });
+  private readonly previewSlot = h("div", { class: "card-preview" });
+  private readonly detailsSlot = h("div", { class: "card-details" });
+  private readonly rawDisclosure: HTMLDetailsElement;
+  private readonly argsDisclosure: HTMLDetailsElement;
   private readonly actions = h("div", { class: "card-actions" });
   private readonly reason: HTMLInputElement;
   private readonly buttons: HTMLButtonElement[] = [];
@@ -46,6 +52,8 @@ export class CardCallView {
     this.host = host;
     const { t } = host.i18n;
     const name = this.title();
+    this.rawDisclosure = disclosure(t("card.rawJson"), [this.rawJson], { class: "raw-json-disclosure", attrs: { "data-testid": "raw-json" } });
+    this.argsDisclosure = disclosure(t("card.arguments"), [], { class: "args-disclosure", attrs: { "data-testid": "arguments" } });
     this.reason = h("input", {
       class: "deny-reason",
       attrs: {
@@ -86,6 +94,9 @@ export class CardCallView {
     this.buttons.push(approve, deny, edit);
     this.actions.append(this.reason, deny, edit, approve);
 
+    // An untrusted server's "I only read" is not believed: the call is
+    // marked for that, not as destructive, whose flag only reflects doubt.
+    const claimsReadOnly = !call.trusted && call.declares_read_only;
     this.el = h(
       "li",
       {
@@ -96,20 +107,29 @@ export class CardCallView {
         "div",
         { class: "card-call-head" },
         h("h3", { class: "card-call-title", text: name, attrs: { title: call.qualified_name } }),
-        call.destructive && h("span", { class: "badge badge-destructive", text: t("card.destructive") }),
+        call.destructive && !claimsReadOnly && h("span", { class: "badge badge-destructive", text: t("card.destructive") }),
+        !call.trusted &&
+          h("span", {
+            class: "badge badge-unverified",
+            text: t("card.unverified"),
+            attrs: { title: t("card.unverifiedHelp"), "data-testid": "unverified" },
+          }),
         h("span", { class: "card-server", text: t("card.server", { server: call.server }) }),
         this.status,
       ),
+      claimsReadOnly && h("p", { class: "card-unverified-note", text: t("card.unverifiedReadOnly"), attrs: { role: "note" } }),
       call.definition_changed &&
         h("p", { class: "card-warning", text: t("card.definitionChanged"), attrs: { role: "note" } }),
       call.definition_changed && host.definitionChange?.(call.qualified_name),
-      this.argsSlot,
-      disclosure(t("card.rawJson"), [this.rawJson], { class: "raw-json-disclosure", attrs: { "data-testid": "raw-json" } }),
+      this.previewSlot,
+      this.detailsSlot,
       this.actions,
     );
-    this.el.classList.toggle("card-call-destructive", call.destructive);
+    this.el.classList.toggle("card-call-destructive", call.destructive && !claimsReadOnly);
+    this.el.classList.toggle("card-call-unverified", !call.trusted);
     this.el.classList.toggle("card-call-changed", call.definition_changed);
     this.renderArguments();
+    this.renderPreview();
     this.update(call);
   }
 
@@ -121,7 +141,17 @@ export class CardCallView {
     return this.call.status === "asking";
   }
 
+  /** The call as the core sends it again (same card): a new preview, or edited arguments proposed. */
   update(call: CardCall): void {
+    const argumentsChanged = call.arguments_text !== this.call.arguments_text;
+    const previewChanged = JSON.stringify(call.preview) !== JSON.stringify(this.call.preview);
+    this.call = { ...call, status: this.call.status };
+    if (argumentsChanged) {
+      // What the editor was editing is now what the card proposes.
+      this.closeEditor();
+      this.renderArguments();
+    }
+    if (previewChanged) this.renderPreview();
     this.setStatus(call.status);
   }
 
@@ -181,12 +211,26 @@ export class CardCallView {
     this.rawJson.textContent = stringifyExact(exact);
   }
 
+  /** With a preview, the shopper's view leads and the arguments are one click away. */
+  private renderPreview(): void {
+    const preview = this.call.preview;
+    this.el.classList.toggle("card-call-previewed", preview !== null);
+    if (preview === null) {
+      replace(this.previewSlot);
+      replace(this.detailsSlot, this.argsSlot, this.rawDisclosure);
+      return;
+    }
+    replace(this.previewSlot, previewView(preview, this.host.i18n));
+    this.argsDisclosure.append(this.argsSlot, this.rawDisclosure);
+    replace(this.detailsSlot, this.argsDisclosure);
+  }
+
   private openEditor(): void {
     if (this.editor) {
       this.editor.focus();
       return;
     }
-    this.editor = new Editor(exactArguments(this.call), this.host.i18n, {
+    this.editor = new Editor(exactArguments(this.call), this.call.input_schema, this.host.i18n, {
       approve: (args) => this.host.decide([{ call_id: this.call.call_id, decision: { type: "approve_edited", arguments: args } }]),
       cancel: () => this.closeEditor(),
     });
@@ -203,96 +247,4 @@ export class CardCallView {
     this.actions.hidden = !this.asking;
     if (hadFocus && this.asking) this.buttons[2].focus();
   }
-}
-
-/** Edits the arguments as JSON text, parsed locally before anything is sent. */
-class Editor {
-  readonly el: HTMLElement;
-  private readonly textarea: HTMLTextAreaElement;
-  private readonly error = h("p", { class: "field-error", attrs: { role: "alert", "data-testid": "edit-error" } });
-  private readonly approveButton: HTMLButtonElement;
-  private readonly cancelButton: HTMLButtonElement;
-  private parsed: JsonValue | null = null;
-  private readonly i18n: I18n;
-
-  constructor(
-    args: ExactJson,
-    i18n: I18n,
-    on: { approve(args: JsonValue): void; cancel(): void },
-  ) {
-    this.i18n = i18n;
-    const id = `editor-${Math.random().toString(36).slice(2)}`;
-    this.textarea = h("textarea", {
-      class: "json-editor",
-      text: stringifyExact(args),
-      attrs: { id, rows: 8, spellcheck: "false", "data-testid": "arguments-editor" },
-      on: {
-        input: () => this.validate(),
-        keydown: (event) => {
-          if (event.key === "Escape") {
-            event.preventDefault();
-            event.stopPropagation();
-            on.cancel();
-          }
-        },
-      },
-    });
-    this.approveButton = button(
-      i18n.t("card.approveEdited"),
-      () => {
-        if (this.parsed !== null) on.approve(this.parsed);
-      },
-      { class: "btn btn-suggested", testid: "approve-edited" },
-    );
-    this.cancelButton = button(i18n.t("card.cancelEdit"), () => on.cancel(), { class: "btn", testid: "cancel-edit" });
-    this.el = h(
-      "div",
-      { class: "card-editor" },
-      h("label", { text: i18n.t("card.editLabel"), attrs: { for: id } }),
-      this.textarea,
-      this.error,
-      h("div", { class: "card-actions" }, this.cancelButton, this.approveButton),
-    );
-    this.validate();
-  }
-
-  focus(): void {
-    this.textarea.focus();
-  }
-
-  setBusy(busy: boolean): void {
-    this.textarea.readOnly = busy;
-    this.cancelButton.disabled = busy;
-    this.approveButton.disabled = busy || this.parsed === null;
-  }
-
-  private validate(): void {
-    let message = "";
-    this.parsed = null;
-    try {
-      // An edit is sent as JavaScript values: a number they cannot hold
-      // exactly is refused rather than sent changed.
-      const inexact = inexactNumber(parseExact(this.textarea.value));
-      const value = JSON.parse(this.textarea.value) as JsonValue;
-      if (inexact) message = this.i18n.t("card.inexactNumber", { number: inexact.text });
-      else if (isObject(value)) this.parsed = value;
-      else message = this.i18n.t("card.notObject");
-    } catch (error) {
-      message = this.i18n.t("card.invalidJson", { message: error instanceof Error ? error.message : String(error) });
-    }
-    this.error.textContent = message;
-    this.error.hidden = message === "";
-    this.textarea.setAttribute("aria-invalid", String(message !== ""));
-    this.approveButton.disabled = this.parsed === null;
-  }
-}
-
-function inexactNumber(value: ExactJson): ExactNumber | null {
-  if (value instanceof ExactNumber) return value.fitsNumber ? null : value;
-  if (value === null || typeof value !== "object") return null;
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    const found = item === undefined ? null : inexactNumber(item);
-    if (found) return found;
-  }
-  return null;
 }

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createI18n } from "../i18n";
 import type { CallStatus, ConfirmationCard } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
-import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, NOTES_CHANGE, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, PLAIN_ORDER_CALL, NOTES_CHANGE, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
 import { confirmationCard, type CardView } from "./card";
 
 const i18n = createI18n("zh-CN");
@@ -40,13 +40,13 @@ describe("the confirmation card shows exactly what will be sent", () => {
     const labels = view.qa("dt").map((dt) => dt.textContent);
     expect(labels).toEqual(["商品编码", "操作", "数量"]);
     const values = view.qa("dd").map((dd) => dd.textContent);
-    expect(values).toEqual(["MG6W4CH/A", "add", "2"]);
+    expect(values).toEqual(["MG6W4CH/A", "加入购物车 (add)", "2"]);
     expect(view.q("h3").textContent).toBe("加入/修改购物车");
     expect(view.q(".card-server").textContent).toContain("shop");
   });
 
   it("shows create_order items as a table with the item schema's titles", () => {
-    const view = mount(card([CREATE_ORDER_CALL]));
+    const view = mount(card([PLAIN_ORDER_CALL]));
     const table = view.q("table.args-table");
     expect([...table.querySelectorAll("th")].map((th) => th.textContent)).toEqual(["商品编码", "数量"]);
     expect([...table.querySelectorAll("tbody tr")].map((tr) => tr.textContent)).toEqual(["MG6W4CH/A1", "MX2D3CH/A2"]);
@@ -54,10 +54,10 @@ describe("the confirmation card shows exactly what will be sent", () => {
   });
 
   it("shows the raw JSON in a disclosure", () => {
-    const view = mount(card([CREATE_ORDER_CALL]));
+    const view = mount(card([PLAIN_ORDER_CALL]));
     const raw = view.q<HTMLDetailsElement>('[data-testid="raw-json"]');
     expect(raw.open).toBe(false);
-    expect(JSON.parse(raw.querySelector("pre")?.textContent ?? "")).toEqual(CREATE_ORDER_CALL.arguments);
+    expect(JSON.parse(raw.querySelector("pre")?.textContent ?? "")).toEqual(PLAIN_ORDER_CALL.arguments);
   });
 
   it("marks a destructive call and warns about a changed definition", () => {
@@ -67,6 +67,24 @@ describe("the confirmation card shows exactly what will be sent", () => {
     expect(cancel.querySelector(".badge-destructive")?.textContent).toBe("不可撤销");
     expect(view.q(byId("c2")).querySelector(".badge-destructive")).toBeNull();
     expect(view.q(byId("c2")).querySelector('[role="note"]')?.textContent).toContain("定义");
+  });
+
+  it("marks a call that claims to only read, from an untrusted server, as unverified instead of destructive", () => {
+    const view = mount(card([cardCall({ call_id: "c1", server: "notes", trusted: false, declares_read_only: true, destructive: true })]));
+    const call = view.q(byId("c1"));
+    expect(call.querySelector('[data-testid="unverified"]')?.textContent).toBe("未验证的服务器");
+    expect(call.querySelector(".badge-destructive")).toBeNull();
+    expect(call.classList.contains("card-call-destructive")).toBe(false);
+    expect(call.querySelector(".card-unverified-note")?.textContent).toBe("它声称只读取数据，但它的服务器未被信任，所以仍需你确认。");
+  });
+
+  it("marks other untrusted calls as unverified beside what they show today", () => {
+    const view = mount(card([cardCall({ call_id: "c1", trusted: false, destructive: true }), cardCall({ call_id: "c2" })]));
+    const untrusted = view.q(byId("c1"));
+    expect(untrusted.querySelector(".badge-destructive")?.textContent).toBe("不可撤销");
+    expect(untrusted.querySelector('[data-testid="unverified"]')?.textContent).toBe("未验证的服务器");
+    expect(untrusted.querySelector(".card-unverified-note")).toBeNull();
+    expect(view.q(byId("c2")).querySelector('[data-testid="unverified"]')).toBeNull();
   });
 
   it("renders product text with markup as literal text", () => {
@@ -203,8 +221,8 @@ describe("deciding on the card", () => {
     expect(view.q(byId("call-order")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!.disabled).toBe(false);
   });
 
-  it("a refused decision shows the backend's message on the card and re-enables it", async () => {
-    api.failNext = { code: "already_decided", message: "这个调用已经决定过了" };
+  it("a refused decision says why in the user's language and re-enables the card", async () => {
+    api.failNext = { code: "already_decided", message: "call a was already decided" };
     const view = mount(card([cardCall({ call_id: "a" })]));
     const approve = view.q<HTMLButtonElement>('[data-testid="approve"]');
     approve.focus();
@@ -213,7 +231,8 @@ describe("deciding on the card", () => {
     expect(document.activeElement).toBe(approve);
     const error = view.q('[data-testid="card-error"]');
     expect(error.hidden).toBe(false);
-    expect(error.textContent).toBe("这个调用已经决定过了");
+    expect(error.textContent).toBe("这个操作已经决定过了。");
+    expect(error.title).toContain("call a was already decided");
     expect(approve.disabled).toBe(false);
     expect(view.q(byId("a")).dataset.status).toBe("asking");
     expect(accepted).toEqual([]);
@@ -249,7 +268,27 @@ describe("editing arguments before approving", () => {
       { call_id: "a", decision: { type: "approve_edited", arguments: { skuCode: "MG6W4CH/A", action: "add", quantity: 1 } } },
     ]);
     // The card now shows what was sent.
-    expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "add", "1"]);
+    expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车 (add)", "1"]);
+  });
+
+  it("offers an enum argument's values by their titles and writes the chosen one into the JSON", async () => {
+    const view = mount(card([cardCall({ call_id: "a" })]));
+    click(view.q('[data-testid="edit-arguments"]'));
+    const choice = view.q<HTMLSelectElement>('[data-testid="choice-action"]');
+    expect([...choice.options].map((o) => o.textContent)).toEqual(["—", "加入购物车 (add)", "减少数量 (decrease)", "移出购物车 (remove)"]);
+    expect(choice.value).toBe("add");
+    choice.value = "remove";
+    choice.dispatchEvent(new Event("change"));
+    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+    expect(JSON.parse(editor.value)).toEqual({ skuCode: "MG6W4CH/A", action: "remove", quantity: 2 });
+    // The text leads: a value typed there shows in the select, broken text turns it off.
+    editor.value = '{"skuCode": "MG6W4CH/A", "action": "decrease", "quantity": 1}';
+    editor.dispatchEvent(new Event("input"));
+    expect(choice.value).toBe("decrease");
+    editor.value = "{";
+    editor.dispatchEvent(new Event("input"));
+    expect(choice.disabled).toBe(true);
+    expect(api.of("respond_confirmation")).toEqual([]);
   });
 
   it("refuses text that is not a JSON object before sending anything", async () => {
@@ -277,7 +316,8 @@ describe("editing arguments before approving", () => {
     editor.dispatchEvent(new Event("input"));
     click(view.q('[data-testid="approve-edited"]'));
     await settle();
-    expect(view.q('[data-testid="card-error"]').textContent).toBe("quantity: 0 is less than the minimum of 1");
+    expect(view.q('[data-testid="card-error"]').textContent).toBe("修改后的参数不符合此工具的要求。");
+    expect(view.q('[data-testid="card-error"]').title).toContain("quantity: 0 is less than the minimum of 1");
     expect(view.el.querySelector('[data-testid="arguments-editor"]')).not.toBeNull();
     expect(view.q(byId("a")).dataset.status).toBe("asking");
   });
@@ -368,7 +408,7 @@ describe("a call whose tool's definition changed", () => {
     api.failNext = { code: "definition_changed_again", message: "changed again" };
     click(view.q('[data-testid="accept-definition"]'));
     await settle();
-    expect(view.q('[data-testid="definition-change"] [role="alert"]').textContent).toBe("changed again");
+    expect(view.q('[data-testid="definition-change"] [role="alert"]').textContent).toBe("工具的定义又变化了，请重新查看后再接受。");
     expect(view.q<HTMLButtonElement>('[data-testid="accept-definition"]').disabled).toBe(false);
   });
 });

@@ -6,15 +6,18 @@
 // the card pending until every asking call is decided. While a request is in
 // flight the whole card is disabled, so a double click sends once; a call is
 // shown as approved or denied only after the backend accepted the decision.
-// A refused decision shows the backend's message on the card.
+// A refused decision says why on the card, in the user's language. When
+// what a call would do changed (`preview_changed`), the core sends the card
+// again with the same reply_id before refusing: `update` shows the new
+// preview in place and the buttons come back for a fresh decision.
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, formatTime, h } from "../dom";
 import type { I18n } from "../i18n";
 import type { CallDecision, CallStatus, ConfirmationCard } from "../protocol";
 import { CardCallView } from "./card-call";
 import { definitionChangePanel } from "./definition-change";
+import { showFailure } from "./error-text";
 
 export interface CardDeps {
   api: Api;
@@ -45,21 +48,20 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     const focused = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     const hadFocus = focused !== null && el.contains(focused);
     setBusy(true);
-    error.hidden = true;
-    error.textContent = "";
+    showFailure(error, null, deps.i18n);
     let accepted = false;
     try {
       await deps.api.respondConfirmation(card.session_id, card.reply_id, decisions);
       accepted = true;
     } catch (failure) {
-      error.textContent = toErrorInfo(failure).message;
-      error.hidden = false;
+      showFailure(error, failure, deps.i18n);
     } finally {
       setBusy(false);
     }
     if (!accepted) {
-      // Disabling took focus away from the control that was used: give it back.
-      if (hadFocus && focused?.isConnected) focused.focus();
+      // Disabling took focus away from the control that was used: give it
+      // back, or to the card when a resent card replaced it (the editor).
+      if (hadFocus) (focused?.isConnected ? focused : el).focus();
       return;
     }
     const statuses = decisions.map((d): { callId: string; status: CallStatus } => ({

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
-import type { AgentEvent, ToolCallView, Transcript } from "../protocol";
+import type { AgentEvent, CardCall, ToolCallView, Transcript } from "../protocol";
 import { renderMarkdown } from "../markdown";
 import { ChatLog } from "../state";
 import { FakeApi, settle } from "../test/fake-api";
-import { CANCEL_ORDER_CALL, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
 import { randomSplit, seeded } from "../test/markdown-samples";
 import { ChatView } from "./chat";
 
@@ -152,6 +152,66 @@ describe("cards in the chat", () => {
     expect(one("tool-chip").dataset.status).toBe("succeeded");
   });
 
+  it("a changed preview replaces the card in place, keeps accepted decisions and asks again", async () => {
+    const first = card([cardCall({ call_id: "a" }), CREATE_ORDER_CALL]);
+    emit({ type: "confirmation_requested", card: first });
+    emit({ type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } });
+    const call = (id: string) => chat.el.querySelector<HTMLElement>(`[data-testid="card-call"][data-call-id="${id}"]`)!;
+    call("a").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.click();
+    await settle();
+    expect(call("a").dataset.status).toBe("approved");
+
+    // Approving the order: the core finds the price changed, sends the card
+    // again (same reply_id, its own stale view of "a"), then refuses.
+    api.hold = true;
+    call("call-order").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.click();
+    await settle();
+    const content = structuredClone(IPHONE_ORDER_PREVIEW.outcome.type === "computed" ? IPHONE_ORDER_PREVIEW.outcome.content : null) as {
+      summary: string;
+      lines: Array<{ unitPriceFen: number }>;
+    };
+    content.summary = "提交订单：1 件商品，应付 ¥6,699.00";
+    content.lines[0].unitPriceFen = 699900;
+    const revised: CardCall = { ...CREATE_ORDER_CALL, preview: { ...IPHONE_ORDER_PREVIEW, outcome: { type: "computed", content } } };
+    emit({ type: "confirmation_requested", card: { ...first, calls: [first.calls[0], revised] } });
+    api.failNext = { code: "preview_changed", message: "what call call-order would do changed since its card was shown" };
+    api.release();
+    await settle();
+
+    expect(all("confirmation-card")).toHaveLength(1);
+    expect(call("a").dataset.status).toBe("approved");
+    expect(all("tool-chip").find((chip) => chip.textContent?.includes("加入/修改购物车"))?.dataset.status).toBe("approved");
+    expect(call("call-order").dataset.status).toBe("asking");
+    expect(call("call-order").querySelector('[data-testid="preview-summary"]')?.textContent).toBe("提交订单：1 件商品，应付 ¥6,699.00");
+    expect(call("call-order").querySelector(".preview-lines td:nth-child(2)")?.textContent).toBe("¥6,999.00");
+    const error = one("card-error");
+    expect(error.hidden).toBe(false);
+    expect(error.textContent).toBe("价格、库存或金额已变化，请查看新的预览后重新决定。");
+    expect(error.dataset.code).toBe("preview_changed");
+    expect(call("call-order").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.disabled).toBe(false);
+    expect(call("a").querySelector('[data-testid="approve"]')?.closest<HTMLElement>(".card-actions")?.hidden).toBe(true);
+  });
+
+  it("edited arguments proposed again replace the card's arguments and close the editor", async () => {
+    const first = card([cardCall({ call_id: "a" })]);
+    emit({ type: "confirmation_requested", card: first });
+    one("edit-arguments").click();
+    const edited = { skuCode: "MG6W4CH/A", action: "add", quantity: 3 };
+    emit({
+      type: "confirmation_requested",
+      card: { ...first, calls: [{ ...first.calls[0], arguments: edited, arguments_text: JSON.stringify(edited) }] },
+    });
+    expect(chat.el.querySelector('[data-testid="arguments-editor"]')).toBeNull();
+    expect([...chat.el.querySelectorAll(".card-args dd")].map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车 (add)", "3"]);
+  });
+
+  it("shows a run's error in Chinese, with the core's words as detail", () => {
+    emit({ type: "error", error: { code: "model", message: "model request failed: 401 Unauthorized" } });
+    const notice = one("notice");
+    expect(notice.textContent).toBe("模型服务出错了，请检查模型设置或稍后再试。");
+    expect(notice.title).toContain("401 Unauthorized");
+  });
+
   it("a reopened transcript with a pending card shows the card, ready to decide", async () => {
     const pending = card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL], "reply-9");
     const transcript: Transcript = {
@@ -227,7 +287,7 @@ describe("the composer", () => {
     await settle();
     expect(all("message-user")).toHaveLength(0);
     expect(one<HTMLTextAreaElement>("composer-input").value).toBe("再来一个");
-    expect(chat.el.querySelector(".composer-error")?.textContent).toBe("助手还在处理上一条消息");
+    expect(chat.el.querySelector(".composer-error")?.textContent).toBe("助手还在处理上一条消息，请稍候或先停止。");
   });
 
   it("warns that a new message drops a pending card, and offers stop while running", async () => {

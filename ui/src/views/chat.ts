@@ -3,7 +3,6 @@
 // a ChatLog and updates only the entries that changed.
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { h } from "../dom";
 import type { I18n } from "../i18n";
 import type { EventEnvelope } from "../protocol";
@@ -75,8 +74,8 @@ export class ChatView {
     this.scrollToEnd(nearEnd);
   }
 
-  showError(message: string): void {
-    this.composer.showError(message);
+  showError(failure: unknown): void {
+    this.composer.showError(failure);
   }
 
   focusComposer(): void {
@@ -88,7 +87,7 @@ export class ChatView {
     try {
       sessionId = await this.deps.ensureSession();
     } catch (error) {
-      this.composer.showError(toErrorInfo(error).message);
+      this.composer.showError(error);
       return false;
     }
     const log = this.log;
@@ -105,7 +104,7 @@ export class ChatView {
       this.views.get(entry.key)?.el.remove();
       this.views.delete(entry.key);
       this.refresh();
-      this.composer.showError(toErrorInfo(error).message);
+      this.composer.showError(error);
       return false;
     }
   }
@@ -113,7 +112,7 @@ export class ChatView {
   private stop(): void {
     const sessionId = this.log?.sessionId;
     if (!sessionId) return;
-    this.deps.api.cancelRun(sessionId).catch((error: unknown) => this.composer.showError(toErrorInfo(error).message));
+    this.deps.api.cancelRun(sessionId).catch((error: unknown) => this.composer.showError(error));
   }
 
   private render(entry: Entry): void {

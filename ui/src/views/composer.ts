@@ -3,6 +3,7 @@
 
 import { button, h } from "../dom";
 import type { I18n } from "../i18n";
+import { showFailure } from "./error-text";
 
 export interface ComposerHooks {
   /** Sends `text`; resolves to false when it was not sent (the text stays). */
@@ -14,7 +15,8 @@ export interface Composer {
   el: HTMLElement;
   setRunning(running: boolean): void;
   setHint(pendingCard: boolean): void;
-  showError(message: string | null): void;
+  /** What went wrong, in the user's language; null clears it. */
+  showError(failure: unknown): void;
   focus(): void;
 }
 
@@ -66,9 +68,8 @@ export function composer(i18n: I18n, hooks: ComposerHooks): Composer {
     }
   }
 
-  function showError(message: string | null): void {
-    error.textContent = message ?? "";
-    error.hidden = message === null;
+  function showError(failure: unknown): void {
+    showFailure(error, failure, i18n);
   }
 
   refresh();

@@ -4,10 +4,10 @@
 // this view only shows its answer and sends the hash of what it showed.
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, h, prettyJson, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { DefinitionChange, DefinitionField, ToolDefinitionView } from "../protocol";
+import { errorDetail, failureText, showFailure } from "./error-text";
 
 export interface DefinitionChangeDeps {
   api: Api;
@@ -35,7 +35,7 @@ export function definitionChangePanel(qualifiedName: string, deps: DefinitionCha
       if (change === null) accepted();
       else replace(panel, ...changeView(change, deps, accepted));
     },
-    (error: unknown) => replace(panel, h("p", { class: "field-error", attrs: { role: "alert" }, text: t("definition.unavailable", { message: toErrorInfo(error).message }) })),
+    (error: unknown) => replace(panel, h("p", { class: "field-error", attrs: { role: "alert", title: errorDetail(error, deps.i18n) }, text: t("definition.unavailable", { message: failureText(error, deps.i18n) }) })),
   );
   return panel;
 }
@@ -51,8 +51,7 @@ function changeView(change: DefinitionChange, deps: DefinitionChangeDeps, accept
       try {
         await deps.api.acceptToolDefinition(change.qualified_name, change.new_hash);
       } catch (failure) {
-        error.textContent = toErrorInfo(failure).message;
-        error.hidden = false;
+        showFailure(error, failure, deps.i18n);
         accept.disabled = false;
         return;
       }

@@ -5,6 +5,7 @@ import { h } from "../dom";
 import type { I18n } from "../i18n";
 import { MarkdownStream } from "../markdown-stream";
 import type { Notice } from "../state";
+import { errorDetail } from "./error-text";
 
 export interface MessageView<T> {
   el: HTMLElement;
@@ -56,6 +57,8 @@ export function noticeView(notice: Notice, i18n: I18n): MessageView<Notice> {
   });
   const update = (next: Notice): void => {
     el.textContent = noticeText(next, i18n);
+    // The core's own (English) words stay available as detail.
+    if (next.type === "error") el.title = errorDetail(next.error, i18n);
   };
   update(notice);
   return { el, update };
@@ -67,7 +70,7 @@ function noticeText(notice: Notice, i18n: I18n): string {
     case "text":
       return notice.text;
     case "error":
-      return t("error.generic", { message: notice.error.message });
+      return i18n.error(notice.error);
     case "server_restarted":
       return t("chat.serverRestarted", { server: notice.server, reason: notice.reason });
     case "stopped":

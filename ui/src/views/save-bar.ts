@@ -2,10 +2,10 @@
 // say what happened next to the button (errors are shown, never dropped).
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { ModelStatus, SettingsEdit, SettingsView } from "../protocol";
+import { PageMessage, errorDetail, failureText, showFailure } from "./error-text";
 
 export interface SaveBar {
   el: HTMLElement;
@@ -33,10 +33,8 @@ export function saveBar(
   const { t } = i18n;
   const status = h("p", { class: "save-status", attrs: { role: "status", "data-testid": "save-status" } });
   const error = h("p", { class: "save-error", attrs: { role: "alert", "data-testid": "save-error", hidden: true } });
-  const showError = (message: string | null): void => {
-    error.textContent = message ?? "";
-    error.hidden = message === null;
-  };
+  // A string is the page's own words (a field that does not parse).
+  const showError = (failure: unknown): void => showFailure(error, typeof failure === "string" ? new PageMessage(failure) : failure, i18n);
   const showCheck = (check: ModelStatus): void => {
     status.textContent = describeCheck(check, i18n);
     status.dataset.state = check.state;
@@ -60,7 +58,7 @@ export function saveBar(
       onSaved(saved, check);
     } catch (failure) {
       status.textContent = "";
-      showError(toErrorInfo(failure).message);
+      showError(failure);
     } finally {
       save.disabled = false;
     }
@@ -74,8 +72,8 @@ export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Pro
   try {
     return await api.getSettings();
   } catch (error) {
-    const message = i18n.t("settings.loadFailed", { message: toErrorInfo(error).message });
-    replace(slot, h("p", { class: "save-error", attrs: { role: "alert" }, text: message }));
+    const message = i18n.t("settings.loadFailed", { message: failureText(error, i18n) });
+    replace(slot, h("p", { class: "save-error", attrs: { role: "alert", title: errorDetail(error, i18n) }, text: message }));
     return null;
   }
 }

@@ -2,9 +2,9 @@
 // OS's file manager (the shell does the opening).
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, h } from "../dom";
 import type { I18n } from "../i18n";
+import { showFailure } from "./error-text";
 
 export function logsSection(api: Api, i18n: I18n): HTMLElement {
   const { t } = i18n;
@@ -17,8 +17,8 @@ export function logsSection(api: Api, i18n: I18n): HTMLElement {
       try {
         await api.openLogsFolder();
       } catch (failure) {
-        error.textContent = t("settings.openLogsFailed", { message: toErrorInfo(failure).message });
-        error.hidden = false;
+        showFailure(error, failure, i18n);
+        error.textContent = t("settings.openLogsFailed", { message: error.textContent });
       } finally {
         open.disabled = false;
       }

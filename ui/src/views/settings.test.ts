@@ -91,12 +91,13 @@ describe("model provider settings", () => {
     expect(q('[data-testid="save-status"]').textContent).toBe("模型可以连接。");
   });
 
-  it("shows a refused save's message", async () => {
+  it("says in Chinese why a save was refused, the core's words only as detail", async () => {
     api.failNext = { code: "invalid_settings", message: "the model base URL \"ftp://x\" is not an http(s) URL" };
     await save();
     const error = q('[data-testid="save-error"]');
     expect(error.hidden).toBe(false);
-    expect(error.textContent).toContain("ftp://x");
+    expect(error.textContent).toBe("设置无法保存，请检查填写的内容。");
+    expect(error.title).toContain("ftp://x");
   });
 });
 
@@ -238,7 +239,8 @@ describe("per-tool policy", () => {
     await save();
     const error = q('[data-testid="save-error"]');
     expect(error.hidden).toBe(false);
-    expect(error.textContent).toContain("shop__pay_order");
+    expect(error.textContent).toBe("这个工具每次都必须询问你，不能设为自动批准。");
+    expect(error.title).toContain("shop__pay_order");
     expect(q('[data-testid="save-status"]').textContent).toBe("");
   });
 
@@ -305,6 +307,7 @@ describe("logs", () => {
     await settle();
     const error = q('[data-testid="open-logs-error"]');
     expect(error.hidden).toBe(false);
-    expect(error.textContent).toBe("无法打开日志文件夹：xdg-open could not open /logs");
+    expect(error.textContent).toBe("无法打开日志文件夹：应用内部出错了。");
+    expect(error.title).toContain("xdg-open could not open /logs");
   });
 });

@@ -103,6 +103,7 @@ describe("the session list", () => {
     await settle();
     const error = sidebar.el.querySelector<HTMLElement>(".sidebar-error")!;
     expect(error.hidden).toBe(false);
-    expect(error.textContent).toBe("gone");
+    expect(error.textContent).toBe("找不到这个会话，它可能已被删除。");
+    expect(error.title).toContain("gone");
   });
 });

@@ -2,10 +2,10 @@
 // confirmation. It owns the list and tells the app which session to show.
 
 import type { Api } from "../api";
-import { toErrorInfo } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { SessionInfo } from "../protocol";
+import { showFailure } from "./error-text";
 
 export interface SidebarDeps {
   api: Api;
@@ -205,7 +205,6 @@ export class Sidebar {
   }
 
   private showError(error: unknown): void {
-    this.error.textContent = error === null ? "" : toErrorInfo(error).message;
-    this.error.hidden = error === null;
+    showFailure(this.error, error, this.deps.i18n);
   }
 }

@@ -1,0 +1,125 @@
+// The structured content of a preview (docs/previews.md), read defensively:
+// it comes from a tool server, so a field of the wrong type is dropped, an
+// unknown one ignored, and nothing here throws.
+
+import { toFen } from "./money";
+import type { JsonValue } from "./protocol";
+import { isObject } from "./schema";
+
+export type TotalKind = "goods" | "discount" | "shipping" | "pay" | "refund" | "cart";
+const TOTAL_KINDS: readonly TotalKind[] = ["goods", "discount", "shipping", "pay", "refund", "cart"];
+
+export interface PreviewLine {
+  name: string;
+  spec: string | null;
+  code: string | null;
+  unitPriceFen: bigint | null;
+  quantity: number | null;
+  quantityBefore: number | null;
+  subtotalFen: bigint | null;
+  stockLeft: number | null;
+  note: string | null;
+}
+
+export interface PreviewTotal {
+  /** null for a kind this page does not know: shown by its label only. */
+  kind: TotalKind | null;
+  label: string | null;
+  amountFen: bigint | null;
+}
+
+export interface PreviewAddress {
+  receiverName: string | null;
+  receiverPhone: string | null;
+  receiverAddress: string | null;
+}
+
+export interface PreviewWarning {
+  code: string | null;
+  message: string;
+  blocking: boolean;
+}
+
+export interface PreviewContent {
+  summary: string | null;
+  lines: PreviewLine[];
+  totals: PreviewTotal[];
+  address: PreviewAddress | null;
+  addressBefore: PreviewAddress | null;
+  warnings: PreviewWarning[];
+}
+
+type Obj = { [key in string]?: JsonValue };
+
+const own = (o: Obj, key: string): JsonValue | undefined =>
+  Object.prototype.hasOwnProperty.call(o, key) ? o[key] : undefined;
+
+function text(o: Obj, key: string): string | null {
+  const value = own(o, key);
+  return typeof value === "string" && value.trim() !== "" ? value : null;
+}
+
+function count(o: Obj, key: string): number | null {
+  const value = own(o, key);
+  return typeof value === "number" && Number.isSafeInteger(value) ? value : null;
+}
+
+function objects(o: Obj, key: string): Obj[] {
+  const value = own(o, key);
+  return Array.isArray(value) ? value.filter((item): item is Obj => isObject(item)) : [];
+}
+
+function line(o: Obj): PreviewLine | null {
+  const name = text(o, "name") ?? text(o, "code");
+  if (name === null) return null;
+  return {
+    name,
+    spec: text(o, "spec"),
+    code: text(o, "code"),
+    unitPriceFen: toFen(own(o, "unitPriceFen")),
+    quantity: count(o, "quantity"),
+    quantityBefore: count(o, "quantityBefore"),
+    subtotalFen: toFen(own(o, "subtotalFen")),
+    stockLeft: count(o, "stockLeft"),
+    note: text(o, "note"),
+  };
+}
+
+function total(o: Obj): PreviewTotal | null {
+  const kind = TOTAL_KINDS.find((k) => k === own(o, "kind")) ?? null;
+  const label = text(o, "label");
+  if (kind === null && label === null) return null;
+  return { kind, label, amountFen: toFen(own(o, "amountFen")) };
+}
+
+function address(value: JsonValue | undefined): PreviewAddress | null {
+  if (!isObject(value)) return null;
+  const found = {
+    receiverName: text(value, "receiverName"),
+    receiverPhone: text(value, "receiverPhone"),
+    receiverAddress: text(value, "receiverAddress"),
+  };
+  return Object.values(found).some((v) => v !== null) ? found : null;
+}
+
+function warning(o: Obj): PreviewWarning | null {
+  const message = text(o, "message") ?? text(o, "code");
+  if (message === null) return null;
+  return { code: text(o, "code"), message, blocking: own(o, "blocking") === true };
+}
+
+const present = <T>(items: Array<T | null>): T[] => items.filter((item): item is T => item !== null);
+
+/** The content as the card shows it; empty parts for anything unreadable. */
+export function readPreview(content: JsonValue): PreviewContent {
+  const o: Obj = isObject(content) ? content : {};
+  return {
+    summary: text(o, "summary"),
+    lines: present(objects(o, "lines").map(line)),
+    totals: present(objects(o, "totals").map(total)),
+    address: address(own(o, "address")),
+    addressBefore: address(own(o, "addressBefore")),
+    warnings: present(objects(o, "warnings").map(warning)),
+  };
+}
+

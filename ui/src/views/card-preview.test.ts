@@ -1,0 +1,159 @@
+import { describe, expect, it } from "vitest";
+
+import { createI18n } from "../i18n";
+import type { CallPreview, JsonValue } from "../protocol";
+import { FakeApi } from "../test/fake-api";
+import { CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { confirmationCard } from "./card";
+import { previewView } from "./card-preview";
+
+const zh = createI18n("zh-CN");
+const en = createI18n("en");
+
+function computed(content: JsonValue): CallPreview {
+  return { tool: "shop__preview_x", computed_at: 0, outcome: { type: "computed", content } };
+}
+
+const texts = (root: Element, sel: string) => [...root.querySelectorAll(sel)].map((el) => el.textContent);
+
+function mountCall(...calls: Parameters<typeof cardCall>[0][]): HTMLElement {
+  const view = confirmationCard(card(calls.map(cardCall)), { api: new FakeApi(), i18n: zh, onAccepted: () => {} });
+  document.body.replaceChildren(view.el);
+  return view.el;
+}
+
+describe("a card shows a call's preview as the shopper's view", () => {
+  it("shows the iPhone 17 order: summary, goods, totals with the coupon, and the address", () => {
+    const el = previewView(IPHONE_ORDER_PREVIEW, zh);
+    expect(el.querySelector('[data-testid="preview-summary"]')?.textContent).toBe("提交订单：1 件商品，应付 ¥6,499.00");
+    expect(texts(el, ".preview-lines th")).toEqual(["商品", "单价", "数量", "小计", "剩余库存"]);
+    expect(texts(el, ".preview-lines td")).toEqual(["iPhone 17256GB 黑色", "¥6,799.00", "1", "¥6,799.00", "9"]);
+    expect(texts(el, ".preview-totals dt")).toEqual(["商品金额", "优惠店铺满减券（SHOP-5000-300）", "应付"]);
+    expect(texts(el, ".preview-totals dd")).toEqual(["¥6,799.00", "−¥300.00", "¥6,499.00"]);
+    expect(el.querySelector(".preview-totals dd.preview-total-pay")).not.toBeNull();
+    expect(el.querySelector('[data-testid="preview-address"]')?.textContent).toContain("张明 13800138000");
+    expect(el.querySelector('[data-testid="preview-address"]')?.textContent).toContain("科苑路 88 号");
+  });
+
+  it("names each kind of total in the page's language, with the server's label beside it", () => {
+    const content = {
+      summary: "s",
+      totals: ["goods", "discount", "shipping", "pay", "refund", "cart"].map((kind) => ({ kind, amountFen: 100 })),
+    };
+    expect(texts(previewView(computed(content), en), ".preview-totals dt")).toEqual([
+      "Goods",
+      "Discount",
+      "Shipping",
+      "To pay",
+      "Refund",
+      "Cart total",
+    ]);
+    expect(texts(previewView(computed(content), zh), ".preview-totals dt")).toEqual(["商品金额", "优惠", "运费", "应付", "退款", "购物车合计"]);
+    // A label that only repeats the kind's name is not shown twice.
+    expect(texts(previewView(IPHONE_ORDER_PREVIEW, en), ".preview-totals dt")).toEqual(["Goods", "Discount店铺满减券（SHOP-5000-300）", "To pay"]);
+  });
+
+  it("shows a cart change as quantity before → after", () => {
+    const el = previewView(
+      computed({ summary: "加入购物车", lines: [{ name: "AirPods", quantity: 3, quantityBefore: 1 }], totals: [{ kind: "cart", amountFen: 5_399_700 }] }),
+      zh,
+    );
+    // Columns no line fills are left out.
+    expect(texts(el, ".preview-lines th")).toEqual(["商品", "数量"]);
+    expect(texts(el, ".preview-lines td")).toEqual(["AirPods", "1 → 3"]);
+    expect(texts(el, ".preview-totals dd")).toEqual(["¥53,997.00"]);
+  });
+
+  it("shows a changed address as before → after", () => {
+    const el = previewView(
+      computed({
+        summary: "修改地址",
+        address: { receiverName: "李四", receiverPhone: "139", receiverAddress: "北京" },
+        addressBefore: { receiverName: "张明", receiverPhone: "138", receiverAddress: "上海" },
+      }),
+      en,
+    );
+    expect(el.querySelector(".preview-address-before")?.textContent).toBe("Before张明 138上海");
+    expect(el.querySelector(".preview-address-after")?.textContent).toBe("After李四 139北京");
+  });
+
+  it("puts blocking warnings first and marks them stronger than notes", () => {
+    const el = previewView(
+      computed({
+        summary: "提交订单（当前无法执行，见警告）",
+        warnings: [
+          { code: "price_changed", message: "价格已变化", blocking: false },
+          { code: "INSUFFICIENT_STOCK", message: "库存不足", blocking: true },
+        ],
+      }),
+      zh,
+    );
+    const items = [...el.querySelectorAll<HTMLElement>('[data-testid="preview-warning"]')];
+    expect(items.map((li) => [li.dataset.blocking, li.textContent])).toEqual([
+      ["true", "无法执行 库存不足"],
+      ["false", "提示 价格已变化"],
+    ]);
+    expect(items[0].classList.contains("preview-warning-blocking")).toBe(true);
+    expect(items[1].classList.contains("preview-note")).toBe(true);
+  });
+
+  it("shows the shop's refusal prominently and an unavailable preview calmly", () => {
+    const refused = previewView({ tool: "t", computed_at: 0, outcome: { type: "refused", message: "库存不足" } }, zh);
+    expect(refused.querySelector(".preview-refused")?.textContent).toBe("商城表示此操作会被拒绝：库存不足");
+    const unavailable = previewView({ tool: "t", computed_at: 0, outcome: { type: "unavailable", message: "server gone" } }, en);
+    expect(unavailable.querySelector(".preview-unavailable")?.textContent).toBe("No preview of this action could be computed: server gone");
+    expect(unavailable.dataset.outcome).toBe("unavailable");
+  });
+
+  it("ignores unknown or mistyped fields and never crashes on odd content", () => {
+    const odd: JsonValue[] = [
+      null,
+      "text",
+      [1, 2],
+      { summary: 5, lines: "x", totals: {}, warnings: [null, 3, { blocking: true }] },
+      { summary: "ok", lines: [{ name: 1 }, { name: "A", unitPriceFen: "100", quantity: 1.5, subtotalFen: 1.5, extra: {} }] },
+      { totals: [{ kind: "tax", amountFen: 100 }, { kind: "pay", amountFen: 2 ** 60 }, { kind: "bogus" }] },
+      { address: "nowhere", addressBefore: { receiverName: 3 } },
+    ];
+    for (const content of odd) expect(() => previewView(computed(content), zh)).not.toThrow();
+    const lines = previewView(computed(odd[4]), zh);
+    expect(texts(lines, ".preview-lines td")).toEqual(["A"]);
+    // An unknown kind without a label is dropped; an amount that is not exact is not guessed.
+    const totals = previewView(computed(odd[5]), zh);
+    expect(texts(totals, ".preview-totals dt")).toEqual(["应付"]);
+    expect(texts(totals, ".preview-totals dd")).toEqual(["—"]);
+  });
+
+  it("renders the server's text as literal text, never as markup", () => {
+    const el = previewView(
+      computed({
+        summary: XSS_SCRIPT,
+        lines: [{ name: XSS_IMG, spec: XSS_SCRIPT, note: XSS_IMG, quantity: 1 }],
+        totals: [{ kind: "discount", label: XSS_IMG, amountFen: -1 }],
+        address: { receiverAddress: XSS_IMG },
+        warnings: [{ message: XSS_SCRIPT, blocking: true }],
+      }),
+      zh,
+    );
+    expect(el.querySelector("img, script")).toBeNull();
+    expect(el.textContent).toContain(XSS_IMG);
+    expect(el.textContent).toContain(XSS_SCRIPT);
+  });
+
+  it("keeps the arguments one click away on a card with a preview", () => {
+    const el = mountCall(CREATE_ORDER_CALL);
+    expect(el.querySelector('[data-testid="preview"]')).not.toBeNull();
+    const args = el.querySelector<HTMLDetailsElement>('[data-testid="arguments"]');
+    expect(args?.open).toBe(false);
+    expect(args?.querySelector("summary")?.textContent).toBe("参数");
+    expect(texts(args as Element, "dt")).toEqual(["商品", "优惠券"]);
+    expect(JSON.parse(args?.querySelector("pre.raw-json")?.textContent ?? "")).toEqual(CREATE_ORDER_CALL.arguments);
+  });
+
+  it("shows a call without a preview as before: arguments in the open", () => {
+    const el = mountCall({ call_id: "c1" });
+    expect(el.querySelector('[data-testid="preview"]')).toBeNull();
+    expect(el.querySelector('[data-testid="arguments"]')).toBeNull();
+    expect(texts(el, ".card-args dt")).toEqual(["商品编码", "操作", "数量"]);
+  });
+});
