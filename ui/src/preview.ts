@@ -42,6 +42,7 @@ api.transcripts.set("s1", {
         call_id: "c0", qualified_name: "shop__search_product", server: "shop", tool: "search_product", title: "搜索商品",
         arguments: { keyword: "iPhone 17" }, status: "succeeded", output: '[{"skuCode":"MG6W4CH/A","name":"iPhone 17 256GB 黑色 <script>alert(1)</script>","priceFen":679900}]',
         is_error: false, destructive: false, reply_id: null,
+        structured_output: null, rejection: null, deny_reason: null, preview: null,
       },
     },
   ],

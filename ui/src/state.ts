@@ -260,5 +260,9 @@ export function viewOf(call: CardCall, replyId: string): ToolCallView {
     is_error: false,
     destructive: call.destructive,
     reply_id: replyId,
+    structured_output: null,
+    rejection: null,
+    deny_reason: null,
+    preview: call.preview,
   };
 }

@@ -35,6 +35,10 @@ function chipCall(overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_id
     is_error: false,
     destructive: false,
     reply_id: null,
+    structured_output: null,
+    rejection: null,
+    deny_reason: null,
+    preview: null,
     ...overrides,
   };
 }
