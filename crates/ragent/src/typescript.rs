@@ -11,8 +11,8 @@ use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
     Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
-    ModelState, ModelStatus, PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView,
-    ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem,
+    ModelState, ModelStatus, PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, StopReason,
+    ToolCallView, ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{ModelSettings, Settings};
 use crate::settings_view::{
