@@ -57,6 +57,14 @@ describe("markdown from the model", () => {
     expect(host.querySelectorAll("tbody tr")).toHaveLength(2);
   });
 
+  it("aligns table columns as their separator cells say", () => {
+    const host = render("| 默认 | 左 | 中 | 右 |\n| --- | :--- | :---: | ---: |\n| a | b | c | ¥1 |");
+    const classes = (selector: string) => [...host.querySelectorAll(selector)].map((cell) => cell.className);
+    expect(classes("th")).toEqual(["", "md-align-left", "md-align-center", "md-align-right"]);
+    expect(classes("td")).toEqual(["", "md-align-left", "md-align-center", "md-align-right"]);
+    expect(host.querySelector("[style]")).toBeNull();
+  });
+
   it("shows links as text with their address and never makes them clickable", () => {
     const host = render("[详情](javascript:alert(1)) 与 [官网](https://example.com)");
     expect(host.querySelector("a")).toBeNull();

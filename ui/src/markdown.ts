@@ -6,7 +6,8 @@
 // Supported: paragraphs with line breaks, headings (rendered as h3-h5 so the
 // page's own h1 stays the only one), **bold**, *italic*, ~~strike~~,
 // `inline code`, fenced code blocks, bullet and numbered lists (nested by
-// indentation), block quotes, tables, horizontal rules, backslash escapes.
+// indentation), block quotes, tables (with `:---:` column alignment),
+// horizontal rules, backslash escapes.
 
 import { h } from "./dom";
 import { Lines } from "./markdown-lines";
@@ -160,15 +161,30 @@ function cells(line: string): string[] {
   return row.split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/\\\|/g, "|"));
 }
 
+type Align = "left" | "center" | "right" | null;
+
+/** A separator cell's alignment: `:---` left, `:---:` center, `---:` right. */
+function alignOf(cell: string): Align {
+  const left = cell.startsWith(":");
+  const right = cell.endsWith(":");
+  if (left && right) return "center";
+  if (right) return "right";
+  return left ? "left" : null;
+}
+
+// A class, not a style attribute: the alignment is the page's stylesheet's.
+const alignClass = (align: Align | undefined): string | undefined => (align ? `md-align-${align}` : undefined);
+
 function table(lines: Lines, start: number): Block {
   const head = cells(lines.at(start));
-  const thead = h("thead", {}, h("tr", {}, ...head.map((cell) => h("th", {}, ...inline(cell)))));
+  const aligns = cells(lines.at(start + 1)).map(alignOf);
+  const thead = h("thead", {}, h("tr", {}, ...head.map((cell, col) => h("th", { class: alignClass(aligns[col]) }, ...inline(cell)))));
   const tbody = h("tbody");
   let i = start + 2;
   while (lines.has(i) && lines.at(i).includes("|") && lines.at(i).trim() !== "") {
     const row = cells(lines.at(i));
     tbody.appendChild(
-      h("tr", {}, ...head.map((_, col) => h("td", {}, ...inline(row[col] ?? "")))),
+      h("tr", {}, ...head.map((_, col) => h("td", { class: alignClass(aligns[col]) }, ...inline(row[col] ?? "")))),
     );
     i += 1;
   }
