@@ -39,6 +39,13 @@ const zh = {
   "chat.serverRestarted": "服务 {server} 已重新启动：{reason}",
   "chat.noSession": "请先新建或选择一个会话。",
 
+  "copy.label": "复制",
+  "copy.done": "已复制",
+  "copy.failed": "无法复制",
+  "copy.message": "复制这条消息（Markdown 原文）",
+  "copy.code": "复制代码",
+  "message.regenerate": "重新生成",
+
   "chip.arguments": "参数",
   "chip.output": "结果",
   "chip.noOutput": "暂无结果",
@@ -275,6 +282,13 @@ const en: Messages = {
   "chat.stopped.failed": "The run stopped because of an error.",
   "chat.serverRestarted": "Server {server} was restarted: {reason}",
   "chat.noSession": "Create or pick a conversation first.",
+
+  "copy.label": "Copy",
+  "copy.done": "Copied",
+  "copy.failed": "Could not copy",
+  "copy.message": "Copy this message (Markdown source)",
+  "copy.code": "Copy code",
+  "message.regenerate": "Regenerate",
 
   "chip.arguments": "Arguments",
   "chip.output": "Result",

@@ -8,6 +8,7 @@ import { FakeApi, settle } from "../test/fake-api";
 import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
 import { randomSplit, seeded } from "../test/markdown-samples";
 import { ChatView } from "./chat";
+import { addCodeCopyButtons } from "./copy-button";
 
 const i18n = createI18n("zh-CN");
 let api: FakeApi;
@@ -80,6 +81,7 @@ describe("streaming assistant text", () => {
     emit({ type: "assistant_message", message_id: 3, text });
     const full = document.createElement("div");
     full.appendChild(renderMarkdown(text));
+    addCodeCopyButtons(full, i18n);
     expect(body?.innerHTML).toBe(full.innerHTML);
     expect(body?.firstChild).toBe(heading);
   });

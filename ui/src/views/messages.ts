@@ -5,6 +5,7 @@ import { h } from "../dom";
 import type { I18n } from "../i18n";
 import { MarkdownStream } from "../markdown-stream";
 import type { Notice } from "../state";
+import { addCodeCopyButtons, copyButton } from "./copy-button";
 import { errorDetail } from "./error-text";
 
 export interface MessageView<T> {
@@ -12,14 +13,42 @@ export interface MessageView<T> {
   update(value: T): void;
 }
 
+/**
+ * What a message's action row can do besides copying. `regenerate` is for
+ * the core's retry command: no button is shown until it is given.
+ */
+export interface MessageActions {
+  regenerate?(): void;
+}
+
+/** The row under a message: copy its source, and the actions given. */
+function actionRow(source: () => string, i18n: I18n, actions: MessageActions = {}): HTMLElement {
+  const { t } = i18n;
+  const regenerate = actions.regenerate;
+  return h(
+    "div",
+    { class: "message-actions" },
+    copyButton(source, i18n, { aria: t("copy.message"), testid: "copy-message" }),
+    regenerate &&
+      h("button", {
+        class: "action-button",
+        attrs: { type: "button", "data-testid": "regenerate", "data-label": t("message.regenerate"), "aria-label": t("message.regenerate") },
+        on: { click: () => regenerate() },
+      }),
+  );
+}
+
 export function userMessage(text: string, i18n: I18n): MessageView<string> {
   const body = h("div", { class: "message-body message-plain" });
+  let source = text;
   const el = h(
     "article",
     { class: "message message-user", attrs: { "data-testid": "message-user", "aria-label": i18n.t("chat.you") } },
     body,
+    actionRow(() => source, i18n),
   );
   const update = (next: string): void => {
+    source = next;
     body.textContent = next;
   };
   update(text);
@@ -29,12 +58,15 @@ export function userMessage(text: string, i18n: I18n): MessageView<string> {
 export function assistantMessage(
   message: { text: string; streaming: boolean },
   i18n: I18n,
+  actions: MessageActions = {},
 ): MessageView<{ text: string; streaming: boolean }> {
   const body = h("div", { class: "message-body markdown" });
+  let source = message.text;
   const el = h(
     "article",
     { class: "message message-assistant", attrs: { "data-testid": "message-assistant", "aria-label": i18n.t("chat.assistant") } },
     body,
+    actionRow(() => source, i18n, actions),
   );
   const markdown = new MarkdownStream(body);
   const update = (next: { text: string; streaming: boolean }): void => {
@@ -42,6 +74,8 @@ export function assistantMessage(
     // so the new part is what lies past the length already shown.
     if (next.streaming && next.text.length >= markdown.length) markdown.append(next.text.slice(markdown.length));
     else markdown.show(next.text);
+    source = next.text;
+    addCodeCopyButtons(body, i18n);
     el.dataset.streaming = String(next.streaming);
     el.setAttribute("aria-busy", String(next.streaming));
   };
