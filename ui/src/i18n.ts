@@ -50,6 +50,10 @@ const zh = {
   "chip.output": "结果",
   "chip.noOutput": "暂无结果",
   "chip.details": "{title}：{status}",
+  "result.raw": "原文",
+  "result.yes": "是",
+  "result.no": "否",
+  "result.none": "（无）",
 
   "status.proposed": "已提出",
   "status.asking": "等你确认",
@@ -294,6 +298,10 @@ const en: Messages = {
   "chip.output": "Result",
   "chip.noOutput": "No result yet",
   "chip.details": "{title}: {status}",
+  "result.raw": "Raw",
+  "result.yes": "yes",
+  "result.no": "no",
+  "result.none": "(none)",
 
   "status.proposed": "proposed",
   "status.asking": "awaiting you",

@@ -1,9 +1,12 @@
 // A tool activity chip: one call's title and status, expandable to show its
-// arguments and output as text.
+// arguments and its result. A result with structured content is shown as
+// the shopper's view (result-view.ts); the text written for the model stays
+// one click away under "原文/Raw".
 
-import { disclosure, h, prettyJson } from "../dom";
+import { disclosure, h, prettyJson, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { ToolCallView } from "../protocol";
+import type { JsonValue, ToolCallView } from "../protocol";
+import { resultView } from "./result-view";
 
 export interface ChipView {
   el: HTMLDetailsElement;
@@ -15,6 +18,12 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
   const status = h("span", { class: "chip-status" });
   const args = h("pre", { class: "chip-pre" });
   const output = h("pre", { class: "chip-pre" });
+  const shopperView = h("div", { class: "chip-result" });
+  const raw = disclosure(h("span", { text: i18n.t("result.raw") }), [output], {
+    class: "chip-raw",
+    attrs: { "data-testid": "result-raw" },
+  });
+  const result = h("div", {}, output);
   const el = disclosure(
     h("span", { class: "chip-summary" }, h("span", { class: "chip-dot", attrs: { "aria-hidden": "true" } }), title, status),
     [
@@ -24,11 +33,26 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
         h("h4", { text: i18n.t("chip.arguments") }),
         args,
         h("h4", { text: i18n.t("chip.output") }),
-        output,
+        result,
       ),
     ],
     { class: "chip", attrs: { "data-testid": "tool-chip" } },
   );
+
+  // Rebuilt only when the structured content changes, so an open "Raw" stays open.
+  let shown: JsonValue | null | undefined;
+  const showResult = (next: ToolCallView): void => {
+    const structured = next.is_error ? null : (next.structured_output ?? null);
+    if (structured === shown) return;
+    shown = structured;
+    if (structured === null) {
+      replace(result, output);
+      return;
+    }
+    replace(shopperView, resultView(structured, i18n));
+    raw.appendChild(output);
+    replace(result, shopperView, raw);
+  };
 
   const update = (next: ToolCallView): void => {
     el.dataset.callId = next.call_id;
@@ -40,6 +64,7 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
     status.textContent = i18n.status(next.status);
     args.textContent = prettyJson(next.arguments);
     output.textContent = next.output ?? i18n.t("chip.noOutput");
+    showResult(next);
   };
   update(call);
   return { el, update };
