@@ -133,7 +133,14 @@ describe("the window", () => {
 });
 
 describe("the audit log", () => {
-  it("lists every decision with time, session, tool, decision, reason and a short hash", async () => {
+  it("lists every decision with time, action, decision and reason, outcome, chat and details", async () => {
+    api.tools = [
+      {
+        qualified_name: "shop__cancel_order", server: "shop", tool: "cancel_order", title: "取消订单", read_only: false,
+        destructive: true, trusted: true, definition_changed: false, user_override: null, verdict: "ask",
+        auto_approve_allowed: false, moves_money: true,
+      },
+    ];
     api.audit = [
       {
         id: 1,
@@ -170,10 +177,32 @@ describe("the audit log", () => {
     expect(api.of("list_audit")).toEqual([[500]]);
     const rows = [...root.querySelectorAll<HTMLElement>('[data-testid="audit-row"]')];
     expect(rows.map((r) => r.dataset.decision)).toEqual(["policy_allowed", "user_denied"]);
-    const cells = [...rows[1].querySelectorAll("td")].map((td) => td.textContent);
-    expect(cells.slice(1)).toEqual(["买耳机", "shop · cancel_order", "你已拒绝", "", XSS_IMG, "0123456789ab"]);
-    expect(rows[0].querySelectorAll("td")[1].textContent).toBe("gone-ses");
+    const cells = [...rows[1].querySelectorAll(":scope > td")].map((td) => td.textContent);
+    expect(cells.slice(1)).toEqual(["取消订单", `你已拒绝${XSS_IMG}`, "无法得知", "买耳机", "详情工具shop · cancel_order调用编号a参数摘要（SHA-256）0123456789abcdef0123456789abcdef"]);
+    expect(rows[0].querySelectorAll("td")[4].textContent).toBe("对话已删除");
     expect(root.querySelector("img")).toBeNull();
+    app.stop();
+  });
+
+  it("opens a row's chat from its link", async () => {
+    api.sessions = [
+      { id: "s1", title: "买耳机", created_at: 1, updated_at: 5 },
+      { id: "s0", title: "查订单", created_at: 0, updated_at: 1 },
+    ];
+    api.audit = [
+      {
+        id: 1, at: 1, session_id: "s0", call_id: "a", server: "shop", tool: "query_order", arguments_hash: "ff",
+        decision: "policy_allowed", reason: null, old_definition_hash: null, new_definition_hash: null, preview: null,
+      },
+    ];
+    await start();
+    q("audit").click();
+    await settle();
+    q("audit-open-session").click();
+    await settle();
+    expect(api.of("open_session").slice(-1)).toEqual([["s0"]]);
+    expect(q("nav-chat").getAttribute("aria-current")).toBe("page");
+    expect(root.querySelector('[data-testid="audit-view"]')).toBeNull();
     app.stop();
   });
 });

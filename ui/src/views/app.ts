@@ -122,7 +122,15 @@ export class App {
         this.chat.focusComposer();
         return;
       case "audit": {
-        const view = auditView({ api: this.deps.api, i18n: this.i18n, sessions: () => this.sidebar.all });
+        const view = auditView({
+          api: this.deps.api,
+          i18n: this.i18n,
+          sessions: () => this.sidebar.all,
+          openSession: (id) => {
+            const session = this.sidebar.all.find((s) => s.id === id);
+            if (session) void this.open(session);
+          },
+        });
         this.main.replaceChildren(view.el);
         void view.load();
         return;
