@@ -6,6 +6,7 @@
 
 import { FakeApi } from "./test/fake-api";
 import { AIRPODS_CART_PREVIEW, CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, card, cardCall } from "./test/fixtures";
+import { SEARCH_RESULT } from "./test/shop-results";
 import type { AgentEvent } from "./protocol";
 import { App } from "./views/app";
 
@@ -42,7 +43,7 @@ api.transcripts.set("s1", {
         call_id: "c0", qualified_name: "shop__search_product", server: "shop", tool: "search_product", title: "搜索商品",
         arguments: { keyword: "iPhone 17" }, status: "succeeded", output: '[{"skuCode":"MG6W4CH/A","name":"iPhone 17 256GB 黑色 <script>alert(1)</script>","priceFen":679900}]',
         is_error: false, destructive: false, reply_id: null,
-        structured_output: null, rejection: null, deny_reason: null, preview: null,
+        structured_output: SEARCH_RESULT, rejection: null, deny_reason: null, preview: null,
       },
     },
   ],
@@ -63,9 +64,9 @@ if (root) {
 function script(): void {
   const events: AgentEvent[] = [
     { type: "run_started" },
-    { type: "text_delta", text: "找到了：\n\n| 商品 | 价格 |\n| --- | --- |\n| **iPhone 17** 256GB 黑色" },
+    { type: "text_delta", text: "找到了：\n\n| 商品 | 价格 |\n| --- | ---: |\n| **iPhone 17** 256GB 黑色" },
     { type: "text_delta", text: " | ¥6,799.00 |\n| `MKFW4CH/A` AirPods 5 | ¥999.00 |\n\n店铺满减券 SHOP-5000-300 可减 ¥300。我把 AirPods 再加一副到购物车，为 iPhone 下单，并取消你之前未支付的订单：" },
-    { type: "assistant_message", message_id: 3, text: "找到了：\n\n| 商品 | 价格 |\n| --- | --- |\n| **iPhone 17** 256GB 黑色 | ¥6,799.00 |\n| `MKFW4CH/A` AirPods 5 | ¥999.00 |\n\n店铺满减券 SHOP-5000-300 可减 ¥300。我把 AirPods 再加一副到购物车，为 iPhone 下单，并取消你之前未支付的订单：" },
+    { type: "assistant_message", message_id: 3, text: "找到了：\n\n| 商品 | 价格 |\n| --- | ---: |\n| **iPhone 17** 256GB 黑色 | ¥6,799.00 |\n| `MKFW4CH/A` AirPods 5 | ¥999.00 |\n\n店铺满减券 SHOP-5000-300 可减 ¥300。我把 AirPods 再加一副到购物车，为 iPhone 下单，并取消你之前未支付的订单：" },
     {
       type: "confirmation_requested",
       card: {
