@@ -27,10 +27,10 @@ api.tools = [
   { qualified_name: "shop__cancel_order", server: "shop", tool: "cancel_order", title: "取消订单", destructive: true, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false, moves_money: true },
 ];
 api.audit = [
-  { id: 1, at: Date.now() - 60_000, session_id: "s1", call_id: "c0", server: "shop", tool: "search_product", arguments_hash: "9f2c1e7b44d0a1b2c3d4", decision: "policy_allowed", reason: null, old_definition_hash: null, new_definition_hash: null, preview: null },
-  { id: 2, at: Date.now() - 30_000, session_id: "s1", call_id: "c1", server: "shop", tool: "cancel_order", arguments_hash: "1a2b3c4d5e6f7a8b9c0d", decision: "user_denied", reason: "先不取消", old_definition_hash: null, new_definition_hash: null, preview: null },
-  { id: 3, at: Date.now() - 20_000, session_id: "s1", call_id: "call-order", server: "shop", tool: "create_order", arguments_hash: "5e6f7a8b9c0d1a2b3c4d", decision: "preview_changed", reason: null, old_definition_hash: null, new_definition_hash: null, preview: IPHONE_ORDER_PREVIEW },
-  { id: 4, at: Date.now() - 10_000, session_id: "s1", call_id: "call-order", server: "shop", tool: "create_order", arguments_hash: "5e6f7a8b9c0d1a2b3c4d", decision: "user_approved", reason: null, old_definition_hash: null, new_definition_hash: null, preview: IPHONE_ORDER_PREVIEW },
+  { id: 1, at: Date.now() - 60_000, session_id: "s1", call_id: "c0", server: "shop", tool: "search_product", arguments_hash: "9f2c1e7b44d0a1b2c3d4", decision: "policy_allowed", reason: null, old_definition_hash: null, new_definition_hash: null, preview: null, call: null },
+  { id: 2, at: Date.now() - 30_000, session_id: "s1", call_id: "c1", server: "shop", tool: "cancel_order", arguments_hash: "1a2b3c4d5e6f7a8b9c0d", decision: "user_denied", reason: "先不取消", old_definition_hash: null, new_definition_hash: null, preview: null, call: null },
+  { id: 3, at: Date.now() - 20_000, session_id: "s1", call_id: "call-order", server: "shop", tool: "create_order", arguments_hash: "5e6f7a8b9c0d1a2b3c4d", decision: "preview_changed", reason: null, old_definition_hash: null, new_definition_hash: null, preview: IPHONE_ORDER_PREVIEW, call: null },
+  { id: 4, at: Date.now() - 10_000, session_id: "s1", call_id: "call-order", server: "shop", tool: "create_order", arguments_hash: "5e6f7a8b9c0d1a2b3c4d", decision: "user_approved", reason: null, old_definition_hash: null, new_definition_hash: null, preview: IPHONE_ORDER_PREVIEW, call: null },
 ];
 if (params.get("page") === "first-run") api.check = { state: "not_configured", message: null };
 api.transcripts.set("s1", {

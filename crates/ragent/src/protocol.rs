@@ -343,6 +343,9 @@ pub struct AuditEntry {
     pub new_definition_hash: Option<String>,
     /// The preview the decision was taken on, when the tool has one.
     pub preview: Option<CallPreview>,
+    /// The call as it is now (what became of it); `None` for a row that is
+    /// not about a call, or once the call's chat was deleted.
+    pub call: Option<Box<ToolCallView>>,
 }
 
 /// The decisions the audit log records.

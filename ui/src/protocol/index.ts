@@ -150,7 +150,12 @@ new_definition_hash: string | null,
 /**
  * The preview the decision was taken on, when the tool has one.
  */
-preview: CallPreview | null, };
+preview: CallPreview | null, 
+/**
+ * The call as it is now (what became of it); `None` for a row that is
+ * not about a call, or once the call's chat was deleted.
+ */
+call: ToolCallView | null, };
 
 export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded" | "user_accepted_definition" | "preview_changed";
 

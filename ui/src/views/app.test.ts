@@ -155,6 +155,7 @@ describe("the audit log", () => {
         old_definition_hash: null,
         new_definition_hash: null,
         preview: null,
+        call: null,
       },
       {
         id: 2,
@@ -169,6 +170,7 @@ describe("the audit log", () => {
         old_definition_hash: null,
         new_definition_hash: null,
         preview: null,
+        call: null,
       },
     ];
     await start();
@@ -192,7 +194,7 @@ describe("the audit log", () => {
     api.audit = [
       {
         id: 1, at: 1, session_id: "s0", call_id: "a", server: "shop", tool: "query_order", arguments_hash: "ff",
-        decision: "policy_allowed", reason: null, old_definition_hash: null, new_definition_hash: null, preview: null,
+        decision: "policy_allowed", reason: null, old_definition_hash: null, new_definition_hash: null, preview: null, call: null,
       },
     ];
     await start();

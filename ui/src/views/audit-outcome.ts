@@ -1,9 +1,9 @@
-// What became of an audited call, read from its session's transcript: the
-// audit row keeps the decision, the transcript the call's stored status.
+// What became of an audited call: the audit row keeps the decision, and
+// carries the call as stored now (its status, output, arguments).
 // A status the page cannot know (no transcript, call still on its way) is
 // shown as such, never guessed.
 
-import type { AuditEntry, CallStatus, ToolCallView, Transcript } from "../protocol";
+import type { AuditEntry, CallStatus, ToolCallView } from "../protocol";
 
 export type Outcome =
   | { kind: "succeeded" }
@@ -30,13 +30,11 @@ export function outcomeOf(entry: AuditEntry, call: ToolCallView | undefined): Ou
   return { kind: "pending" };
 }
 
-/** The calls of the given transcripts, by call id. */
-export function callsById(transcripts: ReadonlyArray<Transcript | null>): Map<string, ToolCallView> {
+/** The calls the audit rows carry, by call id. */
+export function callsById(entries: ReadonlyArray<AuditEntry>): Map<string, ToolCallView> {
   const calls = new Map<string, ToolCallView>();
-  for (const transcript of transcripts) {
-    for (const item of transcript?.items ?? []) {
-      if (item.type === "tool_call") calls.set(item.call.call_id, item.call);
-    }
+  for (const entry of entries) {
+    if (entry.call) calls.set(entry.call.call_id, entry.call);
   }
   return calls;
 }

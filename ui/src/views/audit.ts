@@ -48,14 +48,11 @@ export function auditView(deps: AuditDeps): { el: HTMLElement; load(): Promise<v
         deps.api.listAudit(AUDIT_LIMIT),
         deps.api.listTools().catch((): ToolPolicyView[] => []),
       ]);
-      // Outcomes come from the chats still there; a deleted chat's calls stay "not known".
-      const known = new Set(deps.sessions().map((s) => s.id));
-      const ids = [...new Set(entries.map((e) => e.session_id))].filter((id) => known.has(id));
-      const transcripts = await Promise.all(ids.map((id) => deps.api.openSession(id).catch(() => null)));
+      // Each row carries its call as it is now; a deleted chat's calls stay "not known".
       loaded = {
         entries: [...entries].sort((a, b) => b.at - a.at),
         titles: new Map(tools.filter((tool) => tool.title).map((tool) => [toolKey(tool.server, tool.tool), tool.title ?? tool.tool])),
-        calls: callsById(transcripts),
+        calls: callsById(entries),
       };
       show();
     } catch (error) {

@@ -43,7 +43,7 @@ use crate::secrets::{
 };
 use crate::settings::{Settings, SettingsError};
 use crate::settings_view::{SettingsEdit, SettingsView};
-use crate::store::{Store, StoreError, audit, kv, sessions};
+use crate::store::{Store, StoreError, audit, calls, kv, sessions};
 
 pub use recovery::RecoveryReport;
 
@@ -539,8 +539,19 @@ impl Agent {
     }
 
     /// Newest first.
+    /// The newest `limit` decisions, each with what became of its call.
     pub fn audit_log(&self, limit: u32) -> Result<Vec<AuditEntry>, AgentError> {
-        Ok(self.inner.store.with_conn(|c| audit::list(c, limit))?)
+        Ok(self.inner.store.with_conn(|c| {
+            let mut entries = audit::list(c, limit)?;
+            for entry in &mut entries {
+                if entry.call_id.is_empty() {
+                    continue;
+                }
+                entry.call = calls::find_call(c, &entry.call_id)?
+                    .map(|call| Box::new(transcript::call_view(&call)));
+            }
+            Ok::<_, StoreError>(entries)
+        })?)
     }
 
     pub async fn server_status(&self) -> Vec<ServerStatus> {

@@ -114,6 +114,7 @@ pub fn list(conn: &Connection, limit: u32) -> Result<Vec<AuditEntry>, StoreError
                 old_definition_hash: row.get(9)?,
                 new_definition_hash: row.get(10)?,
                 preview: None,
+                call: None,
             },
             row.get::<_, String>(7)?,
             row.get::<_, Option<String>>(11)?,

@@ -459,9 +459,12 @@ fn query_calls(conn: &Connection, sql: &str, value: &str) -> Result<Vec<CallReco
 
 #[cfg(any(test, feature = "internals"))]
 pub fn get_call(conn: &Connection, call_id: &str) -> Result<CallRecord, StoreError> {
-    query_calls(conn, select_calls!("WHERE id = ?1"), call_id)?
-        .pop()
-        .ok_or_else(|| StoreError::NotFound(format!("tool call {call_id}")))
+    find_call(conn, call_id)?.ok_or_else(|| StoreError::NotFound(format!("tool call {call_id}")))
+}
+
+/// A call by id; `None` once its session was deleted.
+pub fn find_call(conn: &Connection, call_id: &str) -> Result<Option<CallRecord>, StoreError> {
+    Ok(query_calls(conn, select_calls!("WHERE id = ?1"), call_id)?.pop())
 }
 
 /// A batch's calls in the model's order.
