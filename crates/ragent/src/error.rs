@@ -46,6 +46,10 @@ pub enum AgentError {
         "what call {call_id} would do changed since its card was shown; the card shows it now: decide again (nothing was run)"
     )]
     PreviewChanged { call_id: String },
+    #[error("there is nothing to retry in session {0}: the model has answered its last message")]
+    NothingToRetry(String),
+    #[error("a confirmation waits in session {0}; answer it before retrying")]
+    ConfirmationPending(String),
     #[error("the settings cannot be saved: {0}")]
     InvalidSettings(#[from] SettingsError),
     #[error(transparent)]
@@ -74,6 +78,8 @@ impl AgentError {
             AgentError::UnknownTool(_) => ErrorCode::UnknownTool,
             AgentError::DefinitionChangedAgain { .. } => ErrorCode::DefinitionChangedAgain,
             AgentError::PreviewChanged { .. } => ErrorCode::PreviewChanged,
+            AgentError::NothingToRetry(_) => ErrorCode::NothingToRetry,
+            AgentError::ConfirmationPending(_) => ErrorCode::ConfirmationPending,
             AgentError::InvalidSettings(SettingsError::AutoApproveNotAllowed { .. }) => {
                 ErrorCode::AutoApproveNotAllowed
             }
@@ -89,6 +95,10 @@ impl AgentError {
         ErrorInfo {
             code: self.code(),
             message: self.to_string(),
+            model_failure: match self {
+                AgentError::Model(error) => error.failure(),
+                _ => None,
+            },
         }
     }
 }
