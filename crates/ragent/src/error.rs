@@ -133,6 +133,28 @@ mod tests {
     }
 
     #[test]
+    fn a_model_error_carries_its_failure_and_other_errors_none() {
+        let error = AgentError::Model(LlmError::Http {
+            status: 429,
+            body: "slow down".into(),
+            request_id: Some("r-9".into()),
+            retry_after: Some(std::time::Duration::from_secs(3)),
+        });
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            json!({
+                "code": "model",
+                "message": "the model endpoint answered HTTP 429: slow down",
+                "model_failure": {
+                    "kind": {"type": "rate_limited", "retry_after_secs": 3},
+                    "details": {"status": 429, "raw": "slow down", "request_id": "r-9"}
+                }
+            })
+        );
+        assert_eq!(AgentError::EmptyMessage.info().model_failure, None);
+    }
+
+    #[test]
     fn a_refused_auto_approve_reaches_the_page_with_its_own_code_naming_the_tool() {
         let error = AgentError::from(SettingsError::AutoApproveNotAllowed {
             tool: "shop__pay_order".into(),

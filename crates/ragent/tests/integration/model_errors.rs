@@ -5,8 +5,7 @@
 use pretty_assertions::assert_eq;
 use ragent::AgentError;
 use ragent::protocol::{
-    AgentEvent, ErrorCode, ErrorInfo, ModelFailureDetails, ModelFailureKind, StopReason,
-    TranscriptItem,
+    ErrorCode, ErrorInfo, ModelFailureDetails, ModelFailureKind, StopReason, TranscriptItem,
 };
 use serde_json::json;
 use test_support::Reply;
@@ -17,14 +16,7 @@ use crate::support::*;
 /// The one error of a run that failed.
 fn the_error(run: &Run) -> ErrorInfo {
     assert_eq!(run.reason, StopReason::Failed, "{:?}", run.events);
-    let errors: Vec<ErrorInfo> = run
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { error } => Some(error.clone()),
-            _ => None,
-        })
-        .collect();
+    let errors = run.error_infos();
     assert_eq!(errors.len(), 1, "{errors:?}");
     errors[0].clone()
 }
