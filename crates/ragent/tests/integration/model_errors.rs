@@ -166,7 +166,8 @@ async fn retrying_after_a_server_error_stores_the_answer_once_and_the_question_o
 async fn retry_is_refused_with_nothing_to_answer_while_a_run_goes_and_while_a_card_waits() {
     let notebook = Notebook::new(false);
     let mut setup = Setup::bare();
-    setup.servers.push(notebook.entry("notes", true));
+    // Untrusted: its write asks.
+    setup.servers.push(notebook.entry("notes", false));
     let mut h = Harness::start(setup).await;
 
     let refusal = h.agent.retry(&h.session).unwrap_err();
