@@ -19,7 +19,9 @@ impl LlmError {
             LlmError::Cancelled => return None,
             LlmError::NotConfigured => ModelFailureKind::NotConfigured,
             LlmError::Http {
-                status, retry_after, ..
+                status,
+                retry_after,
+                ..
             } => match status {
                 401 | 403 => ModelFailureKind::Unauthorized,
                 429 => ModelFailureKind::RateLimited {
@@ -141,10 +143,17 @@ mod tests {
             (LlmError::IdleTimeout(Duration::from_secs(60)), Timeout),
             (http(401, None), Unauthorized),
             (http(403, None), Unauthorized),
-            (http(429, None), RateLimited { retry_after_secs: None }),
+            (
+                http(429, None),
+                RateLimited {
+                    retry_after_secs: None,
+                },
+            ),
             (
                 http(429, Some(Duration::from_millis(1500))),
-                RateLimited { retry_after_secs: Some(2) },
+                RateLimited {
+                    retry_after_secs: Some(2),
+                },
             ),
             (http(500, None), ServerError),
             (http(503, None), ServerError),
@@ -195,8 +204,14 @@ mod tests {
     fn request_ids_are_read_from_error_bodies() {
         let rows = [
             (r#"{"request_id": "r1", "id": "x"}"#, Some("r1")),
-            (r#"{"error": {"message": "m", "request_id": "r2"}}"#, Some("r2")),
-            (r#"{"id": "chatcmpl-3", "error": {"message": "m"}}"#, Some("chatcmpl-3")),
+            (
+                r#"{"error": {"message": "m", "request_id": "r2"}}"#,
+                Some("r2"),
+            ),
+            (
+                r#"{"id": "chatcmpl-3", "error": {"message": "m"}}"#,
+                Some("chatcmpl-3"),
+            ),
             ("upstream hiccup", None),
         ];
         for (body, expected) in rows {

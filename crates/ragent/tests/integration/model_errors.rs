@@ -152,7 +152,10 @@ async fn retrying_after_a_server_error_stores_the_answer_once_and_the_question_o
         .collect();
     assert_eq!(
         texts,
-        vec![("user", "有什么耳机推荐？"), ("assistant", "推荐 AirPods Pro。")]
+        vec![
+            ("user", "有什么耳机推荐？"),
+            ("assistant", "推荐 AirPods Pro。")
+        ]
     );
 
     // The model has answered: there is nothing left to retry.
@@ -173,7 +176,8 @@ async fn retry_is_refused_with_nothing_to_answer_while_a_run_goes_and_while_a_ca
     let refusal = h.agent.retry(&h.session).unwrap_err();
     assert_eq!(refusal.code(), ErrorCode::NothingToRetry);
 
-    h.model.push(Reply::stream(&text_turn("慢慢来")).delay(std::time::Duration::from_millis(500)));
+    h.model
+        .push(Reply::stream(&text_turn("慢慢来")).delay(std::time::Duration::from_millis(500)));
     h.agent.send_message(&h.session, "你好").unwrap();
     assert_eq!(
         h.agent.retry(&h.session).unwrap_err().code(),
