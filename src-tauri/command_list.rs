@@ -7,6 +7,7 @@ app_commands![
     send_message,
     respond_confirmation,
     cancel_run,
+    retry_run,
     list_sessions,
     create_session,
     open_session,

@@ -44,6 +44,13 @@ pub async fn cancel_run(agent: State<'_, Agent>, session_id: String) -> Result<b
     agent.cancel_run(&session_id)
 }
 
+/// Asks the model again after a failed turn; the core refuses when there
+/// is nothing to retry, a run is going or a card waits.
+#[tauri::command]
+pub async fn retry_run(agent: State<'_, Agent>, session_id: String) -> Result<String, AgentError> {
+    agent.retry(&session_id)
+}
+
 #[tauri::command]
 pub async fn list_sessions(agent: State<'_, Agent>) -> Result<Vec<SessionInfo>, AgentError> {
     agent.list_sessions()

@@ -33,11 +33,7 @@ pub enum OpenFolderError {
 /// Reaches the page as `{ code, message }`, like the core's errors.
 impl Serialize for OpenFolderError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        ErrorInfo {
-            code: ErrorCode::Internal,
-            message: self.to_string(),
-        }
-        .serialize(serializer)
+        ErrorInfo::new(ErrorCode::Internal, self.to_string()).serialize(serializer)
     }
 }
 

@@ -39,6 +39,16 @@ impl ScriptedModel {
         &self.url
     }
 
+    /// Queues a raw reply (a failure status, say) after the turns given.
+    pub fn push(&self, reply: test_support::Reply) {
+        self.model.push(reply);
+    }
+
+    /// Queues one more turn.
+    pub fn push_turn(&self, turn: Turn) {
+        self.model.push_turn(turn);
+    }
+
     /// The chat requests received so far, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.model.requests()

@@ -26,6 +26,8 @@ export interface Api {
   sendMessage(sessionId: string, text: string): Promise<void>;
   respondConfirmation(sessionId: string, replyId: string, decisions: CallDecision[]): Promise<void>;
   cancelRun(sessionId: string): Promise<void>;
+  /** Asks the model again after a failed turn (no new message). */
+  retryRun(sessionId: string): Promise<void>;
 
   listSessions(): Promise<SessionInfo[]>;
   createSession(): Promise<SessionInfo>;
@@ -58,6 +60,7 @@ export function tauriApi(): Api {
     respondConfirmation: (sessionId, replyId, decisions) =>
       call("respond_confirmation", { sessionId, replyId, decisions }),
     cancelRun: (sessionId) => call("cancel_run", { sessionId }),
+    retryRun: (sessionId) => call("retry_run", { sessionId }),
 
     listSessions: () => call("list_sessions"),
     createSession: () => call("create_session"),

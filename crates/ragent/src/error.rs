@@ -46,6 +46,10 @@ pub enum AgentError {
         "what call {call_id} would do changed since its card was shown; the card shows it now: decide again (nothing was run)"
     )]
     PreviewChanged { call_id: String },
+    #[error("there is nothing to retry in session {0}: the model has answered its last message")]
+    NothingToRetry(String),
+    #[error("a confirmation waits in session {0}; answer it before retrying")]
+    ConfirmationPending(String),
     #[error("the settings cannot be saved: {0}")]
     InvalidSettings(#[from] SettingsError),
     #[error(transparent)]
@@ -74,6 +78,8 @@ impl AgentError {
             AgentError::UnknownTool(_) => ErrorCode::UnknownTool,
             AgentError::DefinitionChangedAgain { .. } => ErrorCode::DefinitionChangedAgain,
             AgentError::PreviewChanged { .. } => ErrorCode::PreviewChanged,
+            AgentError::NothingToRetry(_) => ErrorCode::NothingToRetry,
+            AgentError::ConfirmationPending(_) => ErrorCode::ConfirmationPending,
             AgentError::InvalidSettings(SettingsError::AutoApproveNotAllowed { .. }) => {
                 ErrorCode::AutoApproveNotAllowed
             }
@@ -89,6 +95,10 @@ impl AgentError {
         ErrorInfo {
             code: self.code(),
             message: self.to_string(),
+            model_failure: match self {
+                AgentError::Model(error) => error.failure(),
+                _ => None,
+            },
         }
     }
 }
@@ -120,6 +130,28 @@ mod tests {
             AgentError::Model(LlmError::NotConfigured).code(),
             ErrorCode::ModelNotConfigured
         );
+    }
+
+    #[test]
+    fn a_model_error_carries_its_failure_and_other_errors_none() {
+        let error = AgentError::Model(LlmError::Http {
+            status: 429,
+            body: "slow down".into(),
+            request_id: Some("r-9".into()),
+            retry_after: Some(std::time::Duration::from_secs(3)),
+        });
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            json!({
+                "code": "model",
+                "message": "the model endpoint answered HTTP 429: slow down",
+                "model_failure": {
+                    "kind": {"type": "rate_limited", "retry_after_secs": 3},
+                    "details": {"status": 429, "raw": "slow down", "request_id": "r-9"}
+                }
+            })
+        );
+        assert_eq!(AgentError::EmptyMessage.info().model_failure, None);
     }
 
     #[test]

@@ -92,6 +92,67 @@ pub enum StopReason {
 pub struct ErrorInfo {
     pub code: ErrorCode,
     pub message: String,
+    /// For a model that failed a turn (`code` is `model` or
+    /// `model_not_configured`): what kind of failure, for the page to say
+    /// in the user's language, and what the provider answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model_failure: Option<ModelFailure>,
+}
+
+impl ErrorInfo {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ErrorInfo {
+        ErrorInfo {
+            code,
+            message: message.into(),
+            model_failure: None,
+        }
+    }
+}
+
+/// Why a model turn failed, and what the provider said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ModelFailure {
+    pub kind: ModelFailureKind,
+    /// For a bug report: never shown unless asked for.
+    pub details: ModelFailureDetails,
+}
+
+/// The kinds of model failure, each with its own likely cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ModelFailureKind {
+    /// The endpoint could not be reached, or the connection broke.
+    Unreachable,
+    /// No answer, or a stream that went silent, within the time allowed.
+    Timeout,
+    /// 401 or 403: the key was refused.
+    Unauthorized,
+    /// 429, with how long the provider asked to wait when it said.
+    RateLimited {
+        #[ts(type = "number | null")]
+        retry_after_secs: Option<u64>,
+    },
+    /// 5xx after the client's own retries.
+    ServerError,
+    /// Another 4xx, or an error the provider sent in place of an answer
+    /// (a wrong model name, no balance left).
+    Rejected,
+    /// An answer that is not a chat-completions stream.
+    BadResponse,
+    /// No base URL or model name in the settings.
+    NotConfigured,
+}
+
+/// What the provider answered, bounded and without the settings' secrets.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ModelFailureDetails {
+    /// The HTTP status, when there was a response.
+    pub status: Option<u16>,
+    /// The provider's error body or the client's own description.
+    pub raw: String,
+    /// From `x-request-id` / `request-id`, or the error body's id.
+    pub request_id: Option<String>,
 }
 
 /// The kinds of error a front end may want to tell apart.
@@ -117,6 +178,10 @@ pub enum ErrorCode {
     /// The settings asked to skip the card for a tool that may never skip
     /// it; nothing was saved.
     AutoApproveNotAllowed,
+    /// `retry_run` found nothing the model has yet to answer.
+    NothingToRetry,
+    /// `retry_run` while a card waits: the card is answered first.
+    ConfirmationPending,
     Model,
     ModelNotConfigured,
     Mcp,

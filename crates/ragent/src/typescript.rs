@@ -11,8 +11,9 @@ use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
     Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
-    ModelState, ModelStatus, PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, StopReason,
-    ToolCallView, ToolDefinitionView, ToolPolicyView, Transcript, TranscriptItem,
+    ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus, PolicyVerdict,
+    PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView, ToolDefinitionView,
+    ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{ModelSettings, Settings};
 use crate::settings_view::{
@@ -35,6 +36,9 @@ pub fn render() -> String {
         StopReason::decl(&cfg),
         ErrorInfo::decl(&cfg),
         ErrorCode::decl(&cfg),
+        ModelFailure::decl(&cfg),
+        ModelFailureKind::decl(&cfg),
+        ModelFailureDetails::decl(&cfg),
         InputOutcome::decl(&cfg),
         ConfirmationCard::decl(&cfg),
         CardCall::decl(&cfg),

@@ -18,9 +18,37 @@ export type AgentEvent = { "type": "run_started" } | { "type": "text_delta", tex
 
 export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" };
 
-export type ErrorInfo = { code: ErrorCode, message: string, };
+export type ErrorInfo = { code: ErrorCode, message: string, 
+/**
+ * For a model that failed a turn (`code` is `model` or
+ * `model_not_configured`): what kind of failure, for the page to say
+ * in the user's language, and what the provider answered.
+ */
+model_failure?: ModelFailure, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "confirmation_pending" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
+
+export type ModelFailure = { kind: ModelFailureKind, 
+/**
+ * For a bug report: never shown unless asked for.
+ */
+details: ModelFailureDetails, };
+
+export type ModelFailureKind = { "type": "unreachable" } | { "type": "timeout" } | { "type": "unauthorized" } | { "type": "rate_limited", retry_after_secs: number | null, } | { "type": "server_error" } | { "type": "rejected" } | { "type": "bad_response" } | { "type": "not_configured" };
+
+export type ModelFailureDetails = { 
+/**
+ * The HTTP status, when there was a response.
+ */
+status: number | null, 
+/**
+ * The provider's error body or the client's own description.
+ */
+raw: string, 
+/**
+ * From `x-request-id` / `request-id`, or the error body's id.
+ */
+request_id: string | null, };
 
 export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, };
 

@@ -87,6 +87,11 @@ export class FakeApi implements Api {
     this.record("cancel_run", sessionId);
   }
 
+  async retryRun(sessionId: string): Promise<void> {
+    this.record("retry_run", sessionId);
+    return this.maybeFail();
+  }
+
   async listSessions(): Promise<SessionInfo[]> {
     this.record("list_sessions");
     return [...this.sessions];

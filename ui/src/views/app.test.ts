@@ -100,6 +100,37 @@ describe("the window", () => {
     app.stop();
   });
 
+  it("keeps a returning user whose model is down in the chat, never on the first-run page", async () => {
+    api.check = { state: "unreachable", message: "could not reach the model endpoint: connection refused" };
+    await start();
+    expect(root.querySelector('[data-testid="first-run"]')).toBeNull();
+    expect(q<HTMLTextAreaElement>("composer-input").disabled).toBe(false);
+    expect(root.textContent).toContain("模型服务暂时无法使用");
+    expect(root.textContent).toContain("connection refused");
+    app.stop();
+  });
+
+  it("opens the settings from a failed model turn", async () => {
+    await start();
+    api.emit({ session_id: "s1", run_id: "r1", event: { type: "run_started" } });
+    api.emit({
+      session_id: "s1",
+      run_id: "r1",
+      event: {
+        type: "error",
+        error: {
+          code: "model",
+          message: "the model endpoint answered HTTP 401: bad key",
+          model_failure: { kind: { type: "unauthorized" }, details: { status: 401, raw: "bad key", request_id: null } },
+        },
+      },
+    });
+    q("model-error-settings").click();
+    await settle();
+    expect(q("settings-view")).toBeTruthy();
+    app.stop();
+  });
+
   it("switches to English and remembers it", async () => {
     await start();
     q("settings").click();

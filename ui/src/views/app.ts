@@ -61,7 +61,11 @@ export class App {
       state: "unreachable" as const,
       message: failureText(error, this.i18n),
     }));
-    if (check.state !== "ok") {
+    // Only a missing setup is the first run; a configured model that does
+    // not answer now is the provider's trouble, not lost settings.
+    if (check.state === "unreachable") {
+      this.chat.showError(new PageMessage(this.i18n.t("modelCheck.down", { message: check.message ?? "" })));
+    } else if (check.state === "not_configured") {
       const firstRun = firstRunView({ api, i18n: this.i18n, check, onDone: () => this.show("chat") });
       this.show("first-run", firstRun.el);
       await firstRun.load();
@@ -93,6 +97,7 @@ export class App {
       i18n: this.i18n,
       ensureSession: () => this.ensureSession(),
       onRunStopped: () => void this.sidebar.refresh(),
+      openSettings: () => this.show("settings"),
     });
     this.main = h("main", { class: "app-main", attrs: { id: "main" } });
     this.deps.root.replaceChildren(

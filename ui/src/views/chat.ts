@@ -11,6 +11,7 @@ import { confirmationCard } from "./card";
 import { toolChip } from "./chip";
 import { composer, type Composer } from "./composer";
 import { assistantMessage, noticeView, userMessage } from "./messages";
+import { modelErrorView } from "./model-error";
 
 export interface ChatDeps {
   api: Api;
@@ -19,6 +20,8 @@ export interface ChatDeps {
   ensureSession(): Promise<string>;
   /** A run of some session ended (its title may have changed). */
   onRunStopped?(sessionId: string): void;
+  /** Shows the settings (a failed model turn's way out). */
+  openSettings?(): void;
 }
 
 interface EntryView {
@@ -133,8 +136,20 @@ export class ChatView {
         return adapt(userMessage(entry.text, i18n), (e) => (e.kind === "user" ? e.text : null));
       case "assistant":
         return adapt(assistantMessage(entry, i18n), (e) => (e.kind === "assistant" ? e : null));
-      case "notice":
-        return adapt(noticeView(entry.notice, i18n), (e) => (e.kind === "notice" ? e.notice : null));
+      case "notice": {
+        const { notice } = entry;
+        const sessionId = this.log?.sessionId;
+        if (notice.type === "error" && notice.error.model_failure && sessionId) {
+          const view = modelErrorView(notice.error.model_failure, {
+            api,
+            i18n,
+            sessionId,
+            openSettings: () => this.deps.openSettings?.(),
+          });
+          return adapt(view, (e) => (e.kind === "notice" && e.notice.type === "error" ? e.notice.error : null));
+        }
+        return adapt(noticeView(notice, i18n), (e) => (e.kind === "notice" ? e.notice : null));
+      }
       case "call":
         return adapt(toolChip(entry.call, i18n), (e) => (e.kind === "call" ? e.call : null));
       case "card": {

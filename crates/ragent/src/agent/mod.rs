@@ -14,6 +14,7 @@ mod reads_first;
 mod recovery;
 mod rejudge;
 mod respond;
+mod retry;
 mod run;
 mod transcript;
 
@@ -367,6 +368,18 @@ impl Agent {
         let slot = RunSlot::claim(&self.inner, session_id)?;
         batch::expire_if_due(&self.inner, session_id)?;
         batch::supersede_and_append(&self.inner, session_id, &slot.run_id, text)?;
+        Ok(slot.spawn(run::Start::Fresh))
+    }
+
+    /// Asks the model again on the stored conversation after a failed
+    /// turn; nothing is appended. Refused while a run is going, while a
+    /// card waits, and when the model has already answered. Returns the
+    /// run id.
+    pub fn retry(&self, session_id: &str) -> Result<String, AgentError> {
+        self.inner.session(session_id)?;
+        let slot = RunSlot::claim(&self.inner, session_id)?;
+        batch::expire_if_due(&self.inner, session_id)?;
+        retry::check(&self.inner, session_id)?;
         Ok(slot.spawn(run::Start::Fresh))
     }
 

@@ -359,10 +359,10 @@ pub(crate) async fn tool_index(
     }
     for problem in listing.failures {
         emit(AgentEvent::Error {
-            error: ErrorInfo {
-                code: ErrorCode::Mcp,
-                message: format!("{}: {}", problem.server, problem.message),
-            },
+            error: ErrorInfo::new(
+                ErrorCode::Mcp,
+                format!("{}: {}", problem.server, problem.message),
+            ),
         });
     }
     let now = inner.now();

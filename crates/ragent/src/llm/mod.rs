@@ -1,6 +1,7 @@
 //! The model side: a [`ChatModel`] trait the agent loop talks to, and an
 //! OpenAI-compatible streaming client ([`openai::OpenAiClient`]).
 
+pub mod failure;
 pub mod openai;
 pub mod sse;
 pub mod turn;
@@ -125,7 +126,15 @@ pub enum LlmError {
     #[error("no model is configured: set a base URL and a model name in settings")]
     NotConfigured,
     #[error("the model endpoint answered HTTP {status}: {body}")]
-    Http { status: u16, body: String },
+    Http {
+        status: u16,
+        /// The provider's error body, bounded, without the settings' secrets.
+        body: String,
+        /// From the response's headers or its body, when it names one.
+        request_id: Option<String>,
+        /// The response's `Retry-After`, when it has one.
+        retry_after: Option<Duration>,
+    },
     #[error("could not reach the model endpoint: {0}")]
     Connect(String),
     #[error("the model endpoint did not answer within {0:?}")]

@@ -21,6 +21,7 @@ use reqwest::header::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::failure::{Scrubber, request_id_in_body};
 use super::sse::{SseParser, Step, TurnAssembler, not_a_stream};
 use super::{AssistantTurn, ChatModel, ChatRequest, LlmError, TextSink, wire};
 use crate::settings::ModelSettings;
@@ -67,6 +68,8 @@ pub struct OpenAiClient {
     texts: Arc<wire::MessageTexts>,
     /// Whether requests ask for token usage: until the endpoint refuses.
     ask_usage: Arc<AtomicBool>,
+    /// Keeps the key and header values out of the errors it reports.
+    scrubber: Scrubber,
 }
 
 impl OpenAiClient {
@@ -76,18 +79,27 @@ impl OpenAiClient {
         }
         let mut headers = HeaderMap::new();
         if let Some(key) = settings.api_key.as_deref().filter(|k| !k.is_empty()) {
-            let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
                 LlmError::Connect("the API key has characters a header cannot carry".into())
             })?;
+            value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
         for (name, value) in &settings.extra_headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| LlmError::Connect(format!("bad header name {name:?}")))?;
-            let value = HeaderValue::from_str(value)
+            let mut value = HeaderValue::from_str(value)
                 .map_err(|_| LlmError::Connect(format!("bad value for header {name}")))?;
+            value.set_sensitive(true);
             headers.insert(name, value);
         }
+        let scrubber = Scrubber::new(
+            settings
+                .api_key
+                .as_deref()
+                .into_iter()
+                .chain(settings.extra_headers.values().map(String::as_str)),
+        );
         let http = reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
             .build()
@@ -103,6 +115,7 @@ impl OpenAiClient {
             options,
             texts: Arc::default(),
             ask_usage: Arc::new(AtomicBool::new(true)),
+            scrubber,
         })
     }
 
@@ -118,15 +131,35 @@ impl OpenAiClient {
             .send()
             .await
             .map_err(|e| LlmError::Connect(e.to_string()))?;
-        let status = response.status();
-        if status.is_success() {
+        if response.status().is_success() {
             return Ok(());
         }
+        Err(self.refusal(response).await)
+    }
+
+    /// A response that is not a success, as the error reported: status,
+    /// scrubbed body, request id and `Retry-After`.
+    async fn refusal(&self, response: reqwest::Response) -> LlmError {
+        let status = response.status().as_u16();
+        let retry_after = retry_after(response.headers());
+        let header_id = request_id(response.headers());
         let body = response.text().await.unwrap_or_default();
-        Err(LlmError::Http {
-            status: status.as_u16(),
-            body: body.chars().take(300).collect(),
-        })
+        let request_id = header_id.or_else(|| request_id_in_body(&body));
+        LlmError::Http {
+            status,
+            body: self.scrubber.scrub(&body),
+            request_id: request_id.map(|id| self.scrubber.scrub(&id)),
+            retry_after,
+        }
+    }
+
+    /// An error from inside a stream, whose text the provider wrote.
+    fn scrubbed(&self, error: LlmError) -> LlmError {
+        match error {
+            LlmError::Api(message) => LlmError::Api(self.scrubber.scrub(&message)),
+            LlmError::Protocol(message) => LlmError::Protocol(self.scrubber.scrub(&message)),
+            other => other,
+        }
     }
 
     /// The JSON body of a streaming request, as the next one is sent.
@@ -153,7 +186,7 @@ impl OpenAiClient {
             .send_with_retry(self.body(request, ask_usage)?, cancel)
             .await
         {
-            Err(LlmError::Http { status, body })
+            Err(LlmError::Http { status, body, .. })
                 if ask_usage && refuses_stream_options(status, &body) =>
             {
                 tracing::info!(
@@ -194,16 +227,15 @@ impl OpenAiClient {
                 Ok(Err(e)) => (LlmError::Connect(e.to_string()), None),
                 Ok(Ok(response)) if response.status().is_success() => return Ok(response),
                 Ok(Ok(response)) => {
-                    let status = response.status();
-                    let retry_after = retry_after(response.headers());
-                    let body = response.text().await.unwrap_or_default();
-                    let error = LlmError::Http {
-                        status: status.as_u16(),
-                        body: body.chars().take(500).collect(),
-                    };
-                    if !is_retryable(status) {
+                    let retryable = is_retryable(response.status());
+                    let error = self.refusal(response).await;
+                    if !retryable {
                         return Err(error);
                     }
+                    let retry_after = match &error {
+                        LlmError::Http { retry_after, .. } => *retry_after,
+                        _ => None,
+                    };
                     (error, retry_after)
                 }
             };
@@ -288,7 +320,9 @@ impl ChatModel for OpenAiClient {
     ) -> BoxFuture<'a, Result<AssistantTurn, LlmError>> {
         Box::pin(async move {
             let response = self.send(request, cancel).await?;
-            self.stream_turn(response, on_text, cancel).await
+            self.stream_turn(response, on_text, cancel)
+                .await
+                .map_err(|error| self.scrubbed(error))
         })
     }
 }
@@ -311,6 +345,17 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     let seconds: f64 = text.parse().ok()?;
     (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+/// The provider's id of the request, from the headers the common
+/// providers use.
+fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["x-request-id", "request-id", "x-amzn-requestid"]
+        .iter()
+        .find_map(|name| headers.get(*name)?.to_str().ok())
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .map(str::to_string)
 }
 
 fn backoff(options: &ClientOptions, attempt: u32) -> Duration {

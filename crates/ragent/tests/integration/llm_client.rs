@@ -81,7 +81,9 @@ async fn a_client_error_is_not_retried() {
         error,
         LlmError::Http {
             status: 401,
-            body: "bad key".into()
+            body: "bad key".into(),
+            request_id: None,
+            retry_after: None,
         }
     );
     assert_eq!(model.requests().len(), 1);

@@ -7,6 +7,7 @@ mod api;
 mod decisions;
 mod definitions;
 mod llm_client;
+mod model_errors;
 mod model_faults;
 mod previews;
 mod restart;

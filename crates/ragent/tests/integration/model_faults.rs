@@ -63,14 +63,7 @@ async fn a_stream_cut_midway_ends_the_run_with_an_error_and_the_session_goes_on(
     );
     let run = h.say("记一下 x").await;
     assert_eq!(run.reason, StopReason::Failed);
-    let errors: Vec<_> = run
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { error } => Some(error.clone()),
-            _ => None,
-        })
-        .collect();
+    let errors = run.error_infos();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].code, ErrorCode::Model);
     assert!(

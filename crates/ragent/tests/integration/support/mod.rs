@@ -13,7 +13,9 @@ use std::time::Duration;
 use ragent::clock::Clock;
 use ragent::llm::openai::ClientOptions;
 use ragent::mcp::{ServerEntry, ToolSource};
-use ragent::protocol::{AgentEvent, ConfirmationCard, EventEnvelope, StopReason, ToolCallView};
+use ragent::protocol::{
+    AgentEvent, ConfirmationCard, ErrorInfo, EventEnvelope, StopReason, ToolCallView,
+};
 use ragent::settings::{ModelSettings, Settings};
 use ragent::{Agent, AgentConfig};
 use tempfile::TempDir;
@@ -248,10 +250,15 @@ impl Run {
     }
 
     pub fn errors(&self) -> Vec<String> {
+        self.error_infos().into_iter().map(|e| e.message).collect()
+    }
+
+    /// The run's error events, whole.
+    pub fn error_infos(&self) -> Vec<ErrorInfo> {
         self.events
             .iter()
             .filter_map(|e| match e {
-                AgentEvent::Error { error } => Some(error.message.clone()),
+                AgentEvent::Error { error } => Some(error.clone()),
                 _ => None,
             })
             .collect()

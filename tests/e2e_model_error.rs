@@ -1,0 +1,71 @@
+//! A model that fails a turn, end to end: the chat says what happened in
+//! the user's language with a way out, Retry brings the answer, and a
+//! configured user is never sent to the first-run page.
+
+mod support;
+
+use std::error::Error;
+
+use support::model::{ScriptedModel, text};
+use support::{RunningApp, configure_model};
+use test_support::Reply;
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+/// The app's client tries a 5xx four times (three retries) before the
+/// turn fails.
+const ATTEMPTS: usize = 4;
+
+#[test]
+fn a_server_error_shows_a_message_with_retry_and_retrying_brings_the_answer() -> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(Vec::new())?;
+    for _ in 0..ATTEMPTS {
+        model.push(
+            Reply::status(500, r#"{"error":{"message":"upstream overloaded"}}"#)
+                .header("x-request-id", "req-e2e-500"),
+        );
+    }
+    model.push_turn(text("推荐 Sony WH-1000XM6，降噪出色。"));
+    configure_model(data.path(), model.base_url())?;
+    let app = RunningApp::launch(data.path())?;
+
+    app.send_message("推荐一款降噪耳机")?;
+    app.wait_for_text("[data-testid=model-error-message]", "模型服务内部出错")?;
+    let retry = app.session.find("[data-testid=model-error-retry]")?;
+    assert_eq!(app.session.text(&retry)?, "重试");
+    let settings = app.session.find("[data-testid=model-error-settings]")?;
+    assert_eq!(app.session.text(&settings)?, "打开设置");
+    let summary = app
+        .session
+        .find("[data-testid=model-error-details] summary")?;
+    app.session.click(&summary)?;
+    app.wait_for_text("[data-testid=model-error-request-id]", "req-e2e-500")?;
+    app.wait_for_text("[data-testid=model-error-raw]", "upstream overloaded")?;
+    app.wait_for_text("[data-testid=model-error-status]", "500")?;
+    let composer = app.session.find("[data-testid=composer-input]")?;
+    assert_eq!(app.session.attribute(&composer, "disabled")?, None);
+
+    app.force_theme("light")?;
+    app.save_screenshot("model-error-light")?;
+    app.force_theme("dark")?;
+    app.save_screenshot("model-error-dark")?;
+    app.force_theme("light")?;
+
+    app.session.click(&retry)?;
+    app.wait_for_text("[data-testid=message-assistant]", "Sony WH-1000XM6")?;
+
+    let users = app.session.find_all("[data-testid=message-user]")?;
+    assert_eq!(users.len(), 1, "the question is shown once");
+    let first_run = app.session.find_all("[data-testid=first-run]")?;
+    assert!(first_run.is_empty(), "the first-run page was shown");
+    let last = model.requests().pop().ok_or("no request")?;
+    let roles: Vec<&str> = last["messages"]
+        .as_array()
+        .ok_or("no messages")?
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    assert_eq!(roles, vec!["system", "user"], "the question went once");
+    Ok(())
+}
