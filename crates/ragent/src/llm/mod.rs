@@ -1,6 +1,7 @@
 //! The model side: a [`ChatModel`] trait the agent loop talks to, and an
 //! OpenAI-compatible streaming client ([`openai::OpenAiClient`]).
 
+pub mod models;
 pub mod openai;
 pub mod sse;
 pub mod turn;

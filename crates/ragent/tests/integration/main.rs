@@ -8,6 +8,7 @@ mod decisions;
 mod definitions;
 mod llm_client;
 mod model_faults;
+mod model_list;
 mod previews;
 mod restart;
 mod secrets;
