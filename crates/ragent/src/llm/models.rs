@@ -55,24 +55,19 @@ pub async fn list_models(
     }
     let headers = request_headers(settings).map_err(|e| ModelListError::Header(e.to_string()))?;
     let url = format!("{base}/models");
+    let unreachable = |e: reqwest::Error| ModelListError::Unreachable {
+        url: url.clone(),
+        message: e.to_string(),
+    };
     let exchange = async {
         let response = reqwest::Client::new()
             .get(&url)
             .headers(headers)
             .send()
             .await
-            .map_err(|e| ModelListError::Unreachable {
-                url: url.clone(),
-                message: e.to_string(),
-            })?;
+            .map_err(unreachable)?;
         let status = response.status().as_u16();
-        let body = response
-            .text()
-            .await
-            .map_err(|e| ModelListError::Unreachable {
-                url: url.clone(),
-                message: e.to_string(),
-            })?;
+        let body = response.text().await.map_err(unreachable)?;
         Ok((status, body))
     };
     let (status, body) = tokio::time::timeout(timeout, exchange)
