@@ -16,6 +16,7 @@ app_commands![
     get_settings,
     save_settings,
     check_model,
+    list_models,
     list_tools,
     list_audit,
     tool_definition_change,

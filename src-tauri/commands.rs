@@ -8,7 +8,7 @@ use ragent::protocol::{
     AuditEntry, CallDecision, DefinitionChange, InputOutcome, ModelStatus, SessionInfo,
     ToolPolicyView, Transcript,
 };
-use ragent::settings_view::{SettingsEdit, SettingsView};
+use ragent::settings_view::{ModelEdit, SettingsEdit, SettingsView};
 use ragent::{Agent, AgentError};
 use tauri::State;
 
@@ -101,6 +101,16 @@ pub async fn save_settings(
 #[tauri::command]
 pub async fn check_model(agent: State<'_, Agent>) -> Result<ModelStatus, AgentError> {
     Ok(agent.check_model().await)
+}
+
+/// The models the provider lists, asked with the model settings as edited
+/// on the page (not yet saved).
+#[tauri::command]
+pub async fn list_models(
+    agent: State<'_, Agent>,
+    model: ModelEdit,
+) -> Result<Vec<String>, AgentError> {
+    agent.list_models(model).await
 }
 
 #[tauri::command]

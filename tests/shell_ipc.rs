@@ -139,7 +139,8 @@ fn refused_settings_reject_with_invalid_settings_and_nothing_is_saved() {
         "tool_overrides": {},
         "card_expiry_secs": 600,
         "max_turns_per_run": 5,
-        "history_token_budget": 8000
+        "history_token_budget": 8000,
+        "appearance": { "language": null, "theme": "system" }
     });
     let rejection =
         invoke(&shell.window, "save_settings", json!({ "settings": edit })).unwrap_err();
@@ -154,6 +155,26 @@ fn refused_settings_reject_with_invalid_settings_and_nothing_is_saved() {
         invoke(&shell.window, "get_settings", json!({})).unwrap(),
         before
     );
+}
+
+#[test]
+fn the_page_lists_the_models_of_the_provider_it_is_editing() {
+    let shell = shell();
+    let provider = test_support::model::ScriptedModel::start().unwrap();
+    let edit = |base_url: String| {
+        json!({ "model": {
+            "base_url": base_url,
+            "model": "",
+            "api_key": { "action": "set", "value": "sk-page" },
+            "extra_headers": {}
+        }})
+    };
+    let listed = invoke(&shell.window, "list_models", edit(provider.base_url())).unwrap();
+    assert_eq!(listed, json!(["scripted"]));
+
+    provider.answer_listing(test_support::model::Reply::status(401, "bad key"));
+    let refused = invoke(&shell.window, "list_models", edit(provider.base_url())).unwrap_err();
+    assert_eq!(refused["code"], "model_unauthorized", "{refused}");
 }
 
 /// Every command of the list has a handler and a permission the main

@@ -11,6 +11,7 @@ import type {
   ErrorCode,
   ErrorInfo,
   EventEnvelope,
+  ModelEdit,
   ModelStatus,
   SessionInfo,
   SettingsEdit,
@@ -40,6 +41,8 @@ export interface Api {
   /** Saves an edit (each secret kept, set or cleared); answers with the new view. */
   saveSettings(settings: SettingsEdit): Promise<SettingsView>;
   checkModel(): Promise<ModelStatus>;
+  /** The models the provider lists, asked with the model settings as edited (nothing saved). */
+  listModels(model: ModelEdit): Promise<string[]>;
   listTools(): Promise<ToolPolicyView[]>;
   listAudit(limit: number): Promise<AuditEntry[]>;
   /** What changed in a tool's definition since it was pinned; null if nothing. */
@@ -71,6 +74,7 @@ export function tauriApi(): Api {
     getSettings: () => call("get_settings"),
     saveSettings: (settings) => call("save_settings", { settings }),
     checkModel: () => call("check_model"),
+    listModels: (model) => call("list_models", { model }),
     listTools: () => call("list_tools"),
     listAudit: (limit) => call("list_audit", { limit }),
     toolDefinitionChange: (qualifiedName) => call("tool_definition_change", { qualifiedName }),

@@ -1,22 +1,17 @@
 import { describe, expect, it } from "vitest";
 
 import { ERROR_EN, ERROR_ZH } from "./error-messages";
-import { createI18n, loadLang, saveLang } from "./i18n";
+import { createI18n, langFor } from "./i18n";
 import type { ErrorCode } from "./protocol";
 
-function memoryStorage(): Pick<Storage, "getItem" | "setItem"> {
-  const values = new Map<string, string>();
-  return { getItem: (k) => values.get(k) ?? null, setItem: (k, v) => void values.set(k, v) };
-}
-
 describe("languages", () => {
-  it("is Chinese unless English was chosen, and remembers the choice", () => {
-    const storage = memoryStorage();
-    expect(loadLang(storage)).toBe("zh-CN");
-    storage.setItem("bitselect.lang", "klingon");
-    expect(loadLang(storage)).toBe("zh-CN");
-    saveLang(storage, "en");
-    expect(loadLang(storage)).toBe("en");
+  it("is the chosen language, else the system's: Chinese for any Chinese locale, English otherwise", () => {
+    expect(langFor("en", "zh-CN")).toBe("en");
+    expect(langFor("zh-CN", "en-US")).toBe("zh-CN");
+    expect(langFor(null, "zh-TW")).toBe("zh-CN");
+    expect(langFor(null, "en-GB")).toBe("en");
+    expect(langFor(null, "fr-FR")).toBe("en");
+    expect(langFor(null, undefined)).toBe("en");
   });
 
   it("fills parameters and names statuses in both languages", () => {

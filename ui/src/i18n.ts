@@ -2,7 +2,7 @@
 // `{name}` in a message is replaced by the parameter of that name.
 
 import { ERROR_EN, ERROR_ZH } from "./error-messages";
-import type { AuditDecision, CallStatus, ErrorCode, ErrorInfo } from "./protocol";
+import type { AuditDecision, CallStatus, ErrorCode, ErrorInfo, Language } from "./protocol";
 
 const zh = {
   "app.title": "比特严选助手",
@@ -212,12 +212,6 @@ const zh = {
   "settings.loadFailed": "无法读取设置：{message}",
 
   "firstRun.heading": "欢迎使用比特严选助手",
-  "firstRun.intro": "开始之前，请配置一个模型服务。填写接口地址、模型名称和 API 密钥（本机 Ollama 不需要密钥），然后保存。",
-  "firstRun.examples": "示例：",
-  "firstRun.openai": "OpenAI：https://api.openai.com/v1，模型如 gpt-4o-mini",
-  "firstRun.deepseek": "DeepSeek：https://api.deepseek.com/v1，模型 deepseek-chat",
-  "firstRun.qwen": "通义千问（DashScope 兼容模式）：https://dashscope.aliyuncs.com/compatible-mode/v1，模型如 qwen-plus",
-  "firstRun.ollama": "Ollama（本机）：http://127.0.0.1:11434/v1，模型如 qwen2.5:7b",
   "firstRun.status": "当前状态：{message}",
   "firstRun.continue": "进入对话",
 
@@ -282,6 +276,36 @@ const zh = {
 
   "lang.zh-CN": "中文",
   "lang.en": "English",
+
+  // First run, the settings' sections, the tool groups, the model list.
+  "lang.system": "跟随系统",
+  "sections.label": "设置分区",
+  "sections.model": "模型",
+  "sections.servers": "服务器",
+  "sections.tools": "工具",
+  "sections.confirmations": "确认",
+  "sections.appearance": "外观",
+  "settings.unsaved": "有未保存的更改。",
+  "toolGroup.read": "只读",
+  "toolGroup.cart": "修改购物车",
+  "toolGroup.money": "涉及付款",
+  "toolGroup.other_write": "其它写入",
+  "provider.label": "模型服务商",
+  "provider.openai": "OpenAI",
+  "provider.deepseek": "DeepSeek",
+  "provider.qwen": "通义千问（DashScope 兼容模式）",
+  "provider.ollama": "Ollama（本机，无需密钥）",
+  "provider.custom": "自定义",
+  "provider.noKey": "本机的 Ollama 不需要 API 密钥。",
+  "provider.test": "测试",
+  "provider.testing": "正在读取模型列表…",
+  "provider.found": "服务可用，列出了 {count} 个模型。",
+  "provider.empty": "服务没有列出模型，请在“高级”里填写模型名称。",
+  "provider.models": "模型",
+  "provider.advanced": "高级",
+  "firstRun.about": "这个助手替你在比特严选搜索和比较商品、查看购物车和优惠券、查询订单与物流、申请售后。加入购物车、下单、付款、取消订单、修改地址这些会改变东西的操作，它总是先把要做的事给你看，等你确认后才执行。",
+  "firstRun.steps": "选择模型服务商，填写 API 密钥，点“测试”读取模型列表，选好模型后点“完成”。",
+  "firstRun.done": "完成",
 };
 
 export type MessageKey = keyof typeof zh;
@@ -495,12 +519,6 @@ const en: Messages = {
   "settings.loadFailed": "Cannot read the settings: {message}",
 
   "firstRun.heading": "Welcome to 比特严选助手",
-  "firstRun.intro": "Before you start, set up a model provider: fill in the base URL, the model name and the API key (a local Ollama needs no key), then save.",
-  "firstRun.examples": "Examples:",
-  "firstRun.openai": "OpenAI: https://api.openai.com/v1, a model such as gpt-4o-mini",
-  "firstRun.deepseek": "DeepSeek: https://api.deepseek.com/v1, model deepseek-chat",
-  "firstRun.qwen": "Qwen (DashScope compatible mode): https://dashscope.aliyuncs.com/compatible-mode/v1, a model such as qwen-plus",
-  "firstRun.ollama": "Ollama (local): http://127.0.0.1:11434/v1, a model such as qwen2.5:7b",
   "firstRun.status": "Current state: {message}",
   "firstRun.continue": "Go to the chat",
 
@@ -565,13 +583,42 @@ const en: Messages = {
 
   "lang.zh-CN": "中文",
   "lang.en": "English",
+
+  // First run, the settings' sections, the tool groups, the model list.
+  "lang.system": "Follow the system",
+  "sections.label": "Settings sections",
+  "sections.model": "Model",
+  "sections.servers": "Servers",
+  "sections.tools": "Tools",
+  "sections.confirmations": "Confirmations",
+  "sections.appearance": "Appearance",
+  "settings.unsaved": "You have unsaved changes.",
+  "toolGroup.read": "Read only",
+  "toolGroup.cart": "Change the cart",
+  "toolGroup.money": "Move money",
+  "toolGroup.other_write": "Other writes",
+  "provider.label": "Model provider",
+  "provider.openai": "OpenAI",
+  "provider.deepseek": "DeepSeek",
+  "provider.qwen": "Qwen (DashScope compatible mode)",
+  "provider.ollama": "Ollama (local, no key)",
+  "provider.custom": "Custom",
+  "provider.noKey": "A local Ollama needs no API key.",
+  "provider.test": "Test",
+  "provider.testing": "Reading the model list…",
+  "provider.found": "The provider answers and lists {count} models.",
+  "provider.empty": "The provider lists no models: enter the model name under Advanced.",
+  "provider.models": "Model",
+  "provider.advanced": "Advanced",
+  "firstRun.about": "The assistant searches and compares products at Bit Select for you, looks at your cart and coupons, follows orders and parcels, and applies for returns. Before anything that changes something (adding to the cart, placing, paying or cancelling an order, changing an address) it always shows you exactly what it is about to do and waits for your confirmation.",
+  "firstRun.steps": "Choose a model provider, enter the API key, press Test to read its model list, pick a model and press Done.",
+  "firstRun.done": "Done",
 };
 
-export type Lang = "zh-CN" | "en";
+export type Lang = Language;
 export const LANGS: readonly Lang[] = ["zh-CN", "en"];
 const TABLES: Record<Lang, Messages> = { "zh-CN": zh, en };
 const ERRORS: Record<Lang, Record<ErrorCode, string>> = { "zh-CN": ERROR_ZH, en: ERROR_EN };
-const STORAGE_KEY = "bitselect.lang";
 
 export type Params = Record<string, string | number>;
 
@@ -600,12 +647,12 @@ export function createI18n(lang: Lang): I18n {
   };
 }
 
-/** The remembered language, Chinese unless the user chose otherwise. */
-export function loadLang(storage: Pick<Storage, "getItem"> | undefined): Lang {
-  const saved = storage?.getItem(STORAGE_KEY);
-  return LANGS.find((lang) => lang === saved) ?? "zh-CN";
-}
-
-export function saveLang(storage: Pick<Storage, "setItem"> | undefined, lang: Lang): void {
-  storage?.setItem(STORAGE_KEY, lang);
+/**
+ * The page's language: the one chosen in the settings (kept by the core in
+ * the data directory), else the system's (`navigator.language`): Chinese
+ * for any Chinese locale, English for anything else.
+ */
+export function langFor(chosen: Lang | null, system: string | undefined): Lang {
+  if (chosen) return chosen;
+  return system?.toLowerCase().startsWith("zh") ? "zh-CN" : "en";
 }

@@ -3,6 +3,6 @@ import { App } from "./views/app";
 
 const root = document.getElementById("app");
 if (root) {
-  const app = new App({ api: tauriApi(), root, storage: window.localStorage });
+  const app = new App({ api: tauriApi(), root });
   app.start().catch((error: unknown) => console.error("the app could not start", error));
 }

@@ -1,8 +1,9 @@
 // A development preview of the page without the Tauri shell: the app on the
 // test fake backend with a scripted conversation (a streamed answer, chips,
-// a card whose order shows the shop's preview, a destructive call). Open /preview.html under `npm run dev`;
-// `?theme=dark|light` forces a theme, `?page=settings|audit|first-run` opens
-// that page, `?lang=en` switches to English. Not part of the built app.
+// a card whose order shows the shop's preview, a destructive call). Open
+// /preview.html under `npm run dev`; `?theme=dark|light` and `?lang=en|zh-CN`
+// are the fake core's stored appearance, `?page=settings|audit|first-run`
+// opens that page. Not part of the built app.
 
 import { FakeApi } from "./test/fake-api";
 import { AIRPODS_CART_PREVIEW, CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, card, cardCall } from "./test/fixtures";
@@ -11,20 +12,22 @@ import type { AgentEvent } from "./protocol";
 import { App } from "./views/app";
 
 const params = new URLSearchParams(window.location.search);
-const theme = params.get("theme");
-if (theme === "dark" || theme === "light") window.localStorage.setItem("bitselect.theme", theme);
-const lang = params.get("lang");
-if (lang === "en" || lang === "zh-CN") window.localStorage.setItem("bitselect.lang", lang);
-
 const api = new FakeApi();
+const theme = params.get("theme");
+if (theme === "dark" || theme === "light") api.settings.appearance.theme = theme;
+const lang = params.get("lang");
+if (lang === "en" || lang === "zh-CN") api.settings.appearance.language = lang;
 api.sessions = [
   { id: "s1", title: "买 iPhone 17", created_at: 1, updated_at: 3 },
   { id: "s2", title: "查订单物流", created_at: 1, updated_at: 2 },
 ];
 api.tools = [
-  { qualified_name: "shop__search_product", server: "shop", tool: "search_product", title: "搜索商品", destructive: false, read_only: true, trusted: true, definition_changed: false, user_override: null, verdict: "allow", auto_approve_allowed: false, moves_money: false },
-  { qualified_name: "shop__update_cart_item", server: "shop", tool: "update_cart_item", title: "加入/修改购物车", destructive: false, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: true, moves_money: false },
-  { qualified_name: "shop__cancel_order", server: "shop", tool: "cancel_order", title: "取消订单", destructive: true, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false, moves_money: true },
+  { qualified_name: "shop__search_product", server: "shop", tool: "search_product", title: "搜索商品", destructive: false, read_only: true, trusted: true, definition_changed: false, user_override: null, verdict: "allow", auto_approve_allowed: false, moves_money: false, group: "read" },
+  { qualified_name: "shop__query_cart", server: "shop", tool: "query_cart", title: "查看购物车", destructive: false, read_only: true, trusted: true, definition_changed: false, user_override: null, verdict: "allow", auto_approve_allowed: false, moves_money: false, group: "read" },
+  { qualified_name: "shop__update_cart_item", server: "shop", tool: "update_cart_item", title: "加入/修改购物车", destructive: false, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: true, moves_money: false, group: "cart" },
+  { qualified_name: "shop__pay_order", server: "shop", tool: "pay_order", title: "支付订单", destructive: true, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false, moves_money: true, group: "money" },
+  { qualified_name: "shop__cancel_order", server: "shop", tool: "cancel_order", title: "取消订单", destructive: true, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false, moves_money: true, group: "money" },
+  { qualified_name: "shop__change_address", server: "shop", tool: "change_address", title: "修改收货地址", destructive: true, read_only: false, trusted: true, definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false, moves_money: false, group: "other_write" },
 ];
 api.audit = [
   { id: 1, at: Date.now() - 60_000, session_id: "s1", call_id: "c0", server: "shop", tool: "search_product", arguments_hash: "9f2c1e7b44d0a1b2c3d4", decision: "policy_allowed", reason: null, old_definition_hash: null, new_definition_hash: null, preview: null, call: null },
@@ -53,7 +56,7 @@ api.transcripts.set("s1", {
 
 const root = document.getElementById("app");
 if (root) {
-  const app = new App({ api, root, storage: window.localStorage });
+  const app = new App({ api, root });
   void app.start().then(() => {
     const page = params.get("page");
     if (page === "settings" || page === "audit") document.querySelector<HTMLElement>(`[data-testid="${page}"]`)?.click();

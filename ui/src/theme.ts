@@ -1,18 +1,14 @@
 // Light / dark: the OS theme by default (prefers-color-scheme); a choice in
-// the settings, or a test, sets `data-theme` on <html> to force one.
+// the settings (kept by the core with the other settings), or a test, sets
+// `data-theme` on <html> to force one.
 
-export type Theme = "system" | "light" | "dark";
+import type { Theme } from "./protocol";
+
+export type { Theme };
 export const THEMES: readonly Theme[] = ["system", "light", "dark"];
-const STORAGE_KEY = "bitselect.theme";
 
-export function loadTheme(storage: Pick<Storage, "getItem"> | undefined): Theme {
-  const saved = storage?.getItem(STORAGE_KEY);
-  return THEMES.find((theme) => theme === saved) ?? "system";
-}
-
-export function applyTheme(theme: Theme, storage?: Pick<Storage, "setItem">): void {
+export function applyTheme(theme: Theme): void {
   const root = document.documentElement;
   if (theme === "system") root.removeAttribute("data-theme");
   else root.setAttribute("data-theme", theme);
-  storage?.setItem(STORAGE_KEY, theme);
 }

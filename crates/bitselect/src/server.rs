@@ -41,22 +41,40 @@ pub const REPLAYED_META_KEY: &str = "ragent/idempotent_replay";
 /// such a call ever skip the user's confirmation, whatever its settings.
 pub const MOVES_MONEY_META_KEY: &str = "ragent/moves_money";
 
+/// Set to `true` in the `_meta` of the definition of the write that changes
+/// the shopping cart, so a client can group it with its kind.
+pub const CHANGES_CART_META_KEY: &str = "ragent/changes_cart";
+
 /// Set in the `_meta` of a write tool's definition to the name of the
 /// read-only tool of this server that previews it: it takes the same
 /// arguments and answers with what the write would do now (see
 /// [`crate::preview::Preview`]), for the confirmation card.
 pub const PREVIEW_META_KEY: &str = "ragent/preview";
 
+/// What a write touches, as its definition's `_meta` declares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Touches {
+    Cart,
+    /// Places an order or moves money.
+    Money,
+    Other,
+}
+
 /// The definition `_meta` of a write tool: the tool that previews it, and
-/// whether it places an order or moves money.
-fn write_meta(preview: &str, moves_money: bool) -> MetaObject {
+/// whether it changes the cart or places an order or moves money.
+fn write_meta(preview: &str, touches: Touches) -> MetaObject {
     let mut meta = MetaObject::default();
     meta.insert(
         PREVIEW_META_KEY.to_owned(),
         Value::String(preview.to_owned()),
     );
-    if moves_money {
-        meta.insert(MOVES_MONEY_META_KEY.to_owned(), Value::Bool(true));
+    let flag = match touches {
+        Touches::Cart => Some(CHANGES_CART_META_KEY),
+        Touches::Money => Some(MOVES_MONEY_META_KEY),
+        Touches::Other => None,
+    };
+    if let Some(key) = flag {
+        meta.insert(key.to_owned(), Value::Bool(true));
     }
     meta
 }
@@ -332,7 +350,7 @@ impl ShopServer {
         name = "update_cart_item",
         title = "加入/修改购物车",
         input_schema = input_schema::<UpdateCartItemParams>(),
-        meta = write_meta("preview_update_cart_item", false),
+        meta = write_meta("preview_update_cart_item", Touches::Cart),
         annotations(
             title = "加入/修改购物车",
             read_only_hint = false,
@@ -353,7 +371,7 @@ impl ShopServer {
         name = "create_order",
         title = "提交订单",
         input_schema = input_schema::<CreateOrderParams>(),
-        meta = write_meta("preview_create_order", true),
+        meta = write_meta("preview_create_order", Touches::Money),
         // Destructive: it takes the lines out of the cart, reserves stock, uses
         // up the coupon and commits the shopper to pay.
         annotations(
@@ -376,7 +394,7 @@ impl ShopServer {
         name = "pay_order",
         title = "支付订单",
         input_schema = input_schema::<PayOrderParams>(),
-        meta = write_meta("preview_pay_order", true),
+        meta = write_meta("preview_pay_order", Touches::Money),
         // Destructive: it moves the shopper's money.
         annotations(
             title = "支付订单",
@@ -398,7 +416,7 @@ impl ShopServer {
         name = "cancel_order",
         title = "取消订单",
         input_schema = input_schema::<CancelOrderParams>(),
-        meta = write_meta("preview_cancel_order", true),
+        meta = write_meta("preview_cancel_order", Touches::Money),
         // Moves money: a paid order is refunded, and the coupon comes back.
         annotations(
             title = "取消订单",
@@ -420,7 +438,7 @@ impl ShopServer {
         name = "change_address",
         title = "修改收货地址",
         input_schema = input_schema::<ChangeAddressParams>(),
-        meta = write_meta("preview_change_address", false),
+        meta = write_meta("preview_change_address", Touches::Other),
         annotations(
             title = "修改收货地址",
             read_only_hint = false,
@@ -441,7 +459,7 @@ impl ShopServer {
         name = "apply_after_sale",
         title = "申请售后",
         input_schema = input_schema::<ApplyAfterSaleParams>(),
-        meta = write_meta("preview_apply_after_sale", true),
+        meta = write_meta("preview_apply_after_sale", Touches::Money),
         // Destructive: a return refunds money and changes the order.
         annotations(
             title = "申请售后",

@@ -547,6 +547,26 @@ async fn every_tool_that_places_an_order_or_moves_money_is_destructive_and_says_
 }
 
 #[tokio::test]
+async fn only_the_cart_write_says_it_changes_the_cart() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let cart: Vec<&str> = tools
+        .iter()
+        .filter(|tool| {
+            tool.meta
+                .as_ref()
+                .and_then(|meta| meta.get("ragent/changes_cart"))
+                .and_then(|v| v.as_bool())
+                == Some(true)
+        })
+        .map(|tool| tool.name.as_ref())
+        .collect();
+    assert_eq!(cart, vec!["update_cart_item"]);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn the_server_declares_that_it_honours_idempotency_keys() {
     let t = open_shop();
     let client = connect(t.shop.clone()).await;

@@ -4,6 +4,7 @@
 use serde::{Serialize, Serializer};
 
 use crate::llm::LlmError;
+use crate::llm::models::ModelListError;
 use crate::mcp::McpError;
 use crate::protocol::{ErrorCode, ErrorInfo};
 use crate::secrets::SecretError;
@@ -54,6 +55,8 @@ pub enum AgentError {
     InvalidSettings(#[from] SettingsError),
     #[error(transparent)]
     Model(#[from] LlmError),
+    #[error("the models could not be listed: {0}")]
+    ModelList(#[from] ModelListError),
     #[error(transparent)]
     Mcp(#[from] McpError),
     #[error(transparent)]
@@ -86,6 +89,15 @@ impl AgentError {
             AgentError::InvalidSettings(_) => ErrorCode::InvalidSettings,
             AgentError::Model(LlmError::NotConfigured) => ErrorCode::ModelNotConfigured,
             AgentError::Model(_) => ErrorCode::Model,
+            AgentError::ModelList(error) => match error {
+                ModelListError::NotConfigured => ErrorCode::ModelNotConfigured,
+                ModelListError::Unauthorized { .. } => ErrorCode::ModelUnauthorized,
+                ModelListError::Unreachable { .. } => ErrorCode::ModelUnreachable,
+                ModelListError::Timeout(_) => ErrorCode::ModelTimeout,
+                ModelListError::Malformed(_) => ErrorCode::ModelListMalformed,
+                ModelListError::Http { .. } => ErrorCode::Model,
+                ModelListError::Header(_) => ErrorCode::InvalidSettings,
+            },
             AgentError::Mcp(_) => ErrorCode::Mcp,
             AgentError::Store(_) | AgentError::Secrets(_) => ErrorCode::Store,
         }

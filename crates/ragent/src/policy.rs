@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::mcp::ToolInfo;
+use crate::protocol::ToolGroup;
 
 /// A per-tool user setting, keyed by `server__tool`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -115,6 +116,20 @@ impl ToolFacts {
     /// Whether the user may turn asking off for this tool.
     pub fn auto_approve_possible(&self) -> bool {
         self.auto_approve_refusal().is_none()
+    }
+
+    /// The settings screen's group: a tool that moves money is shown with
+    /// those whatever else it declares, a read-only one with the reads.
+    pub fn group(&self, changes_cart: bool) -> ToolGroup {
+        if self.moves_money {
+            ToolGroup::Money
+        } else if self.declares_read_only() {
+            ToolGroup::Read
+        } else if changes_cart {
+            ToolGroup::Cart
+        } else {
+            ToolGroup::OtherWrite
+        }
     }
 }
 
@@ -304,6 +319,23 @@ mod tests {
         ("auto-approve needs an explicit openWorldHint=false", WRITE_NO_OPEN_WORLD_HINT, Trusted, Some(AutoApprove), ASK),
         ("an open-world write asks",                        OPEN_WORLD,  Trusted,   None,              ASK),
     ];
+
+    #[test]
+    fn the_settings_screen_groups_tools_money_first_then_reads_then_the_cart() {
+        #[rustfmt::skip]
+        let rows = [
+            ("a read",                              READ,        false, ToolGroup::Read),
+            ("a read that claims the cart",         READ,        true,  ToolGroup::Read),
+            ("a cart write",                        DESTRUCTIVE, true,  ToolGroup::Cart),
+            ("a write that moves money",            MONEY,       false, ToolGroup::Money),
+            ("money, though it claims the cart",    MONEY,       true,  ToolGroup::Money),
+            ("any other write",                     DESTRUCTIVE, false, ToolGroup::OtherWrite),
+            ("no hints at all",                     NO_HINTS,    false, ToolGroup::OtherWrite),
+        ];
+        for (name, facts, changes_cart, group) in rows {
+            assert_eq!(facts.group(changes_cart), group, "{name}");
+        }
+    }
 
     #[test]
     fn auto_approve_is_refused_for_a_tool_that_moves_money_is_destructive_or_open_world() {

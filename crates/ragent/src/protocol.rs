@@ -184,6 +184,14 @@ pub enum ErrorCode {
     ConfirmationPending,
     Model,
     ModelNotConfigured,
+    /// The provider refused the key (401, 403) when listing its models.
+    ModelUnauthorized,
+    /// The provider's address did not answer.
+    ModelUnreachable,
+    /// The provider did not answer in time.
+    ModelTimeout,
+    /// The provider answered something that is not a model list.
+    ModelListMalformed,
     Mcp,
     Store,
     Internal,
@@ -506,6 +514,23 @@ pub struct ToolPolicyView {
     pub auto_approve_allowed: bool,
     /// It places an order or moves money: never without a card.
     pub moves_money: bool,
+    /// What it can do, as the settings screen groups tools.
+    pub group: ToolGroup,
+}
+
+/// What a tool can do, as the settings screen groups tools: money first,
+/// then the cart, so each tool is in one group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolGroup {
+    /// It declares it only reads.
+    Read,
+    /// It changes the shopping cart (`_meta["ragent/changes_cart"]`).
+    Cart,
+    /// It places an order or moves money.
+    Money,
+    /// Any other write.
+    OtherWrite,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

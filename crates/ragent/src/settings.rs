@@ -1,6 +1,6 @@
 //! The user's settings: model provider, MCP servers and their trust,
-//! per-tool policy, card expiry. Stored in the database and applied
-//! without a restart.
+//! per-tool policy, card expiry, the page's language and theme. Stored in
+//! the database and applied without a restart.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +28,36 @@ pub struct Settings {
     pub max_turns_per_run: u32,
     /// Estimated tokens of history sent to the model.
     pub history_token_budget: u32,
+    /// How the page looks; kept here, in the data directory, so each
+    /// `--data-dir` remembers its own.
+    pub appearance: Appearance,
+}
+
+/// The page's language and theme.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct Appearance {
+    /// `None` until the user chooses: the page follows the system's language.
+    pub language: Option<Language>,
+    pub theme: Theme,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub enum Language {
+    #[serde(rename = "zh-CN")]
+    ZhCn,
+    #[serde(rename = "en")]
+    En,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Theme {
+    /// The OS's light or dark.
+    #[default]
+    System,
+    Light,
+    Dark,
 }
 
 /// An OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen
@@ -82,6 +112,7 @@ impl Default for Settings {
             card_expiry_secs: 24 * 60 * 60,
             max_turns_per_run: 12,
             history_token_budget: 24_000,
+            appearance: Appearance::default(),
         }
     }
 }
@@ -110,20 +141,28 @@ pub enum SettingsError {
     NothingToKeep(String),
 }
 
-impl Settings {
-    /// Checks what can be checked without contacting anything.
-    pub fn validate(&self, builtin_servers: &[String]) -> Result<(), SettingsError> {
-        let url = self.model.base_url.trim();
+impl ModelSettings {
+    /// The base URL is http(s) and every extra header can be sent.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        let url = self.base_url.trim();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(SettingsError::BaseUrl(self.model.base_url.clone()));
+            return Err(SettingsError::BaseUrl(self.base_url.clone()));
         }
-        for (name, value) in &self.model.extra_headers {
+        for (name, value) in &self.extra_headers {
             let name_ok = reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_ok();
             let value_ok = reqwest::header::HeaderValue::from_str(value).is_ok();
             if !name_ok || !value_ok {
                 return Err(SettingsError::Header(name.clone()));
             }
         }
+        Ok(())
+    }
+}
+
+impl Settings {
+    /// Checks what can be checked without contacting anything.
+    pub fn validate(&self, builtin_servers: &[String]) -> Result<(), SettingsError> {
+        self.model.validate()?;
         for name in self.mcp_servers.keys() {
             validate_server_name(name).map_err(|e| SettingsError::ServerName(e.to_string()))?;
             if builtin_servers.contains(name) {
@@ -192,6 +231,35 @@ mod tests {
         assert_eq!(settings.model.model, "qwen-plus");
         assert_eq!(settings.model.base_url, ModelSettings::default().base_url);
         assert_eq!(settings.card_expiry_secs, 24 * 60 * 60);
+    }
+
+    #[test]
+    fn a_document_without_appearance_follows_the_system_and_a_choice_reads_back() {
+        let older: Settings = serde_json::from_str(r#"{"max_turns_per_run": 5}"#).unwrap();
+        assert_eq!(
+            older.appearance,
+            Appearance {
+                language: None,
+                theme: Theme::System
+            }
+        );
+        let chosen: Settings =
+            serde_json::from_str(r#"{"appearance": {"language": "en", "theme": "dark"}}"#).unwrap();
+        assert_eq!(
+            chosen.appearance,
+            Appearance {
+                language: Some(Language::En),
+                theme: Theme::Dark
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(Appearance {
+                language: Some(Language::ZhCn),
+                theme: Theme::Light
+            })
+            .unwrap(),
+            serde_json::json!({"language": "zh-CN", "theme": "light"})
+        );
     }
 
     #[test]

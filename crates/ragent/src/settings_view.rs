@@ -11,7 +11,7 @@ use ts_rs::TS;
 
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
-use crate::settings::{ModelSettings, Settings, SettingsError};
+use crate::settings::{Appearance, ModelSettings, Settings, SettingsError};
 
 /// The settings without their secret values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -23,6 +23,7 @@ pub struct SettingsView {
     pub card_expiry_secs: u64,
     pub max_turns_per_run: u32,
     pub history_token_budget: u32,
+    pub appearance: Appearance,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -78,6 +79,7 @@ pub struct SettingsEdit {
     pub card_expiry_secs: u64,
     pub max_turns_per_run: u32,
     pub history_token_budget: u32,
+    pub appearance: Appearance,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -131,6 +133,7 @@ impl SettingsView {
             card_expiry_secs: settings.card_expiry_secs,
             max_turns_per_run: settings.max_turns_per_run,
             history_token_budget: settings.history_token_budget,
+            appearance: settings.appearance,
         }
     }
 }
@@ -157,16 +160,7 @@ impl SettingsEdit {
     /// The full settings this edit asks for, given the ones in force.
     /// Keeping a value that is not stored is refused.
     pub fn apply(self, current: &Settings) -> Result<Settings, SettingsError> {
-        let api_key = match self.model.api_key {
-            Secret::Keep => current.model.api_key.clone(),
-            Secret::Set { value } => Some(value),
-            Secret::Clear => None,
-        };
-        let extra_headers = resolve(
-            self.model.extra_headers,
-            Some(&current.model.extra_headers),
-            "model header",
-        )?;
+        let model = self.model.apply(&current.model)?;
         let mut mcp_servers = BTreeMap::new();
         for (name, edit) in self.mcp_servers {
             let before = current
@@ -203,17 +197,37 @@ impl SettingsEdit {
             mcp_servers.insert(name, config);
         }
         Ok(Settings {
-            model: ModelSettings {
-                base_url: self.model.base_url,
-                model: self.model.model,
-                api_key,
-                extra_headers,
-            },
+            model,
             mcp_servers,
             tool_overrides: self.tool_overrides,
             card_expiry_secs: self.card_expiry_secs,
             max_turns_per_run: self.max_turns_per_run,
             history_token_budget: self.history_token_budget,
+            appearance: self.appearance,
+        })
+    }
+}
+
+impl ModelEdit {
+    /// The model settings this edit asks for, given the ones in force: what
+    /// a save stores, and what listing the provider's models uses before
+    /// anything is saved.
+    pub fn apply(self, current: &ModelSettings) -> Result<ModelSettings, SettingsError> {
+        let api_key = match self.api_key {
+            Secret::Keep => current.api_key.clone(),
+            Secret::Set { value } => Some(value),
+            Secret::Clear => None,
+        };
+        let extra_headers = resolve(
+            self.extra_headers,
+            Some(&current.extra_headers),
+            "model header",
+        )?;
+        Ok(ModelSettings {
+            base_url: self.base_url,
+            model: self.model,
+            api_key,
+            extra_headers,
         })
     }
 }
@@ -316,6 +330,7 @@ mod tests {
             card_expiry_secs: view.card_expiry_secs,
             max_turns_per_run: view.max_turns_per_run,
             history_token_budget: view.history_token_budget,
+            appearance: view.appearance,
         }
     }
 
@@ -387,6 +402,27 @@ mod tests {
             edit.apply(&current),
             Err(SettingsError::NothingToKeep(what)) if what.contains("TOKEN")
         ));
+    }
+
+    #[test]
+    fn the_chosen_language_and_theme_are_saved_with_the_rest() {
+        use crate::settings::{Language, Theme};
+        let current = stored();
+        let mut edit = keep_all(&current);
+        edit.appearance = Appearance {
+            language: Some(Language::En),
+            theme: Theme::Dark,
+        };
+        let applied = edit.apply(&current).unwrap();
+        assert_eq!(applied.appearance, edit_appearance());
+        assert_eq!(SettingsView::of(&applied).appearance, edit_appearance());
+
+        fn edit_appearance() -> Appearance {
+            Appearance {
+                language: Some(Language::En),
+                theme: Theme::Dark,
+            }
+        }
     }
 
     #[test]

@@ -12,10 +12,10 @@ use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
     Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
     ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus, PolicyVerdict,
-    PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView, ToolDefinitionView,
+    PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView, ToolDefinitionView, ToolGroup,
     ToolPolicyView, Transcript, TranscriptItem,
 };
-use crate::settings::{ModelSettings, Settings};
+use crate::settings::{Appearance, Language, ModelSettings, Settings, Theme};
 use crate::settings_view::{
     ModelEdit, ModelView, Secret, ServerEdit, ServerTransportEdit, ServerTransportView, ServerView,
     SettingsEdit, SettingsView,
@@ -54,6 +54,9 @@ pub fn render() -> String {
         AuditDecision::decl(&cfg),
         Settings::decl(&cfg),
         ModelSettings::decl(&cfg),
+        Appearance::decl(&cfg),
+        Language::decl(&cfg),
+        Theme::decl(&cfg),
         ServerConfig::decl(&cfg),
         ServerTransport::decl(&cfg),
         SettingsView::decl(&cfg),
@@ -70,6 +73,7 @@ pub fn render() -> String {
         ModelStatus::decl(&cfg),
         ModelState::decl(&cfg),
         ToolPolicyView::decl(&cfg),
+        ToolGroup::decl(&cfg),
         PolicyVerdict::decl(&cfg),
         DefinitionChange::decl(&cfg),
         ToolDefinitionView::decl(&cfg),

@@ -3,7 +3,8 @@
 //!
 //! Each `POST …/chat/completions` takes the next scripted [`Reply`] (or,
 //! for a [`ScriptedModel::cycle`] script, the next in a cycle); `GET`
-//! requests (the reachability check, `/models`) list one model. Every
+//! requests (the reachability check, `/models`) list one model, or get
+//! the reply set by [`ScriptedModel::answer_listing`]. Every
 //! request is kept with its headers, and when it was read and how long the
 //! reply took to write, so a benchmark can take the model's own time out
 //! of a round.
@@ -124,6 +125,10 @@ struct State {
     script: Script,
     served: usize,
     received: Vec<Received>,
+    /// The answer to every `GET`; `None` lists the one model `scripted`.
+    listing: Option<Reply>,
+    /// The headers of each `GET`, oldest first.
+    listings: Vec<Vec<(String, String)>>,
 }
 
 struct Shared {
@@ -205,6 +210,8 @@ impl ScriptedModel {
                 script,
                 served: 0,
                 received: Vec::new(),
+                listing: None,
+                listings: Vec::new(),
             }),
             changed: Condvar::new(),
             changed_async: tokio::sync::Notify::new(),
@@ -254,6 +261,16 @@ impl ScriptedModel {
     /// Every chat request so far, oldest first.
     pub fn received(&self) -> Vec<Received> {
         self.state().received.clone()
+    }
+
+    /// Answers every `GET` (the model list) with `reply` from now on.
+    pub fn answer_listing(&self, reply: Reply) {
+        self.state().listing = Some(reply);
+    }
+
+    /// The headers (names in lower case) of every `GET` so far, oldest first.
+    pub fn listing_headers(&self) -> Vec<Vec<(String, String)>> {
+        self.state().listings.clone()
     }
 
     /// The bodies of every chat request so far, oldest first.
@@ -363,9 +380,19 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
         };
         let read_at = Instant::now();
         if request.method != "POST" {
-            let models = json!({"object": "list", "data": [{"id": "scripted", "object": "model"}]});
-            let reply =
-                Reply::status(200, models.to_string()).header("content-type", "application/json");
+            let reply = {
+                let mut state = lock(&shared);
+                state.listings.push(request.headers);
+                state.listing.clone()
+            }
+            .unwrap_or_else(|| {
+                let models =
+                    json!({"object": "list", "data": [{"id": "scripted", "object": "model"}]});
+                Reply::status(200, models.to_string()).header("content-type", "application/json")
+            });
+            if !reply.delay.is_zero() {
+                tokio::time::sleep(reply.delay).await;
+            }
             if write_reply(&mut stream, &reply).await.is_err() {
                 return;
             }

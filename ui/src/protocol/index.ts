@@ -26,7 +26,7 @@ export type ErrorInfo = { code: ErrorCode, message: string,
  */
 model_failure?: ModelFailure, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "confirmation_pending" | "model" | "model_not_configured" | "mcp" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "confirmation_pending" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "store" | "internal";
 
 export type ModelFailure = { kind: ModelFailureKind, 
 /**
@@ -209,13 +209,28 @@ max_turns_per_run: number,
 /**
  * Estimated tokens of history sent to the model.
  */
-history_token_budget: number, };
+history_token_budget: number, 
+/**
+ * How the page looks; kept here, in the data directory, so each
+ * `--data-dir` remembers its own.
+ */
+appearance: Appearance, };
 
 export type ModelSettings = { 
 /**
  * For example `https://api.deepseek.com/v1`; `/chat/completions` is appended.
  */
 base_url: string, model: string, api_key: string | null, extra_headers: { [key in string]: string }, };
+
+export type Appearance = { 
+/**
+ * `None` until the user chooses: the page follows the system's language.
+ */
+language: Language | null, theme: Theme, };
+
+export type Language = "zh-CN" | "en";
+
+export type Theme = "system" | "light" | "dark";
 
 export type ServerConfig = { 
 /**
@@ -225,7 +240,7 @@ trusted: boolean, } & ({ command: string, args: Array<string>, env: { [key in st
 
 export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
 
-export type SettingsView = { model: ModelView, mcp_servers: { [key in string]: ServerView }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, };
+export type SettingsView = { model: ModelView, mcp_servers: { [key in string]: ServerView }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, appearance: Appearance, };
 
 export type ModelView = { base_url: string, model: string, api_key_set: boolean, 
 /**
@@ -237,7 +252,7 @@ export type ServerView = { trusted: boolean, } & ({ command: string, args: Array
 
 export type ServerTransportView = { command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, };
 
-export type SettingsEdit = { model: ModelEdit, mcp_servers: { [key in string]: ServerEdit }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, };
+export type SettingsEdit = { model: ModelEdit, mcp_servers: { [key in string]: ServerEdit }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, appearance: Appearance, };
 
 export type ModelEdit = { base_url: string, model: string, api_key: Secret, 
 /**
@@ -280,7 +295,13 @@ auto_approve_allowed: boolean,
 /**
  * It places an order or moves money: never without a card.
  */
-moves_money: boolean, };
+moves_money: boolean, 
+/**
+ * What it can do, as the settings screen groups tools.
+ */
+group: ToolGroup, };
+
+export type ToolGroup = "read" | "cart" | "money" | "other_write";
 
 export type PolicyVerdict = "allow" | "ask" | "deny";
 

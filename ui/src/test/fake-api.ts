@@ -8,6 +8,7 @@ import type {
   DefinitionChange,
   ErrorInfo,
   EventEnvelope,
+  ModelEdit,
   ModelStatus,
   Secret,
   SessionInfo,
@@ -26,6 +27,7 @@ export const DEFAULT_SETTINGS: SettingsView = {
   card_expiry_secs: 1800,
   max_turns_per_run: 12,
   history_token_budget: 24000,
+  appearance: { language: null, theme: "system" },
 };
 
 export class FakeApi implements Api {
@@ -39,6 +41,8 @@ export class FakeApi implements Api {
   /** Tool definition changes by qualified name; accepting removes one. */
   changes = new Map<string, DefinitionChange>();
   check: ModelStatus = { state: "ok", message: null };
+  /** What list_models answers: these ids, or a rejection with this error. */
+  models: string[] | ErrorInfo = ["scripted"];
   /** The next respond_confirmation / send_message fails with this. */
   failNext: ErrorInfo | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
@@ -141,6 +145,12 @@ export class FakeApi implements Api {
     return this.check;
   }
 
+  async listModels(model: ModelEdit): Promise<string[]> {
+    this.record("list_models", structuredClone(model));
+    if (!Array.isArray(this.models)) throw this.models;
+    return [...this.models];
+  }
+
   async listTools(): Promise<ToolPolicyView[]> {
     this.record("list_tools");
     return this.tools;
@@ -207,5 +217,6 @@ function viewAfter(before: SettingsView, edit: SettingsEdit): SettingsView {
     card_expiry_secs: edit.card_expiry_secs,
     max_turns_per_run: edit.max_turns_per_run,
     history_token_budget: edit.history_token_budget,
+    appearance: { ...edit.appearance },
   };
 }

@@ -6,7 +6,7 @@ import { App } from "./app";
 
 let api: FakeApi;
 let root: HTMLElement;
-let storage: Storage;
+let systemLanguage: string;
 let app: App;
 
 const q = <T extends HTMLElement = HTMLElement>(testid: string): T => {
@@ -18,7 +18,7 @@ const q = <T extends HTMLElement = HTMLElement>(testid: string): T => {
 async function start(): Promise<void> {
   root = document.createElement("div");
   document.body.replaceChildren(root);
-  app = new App({ api, root, storage });
+  app = new App({ api, root, systemLanguage });
   await app.start();
   await settle();
 }
@@ -26,8 +26,7 @@ async function start(): Promise<void> {
 beforeEach(() => {
   api = new FakeApi();
   api.sessions = [{ id: "s1", title: "买耳机", created_at: 1, updated_at: 5 }];
-  storage = window.localStorage;
-  storage.clear();
+  systemLanguage = "zh-CN";
   document.documentElement.removeAttribute("data-theme");
 });
 
@@ -59,7 +58,7 @@ describe("the window", () => {
     api.checkModel = () => new Promise(() => {});
     root = document.createElement("div");
     document.body.replaceChildren(root);
-    app = new App({ api, root, storage });
+    app = new App({ api, root, systemLanguage });
     void app.start();
     await settle();
     await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(null))));
@@ -82,19 +81,17 @@ describe("the window", () => {
     app.stop();
   });
 
-  it("shows the first-run screen when the model is not configured", async () => {
+  it("shows the first-run screen when the model is not configured, and the chat once it answers", async () => {
     api.check = { state: "not_configured", message: null };
     await start();
-    const firstRun = q("first-run");
-    expect(firstRun.textContent).toContain("http://127.0.0.1:11434/v1");
-    expect(firstRun.textContent).toContain("dashscope");
-    const model = q<HTMLInputElement>("model-name");
-    model.value = "qwen2.5:7b";
-    model.dispatchEvent(new Event("input"));
+    expect(q("first-run-about").textContent).toContain("确认");
+    q<HTMLInputElement>("provider-ollama").click();
+    q("test-models").click();
+    await settle();
     api.check = { state: "ok", message: null };
     q("save-settings").click();
     await settle();
-    expect(api.settings.model.model).toBe("qwen2.5:7b");
+    expect(api.settings.model).toMatchObject({ base_url: "http://127.0.0.1:11434/v1", model: "scripted" });
     expect(root.querySelector('[data-testid="first-run"]')).toBeNull();
     expect(root.querySelector('[data-testid="composer-input"]')).not.toBeNull();
     app.stop();
@@ -131,34 +128,49 @@ describe("the window", () => {
     app.stop();
   });
 
-  it("switches to English and remembers it", async () => {
+  it("starts a fresh data directory in the system's language, following the system's theme", async () => {
+    systemLanguage = "en-US";
     await start();
-    q("settings").click();
-    await settle();
-    const language = q<HTMLSelectElement>("language");
-    language.value = "en";
-    language.dispatchEvent(new Event("change"));
-    await settle();
-    expect(storage.getItem("bitselect.lang")).toBe("en");
     expect(document.documentElement.lang).toBe("en");
-    expect(q("settings").textContent).toBe("Settings");
-    expect(root.querySelector("h1")?.textContent).toBe("比特严选助手");
-    expect(q("settings-view")).toBeTruthy();
-    app.stop();
-    await start();
     expect(q("new-session").textContent).toContain("New chat");
+    expect(document.documentElement.hasAttribute("data-theme")).toBe(false);
     app.stop();
   });
 
-  it("forces a theme through data-theme on <html>", async () => {
+  it("takes the language and theme the core keeps over the system's", async () => {
+    systemLanguage = "en-US";
+    api.settings.appearance = { language: "zh-CN", theme: "dark" };
+    await start();
+    expect(document.documentElement.lang).toBe("zh-CN");
+    expect(q("new-session").textContent).toContain("新对话");
+    expect(document.documentElement.dataset.theme).toBe("dark");
+    app.stop();
+  });
+
+  it("saves a chosen language and theme in the core's settings and applies them once saved", async () => {
     await start();
     q("settings").click();
     await settle();
+    q("section-appearance").click();
+    const language = q<HTMLSelectElement>("language");
+    language.value = "en";
+    language.dispatchEvent(new Event("change"));
     const theme = q<HTMLSelectElement>("theme");
     theme.value = "dark";
     theme.dispatchEvent(new Event("change"));
+    expect(document.documentElement.lang).toBe("zh-CN");
+    q("save-settings").click();
+    await settle();
+    expect(api.settings.appearance).toEqual({ language: "en", theme: "dark" });
+    expect(document.documentElement.lang).toBe("en");
     expect(document.documentElement.dataset.theme).toBe("dark");
-    expect(storage.getItem("bitselect.theme")).toBe("dark");
+    expect(q("settings").textContent).toBe("Settings");
+    expect(q("settings-view")).toBeTruthy();
+    app.stop();
+    // Another window on the same data directory starts as saved.
+    systemLanguage = "zh-CN";
+    await start();
+    expect(q("new-session").textContent).toContain("New chat");
     app.stop();
   });
 });
@@ -169,7 +181,7 @@ describe("the audit log", () => {
       {
         qualified_name: "shop__cancel_order", server: "shop", tool: "cancel_order", title: "取消订单", read_only: false,
         destructive: true, trusted: true, definition_changed: false, user_override: null, verdict: "ask",
-        auto_approve_allowed: false, moves_money: true,
+        auto_approve_allowed: false, moves_money: true, group: "money",
       },
     ];
     api.audit = [

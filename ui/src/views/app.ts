@@ -3,11 +3,11 @@
 
 import type { Api } from "../api";
 import { button, h } from "../dom";
-import { createI18n, loadLang, saveLang, type I18n, type Lang } from "../i18n";
-import type { EventEnvelope, SessionInfo } from "../protocol";
+import { createI18n, langFor, type I18n, type Lang } from "../i18n";
+import type { Appearance, EventEnvelope, SessionInfo } from "../protocol";
 import { markInteractiveAfterPaint } from "../interactive";
 import { ChatLog } from "../state";
-import { applyTheme, loadTheme, type Theme } from "../theme";
+import { applyTheme } from "../theme";
 import { auditView } from "./audit";
 import { ChatView } from "./chat";
 import { firstRunView } from "./firstrun";
@@ -18,8 +18,8 @@ import { PageMessage, failureText } from "./error-text";
 export interface AppDeps {
   api: Api;
   root: HTMLElement;
-  /** Where the language and theme choices are remembered. */
-  storage?: Storage;
+  /** The system's language (`navigator.language` unless a test says). */
+  systemLanguage?: string;
 }
 
 type Page = "chat" | "audit" | "settings" | "first-run";
@@ -27,7 +27,6 @@ type Page = "chat" | "audit" | "settings" | "first-run";
 export class App {
   private readonly deps: AppDeps;
   private i18n: I18n;
-  private theme: Theme;
   private page: Page = "chat";
   private sidebar!: Sidebar;
   private chat!: ChatView;
@@ -38,15 +37,20 @@ export class App {
 
   constructor(deps: AppDeps) {
     this.deps = deps;
-    this.i18n = createI18n(loadLang(deps.storage));
-    this.theme = loadTheme(deps.storage);
-    applyTheme(this.theme);
+    // The system's language until the core's settings say otherwise.
+    this.i18n = createI18n(langFor(null, this.systemLanguage()));
+    applyTheme("system");
     this.build();
   }
 
-  /** Subscribes to events, checks the model, lists and opens sessions. */
+  /**
+   * Applies the stored language and theme, subscribes to events, lists and
+   * opens sessions, checks the model.
+   */
   async start(): Promise<void> {
     const { api } = this.deps;
+    const settings = await api.getSettings().catch(() => null);
+    if (settings) this.applyAppearance(settings.appearance);
     try {
       this.unlisten = await api.onAgentEvent((envelope) => this.onEvent(envelope));
     } catch (error) {
@@ -144,12 +148,7 @@ export class App {
         const view = settingsView({
           api: this.deps.api,
           i18n: this.i18n,
-          onLanguage: (lang) => this.setLanguage(lang),
-          theme: this.theme,
-          onTheme: (theme) => {
-            this.theme = theme;
-            applyTheme(theme, this.deps.storage);
-          },
+          onSaved: (saved) => this.applyAppearance(saved.appearance),
         });
         this.main.replaceChildren(view.el);
         void view.load();
@@ -188,8 +187,18 @@ export class App {
     return session.id;
   }
 
+  private systemLanguage(): string | undefined {
+    return this.deps.systemLanguage ?? globalThis.navigator?.language;
+  }
+
+  /** The language and theme the core keeps: a language not chosen follows the system. */
+  private applyAppearance(appearance: Appearance): void {
+    applyTheme(appearance.theme);
+    const lang = langFor(appearance.language, this.systemLanguage());
+    if (lang !== this.i18n.lang) this.setLanguage(lang);
+  }
+
   private setLanguage(lang: Lang): void {
-    saveLang(this.deps.storage, lang);
     this.i18n = createI18n(lang);
     const sessions = [...this.sidebar.all];
     const current = this.chat.sessionId;

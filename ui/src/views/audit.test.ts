@@ -37,7 +37,7 @@ function toolCall(call_id: string, overrides: Partial<ToolCallView>): ToolCallVi
 function tool(name: string, title: string): ToolPolicyView {
   return {
     qualified_name: `shop__${name}`, server: "shop", tool: name, title, read_only: false, destructive: true, trusted: true,
-    definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false, moves_money: true,
+    definition_changed: false, user_override: null, verdict: "ask", auto_approve_allowed: false, moves_money: true, group: "money",
   };
 }
 

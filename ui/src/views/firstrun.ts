@@ -1,5 +1,7 @@
-// Shown when check_model() is not "ok": what to fill in, with examples, and
-// the model form. Saving re-checks; once the model answers, the chat opens.
+// Shown when check_model() is not "ok": what the assistant does and that it
+// always asks first, then the provider form (choose a provider, enter the
+// key, "Test" fills the model list, base URL and headers under "Advanced").
+// "Done" saves and checks the model; once it answers, the chat opens.
 
 import type { Api } from "../api";
 import { button, h, replace } from "../dom";
@@ -24,14 +26,9 @@ export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Pro
     "section",
     { class: "page first-run", attrs: { "data-testid": "first-run", "aria-labelledby": "first-run-heading" } },
     h("h2", { text: t("firstRun.heading"), attrs: { id: "first-run-heading" } }),
-    h("p", { text: t("firstRun.intro") }),
+    h("p", { class: "first-run-about", text: t("firstRun.about"), attrs: { "data-testid": "first-run-about" } }),
     h("p", { class: "first-run-status", attrs: { role: "status" }, text: t("firstRun.status", { message: describeCheck(deps.check, i18n) }) }),
-    h("p", { text: t("firstRun.examples") }),
-    h(
-      "ul",
-      { class: "first-run-examples" },
-      ...(["firstRun.openai", "firstRun.deepseek", "firstRun.qwen", "firstRun.ollama"] as const).map((key) => h("li", { text: t(key) })),
-    ),
+    h("p", { text: t("firstRun.steps") }),
     form,
     button(t("firstRun.continue"), () => deps.onDone(), { class: "btn btn-flat", testid: "first-run-skip" }),
   );
@@ -40,7 +37,7 @@ export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Pro
     const settings = await loadSettings(api, i18n, form);
     if (!settings) return;
     const draft = editOf(settings);
-    const model = modelSection(settings.model, draft.model, i18n);
+    const model = modelSection(settings.model, draft.model, i18n, api, { advancedOpen: false });
     const bar = saveBar(
       api,
       i18n,
@@ -48,6 +45,7 @@ export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Pro
       (_saved, check) => {
         if (check.state === "ok") deps.onDone();
       },
+      t("firstRun.done"),
     );
     replace(form, model.el, bar.el);
   };

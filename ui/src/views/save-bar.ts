@@ -1,5 +1,6 @@
 // Saving settings: validate the form, save_settings, then check_model, and
 // say what happened next to the button (errors are shown, never dropped).
+// While anything is unsaved the bar says so and stays in view (sticky).
 
 import type { Api } from "../api";
 import { button, h, replace } from "../dom";
@@ -10,6 +11,8 @@ import { PageMessage, errorDetail, failureText, showFailure } from "./error-text
 export interface SaveBar {
   el: HTMLElement;
   showCheck(check: ModelStatus): void;
+  /** Whether the form holds anything not saved yet. */
+  setDirty(dirty: boolean): void;
 }
 
 export function describeCheck(check: ModelStatus, i18n: I18n): string {
@@ -29,6 +32,7 @@ export function saveBar(
   /** The settings to save, or a message saying why they cannot be. */
   collect: () => SettingsEdit | string,
   onSaved: (saved: SettingsView, check: ModelStatus) => void,
+  label?: string,
 ): SaveBar {
   const { t } = i18n;
   const status = h("p", { class: "save-status", attrs: { role: "status", "data-testid": "save-status" } });
@@ -40,7 +44,8 @@ export function saveBar(
     status.dataset.state = check.state;
   };
 
-  const save = button(t("settings.save"), async () => {
+  const unsaved = h("p", { class: "save-unsaved", text: t("settings.unsaved"), attrs: { "data-testid": "save-unsaved", hidden: true } });
+  const save = button(label ?? t("settings.save"), async () => {
     showError(null);
     const settings = collect();
     if (typeof settings === "string") {
@@ -64,7 +69,21 @@ export function saveBar(
     }
   }, { class: "btn btn-suggested", testid: "save-settings" });
 
-  return { el: h("div", { class: "save-bar" }, save, status, error), showCheck };
+  const el = h("div", { class: "save-bar", attrs: { "data-testid": "save-bar", "data-dirty": "false" } }, save, unsaved, status, error);
+  const setDirty = (dirty: boolean): void => {
+    el.dataset.dirty = String(dirty);
+    unsaved.hidden = !dirty;
+  };
+  return { el, showCheck, setDirty };
+}
+
+/** JSON with object keys sorted, so two equal edits compare equal as text. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 /** Reads the settings; on failure says so inside `slot` and resolves to null. */
@@ -99,5 +118,6 @@ export function editOf(view: SettingsView): SettingsEdit {
     card_expiry_secs: view.card_expiry_secs,
     max_turns_per_run: view.max_turns_per_run,
     history_token_budget: view.history_token_budget,
+    appearance: { ...view.appearance },
   };
 }

@@ -1,4 +1,6 @@
-// Per-tool policy: ask / deny / auto-approve, keyed by `server__tool`.
+// Per-tool policy: ask / deny / auto-approve, keyed by `server__tool`,
+// the tools grouped by what they can do (the core's `group`: read only,
+// change the cart, move money, other writes) under the servers' titles.
 // Auto-approve is offered only where the core honours it
 // (`auto_approve_allowed`: a trusted server's write tool that is neither
 // destructive nor open-world and moves no money). An auto-approve stored
@@ -8,7 +10,7 @@
 import type { Api } from "../api";
 import { h } from "../dom";
 import type { I18n, MessageKey } from "../i18n";
-import type { ToolPolicyView, ToolOverride } from "../protocol";
+import type { ToolGroup, ToolPolicyView, ToolOverride } from "../protocol";
 import { definitionChangePanel } from "./definition-change";
 import { select } from "./form";
 
@@ -38,6 +40,33 @@ export function toolsSection(
   definitions?: DefinitionDeps,
 ): HTMLElement {
   const { t } = i18n;
+  const groups = GROUPS.map((group) => ({ group, tools: tools.filter((tool) => tool.group === group) })).filter(
+    (entry) => entry.tools.length > 0,
+  );
+  return h(
+    "section",
+    { class: "settings-section", attrs: { "aria-label": t("settings.tools") } },
+    h("h3", { text: t("settings.tools") }),
+    h("p", { class: "section-help", text: t("settings.toolsHelp") }),
+    tools.length === 0
+      ? h("p", { class: "empty", text: t("settings.toolsEmpty") })
+      : null,
+    ...groups.map(({ group, tools: members }) => toolGroup(group, members, overrides, i18n, definitions)),
+  );
+}
+
+/** The groups in the order shown: what only reads first, what moves money after the cart. */
+const GROUPS: readonly ToolGroup[] = ["read", "cart", "money", "other_write"];
+
+function toolGroup(
+  group: ToolGroup,
+  tools: readonly ToolPolicyView[],
+  overrides: { [key in string]: ToolOverride },
+  i18n: I18n,
+  definitions?: DefinitionDeps,
+): HTMLElement {
+  const { t } = i18n;
+  const headingId = `tool-group-${group}`;
   const body = h("tbody");
   for (const tool of tools) {
     body.appendChild(toolRow(tool, overrides, i18n));
@@ -47,28 +76,25 @@ export function toolsSection(
     }
   }
   return h(
-    "section",
-    { class: "settings-section", attrs: { "aria-label": t("settings.tools") } },
-    h("h3", { text: t("settings.tools") }),
-    h("p", { class: "section-help", text: t("settings.toolsHelp") }),
-    tools.length === 0
-      ? h("p", { class: "empty", text: t("settings.toolsEmpty") })
-      : h(
-          "table",
-          { class: "tools-table" },
-          h(
-            "thead",
-            {},
-            h(
-              "tr",
-              {},
-              ...(["settings.tool", "settings.toolKind", "settings.toolPolicy"] as const).map((key) =>
-                h("th", { text: t(key), attrs: { scope: "col" } }),
-              ),
-            ),
+    "div",
+    { class: "tool-group", attrs: { "data-testid": "tool-group", "data-group": group, role: "group", "aria-labelledby": headingId } },
+    h("h4", { text: t(`toolGroup.${group}`), attrs: { id: headingId } }),
+    h(
+      "table",
+      { class: "tools-table" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...(["settings.tool", "settings.toolKind", "settings.toolPolicy"] as const).map((key) =>
+            h("th", { text: t(key), attrs: { scope: "col" } }),
           ),
-          body,
         ),
+      ),
+      body,
+    ),
   );
 }
 

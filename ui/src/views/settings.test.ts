@@ -24,13 +24,14 @@ function tool(name: string, facts: Partial<ToolPolicyView>): ToolPolicyView {
     verdict: "ask",
     auto_approve_allowed: false,
     moves_money: false,
+    group: facts.read_only ? "read" : facts.moves_money ? "money" : "other_write",
     ...facts,
   };
 }
 
 const TOOLS: ToolPolicyView[] = [
   tool("search_product", { read_only: true, verdict: "allow" }),
-  tool("update_cart_item", { auto_approve_allowed: true }),
+  tool("update_cart_item", { auto_approve_allowed: true, group: "cart" }),
   tool("cancel_order", { destructive: true }),
   tool("pay_order", { destructive: true, moves_money: true }),
   tool("submit_ticket", {}),
@@ -38,7 +39,7 @@ const TOOLS: ToolPolicyView[] = [
 ];
 
 async function mount(): Promise<void> {
-  const view = settingsView({ api, i18n, onLanguage: () => undefined, theme: "system", onTheme: () => undefined });
+  const view = settingsView({ api, i18n });
   root = view.el;
   document.body.replaceChildren(root);
   await view.load();
@@ -309,5 +310,124 @@ describe("logs", () => {
     expect(error.hidden).toBe(false);
     expect(error.textContent).toBe("无法打开日志文件夹：应用内部出错了。");
     expect(error.title).toContain("xdg-open could not open /logs");
+  });
+});
+
+describe("sections", () => {
+  it("shows one section at a time under a tab list, the model's first", async () => {
+    const tabs = [...root.querySelectorAll('[role="tab"]')].map((tab) => tab.textContent);
+    expect(tabs).toEqual(["模型", "服务器", "工具", "确认", "外观"]);
+    const visible = () => [...root.querySelectorAll<HTMLElement>('[role="tabpanel"]')].filter((p) => !p.hidden).map((p) => p.dataset.testid);
+    expect(visible()).toEqual(["settings-panel-model"]);
+    q<HTMLButtonElement>('[data-testid="section-tools"]').click();
+    expect(visible()).toEqual(["settings-panel-tools"]);
+    expect(q('[data-testid="section-tools"]').getAttribute("aria-selected")).toBe("true");
+    expect(q('[data-testid="settings-panel-servers"]').querySelector('[data-testid="open-logs"]')).not.toBeNull();
+    expect(q('[data-testid="settings-panel-confirmations"]').querySelector('[data-testid="card-expiry"]')).not.toBeNull();
+    expect(q('[data-testid="settings-panel-appearance"]').querySelector('[data-testid="theme"]')).not.toBeNull();
+  });
+
+  it("keeps the section shown when a save draws the form again", async () => {
+    q<HTMLButtonElement>('[data-testid="section-confirmations"]').click();
+    input('[data-testid="max-turns"]', "20");
+    await save();
+    await settle();
+    expect(q('[data-testid="settings-panel-confirmations"]').hidden).toBe(false);
+    expect(q<HTMLInputElement>('[data-testid="max-turns"]').value).toBe("20");
+  });
+});
+
+describe("the save bar", () => {
+  const bar = () => q('[data-testid="save-bar"]');
+
+  it("says nothing is unsaved until something changes, stays in view while it is, and clears once saved", async () => {
+    expect(bar().dataset.dirty).toBe("false");
+    expect(q('[data-testid="save-unsaved"]').hidden).toBe(true);
+    input('[data-testid="max-turns"]', "20");
+    await settle();
+    expect(bar().dataset.dirty).toBe("true");
+    expect(q('[data-testid="save-unsaved"]').hidden).toBe(false);
+    // Sticky while dirty: the bar sits below every section, outside the tab panels.
+    expect(bar().closest('[role="tabpanel"]')).toBeNull();
+    await save();
+    await settle();
+    expect(bar().dataset.dirty).toBe("false");
+  });
+
+  it("counts a change undone as nothing unsaved", async () => {
+    input('[data-testid="max-turns"]', "20");
+    await settle();
+    expect(bar().dataset.dirty).toBe("true");
+    input('[data-testid="max-turns"]', "12");
+    await settle();
+    expect(bar().dataset.dirty).toBe("false");
+  });
+
+  it("counts a typed key, a new server and a changed theme as unsaved", async () => {
+    input('[data-testid="model-api-key"]', "sk-new");
+    await settle();
+    expect(bar().dataset.dirty).toBe("true");
+    await mount();
+    q<HTMLButtonElement>('[data-testid="add-server"]').click();
+    await settle();
+    expect(bar().dataset.dirty).toBe("true");
+    await mount();
+    const theme = q<HTMLSelectElement>('[data-testid="theme"]');
+    theme.value = "dark";
+    theme.dispatchEvent(new Event("change", { bubbles: true }));
+    await settle();
+    expect(bar().dataset.dirty).toBe("true");
+  });
+});
+
+describe("tool groups", () => {
+  it("groups the tools by what they can do, each under its title", () => {
+    const groups = [...root.querySelectorAll<HTMLElement>('[data-testid="tool-group"]')].map((group) => ({
+      group: group.dataset.group,
+      heading: group.querySelector("h4")?.textContent,
+      tools: [...group.querySelectorAll(".tool-title")].map((title) => title.textContent),
+    }));
+    expect(groups).toEqual([
+      { group: "read", heading: "只读", tools: ["search_product"] },
+      { group: "cart", heading: "修改购物车", tools: ["update_cart_item"] },
+      { group: "money", heading: "涉及付款", tools: ["pay_order"] },
+      { group: "other_write", heading: "其它写入", tools: ["cancel_order", "submit_ticket", "notes_write"] },
+    ]);
+  });
+});
+
+describe("appearance", () => {
+  it("saves the language and theme with the other settings, the system's language until one is chosen", async () => {
+    const language = q<HTMLSelectElement>('[data-testid="language"]');
+    expect(language.value).toBe("system");
+    language.value = "en";
+    language.dispatchEvent(new Event("change"));
+    const theme = q<HTMLSelectElement>('[data-testid="theme"]');
+    theme.value = "light";
+    theme.dispatchEvent(new Event("change"));
+    expect((await save()).appearance).toEqual({ language: "en", theme: "light" });
+    await mount();
+    q<HTMLSelectElement>('[data-testid="language"]').value = "system";
+    q('[data-testid="language"]').dispatchEvent(new Event("change"));
+    expect((await save()).appearance).toEqual({ language: null, theme: "light" });
+  });
+});
+
+describe("model list in the settings", () => {
+  it("tests the provider being edited and fills the model from its list", async () => {
+    api.models = ["deepseek-chat", "deepseek-reasoner"];
+    q<HTMLInputElement>('[data-testid="provider-deepseek"]').click();
+    input('[data-testid="model-api-key"]', "sk-ds");
+    q<HTMLButtonElement>('[data-testid="test-models"]').click();
+    await settle();
+    expect(api.of("list_models")).toEqual([
+      [{ base_url: "https://api.deepseek.com/v1", model: "deepseek-chat", api_key: { action: "set", value: "sk-ds" }, extra_headers: {} }],
+    ]);
+    expect(api.of("save_settings")).toEqual([]);
+    const list = q<HTMLSelectElement>('[data-testid="model-list"]');
+    expect([...list.options].map((o) => o.value)).toEqual(["deepseek-chat", "deepseek-reasoner"]);
+    list.value = "deepseek-reasoner";
+    list.dispatchEvent(new Event("change"));
+    expect((await save()).model.model).toBe("deepseek-reasoner");
   });
 });

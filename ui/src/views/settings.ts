@@ -1,15 +1,17 @@
-// The settings screen: language, model provider, MCP servers, per-tool
-// policy, card expiry and run limits. It edits the settings as the core
-// shows them (no secret values) and saves them in one save_settings call,
-// each secret as kept, set or cleared.
+// The settings screen in sections (model, servers, tools, confirmations,
+// appearance), one shown at a time under a tab list. It edits the settings
+// as the core shows them (no secret values) and saves them, the language
+// and theme included, in one save_settings call, each secret as kept, set
+// or cleared. The save bar below the sections stays in view while anything
+// is unsaved.
 
 import type { Api } from "../api";
-import { h, replace } from "../dom";
-import { LANGS, type I18n, type Lang } from "../i18n";
+import { button, h, replace } from "../dom";
+import { LANGS, type I18n } from "../i18n";
 import type { ModelStatus, SettingsEdit, SettingsView, ToolPolicyView } from "../protocol";
-import { THEMES, type Theme } from "../theme";
+import { THEMES } from "../theme";
 import { field, positiveInt, select, textInput } from "./form";
-import { editOf, loadSettings, saveBar } from "./save-bar";
+import { editOf, loadSettings, saveBar, stableJson } from "./save-bar";
 import { logsSection } from "./settings-logs";
 import { modelSection, type Section } from "./settings-model";
 import { serversSection } from "./settings-servers";
@@ -18,10 +20,8 @@ import { toolsSection } from "./settings-tools";
 export interface SettingsDeps {
   api: Api;
   i18n: I18n;
-  onLanguage(lang: Lang): void;
-  theme: Theme;
-  onTheme(theme: Theme): void;
-  onSaved?(check: ModelStatus): void;
+  /** The settings were saved (the app applies their language and theme). */
+  onSaved?(saved: SettingsView, check: ModelStatus): void;
 }
 
 export interface SettingsScreen {
@@ -29,29 +29,42 @@ export interface SettingsScreen {
   load(): Promise<void>;
 }
 
+export const SECTIONS = ["model", "servers", "tools", "confirmations", "appearance"] as const;
+export type SectionId = (typeof SECTIONS)[number];
+
 export function settingsView(deps: SettingsDeps): SettingsScreen {
   const { api, i18n } = deps;
   const { t } = i18n;
   const body = h("div", { class: "settings-body" });
-  const language = select(
-    LANGS.map((lang) => ({ value: lang, label: t(`lang.${lang}`) })),
-    i18n.lang,
-    (lang) => deps.onLanguage(lang),
-    { "data-testid": "language" },
-  );
-  const theme = select(
-    THEMES.map((value) => ({ value, label: t(`theme.${value}`) })),
-    deps.theme,
-    (value) => deps.onTheme(value),
-    { "data-testid": "theme" },
+  let current: SectionId = "model";
+  const tabs = new Map<SectionId, HTMLButtonElement>();
+  const panels = new Map<SectionId, HTMLElement>();
+  const showSection = (id: SectionId): void => {
+    current = id;
+    for (const [other, tab] of tabs) {
+      tab.setAttribute("aria-selected", String(other === id));
+      tab.tabIndex = other === id ? 0 : -1;
+    }
+    for (const [other, panel] of panels) panel.hidden = other !== id;
+  };
+  const tabList = h(
+    "div",
+    { class: "settings-tabs", attrs: { role: "tablist", "aria-label": t("sections.label") } },
+    ...SECTIONS.map((id) => {
+      const tab = button(t(`sections.${id}`), () => showSection(id), { class: "settings-tab", testid: `section-${id}` });
+      tab.id = `settings-tab-${id}`;
+      tab.setAttribute("role", "tab");
+      tab.setAttribute("aria-controls", `settings-panel-${id}`);
+      tabs.set(id, tab);
+      return tab;
+    }),
   );
   const el = h(
     "section",
     { class: "page settings", attrs: { "data-testid": "settings-view", "aria-labelledby": "settings-heading" } },
     h("h2", { text: t("settings.heading"), attrs: { id: "settings-heading" } }),
-    h("section", { class: "settings-section settings-inline" }, field(t("settings.language"), language), field(t("settings.theme"), theme)),
+    tabList,
     body,
-    logsSection(api, i18n),
   );
 
   const load = async (): Promise<void> => {
@@ -59,32 +72,30 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
     if (!settings) return;
     // A missing tool list (servers not up) still leaves the rest editable.
     const tools: ToolPolicyView[] = await api.listTools().catch(() => []);
-    replace(body, ...form(settings, tools));
+    render(settings, tools);
   };
 
-  const form = (settings: SettingsView, tools: ToolPolicyView[]): HTMLElement[] => {
+  const render = (settings: SettingsView, tools: ToolPolicyView[], check?: ModelStatus): void => {
     const draft: SettingsEdit = editOf(settings);
     const builtin = [...new Set(tools.map((tool) => tool.server))].filter((name) => !(name in draft.mcp_servers));
-    const sections: Section[] = [
-      modelSection(settings.model, draft.model, i18n),
-      serversSection(settings.mcp_servers, builtin, i18n, (servers) => (draft.mcp_servers = servers)),
-      limitsSection(draft, i18n),
-    ];
-    const bar = saveBar(
-      api,
-      i18n,
-      () => {
-        for (const section of sections) {
-          const problem = section.validate();
-          if (problem) return problem;
-        }
-        return structuredClone(draft);
-      },
-      (_saved, check) => {
-        deps.onSaved?.(check);
-        refreshTools();
-      },
-    );
+    const model = modelSection(settings.model, draft.model, i18n, api, { advancedOpen: true });
+    const servers = serversSection(settings.mcp_servers, builtin, i18n, (value) => (draft.mcp_servers = value));
+    const sections: Section[] = [model, servers, limitsSection(draft, i18n), appearanceSection(draft, i18n)];
+    const collect = (): SettingsEdit | string => {
+      for (const section of sections) {
+        const problem = section.validate();
+        if (problem) return problem;
+      }
+      return structuredClone(draft);
+    };
+    const bar = saveBar(api, i18n, collect, (saved, check) => {
+      deps.onSaved?.(saved, check);
+      // Shown again from what the core now holds: typed secrets become "set".
+      void api.listTools().then(
+        (fresh) => render(saved, fresh, check),
+        () => render(saved, tools, check),
+      );
+    });
     // Accepting a changed definition changes what the policy makes of the tool.
     const definitions = { api, onAccepted: () => refreshTools() };
     const refreshTools = (): void =>
@@ -93,7 +104,45 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
         () => undefined,
       );
     const toolsSlot = h("div", {}, toolsSection(draft.tool_overrides, tools, i18n, definitions));
-    return [sections[0].el, sections[1].el, toolsSlot, sections[2].el, bar.el];
+    const content: Record<SectionId, HTMLElement[]> = {
+      model: [h("section", { class: "settings-section", attrs: { "aria-label": t("settings.model") } }, h("h3", { text: t("settings.model") }), model.el)],
+      servers: [servers.el, logsSection(api, i18n)],
+      tools: [toolsSlot],
+      confirmations: [sections[2].el],
+      appearance: [sections[3].el],
+    };
+    panels.clear();
+    const panelEls = SECTIONS.map((id) => {
+      const panel = h(
+        "div",
+        { class: "settings-panel", attrs: { role: "tabpanel", id: `settings-panel-${id}`, "aria-labelledby": `settings-tab-${id}`, "data-testid": `settings-panel-${id}` } },
+        ...content[id],
+      );
+      panels.set(id, panel);
+      return panel;
+    });
+    // A fresh element per render, so no listener outlives its form.
+    const form = h("div", { class: "settings-form" }, ...panelEls, bar.el);
+    replace(body, form);
+    showSection(current);
+    if (check) bar.showCheck(check);
+
+    // Unsaved is "differs from what was loaded", so undoing a change clears it.
+    const baseline = stableJson(collect());
+    const update = (): void => {
+      const now = collect();
+      bar.setDirty(typeof now === "string" || stableJson(now) !== baseline);
+    };
+    // Captured, so a field's event is seen before any handler stops it.
+    for (const type of ["input", "change", "click"]) {
+      form.addEventListener(
+        type,
+        (event) => {
+          if (!bar.el.contains(event.target as Node)) queueMicrotask(update);
+        },
+        true,
+      );
+    }
   };
 
   return { el, load };
@@ -126,4 +175,30 @@ function limitsSection(draft: SettingsEdit, i18n: I18n): Section {
       return null;
     },
   };
+}
+
+/** Language (the system's until one is chosen) and theme, saved with the rest. */
+function appearanceSection(draft: SettingsEdit, i18n: I18n): Section {
+  const { t } = i18n;
+  type LangChoice = "system" | (typeof LANGS)[number];
+  const language = select<LangChoice>(
+    [{ value: "system", label: t("lang.system") }, ...LANGS.map((lang) => ({ value: lang, label: t(`lang.${lang}`) }))],
+    draft.appearance.language ?? "system",
+    (choice) => (draft.appearance.language = choice === "system" ? null : choice),
+    { "data-testid": "language" },
+  );
+  const theme = select(
+    THEMES.map((value) => ({ value, label: t(`theme.${value}`) })),
+    draft.appearance.theme,
+    (value) => (draft.appearance.theme = value),
+    { "data-testid": "theme" },
+  );
+  const el = h(
+    "section",
+    { class: "settings-section", attrs: { "aria-label": t("sections.appearance") } },
+    h("h3", { text: t("sections.appearance") }),
+    field(t("settings.language"), language),
+    field(t("settings.theme"), theme),
+  );
+  return { el, validate: () => null };
 }

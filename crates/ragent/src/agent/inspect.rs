@@ -1,12 +1,16 @@
 //! What the settings screens ask of the core: whether the model answers,
-//! and how the policy judges each tool under the user's settings.
+//! which models the provider being edited lists, and how the policy judges
+//! each tool under the user's settings.
 
 use super::Agent;
 use super::batch::{KnownTool, verdict};
+use crate::AgentError;
 use crate::llm::LlmError;
+use crate::llm::models;
 use crate::llm::openai::OpenAiClient;
 use crate::policy::{Trust, Verdict};
 use crate::protocol::{ModelState, ModelStatus, PolicyVerdict, ToolPolicyView};
+use crate::settings_view::ModelEdit;
 use crate::store::kv;
 
 impl Agent {
@@ -27,6 +31,16 @@ impl Agent {
             }
             Err(error) => status(ModelState::Unreachable, Some(error.to_string())),
         }
+    }
+
+    /// The models the provider lists, asked with the model settings being
+    /// edited (a kept key or header is the stored one), before anything is
+    /// saved. Nothing is stored.
+    pub async fn list_models(&self, edit: ModelEdit) -> Result<Vec<String>, AgentError> {
+        let model = edit.apply(&self.inner.settings().model)?;
+        model.validate()?;
+        let timeout = self.inner.llm_options.list_models_timeout;
+        Ok(models::list_models(&model, timeout).await?)
     }
 
     /// Every tool of every server, with what a call of it gets now. Listing
@@ -57,6 +71,7 @@ impl Agent {
                     user_override: settings.tool_overrides.get(&info.qualified_name).copied(),
                     auto_approve_allowed: facts.auto_approve_possible(),
                     moves_money: facts.moves_money,
+                    group: facts.group(info.changes_cart),
                     qualified_name: info.qualified_name,
                     server: info.server,
                     tool: info.name,

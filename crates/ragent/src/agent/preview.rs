@@ -248,6 +248,7 @@ mod tests {
                 open_world: Some(false),
             },
             moves_money: false,
+            changes_cart: false,
             preview: None,
             definition: json!({}),
             definition_hash: String::new(),

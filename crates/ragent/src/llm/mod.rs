@@ -2,6 +2,7 @@
 //! OpenAI-compatible streaming client ([`openai::OpenAiClient`]).
 
 pub mod failure;
+pub mod models;
 pub mod openai;
 pub mod sse;
 pub mod turn;

@@ -40,6 +40,8 @@ pub struct ClientOptions {
     pub max_backoff: Duration,
     /// A server's `Retry-After` is honoured up to this long.
     pub max_retry_after: Duration,
+    /// Listing the provider's models, from sending to the whole body.
+    pub list_models_timeout: Duration,
 }
 
 impl Default for ClientOptions {
@@ -52,8 +54,42 @@ impl Default for ClientOptions {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(8),
             max_retry_after: Duration::from_secs(60),
+            list_models_timeout: Duration::from_secs(15),
         }
     }
+}
+
+/// A header the settings ask for that HTTP cannot carry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadHeader {
+    #[error("the API key has characters a header cannot carry")]
+    ApiKey,
+    #[error("bad header name {0:?}")]
+    Name(String),
+    #[error("bad value for header {0}")]
+    Value(String),
+}
+
+/// The headers every request to the provider carries: the key as a bearer
+/// token, and the extra headers.
+pub fn request_headers(settings: &ModelSettings) -> Result<HeaderMap, BadHeader> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = settings.api_key.as_deref().filter(|k| !k.is_empty()) {
+        let mut value =
+            HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| BadHeader::ApiKey)?;
+        // Kept out of debug output and logs.
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    for (name, value) in &settings.extra_headers {
+        let name =
+            HeaderName::from_bytes(name.as_bytes()).map_err(|_| BadHeader::Name(name.clone()))?;
+        let mut value =
+            HeaderValue::from_str(value).map_err(|_| BadHeader::Value(name.to_string()))?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
 }
 
 /// A chat-completions endpoint.
@@ -77,22 +113,7 @@ impl OpenAiClient {
         if settings.model.trim().is_empty() || settings.base_url.trim().is_empty() {
             return Err(LlmError::NotConfigured);
         }
-        let mut headers = HeaderMap::new();
-        if let Some(key) = settings.api_key.as_deref().filter(|k| !k.is_empty()) {
-            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                LlmError::Connect("the API key has characters a header cannot carry".into())
-            })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        for (name, value) in &settings.extra_headers {
-            let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| LlmError::Connect(format!("bad header name {name:?}")))?;
-            let mut value = HeaderValue::from_str(value)
-                .map_err(|_| LlmError::Connect(format!("bad value for header {name}")))?;
-            value.set_sensitive(true);
-            headers.insert(name, value);
-        }
+        let headers = request_headers(settings).map_err(|e| LlmError::Connect(e.to_string()))?;
         let scrubber = Scrubber::new(
             settings
                 .api_key

@@ -26,6 +26,11 @@ pub const IDEMPOTENCY_KEY: &str = "ragent/idempotency_key";
 /// order or moves money: such a tool can never skip its card.
 pub const MOVES_MONEY: &str = "ragent/moves_money";
 
+/// The tool definition `_meta` key by which a server says a write changes
+/// the shopping cart. It only sorts the settings screen's tool list, so it
+/// is neither pinned nor asked by the policy.
+pub const CHANGES_CART: &str = "ragent/changes_cart";
+
 /// The tool definition `_meta` key by which a write names the read-only
 /// tool of the same server that previews its calls (same arguments).
 pub const PREVIEW: &str = "ragent/preview";
@@ -56,6 +61,8 @@ pub struct ToolInfo {
     pub hints: ToolHints,
     /// The definition's `_meta` declares [`MOVES_MONEY`].
     pub moves_money: bool,
+    /// The definition's `_meta` declares [`CHANGES_CART`].
+    pub changes_cart: bool,
     /// The tool the definition's `_meta` names under [`PREVIEW`] (a bare
     /// tool name of the same server), believed only as the policy says.
     pub preview: Option<String>,

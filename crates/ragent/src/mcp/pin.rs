@@ -6,16 +6,20 @@
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::{MOVES_MONEY, PREVIEW, ToolHints, ToolInfo, qualified_name};
+use super::{CHANGES_CART, MOVES_MONEY, PREVIEW, ToolHints, ToolInfo, qualified_name};
 use crate::hashing::{canonical_json, hash_json};
 use crate::protocol::{DefinitionField, ToolDefinitionView};
 use crate::store::{StoreError, kv};
 
 /// Whether the definition's `_meta` says the tool moves money.
 pub fn moves_money(tool: &rmcp::model::Tool) -> bool {
+    meta_flag(tool, MOVES_MONEY)
+}
+
+fn meta_flag(tool: &rmcp::model::Tool, key: &str) -> bool {
     tool.meta
         .as_ref()
-        .and_then(|meta| meta.0.get(MOVES_MONEY))
+        .and_then(|meta| meta.0.get(key))
         .and_then(Value::as_bool)
         .unwrap_or(false)
 }
@@ -111,6 +115,7 @@ pub fn tool_info(server: &str, trusted: bool, tool: &rmcp::model::Tool) -> ToolI
             open_world: annotations.open_world_hint,
         },
         moves_money: moves_money(tool),
+        changes_cart: meta_flag(tool, CHANGES_CART),
         preview: preview_of(tool),
         definition_hash: hash_json(&definition),
         definition,

@@ -9,6 +9,7 @@ mod definitions;
 mod llm_client;
 mod model_errors;
 mod model_faults;
+mod model_list;
 mod previews;
 mod restart;
 mod secrets;

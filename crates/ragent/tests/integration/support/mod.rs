@@ -37,6 +37,7 @@ pub fn test_llm_options() -> ClientOptions {
         initial_backoff: Duration::from_millis(10),
         max_backoff: Duration::from_millis(50),
         max_retry_after: Duration::from_secs(2),
+        list_models_timeout: Duration::from_secs(5),
     }
 }
 

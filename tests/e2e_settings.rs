@@ -1,0 +1,91 @@
+//! The settings screen end to end: the built app on its own data
+//! directory, its sections, the tools of the real shop grouped by what they
+//! can do, the save bar that stays in view while something is unsaved, and
+//! the language and theme kept in the data directory across a restart.
+
+mod support;
+
+use std::error::Error;
+
+use serde_json::json;
+use support::model::ScriptedModel;
+use support::{RunningApp, configure_model};
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+/// Sets a select's value as a person choosing an option does.
+const CHOOSE: &str = r#"
+const [selector, value] = arguments;
+const select = document.querySelector(selector);
+select.value = value;
+select.dispatchEvent(new Event("change", { bubbles: true }));
+"#;
+
+/// Answers once two frames were drawn (what a screenshot should show).
+const TWO_FRAMES: &str = r#"
+const [done] = arguments;
+requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+"#;
+
+fn choose(app: &RunningApp, selector: &str, value: &str) -> TestResult {
+    app.session.execute(CHOOSE, json!([selector, value]))?;
+    Ok(())
+}
+
+fn click(app: &RunningApp, selector: &str) -> TestResult {
+    let element = app.session.find(selector)?;
+    app.session.click(&element)?;
+    Ok(())
+}
+
+fn page_attribute(app: &RunningApp, name: &str) -> Result<String, Box<dyn Error>> {
+    let value = app.session.execute(
+        "return document.documentElement.getAttribute(arguments[0]) || '';",
+        json!([name]),
+    )?;
+    Ok(value.as_str().unwrap_or_default().to_owned())
+}
+
+#[test]
+fn the_settings_group_the_shops_tools_and_keep_language_and_theme_in_the_data_directory()
+-> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(vec![])?;
+    configure_model(data.path(), model.base_url())?;
+
+    let app = RunningApp::launch(data.path())?;
+    click(&app, "[data-testid=settings]")?;
+    click(&app, "[data-testid=section-tools]")?;
+    app.wait_for_text("[data-testid=tool-group][data-group=money]", "支付订单")?;
+    app.wait_for_text(
+        "[data-testid=tool-group][data-group=cart]",
+        "加入/修改购物车",
+    )?;
+    app.wait_for_text("[data-testid=tool-group][data-group=read]", "搜索商品")?;
+    // Something unsaved: the bar stays in view at the bottom.
+    choose(&app, "[data-tool=bitselect__change_address] select", "deny")?;
+    app.wait_for_text("[data-testid=save-bar][data-dirty=true]", "")?;
+    for theme in ["light", "dark"] {
+        app.force_theme(theme)?;
+        app.session.execute_async(TWO_FRAMES, json!([]))?;
+        let shot = app.save_screenshot(&format!("settings-{theme}"))?;
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("docs/screenshots/settings-{theme}.png"));
+        std::fs::copy(shot, docs)?;
+    }
+
+    // A fresh data directory follows the system; a choice is saved with the rest.
+    assert_eq!(page_attribute(&app, "lang")?, "zh-CN");
+    click(&app, "[data-testid=section-appearance]")?;
+    choose(&app, "[data-testid=language]", "en")?;
+    choose(&app, "[data-testid=theme]", "dark")?;
+    click(&app, "[data-testid=save-settings]")?;
+    app.wait_for_text("[data-testid=settings]", "Settings")?;
+    drop(app);
+
+    let app = RunningApp::launch(data.path())?;
+    app.wait_for_text("[data-testid=new-session]", "New chat")?;
+    assert_eq!(page_attribute(&app, "lang")?, "en");
+    assert_eq!(page_attribute(&app, "data-theme")?, "dark");
+    Ok(())
+}
