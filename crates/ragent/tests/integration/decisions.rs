@@ -618,3 +618,54 @@ async fn a_reopened_chat_knows_why_each_call_did_not_run_and_what_each_read_retu
         "the denied card's preview is kept"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reopened_chat_names_the_card_of_every_call_that_was_on_it_after_they_ran() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "",
+        &[
+            ("c1", "shop__query_cart", json!({})),
+            (
+                "c2",
+                "shop__create_order",
+                json!({"items": [{"skuCode": CASE, "quantity": 1}]}),
+            ),
+        ],
+    ));
+    let card = h.say("把购物车里的保护壳买一个").await.card().clone();
+    h.model.push_turn(text_turn("已下单。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
+        .unwrap();
+    h.events.until_stop().await;
+    h.model.push_turn(calls_turn("", &[("c3", "shop__query_cart", json!({}))]));
+    h.model.push_turn(text_turn("购物车里还有一个。"));
+    h.say("购物车里还剩什么").await;
+
+    let calls: Vec<_> = h
+        .agent
+        .transcript(&h.session)
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|item| match item {
+            TranscriptItem::ToolCall { call } => Some(call),
+            _ => None,
+        })
+        .collect();
+    let shown: Vec<_> = calls
+        .iter()
+        .map(|c| (c.status, c.reply_id.clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (CallStatus::Succeeded, Some(card.reply_id.clone())),
+            (CallStatus::Succeeded, Some(card.reply_id.clone())),
+            (CallStatus::Succeeded, None),
+        ],
+        "the card's read and its approved order keep their card; a read without a card has none"
+    );
+}
