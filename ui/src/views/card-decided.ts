@@ -65,7 +65,9 @@ function decidedLine(initial: ToolCallView, i18n: I18n): { el: HTMLLIElement; up
   const what = h("span", { class: "line-what" });
   const reason = h("span", { class: "line-reason", attrs: { "data-testid": "call-reason" } });
   const body = h("div", { class: "line-body" });
-  const details = disclosure(h("span", { class: "line-summary" }, mark, label, what, reason), [body], {
+  const beforeReason = separator();
+  const line = h("span", { class: "line-summary" }, mark, " ", label, separator(), what, beforeReason, reason);
+  const details = disclosure(line, [body], {
     class: "card-line",
     attrs: { "data-testid": "card-line", title: i18n.t("outcome.details") },
   });
@@ -82,6 +84,8 @@ function decidedLine(initial: ToolCallView, i18n: I18n): { el: HTMLLIElement; up
     what.title = call.qualified_name;
     reason.textContent = outcome.reason ?? "";
     reason.hidden = outcome.reason === null;
+    // Emptied, not hidden: the line's text is what a reader (and a copy) gets.
+    beforeReason.textContent = outcome.reason === null ? "" : " · ";
     // The body is drawn again only when what it shows changed.
     const key = JSON.stringify([call.preview, call.arguments, call.output]);
     if (key !== drawn) {
@@ -91,6 +95,10 @@ function decidedLine(initial: ToolCallView, i18n: I18n): { el: HTMLLIElement; up
   };
   update(initial);
   return { el, update };
+}
+
+function separator(): HTMLElement {
+  return h("span", { class: "line-sep", text: " · ", attrs: { "aria-hidden": "true" } });
 }
 
 function lineBody(call: ToolCallView, i18n: I18n): HTMLElement[] {
