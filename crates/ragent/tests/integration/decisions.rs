@@ -640,7 +640,8 @@ async fn a_reopened_chat_names_the_card_of_every_call_that_was_on_it_after_they_
         .await
         .unwrap();
     h.events.until_stop().await;
-    h.model.push_turn(calls_turn("", &[("c3", "shop__query_cart", json!({}))]));
+    h.model
+        .push_turn(calls_turn("", &[("c3", "shop__query_cart", json!({}))]));
     h.model.push_turn(text_turn("购物车里还有一个。"));
     h.say("购物车里还剩什么").await;
 
