@@ -7,7 +7,6 @@
 mod support;
 
 use std::error::Error;
-use std::path::Path;
 
 use serde_json::json;
 use support::model::{ScriptedModel, text, tool_call, tool_calls};
@@ -35,18 +34,6 @@ fn chip_count(app: &RunningApp) -> Result<usize, Box<dyn Error>> {
         json!([]),
     )?;
     Ok(value.as_u64().unwrap_or(u64::MAX) as usize)
-}
-
-/// Screenshots in both themes, kept under tests/artifacts and copied to docs/screenshots.
-fn screenshots(app: &RunningApp, name: &str) -> TestResult {
-    for theme in ["light", "dark"] {
-        app.force_theme(theme)?;
-        let taken = app.save_screenshot(&format!("{name}-{theme}"))?;
-        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
-        std::fs::copy(&taken, docs.join(format!("{name}-{theme}.png")))?;
-    }
-    app.force_theme("light")?;
-    Ok(())
 }
 
 #[test]
@@ -82,7 +69,7 @@ fn an_approved_order_that_fails_turns_its_card_red_with_the_shops_reason_also_af
     assert!(shown.contains("✗ 失败"), "{shown}");
     assert!(shown.contains("购物车中没有"), "the shop's reason: {shown}");
     assert_eq!(chip_count(&app)?, 0, "the call shows once, on its card");
-    screenshots(&app, "failed-card")?;
+    app.screenshots_for_docs("failed-card")?;
     let before = card_lines(&app)?;
     drop(app);
 
@@ -151,7 +138,7 @@ fn a_denied_call_shows_its_reason_and_one_with_bad_arguments_says_so_also_after_
         "{lines:?}"
     );
     assert_eq!(chip_count(&app)?, 0, "each call shows once, on its card");
-    screenshots(&app, "decided-card")?;
+    app.screenshots_for_docs("decided-card")?;
     drop(app);
 
     let app = RunningApp::launch(data.path())?;

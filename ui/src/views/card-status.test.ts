@@ -4,7 +4,7 @@ import { createI18n } from "../i18n";
 import type { AgentEvent, ToolCallView, Transcript } from "../protocol";
 import { ChatLog } from "../state";
 import { FakeApi, settle } from "../test/fake-api";
-import { AIRPODS_CART_PREVIEW, CREATE_ORDER_CALL, card, cardCall } from "../test/fixtures";
+import { AIRPODS_CART_PREVIEW, CREATE_ORDER_CALL, callView, card, cardCall } from "../test/fixtures";
 import { ChatView } from "./chat";
 
 const i18n = createI18n("zh-CN");
@@ -24,24 +24,15 @@ const shown = (el: Element, testid: string) => {
   return found !== null && !found.hidden;
 };
 
-function viewOfCall(overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_id" | "status">): ToolCallView {
-  return {
+/** An update_cart_item call as the core reports it. */
+const viewOfCall = (overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_id" | "status">): ToolCallView =>
+  callView({
     qualified_name: "shop__update_cart_item",
-    server: "shop",
     tool: "update_cart_item",
     title: "加入/修改购物车",
     arguments: { skuCode: "MKFW4CH/A", action: "add", quantity: 1 },
-    output: null,
-    is_error: false,
-    destructive: false,
-    reply_id: null,
-    structured_output: null,
-    rejection: null,
-    deny_reason: null,
-    preview: null,
     ...overrides,
-  };
-}
+  });
 
 const failedOrder = (): ToolCallView =>
   viewOfCall({

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
-import type { AgentEvent, CardCall, ToolCallView, Transcript } from "../protocol";
+import type { AgentEvent, CardCall, Transcript } from "../protocol";
 import { renderMarkdown } from "../markdown";
 import { ChatLog } from "../state";
 import { FakeApi, settle } from "../test/fake-api";
-import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, callView, card, cardCall } from "../test/fixtures";
 import { randomSplit, seeded } from "../test/markdown-samples";
 import { ChatView } from "./chat";
 
@@ -24,24 +24,7 @@ const one = <T extends HTMLElement = HTMLElement>(testid: string): T => {
   return found;
 };
 
-function chipCall(overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_id" | "status">): ToolCallView {
-  return {
-    qualified_name: "shop__search_product",
-    server: "shop",
-    tool: "search_product",
-    title: "搜索商品",
-    arguments: { keyword: "耳机" },
-    output: null,
-    is_error: false,
-    destructive: false,
-    reply_id: null,
-    structured_output: null,
-    rejection: null,
-    deny_reason: null,
-    preview: null,
-    ...overrides,
-  };
-}
+const chipCall = callView;
 
 beforeEach(() => {
   api = new FakeApi();
