@@ -31,8 +31,10 @@ export function cardEntryView(initial: CardEntry, deps: CardDeps): CardEntryView
       view.el = decided.el;
     }
     if (previous !== view.el) {
-      // Keyboard focus inside the card stays on the card that replaces it.
-      const hadFocus = previous.contains(document.activeElement);
+      // Keyboard focus inside the card (or dropped from its hidden buttons
+      // by the last decision) stays on the card that replaces it.
+      const active = document.activeElement;
+      const hadFocus = previous.contains(active) || active === document.body;
       previous.replaceWith(view.el);
       if (hadFocus) view.el.focus();
     }

@@ -236,3 +236,14 @@ describe("a calm history", () => {
     ]);
   });
 });
+
+describe("deciding the last call by keyboard", () => {
+  it("keeps focus on the card once it collapses to its lines", async () => {
+    emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a" })]) });
+    const approve = all("approve")[0];
+    approve.focus();
+    approve.click();
+    await settle();
+    expect(document.activeElement).toBe(all("confirmation-card")[0]);
+  });
+});
