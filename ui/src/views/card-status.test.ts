@@ -138,7 +138,7 @@ describe("a denied or refused call", () => {
     });
     emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "bad", status: "rejected" }), cardCall({ call_id: "a" })]) });
     expect(all("tool-chip")).toHaveLength(0);
-    expect(text(call("bad"), "call-status")).toBe("未执行");
+    expect(text(call("bad"), "call-status")).toBe("已被规则拒绝");
     expect(text(call("bad"), "call-reason")).toBe("参数有误，未执行：/quantity: \"two\" is not of type \"integer\"");
     expect(shown(call("bad"), "call-reason")).toBe(true);
   });
