@@ -95,14 +95,7 @@ fn the_order_card_shows_the_product_price_coupon_and_amount_to_pay() -> TestResu
             "the card shows {expected}: {shown}"
         );
     }
-    for theme in ["light", "dark"] {
-        app.force_theme(theme)?;
-        let taken = app.save_screenshot(&format!("confirmation-card-{theme}"))?;
-        // The README shows the run's own screenshots.
-        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
-        std::fs::copy(&taken, docs.join(format!("confirmation-card-{theme}.png")))?;
-    }
-    app.force_theme("light")?;
+    app.screenshots_for_docs("confirmation-card")?;
 
     let before = order_count(data.path())?;
     app.decide(&order_call, "approve")?;

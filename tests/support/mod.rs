@@ -172,6 +172,19 @@ impl RunningApp {
         Ok(())
     }
 
+    /// Screenshots `<name>-light.png` and `<name>-dark.png` under
+    /// tests/artifacts, copied to docs/screenshots (the docs show the
+    /// run's own screenshots); leaves the light theme on.
+    pub fn screenshots_for_docs(&self, name: &str) -> Result<(), Box<dyn std::error::Error>> {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+        for theme in ["light", "dark"] {
+            self.force_theme(theme)?;
+            let taken = self.save_screenshot(&format!("{name}-{theme}"))?;
+            std::fs::copy(&taken, docs.join(format!("{name}-{theme}.png")))?;
+        }
+        self.force_theme("light")
+    }
+
     /// Sets the page's theme, as the settings screen does.
     pub fn force_theme(&self, theme: &str) -> Result<(), Box<dyn std::error::Error>> {
         // Answers once two frames have been drawn with the new theme.

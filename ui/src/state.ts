@@ -1,6 +1,13 @@
 // The chat of one session as data: what the view shows, rebuilt from a
 // transcript and moved on by agent events. No DOM here. `apply` returns
-// the entries it added or changed so the view can update just those.
+// the entries it added, changed or removed (no longer in `entries`) so the
+// view can update just those.
+//
+// Each call appears once: a call that was on a card lives in that card's
+// entry (its `calls`, in the model's order), every other call is a chip.
+// A card's entry is the same whether it was built live or from a reopened
+// transcript (calls grouped by reply_id); only a card still waiting for
+// decisions also holds the card itself.
 
 import type {
   AgentEvent,
@@ -17,7 +24,7 @@ export type Entry =
   | { kind: "user"; key: string; text: string }
   | { kind: "assistant"; key: string; text: string; streaming: boolean }
   | { kind: "call"; key: string; call: ToolCallView }
-  | { kind: "card"; key: string; card: ConfirmationCard }
+  | { kind: "card"; key: string; replyId: string; card: ConfirmationCard | null; calls: ToolCallView[] }
   | { kind: "notice"; key: string; notice: Notice };
 
 /** Something to tell the user that is not a chat message. */
@@ -64,7 +71,7 @@ export class ChatLog {
   pendingCard(): ConfirmationCard | null {
     for (let i = this.entries.length - 1; i >= 0; i -= 1) {
       const entry = this.entries[i];
-      if (entry.kind === "card" && entry.card.calls.some((call) => call.status === "asking")) return entry.card;
+      if (entry.kind === "card" && isPending(entry)) return entry.card;
     }
     return null;
   }
@@ -92,12 +99,8 @@ export class ChatLog {
       case "tool_call_started":
       case "tool_call_finished":
         return this.upsertCall(event.call);
-      case "confirmation_requested": {
-        const card = this.keepDecided(event.card);
-        // Chips first ("awaiting you"), then the card with the details.
-        const chips = card.calls.flatMap((call) => this.upsertCall(viewOf(call, card.reply_id)));
-        return [...chips, this.addCard(card)];
-      }
+      case "confirmation_requested":
+        return this.addCard(this.keepDecided(event.card));
       case "call_status_changed":
         return this.setStatus(event.call_id, event.status);
       case "server_restarted":
@@ -162,67 +165,86 @@ export class ChatLog {
     return card;
   }
 
-  private addCard(incoming: ConfirmationCard): Entry {
+  /**
+   * The card (sent first, or again with the same reply_id). Its calls move
+   * into its entry; a chip already shown for one of them (a call refused
+   * before the card went out) is removed, so each call appears once.
+   */
+  private addCard(incoming: ConfirmationCard): Entry[] {
     // The log owns its copy: statuses change in place as events arrive.
     const card = structuredClone(incoming);
-    const existing = this.entries.find((entry) => entry.kind === "card" && entry.card.reply_id === card.reply_id);
-    if (existing && existing.kind === "card") {
-      existing.card = card;
-      return existing;
-    }
-    return this.push({ kind: "card", key: `card-${card.reply_id}`, card });
+    const entry = this.cardEntry(card.reply_id) ?? this.pushCard(card.reply_id);
+    entry.card = card;
+    const removed: Entry[] = [];
+    entry.calls = card.calls.map((call) => {
+      const chip = this.callEntry(call.call_id);
+      if (chip) {
+        this.remove(chip);
+        removed.push(chip);
+      }
+      const known = chip?.call ?? entry.calls.find((c) => c.call_id === call.call_id);
+      return { ...viewOf(call, card.reply_id), ...pickKnown(known), status: call.status };
+    });
+    return [...removed, entry];
   }
 
   private upsertCall(call: ToolCallView): Entry[] {
+    const onCard = this.cardOf(call.call_id) ?? (call.reply_id === null ? undefined : this.cardEntry(call.reply_id) ?? this.pushCard(call.reply_id));
+    if (onCard) {
+      const index = onCard.calls.findIndex((c) => c.call_id === call.call_id);
+      // The card's reply_id stays: an event's view names a card only while the call was asked.
+      if (index >= 0) onCard.calls[index] = { ...onCard.calls[index], ...call, reply_id: onCard.replyId };
+      else onCard.calls.push(call);
+      setCardCallStatus(onCard, call.call_id, call.status);
+      return [onCard];
+    }
     const existing = this.callEntry(call.call_id);
-    const changed: Entry[] = [];
     if (existing) {
       existing.call = { ...existing.call, ...call };
-      changed.push(existing);
-    } else {
-      changed.push(this.push({ kind: "call", key: `call-${call.call_id}`, call }));
+      return [existing];
     }
-    changed.push(...this.setCardStatus(call.call_id, call.status));
-    return changed;
+    return [this.push({ kind: "call", key: `call-${call.call_id}`, call })];
   }
 
-  private setStatus(callId: string, status: CallStatus): Entry[] {
-    const changed: Entry[] = [];
-    const chip = this.callEntry(callId);
-    if (chip) {
-      chip.call = { ...chip.call, status };
-      changed.push(chip);
+  private setStatus(callId: string, status: CallStatus, denyReason?: string | null): Entry[] {
+    const entry = this.cardOf(callId) ?? this.callEntry(callId);
+    if (!entry) return [];
+    if (entry.kind === "call") {
+      entry.call = { ...entry.call, status };
+      return [entry];
     }
-    changed.push(...this.setCardStatus(callId, status));
-    return changed;
+    entry.calls = entry.calls.map((c) =>
+      c.call_id === callId ? { ...c, status, ...(denyReason === undefined ? {} : { deny_reason: denyReason }) } : c,
+    );
+    setCardCallStatus(entry, callId, status);
+    return [entry];
   }
 
-  /** Records a status the backend accepted (a decision's result). */
-  markDecided(callIds: string[], status: CallStatus): Entry[] {
-    return callIds.flatMap((callId) =>
-      this.cardCall(callId)?.status === "asking" ? this.setStatus(callId, status) : [],
+  /** Records a decision the backend accepted: the call's new status, and a denial's reason. */
+  markDecided(decided: Array<{ callId: string; status: CallStatus; reason?: string | null }>): Entry[] {
+    return decided.flatMap(({ callId, status, reason }) =>
+      this.cardCall(callId)?.status === "asking" ? this.setStatus(callId, status, reason) : [],
     );
   }
 
-  private setCardStatus(callId: string, status: CallStatus): Entry[] {
-    for (const entry of this.entries) {
-      if (entry.kind !== "card") continue;
-      const call = entry.card.calls.find((c) => c.call_id === callId);
-      if (call) {
-        call.status = status;
-        return [entry];
-      }
-    }
-    return [];
+  private cardCall(callId: string): CardCall | undefined {
+    return this.cardOf(callId)?.card?.calls.find((c) => c.call_id === callId);
   }
 
-  private cardCall(callId: string): CardCall | undefined {
-    for (const entry of this.entries) {
-      if (entry.kind !== "card") continue;
-      const call = entry.card.calls.find((c) => c.call_id === callId);
-      if (call) return call;
-    }
-    return undefined;
+  private cardOf(callId: string): CardEntry | undefined {
+    return this.entries.find(
+      (entry): entry is CardEntry => entry.kind === "card" && entry.calls.some((c) => c.call_id === callId),
+    );
+  }
+
+  private cardEntry(replyId: string): CardEntry | undefined {
+    return this.entries.find((entry): entry is CardEntry => entry.kind === "card" && entry.replyId === replyId);
+  }
+
+  private pushCard(replyId: string): CardEntry {
+    const entry: CardEntry = { kind: "card", key: `card-${replyId}`, replyId, card: null, calls: [] };
+    this.push(entry);
+    return entry;
   }
 
   private callEntry(callId: string): Extract<Entry, { kind: "call" }> | undefined {
@@ -246,7 +268,26 @@ export class ChatLog {
   }
 }
 
-/** A card call as an activity chip shows it. */
+export type CardEntry = Extract<Entry, { kind: "card" }>;
+
+/** A card entry whose card still waits for a decision. */
+export function isPending(entry: CardEntry): entry is CardEntry & { card: ConfirmationCard } {
+  return entry.card !== null && entry.card.calls.some((call) => call.status === "asking");
+}
+
+function setCardCallStatus(entry: CardEntry, callId: string, status: CallStatus): void {
+  const call = entry.card?.calls.find((c) => c.call_id === callId);
+  if (call) call.status = status;
+}
+
+/** What the core already told about a call that a card does not carry. */
+function pickKnown(view: ToolCallView | undefined): Partial<ToolCallView> {
+  if (!view) return {};
+  const { output, is_error, structured_output, rejection, deny_reason } = view;
+  return { output, is_error, structured_output, rejection, deny_reason };
+}
+
+/** A card call as the page shows it, before the core tells more. */
 export function viewOf(call: CardCall, replyId: string): ToolCallView {
   return {
     call_id: call.call_id,

@@ -1,6 +1,6 @@
 // Cards and calls shaped like the shop's (schemars schemas with titles).
 
-import type { CallPreview, CardCall, ConfirmationCard, DefinitionChange, JsonValue } from "../protocol";
+import type { CallPreview, CardCall, ConfirmationCard, DefinitionChange, JsonValue, ToolCallView } from "../protocol";
 
 export const UPDATE_CART_SCHEMA: JsonValue = {
   type: "object",
@@ -205,3 +205,23 @@ export const NOTES_CHANGE: DefinitionChange = {
   },
   changed: ["description", "annotations"],
 };
+
+/** A call as the core reports it (events, transcripts): a search unless told otherwise. */
+export function callView(overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_id" | "status">): ToolCallView {
+  return {
+    qualified_name: "shop__search_product",
+    server: "shop",
+    tool: "search_product",
+    title: "搜索商品",
+    arguments: { keyword: "耳机" },
+    output: null,
+    is_error: false,
+    destructive: false,
+    reply_id: null,
+    structured_output: null,
+    rejection: null,
+    deny_reason: null,
+    preview: null,
+    ...overrides,
+  };
+}

@@ -5,6 +5,8 @@
 
 import { button, disclosure, h, replace } from "../dom";
 import { parseExact, stringifyExact, type ExactJson } from "../exact-json";
+import type { Outcome } from "../call-outcome";
+import { DenyDrafts } from "../deny-drafts";
 import type { I18n } from "../i18n";
 import type { CallDecision, CallStatus, CardCall, Decision } from "../protocol";
 import { argumentList } from "./args";
@@ -17,6 +19,8 @@ export interface CallHost {
   decide(decisions: CallDecision[]): void;
   /** What changed in the tool's definition, with a way to accept it. */
   definitionChange?(qualifiedName: string): HTMLElement;
+  /** Where a deny reason being typed is kept until the call is decided. */
+  drafts?: DenyDrafts;
 }
 
 /**
@@ -35,7 +39,9 @@ export class CardCallView {
   readonly el: HTMLLIElement;
   private call: CardCall;
   private readonly host: CallHost;
-  private readonly status = h("span", { class: "status-badge" });
+  private readonly status = h("span", { class: "status-badge", attrs: { "data-testid": "call-status" } });
+  private readonly reasonLine = h("p", { class: "card-call-reason", attrs: { "data-testid": "call-reason", hidden: true } });
+  private readonly drafts: DenyDrafts;
   private readonly argsSlot = h("div", { class: "card-args" });
   private readonly rawJson = h("pre", { class: "raw-json" });
   private readonly previewSlot = h("div", { class: "card-preview" });
@@ -50,6 +56,7 @@ export class CardCallView {
   constructor(call: CardCall, host: CallHost) {
     this.call = call;
     this.host = host;
+    this.drafts = host.drafts ?? new DenyDrafts();
     const { t } = host.i18n;
     const name = this.title();
     this.rawDisclosure = disclosure(t("card.rawJson"), [this.rawJson], { class: "raw-json-disclosure", attrs: { "data-testid": "raw-json" } });
@@ -64,6 +71,7 @@ export class CardCallView {
         maxlength: 500,
       },
       on: {
+        input: () => this.drafts.save(this.call.call_id, this.reason.value),
         keydown: (event) => {
           if (event.key === "Enter" && !event.isComposing) {
             event.preventDefault();
@@ -72,6 +80,7 @@ export class CardCallView {
             event.preventDefault();
             event.stopPropagation();
             this.reason.value = "";
+            this.drafts.clear(this.call.call_id);
           }
         },
       },
@@ -117,6 +126,7 @@ export class CardCallView {
         h("span", { class: "card-server", text: t("card.server", { server: call.server }) }),
         this.status,
       ),
+      this.reasonLine,
       claimsReadOnly && h("p", { class: "card-unverified-note", text: t("card.unverifiedReadOnly"), attrs: { role: "note" } }),
       call.definition_changed &&
         h("p", { class: "card-warning", text: t("card.definitionChanged"), attrs: { role: "note" } }),
@@ -128,6 +138,7 @@ export class CardCallView {
     this.el.classList.toggle("card-call-destructive", call.destructive && !claimsReadOnly);
     this.el.classList.toggle("card-call-unverified", !call.trusted);
     this.el.classList.toggle("card-call-changed", call.definition_changed);
+    this.reason.value = this.drafts.load(call.call_id);
     this.renderArguments();
     this.renderPreview();
     this.update(call);
@@ -137,7 +148,11 @@ export class CardCallView {
     return this.call.call_id;
   }
 
-  get asking(): boolean {
+  get currentStatus(): CallStatus {
+    return this.call.status;
+  }
+
+    get asking(): boolean {
     return this.call.status === "asking";
   }
 
@@ -161,7 +176,19 @@ export class CardCallView {
     this.status.dataset.status = status;
     this.status.textContent = this.host.i18n.status(status);
     this.actions.hidden = !this.asking;
-    if (!this.asking) this.closeEditor();
+    if (!this.asking) {
+      this.closeEditor();
+      this.drafts.clear(this.call.call_id);
+    }
+  }
+
+  /** What became of the call, as its card line and chip say it too. */
+  showOutcome(outcome: Outcome): void {
+    this.el.dataset.tone = outcome.tone;
+    this.status.dataset.tone = outcome.tone;
+    this.status.textContent = outcome.label;
+    this.reasonLine.textContent = outcome.reason ?? "";
+    this.reasonLine.hidden = outcome.reason === null;
   }
 
   setBusy(busy: boolean): void {

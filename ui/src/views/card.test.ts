@@ -114,7 +114,7 @@ describe("deciding on the card", () => {
     expect(api.of("respond_confirmation")).toEqual([
       ["s1", "reply-1", [{ call_id: "c1", decision: { type: "approve" } }]],
     ]);
-    expect(accepted).toEqual([{ callId: "c1", status: "approved" }]);
+    expect(accepted).toEqual([{ callId: "c1", status: "approved", reason: null }]);
   });
 
   it("after a decision, keyboard focus moves to the next call still asking", async () => {
@@ -135,7 +135,7 @@ describe("deciding on the card", () => {
     expect(api.of("respond_confirmation")).toEqual([
       ["s1", "reply-1", [{ call_id: "call-cancel", decision: { type: "deny", reason: "太贵了" } }]],
     ]);
-    expect(accepted).toEqual([{ callId: "call-cancel", status: "denied" }]);
+    expect(accepted).toEqual([{ callId: "call-cancel", status: "denied", reason: "太贵了" }]);
   });
 
   it("deny without a reason sends a null reason", async () => {
@@ -217,7 +217,7 @@ describe("deciding on the card", () => {
     expect(accepted).toEqual([]);
     api.release();
     await settle();
-    expect(accepted).toEqual([{ callId: "a", status: "approved" }]);
+    expect(accepted).toEqual([{ callId: "a", status: "approved", reason: null }]);
     expect(view.q(byId("call-order")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!.disabled).toBe(false);
   });
 
@@ -248,8 +248,8 @@ describe("deciding on the card", () => {
       el.querySelector<HTMLElement>(".card-actions")?.hidden,
     ]);
     expect(statuses).toEqual([
-      ["succeeded", "完成", true],
-      ["expired", "已过期", true],
+      ["succeeded", "已完成", true],
+      ["expired", "已过期，未执行", true],
     ]);
   });
 });

@@ -10,11 +10,15 @@
 // what a call would do changed (`preview_changed`), the core sends the card
 // again with the same reply_id before refusing: `update` shows the new
 // preview in place and the buttons come back for a fresh decision.
+// Each decided call says what became of it (`call-outcome.ts`): an approval
+// waiting for the rest of the batch says so, a denial shows its reason, a
+// call refused by a rule says why.
 
 import type { Api } from "../api";
 import { button, formatTime, h } from "../dom";
+import { outcomeOf, type CallFacts } from "../call-outcome";
 import type { I18n } from "../i18n";
-import type { CallDecision, CallStatus, ConfirmationCard } from "../protocol";
+import type { CallDecision, CallStatus, ConfirmationCard, ToolCallView } from "../protocol";
 import { CardCallView } from "./card-call";
 import { definitionChangePanel } from "./definition-change";
 import { showFailure } from "./error-text";
@@ -23,12 +27,14 @@ export interface CardDeps {
   api: Api;
   i18n: I18n;
   /** The backend accepted decisions: these calls now have these statuses. */
-  onAccepted(statuses: Array<{ callId: string; status: CallStatus }>): void;
+  onAccepted(statuses: Array<{ callId: string; status: CallStatus; reason: string | null }>): void;
 }
 
 export interface CardView {
   el: HTMLElement;
   update(card: ConfirmationCard): void;
+  /** What the core told about the calls (results, refusals, reasons). */
+  showCalls(calls: ToolCallView[]): void;
 }
 
 export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): CardView {
@@ -64,9 +70,10 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       if (hadFocus) (focused?.isConnected ? focused : el).focus();
       return;
     }
-    const statuses = decisions.map((d): { callId: string; status: CallStatus } => ({
+    const statuses = decisions.map((d): { callId: string; status: CallStatus; reason: string | null } => ({
       callId: d.call_id,
       status: d.decision.type === "deny" ? "denied" : "approved",
+      reason: d.decision.type === "deny" ? d.decision.reason : null,
     }));
     for (const d of decisions) calls.find((c) => c.callId === d.call_id)?.accepted(d.decision);
     for (const { callId, status } of statuses) calls.find((c) => c.callId === callId)?.setStatus(status);
@@ -82,6 +89,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     definitionChange: (name: string) => definitionChangePanel(name, { api: deps.api, i18n: deps.i18n, onCard: true }),
   };
   const calls = card.calls.map((call) => new CardCallView(call, host));
+  const facts = new Map<string, CallFacts>();
   const asking = (): CardCallView[] => calls.filter((c) => c.asking);
 
   const approveAll = button("", () => host.decide(asking().map((c) => c.approveDecision())), {
@@ -146,6 +154,9 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     denyAll.textContent = t("card.denyAll", { count: open });
     expires.textContent = t("card.expires", { time: formatTime(card.expires_at, deps.i18n.lang) });
     expires.hidden = open === 0;
+    for (const c of calls) {
+      c.showOutcome(outcomeOf({ ...noFacts, ...facts.get(c.callId), status: c.currentStatus }, deps.i18n, open));
+    }
   }
 
   const update = (next: ConfirmationCard): void => {
@@ -153,6 +164,12 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     for (const call of next.calls) calls.find((c) => c.callId === call.call_id)?.update(call);
     render();
   };
+  const showCalls = (views: ToolCallView[]): void => {
+    for (const view of views) facts.set(view.call_id, view);
+    render();
+  };
   render();
-  return { el, update };
+  return { el, update, showCalls };
 }
+
+const noFacts: CallFacts = { status: "asking", output: null, structured_output: null, rejection: null, deny_reason: null };

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
-import type { AgentEvent, CardCall, ToolCallView, Transcript } from "../protocol";
+import type { AgentEvent, CardCall, Transcript } from "../protocol";
 import { renderMarkdown } from "../markdown";
 import { ChatLog } from "../state";
 import { FakeApi, settle } from "../test/fake-api";
-import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, callView, card, cardCall } from "../test/fixtures";
 import { randomSplit, seeded } from "../test/markdown-samples";
 import { ChatView } from "./chat";
 import { addCodeCopyButtons } from "./copy-button";
@@ -25,24 +25,7 @@ const one = <T extends HTMLElement = HTMLElement>(testid: string): T => {
   return found;
 };
 
-function chipCall(overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_id" | "status">): ToolCallView {
-  return {
-    qualified_name: "shop__search_product",
-    server: "shop",
-    tool: "search_product",
-    title: "搜索商品",
-    arguments: { keyword: "耳机" },
-    output: null,
-    is_error: false,
-    destructive: false,
-    reply_id: null,
-    structured_output: null,
-    rejection: null,
-    deny_reason: null,
-    preview: null,
-    ...overrides,
-  };
-}
+const chipCall = callView;
 
 beforeEach(() => {
   api = new FakeApi();
@@ -133,13 +116,12 @@ describe("tool activity chips", () => {
     expect(chip.querySelector("img")).toBeNull();
   });
 
-  it("show a card's calls as awaiting you, then declined", () => {
+  it("are not shown for a card's calls: the card alone shows them, asking and then declined", () => {
     emit({ type: "confirmation_requested", card: card([CANCEL_ORDER_CALL]) });
-    const chip = one("tool-chip");
-    expect(chip.dataset.status).toBe("asking");
-    expect(chip.textContent).toContain("等你确认");
+    expect(all("tool-chip")).toHaveLength(0);
+    expect(one("card-call").dataset.status).toBe("asking");
     emit({ type: "call_status_changed", call_id: "call-cancel", status: "denied" });
-    expect(chip.dataset.status).toBe("denied");
+    expect(all("tool-chip")).toHaveLength(0);
     expect(one("card-call").dataset.status).toBe("denied");
   });
 });
@@ -155,7 +137,8 @@ describe("cards in the chat", () => {
     emit({ type: "tool_call_started", call: chipCall({ call_id: "a", status: "running" }) });
     emit({ type: "tool_call_finished", call: chipCall({ call_id: "a", status: "succeeded", output: "ok" }) });
     expect(one("card-call").dataset.status).toBe("succeeded");
-    expect(one("tool-chip").dataset.status).toBe("succeeded");
+    expect(one("card-call").querySelector('[data-testid="call-status"]')?.textContent).toBe("已完成");
+    expect(all("tool-chip")).toHaveLength(0);
   });
 
   it("a changed preview replaces the card in place, keeps accepted decisions and asks again", async () => {
@@ -186,7 +169,7 @@ describe("cards in the chat", () => {
 
     expect(all("confirmation-card")).toHaveLength(1);
     expect(call("a").dataset.status).toBe("approved");
-    expect(all("tool-chip").find((chip) => chip.textContent?.includes("加入/修改购物车"))?.dataset.status).toBe("approved");
+    expect(all("tool-chip")).toHaveLength(0);
     expect(call("call-order").dataset.status).toBe("asking");
     expect(call("call-order").querySelector('[data-testid="preview-summary"]')?.textContent).toBe("提交订单：1 件商品，应付 ¥6,699.00");
     expect(call("call-order").querySelector(".preview-lines td:nth-child(2)")?.textContent).toBe("¥6,999.00");

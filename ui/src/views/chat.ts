@@ -7,7 +7,7 @@ import { h } from "../dom";
 import type { I18n } from "../i18n";
 import type { EventEnvelope } from "../protocol";
 import { ChatLog, type Entry } from "../state";
-import { confirmationCard } from "./card";
+import { cardEntryView } from "./card-entry";
 import { toolChip } from "./chip";
 import { composer, type Composer } from "./composer";
 import { assistantMessage, noticeView, userMessage } from "./messages";
@@ -120,6 +120,12 @@ export class ChatView {
 
   private render(entry: Entry): void {
     const existing = this.views.get(entry.key);
+    if (!this.log?.entries.includes(entry)) {
+      // Taken out of the log (a chip whose call moved onto its card).
+      existing?.el.remove();
+      this.views.delete(entry.key);
+      return;
+    }
     if (existing) {
       existing.update(entry);
       return;
@@ -153,19 +159,25 @@ export class ChatView {
       case "call":
         return adapt(toolChip(entry.call, i18n), (e) => (e.kind === "call" ? e.call : null));
       case "card": {
-        const card = confirmationCard(entry.card, {
+        const card = cardEntryView(entry, {
           api,
           i18n,
-          onAccepted: (statuses) => {
+          onAccepted: (decided) => {
             const log = this.log;
             if (!log) return;
-            for (const { callId, status } of statuses) {
-              for (const changed of log.markDecided([callId], status)) this.render(changed);
-            }
+            for (const changed of log.markDecided(decided)) this.render(changed);
             this.refresh();
           },
         });
-        return adapt(card, (e) => (e.kind === "card" ? e.card : null));
+        // `el` is read through the view: a decided card replaces the live one.
+        return {
+          get el() {
+            return card.el;
+          },
+          update: (e) => {
+            if (e.kind === "card") card.update(e);
+          },
+        };
       }
     }
   }

@@ -1,8 +1,11 @@
-// A tool activity chip: one call's title and status, expandable to show its
-// arguments and its result. A result with structured content is shown as
-// the shopper's view (result-view.ts); the text written for the model stays
-// one click away under "原文/Raw".
+// A tool activity chip: a call that needed no card. Its title and status,
+// and why it did not run or failed in plain words without a click
+// (`call-outcome.ts`, as a card says it); expandable to its arguments and
+// its result. A result with structured content is shown as the shopper's
+// view (result-view.ts); the text written for the model stays one click
+// away under "原文/Raw".
 
+import { outcomeOf } from "../call-outcome";
 import { disclosure, h, prettyJson, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { JsonValue, ToolCallView } from "../protocol";
@@ -15,7 +18,8 @@ export interface ChipView {
 
 export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
   const title = h("span", { class: "chip-title" });
-  const status = h("span", { class: "chip-status" });
+  const status = h("span", { class: "chip-status", attrs: { "data-testid": "call-status" } });
+  const reason = h("span", { class: "chip-reason", attrs: { "data-testid": "call-reason" } });
   const args = h("pre", { class: "chip-pre" });
   const output = h("pre", { class: "chip-pre" });
   const shopperView = h("div", { class: "chip-result" });
@@ -25,7 +29,7 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
   });
   const result = h("div", {}, output);
   const el = disclosure(
-    h("span", { class: "chip-summary" }, h("span", { class: "chip-dot", attrs: { "aria-hidden": "true" } }), title, status),
+    h("span", { class: "chip-summary" }, h("span", { class: "chip-dot", attrs: { "aria-hidden": "true" } }), title, status, reason),
     [
       h(
         "div",
@@ -61,7 +65,11 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
     el.classList.toggle("chip-destructive", next.destructive);
     title.textContent = next.title ?? next.tool;
     title.title = next.qualified_name;
-    status.textContent = i18n.status(next.status);
+    const outcome = outcomeOf(next, i18n);
+    el.dataset.tone = outcome.tone;
+    status.textContent = outcome.label;
+    reason.textContent = outcome.reason ?? "";
+    reason.hidden = outcome.reason === null;
     args.textContent = prettyJson(next.arguments);
     output.textContent = next.output ?? i18n.t("chip.noOutput");
     showResult(next);

@@ -1,7 +1,7 @@
 //! A session as a window draws it: messages, tool calls with their
 //! status after the message that proposed them, and the pending card.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -13,7 +13,29 @@ use crate::store::calls::{self, BatchState, CallRecord};
 use crate::store::messages::{self, Role};
 use crate::toolcall::CallStatus;
 
+/// Whether the user was asked about this call: it asks, was decided on a
+/// card, or was left there. An approval's hash outlives the call's later
+/// moves (running, succeeded, failed, interrupted).
+fn was_asked(call: &CallRecord) -> bool {
+    call.approved_hash.is_some()
+        || matches!(
+            call.status,
+            CallStatus::Asking
+                | CallStatus::Approved
+                | CallStatus::Denied
+                | CallStatus::Expired
+                | CallStatus::Superseded
+        )
+}
+
+/// A call as the page shows it; `reply_id` names its card when it was asked.
 pub(crate) fn call_view(call: &CallRecord) -> ToolCallView {
+    view_on_card(call, was_asked(call))
+}
+
+/// A call as the page shows it; `on_card`: its batch was shown as a card
+/// (every call of such a batch is on it, the allowed and refused ones too).
+fn view_on_card(call: &CallRecord, on_card: bool) -> ToolCallView {
     let arguments = call
         .arguments
         .clone()
@@ -29,15 +51,7 @@ pub(crate) fn call_view(call: &CallRecord) -> ToolCallView {
         output: call.output.clone(),
         is_error: call.is_error,
         destructive: call.destructive,
-        reply_id: matches!(
-            call.status,
-            CallStatus::Asking
-                | CallStatus::Approved
-                | CallStatus::Denied
-                | CallStatus::Expired
-                | CallStatus::Superseded
-        )
-        .then(|| call.reply_id.clone()),
+        reply_id: on_card.then(|| call.reply_id.clone()),
         structured_output: call.structured_output.clone(),
         rejection: call.rejection.clone(),
         deny_reason: call.deny_reason.clone(),
@@ -56,7 +70,13 @@ pub(crate) fn build(
         // Calls hang under the assistant message that proposed them.
         let mut by_message: BTreeMap<i64, Vec<CallRecord>> = BTreeMap::new();
         let mut batch_message: BTreeMap<String, i64> = BTreeMap::new();
-        for call in calls::calls_of_session(conn, session_id)? {
+        let session_calls = calls::calls_of_session(conn, session_id)?;
+        let carded: BTreeSet<String> = session_calls
+            .iter()
+            .filter(|call| was_asked(call))
+            .map(|call| call.reply_id.clone())
+            .collect();
+        for call in session_calls {
             let message_id = match batch_message.get(&call.reply_id) {
                 Some(id) => *id,
                 None => {
@@ -88,7 +108,7 @@ pub(crate) fn build(
                     let mut calls = by_message.remove(&message.id).unwrap_or_default();
                     calls.sort_by_key(|c| c.seq);
                     items.extend(calls.iter().map(|call| TranscriptItem::ToolCall {
-                        call: Box::new(call_view(call)),
+                        call: Box::new(view_on_card(call, carded.contains(&call.reply_id))),
                     }));
                 }
                 Role::Notice => items.push(TranscriptItem::Notice {

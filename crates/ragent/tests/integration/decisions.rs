@@ -26,14 +26,9 @@ fn decide(call_id: &str, decision: Decision) -> Vec<CallDecision> {
     }]
 }
 
-fn deny(call_id: &str) -> Vec<CallDecision> {
-    decide(call_id, Decision::Deny { reason: None })
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_read_in_a_batch_with_a_write_waits_and_both_run_in_order_after_approval() {
-    let mut h = Harness::start(Setup::shop()).await;
-    h.model.push_turn(calls_turn(
+/// A trusted read and an order in one batch: the order asks, the read waits with it.
+fn read_cart_then_order_a_case() -> Vec<serde_json::Value> {
+    calls_turn(
         "先看购物车，并用购物车里的 1 个保护壳下单。",
         &[
             ("c1", "shop__query_cart", json!({})),
@@ -43,7 +38,17 @@ async fn a_read_in_a_batch_with_a_write_waits_and_both_run_in_order_after_approv
                 json!({"items": [{"skuCode": CASE, "quantity": 1}]}),
             ),
         ],
-    ));
+    )
+}
+
+fn deny(call_id: &str) -> Vec<CallDecision> {
+    decide(call_id, Decision::Deny { reason: None })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_in_a_batch_with_a_write_waits_and_both_run_in_order_after_approval() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(read_cart_then_order_a_case());
     let run = h.say("把购物车里的保护壳买一个").await;
     let db = h.shop_db();
     let orders_before = db.order_count();
@@ -588,17 +593,7 @@ async fn a_reopened_chat_knows_why_each_call_did_not_run_and_what_each_read_retu
         .unwrap();
     h.events.until_stop().await;
 
-    let calls: Vec<_> = h
-        .agent
-        .transcript(&h.session)
-        .unwrap()
-        .items
-        .into_iter()
-        .filter_map(|item| match item {
-            TranscriptItem::ToolCall { call } => Some(call),
-            _ => None,
-        })
-        .collect();
+    let calls = h.transcript_calls();
     assert_eq!(calls.len(), 4);
     let cart = calls[0]
         .structured_output
@@ -616,5 +611,37 @@ async fn a_reopened_chat_knows_why_each_call_did_not_run_and_what_each_read_retu
     assert!(
         calls[3].preview.is_some(),
         "the denied card's preview is kept"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reopened_chat_names_the_card_of_every_call_that_was_on_it_after_they_ran() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(read_cart_then_order_a_case());
+    let card = h.say("把购物车里的保护壳买一个").await.card().clone();
+    h.model.push_turn(text_turn("已下单。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
+        .unwrap();
+    h.events.until_stop().await;
+    h.model
+        .push_turn(calls_turn("", &[("c3", "shop__query_cart", json!({}))]));
+    h.model.push_turn(text_turn("购物车里还有一个。"));
+    h.say("购物车里还剩什么").await;
+
+    let calls = h.transcript_calls();
+    let shown: Vec<_> = calls
+        .iter()
+        .map(|c| (c.status, c.reply_id.clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (CallStatus::Succeeded, Some(card.reply_id.clone())),
+            (CallStatus::Succeeded, Some(card.reply_id.clone())),
+            (CallStatus::Succeeded, None),
+        ],
+        "the card's read and its approved order keep their card; a read without a card has none"
     );
 }

@@ -129,6 +129,20 @@ impl Harness {
     }
 
     /// Sends a message and follows the run to its stop.
+    /// The session's tool calls as a reopened window gets them, in order.
+    pub fn transcript_calls(&self) -> Vec<ToolCallView> {
+        self.agent
+            .transcript(&self.session)
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|item| match item {
+                ragent::protocol::TranscriptItem::ToolCall { call } => Some(*call),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub async fn say(&mut self, text: &str) -> Run {
         self.agent.send_message(&self.session, text).unwrap();
         self.events.until_stop().await

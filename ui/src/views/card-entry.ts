@@ -1,0 +1,44 @@
+// A card in the chat: the interactive card while any of its calls waits
+// for a decision, then the decided card's one-line summaries. The swap
+// happens in place, at the card's position in the chat.
+
+import { isPending, type CardEntry } from "../state";
+import { confirmationCard, type CardDeps, type CardView } from "./card";
+import { decidedCard, type DecidedCardView } from "./card-decided";
+
+export interface CardEntryView {
+  el: HTMLElement;
+  update(entry: CardEntry): void;
+}
+
+export function cardEntryView(initial: CardEntry, deps: CardDeps): CardEntryView {
+  let live: CardView | null = null;
+  let decided: DecidedCardView | null = null;
+  const view: CardEntryView = { el: document.createElement("div"), update };
+
+  function update(entry: CardEntry): void {
+    const previous = view.el;
+    if (isPending(entry)) {
+      decided = null;
+      if (!live) live = confirmationCard(entry.card, deps);
+      live.update(entry.card);
+      live.showCalls(entry.calls);
+      view.el = live.el;
+    } else {
+      live = null;
+      if (!decided) decided = decidedCard(entry.replyId, entry.calls, deps.i18n);
+      else decided.update(entry.calls);
+      view.el = decided.el;
+    }
+    if (previous !== view.el) {
+      // Keyboard focus inside the card (or dropped from its hidden buttons
+      // by the last decision) stays on the card that replaces it.
+      const active = document.activeElement;
+      const hadFocus = previous.contains(active) || active === document.body;
+      previous.replaceWith(view.el);
+      if (hadFocus) view.el.focus();
+    }
+  }
+  update(initial);
+  return view;
+}
