@@ -16,6 +16,7 @@ import { button, formatTime, h } from "../dom";
 import type { I18n } from "../i18n";
 import type { CallDecision, CallStatus, ConfirmationCard } from "../protocol";
 import { CardCallView } from "./card-call";
+import { CardKeys } from "./card-keys";
 import { definitionChangePanel } from "./definition-change";
 import { showFailure } from "./error-text";
 
@@ -73,7 +74,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     render();
     deps.onAccepted(statuses);
     // The decided call's buttons are gone: keep keyboard focus on the card.
-    if (hadFocus) (asking()[0]?.focusTarget() ?? el).focus();
+    if (hadFocus && !keys.focusNext()) el.focus();
   };
   const host = {
     i18n: deps.i18n,
@@ -83,6 +84,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
   };
   const calls = card.calls.map((call) => new CardCallView(call, host));
   const asking = (): CardCallView[] => calls.filter((c) => c.asking);
+  const keys = new CardKeys(() => calls, deps.i18n, host.decide);
 
   const approveAll = button("", () => host.decide(asking().map((c) => c.approveDecision())), {
     class: "btn btn-suggested",
@@ -109,6 +111,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       },
       on: {
         keydown: (event) => {
+          if (keys.keydown(event)) return;
           // Escape closes an editor; it never approves or sends anything.
           if (event.key !== "Escape") return;
           event.preventDefault();
@@ -122,6 +125,8 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       h("h2", { text: t("card.heading"), attrs: { id: headingId } }),
       h("p", { class: "card-intro", text: t("card.intro") }),
       expires,
+      keys.hint,
+      keys.live,
     ),
     h("ol", { class: "card-calls" }, ...calls.map((c) => c.el)),
     bulk,
@@ -146,6 +151,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     denyAll.textContent = t("card.denyAll", { count: open });
     expires.textContent = t("card.expires", { time: formatTime(card.expires_at, deps.i18n.lang) });
     expires.hidden = open === 0;
+    keys.render(open);
   }
 
   const update = (next: ConfirmationCard): void => {
@@ -154,5 +160,9 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     render();
   };
   render();
+  // Once on the page, the card takes keyboard focus on its first asking call.
+  queueMicrotask(() => {
+    if (el.isConnected) keys.focusNext();
+  });
   return { el, update };
 }
