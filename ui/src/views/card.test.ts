@@ -1,31 +1,20 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
-import { createI18n } from "../i18n";
 import type { CallStatus, ConfirmationCard } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, PLAIN_ORDER_CALL, NOTES_CHANGE, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
-import { confirmationCard, type CardView } from "./card";
-
-const i18n = createI18n("zh-CN");
+import { callById, mountCard, type MountedCard } from "../test/mount-card";
 
 let api: FakeApi;
 let accepted: Array<{ callId: string; status: CallStatus }>;
 
-function mount(data: ConfirmationCard): CardView & { q<T extends Element = HTMLElement>(sel: string): T; qa(sel: string): Element[] } {
-  const view = confirmationCard(data, { api, i18n, onAccepted: (s) => accepted.push(...s) });
-  document.body.replaceChildren(view.el);
-  return {
-    ...view,
-    q: <T extends Element = HTMLElement>(sel: string) => {
-      const found = view.el.querySelector<T>(sel);
-      if (!found) throw new Error(`no ${sel}`);
-      return found;
-    },
-    qa: (sel: string) => [...view.el.querySelectorAll(sel)],
-  };
+function mount(data: ConfirmationCard): MountedCard {
+  const view = mountCard(data, api);
+  accepted = view.accepted;
+  return view;
 }
 
-const byId = (id: string) => `[data-testid="card-call"][data-call-id="${id}"]`;
+const byId = callById;
 const click = (el: Element) => (el as HTMLElement).click();
 
 /** Opens the argument editor on its raw JSON text. */

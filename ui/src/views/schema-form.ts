@@ -60,8 +60,9 @@ export class SchemaForm {
     for (const { control } of this.controls) for (const input of control.inputs) input.disabled = busy;
   }
 
-  private control(field: SchemaField, current: ExactJson | undefined, path: string[], rowLabel?: string): Control {
-    const label = rowLabel ? `${rowLabel} · ${this.nameOf(field)}` : this.nameOf(field);
+  private control(field: SchemaField, current: ExactJson | undefined, path: string[], rowLabel?: () => string): Control {
+    // A row's place changes as rows are removed: its label is read when an error is worded.
+    const label = (): string => (rowLabel ? `${rowLabel()} · ${this.nameOf(field)}` : this.nameOf(field));
     const type = fits(field.type, current) ? field.type : ({ kind: "other" } as const);
     switch (type.kind) {
       case "rows":
@@ -77,7 +78,7 @@ export class SchemaForm {
     }
   }
 
-  private scalar(field: SchemaField, type: FieldKind, current: ExactJson | undefined, path: string[], label: string): Control {
+  private scalar(field: SchemaField, type: FieldKind, current: ExactJson | undefined, path: string[], label: () => string): Control {
     const testid = `field-${path.join("-")}`;
     const attrs = { "data-testid": testid, "aria-required": field.required ? "true" : undefined };
     let input: HTMLInputElement | HTMLSelectElement;
@@ -112,10 +113,10 @@ export class SchemaForm {
     });
     const read = (): Read => {
       const text = now();
-      if (text === initial) return current === undefined && field.required ? { error: this.i18n.t("card.form.required", { label }) } : { keep: true };
+      if (text === initial) return current === undefined && field.required ? { error: this.i18n.t("card.form.required", { label: label() }) } : { keep: true };
       if (type.kind === "boolean") return { set: input instanceof HTMLInputElement && input.checked };
-      if (text.trim() === "") return field.required ? { error: this.i18n.t("card.form.required", { label }) } : { unset: true };
-      if (type.kind === "integer" || type.kind === "number") return this.number(type.kind, type.minimum, type.maximum, text.trim(), label);
+      if (text.trim() === "") return field.required ? { error: this.i18n.t("card.form.required", { label: label() }) } : { unset: true };
+      if (type.kind === "integer" || type.kind === "number") return this.number(type.kind, type.minimum, type.maximum, text.trim(), label());
       return { set: text };
     };
     const mark = field.required && h("span", { class: "required-mark", text: "*", attrs: { title: this.i18n.t("card.form.requiredMark").trim() } });
@@ -154,17 +155,19 @@ export class SchemaForm {
       touched = true;
       this.onChange();
     };
+    let serial = 0;
     const addRow = (rowBase: ExactObject): void => {
-      const index = rows.length;
-      const rowLabel = t("card.form.row", { label: this.nameOf(field), n: index + 1 });
-      const controls = fields.map((f) => ({ field: f, control: this.control(f, own(rowBase, f.name), [...path, String(index), f.name], rowLabel) }));
+      // Test ids stay unique as rows come and go; labels follow the row's place.
+      const id = String(serial++);
+      const rowLabel = (): string => t("card.form.row", { label: this.nameOf(field), n: rows.indexOf(row) + 1 });
+      const controls = fields.map((f) => ({ field: f, control: this.control(f, own(rowBase, f.name), [...path, id, f.name], rowLabel) }));
       const row = { base: rowBase, controls, el: h("li", { class: "form-row", attrs: { "data-testid": "form-row" } }) };
       const remove = button(t("card.form.removeRow"), () => {
         rows.splice(rows.indexOf(row), 1);
         row.el.remove();
         refreshInputs();
         changed();
-      }, { class: "btn btn-flat", testid: "remove-row", aria: `${t("card.form.removeRow")}：${rowLabel}` });
+      }, { class: "btn btn-flat", testid: "remove-row" });
       row.el.append(...controls.map((c) => c.control.el), remove);
       // A row's own inputs mark the group changed; it is then rewritten whole.
       // Captured, so the group counts as changed before the input's own handler reads it.
