@@ -112,6 +112,28 @@ describe("deciding a card with the keyboard", () => {
     expect(hint.hidden).toBe(true);
   });
 
+  it("after an edited approval is refused and the card comes back with the edit, focus is on its approve button", async () => {
+    const data = card([cardCall({ call_id: "a" })]);
+    const view = mountCard(data, api);
+    view.q('[data-testid="edit-arguments"]').click();
+    const quantity = view.q<HTMLInputElement>('[data-testid="field-quantity"]');
+    quantity.value = "1";
+    quantity.dispatchEvent(new Event("input", { bubbles: true }));
+    api.hold = true;
+    view.q('[data-testid="approve-edited"]').focus();
+    view.q('[data-testid="approve-edited"]').click();
+    await settle();
+    // The core sends the card again proposing the edit, then refuses the reply.
+    const edited = { skuCode: "MG6W4CH/A", action: "add", quantity: 1 };
+    view.update({ ...data, calls: [{ ...data.calls[0], arguments: edited, arguments_text: JSON.stringify(edited) }] });
+    api.failNext = { code: "preview_changed", message: "the preview changed" };
+    api.release();
+    await settle();
+    expect(view.el.querySelector(".card-editor")).toBeNull();
+    expect(document.activeElement).toBe(approveOf(view, "a"));
+    expect(view.qa("dd").map((dd) => dd.textContent)).toContain("1");
+  });
+
   it("a card that is not on the page takes no focus", async () => {
     const outside = document.createElement("button");
     document.body.replaceChildren(outside);

@@ -61,8 +61,12 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     }
     if (!accepted) {
       // Disabling took focus away from the control that was used: give it
-      // back, or to the card when a resent card replaced it (the editor).
-      if (hadFocus) (focused?.isConnected ? focused : el).focus();
+      // back, or, when a resent card replaced it (the editor), to the
+      // approve button of what the card now proposes.
+      if (hadFocus) {
+        if (focused?.isConnected) focused.focus();
+        else if (!keys.focusNext()) el.focus();
+      }
       return;
     }
     const statuses = decisions.map((d): { callId: string; status: CallStatus } => ({
