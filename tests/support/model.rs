@@ -18,6 +18,11 @@ pub fn tool_call(id: &str, name: &str, arguments: Value) -> Turn {
     calls_turn("", &[(id, name, arguments)])
 }
 
+/// Several tool calls in one turn, which the app shows on one card.
+pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Turn {
+    calls_turn("", calls)
+}
+
 /// The running model; it stops with the test.
 pub struct ScriptedModel {
     model: test_support::ScriptedModel,
