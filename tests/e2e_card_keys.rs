@@ -39,20 +39,35 @@ fn pressing_enter_twice_approves_both_calls_of_a_card_and_both_run() -> TestResu
     let app = RunningApp::launch(data.path())?;
     app.send_message("把 iPhone 17 和 AirPods 都加入购物车")?;
     app.asking_call()?;
+    // The core gives each call an id of its own: read them from the card.
+    let mut ids = Vec::new();
+    for call in app
+        .session
+        .find_all("[data-testid=card-call][data-status=asking]")?
+    {
+        ids.push(
+            app.session
+                .attribute(&call, "data-call-id")?
+                .ok_or("a call without its id")?,
+        );
+    }
+    let [phone, pods] = ids.as_slice() else {
+        return Err(format!("two calls ask: {ids:?}").into());
+    };
     let before = (
         cart_quantity(data.path(), IPHONE)?,
         cart_quantity(data.path(), AIRPODS)?,
     );
 
     // The card takes focus on its first call's approve button and says so.
-    app.wait_for_focus("call_phone", "approve")?;
+    app.wait_for_focus(phone, "approve")?;
     app.wait_for_text("[data-testid=card-announce]", "2 个操作待确认")?;
     app.session.press_keys(ENTER)?;
-    app.wait_until_decided("call_phone")?;
+    app.wait_until_decided(phone)?;
     // Focus moved on to the next call's approve button, not a reason field.
-    app.wait_for_focus("call_pods", "approve")?;
+    app.wait_for_focus(pods, "approve")?;
     app.session.press_keys(ENTER)?;
-    app.wait_until_decided("call_pods")?;
+    app.wait_until_decided(pods)?;
 
     app.wait_for_text("[data-testid=message-assistant]", "两件都已加入购物车")?;
     assert_eq!(
@@ -81,6 +96,10 @@ fn a_quantity_changed_in_the_form_runs_after_its_new_preview_is_approved() -> Te
     let app = RunningApp::launch(data.path())?;
     app.send_message("加两台 iPhone 17 到购物车")?;
     let call = app.asking_call()?;
+    let call_id = app
+        .session
+        .attribute(&call, "data-call-id")?
+        .ok_or("a call without its id")?;
     let before = cart_quantity(data.path(), IPHONE)?;
     let summary = "[data-testid=card-call][data-status=asking] [data-testid=preview-summary]";
     app.wait_for_text(summary, "×2，")?;
@@ -103,9 +122,9 @@ fn a_quantity_changed_in_the_form_runs_after_its_new_preview_is_approved() -> Te
         "nothing ran yet"
     );
 
-    app.wait_for_focus("call_cart", "approve")?;
+    app.wait_for_focus(&call_id, "approve")?;
     app.session.press_keys(ENTER)?;
-    app.wait_until_decided("call_cart")?;
+    app.wait_until_decided(&call_id)?;
     app.wait_for_text("[data-testid=message-assistant]", "已加入 1 台")?;
     assert_eq!(
         cart_quantity(data.path(), IPHONE)?,

@@ -71,7 +71,7 @@ const look = () => {
   const active = document.activeElement;
   const call = active && active.closest("[data-testid=card-call]");
   if (active && active.dataset.testid === testid && call && call.dataset.callId === callId) done(true);
-  else requestAnimationFrame(look);
+  else setTimeout(look, 50);
 };
 look();
 "#;
@@ -190,15 +190,25 @@ impl RunningApp {
 
     /// Waits until keyboard focus is on the element with `testid` inside
     /// the card call `call_id` (focus moves without a DOM change to observe,
-    /// so this looks each frame).
+    /// so this looks every 50 ms).
     pub fn wait_for_focus(
         &self,
         call_id: &str,
         testid: &str,
     ) -> Result<(), Box<dyn std::error::Error>> {
-        self.session
+        if let Err(error) = self
+            .session
             .execute_async(WAIT_FOR_FOCUS, serde_json::json!([call_id, testid]))
-            .map_err(|error| format!("waiting for focus on {testid} of call {call_id}: {error}"))?;
+        {
+            let focused = self.session.execute(
+                "const a = document.activeElement; return a ? a.outerHTML.slice(0, 300) : null;",
+                serde_json::json!([]),
+            )?;
+            return Err(format!(
+                "waiting for focus on {testid} of call {call_id}: {error}; focus is on {focused}"
+            )
+            .into());
+        }
         Ok(())
     }
 
