@@ -8,7 +8,7 @@ use std::error::Error;
 use bitselect::params::QueryOrderParams;
 use serde_json::json;
 use support::model::{ScriptedModel, Turn, text, tool_call};
-use support::{RunningApp, configure_model, shop_of};
+use support::{RunningApp, cart_quantity, configure_model, shop_of};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -33,16 +33,6 @@ fn order_iphone() -> Turn {
 fn stock_of(data_dir: &std::path::Path, sku: &str) -> Result<i64, Box<dyn Error>> {
     let hit = shop_of(data_dir)?.sku(sku)?.ok_or("the SKU is gone")?;
     Ok(hit.stock)
-}
-
-fn cart_quantity(data_dir: &std::path::Path, sku: &str) -> Result<i64, Box<dyn Error>> {
-    let cart = shop_of(data_dir)?.query_cart()?;
-    Ok(cart
-        .lines
-        .iter()
-        .filter(|line| line.sku_code == sku)
-        .map(|line| line.quantity)
-        .sum())
 }
 
 #[test]

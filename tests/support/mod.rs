@@ -65,6 +65,17 @@ const observer = new MutationObserver(() => {
 observer.observe(document.body, { subtree: true, childList: true, attributes: true });
 "#;
 
+const WAIT_FOR_FOCUS: &str = r#"
+const [callId, testid, done] = arguments;
+const look = () => {
+  const active = document.activeElement;
+  const call = active && active.closest("[data-testid=card-call]");
+  if (active && active.dataset.testid === testid && call && call.dataset.callId === callId) done(true);
+  else setTimeout(look, 50);
+};
+look();
+"#;
+
 impl RunningApp {
     pub fn launch(data_dir: &Path) -> Result<RunningApp, Box<dyn std::error::Error>> {
         let shop = Path::new(app_binary()).with_file_name("bitselect-mcp");
@@ -166,6 +177,11 @@ impl RunningApp {
             .session
             .find_in(call, &format!("[data-testid={testid}]"))?;
         self.session.click(&button)?;
+        self.wait_until_decided(&call_id)
+    }
+
+    /// Waits until the page shows the card call `call_id` decided.
+    pub fn wait_until_decided(&self, call_id: &str) -> Result<(), Box<dyn std::error::Error>> {
         self.session
             .execute_async(WAIT_UNTIL_DECIDED, serde_json::json!([call_id]))
             .map_err(|error| format!("waiting for call {call_id} to be decided: {error}"))?;
@@ -183,6 +199,30 @@ impl RunningApp {
             std::fs::copy(&taken, docs.join(format!("{name}-{theme}.png")))?;
         }
         self.force_theme("light")
+    }
+
+    /// Waits until keyboard focus is on the element with `testid` inside
+    /// the card call `call_id` (focus moves without a DOM change to observe,
+    /// so this looks every 50 ms).
+    pub fn wait_for_focus(
+        &self,
+        call_id: &str,
+        testid: &str,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        if let Err(error) = self
+            .session
+            .execute_async(WAIT_FOR_FOCUS, serde_json::json!([call_id, testid]))
+        {
+            let focused = self.session.execute(
+                "const a = document.activeElement; return a ? a.outerHTML.slice(0, 300) : null;",
+                serde_json::json!([]),
+            )?;
+            return Err(format!(
+                "waiting for focus on {testid} of call {call_id}: {error}; focus is on {focused}"
+            )
+            .into());
+        }
+        Ok(())
     }
 
     /// Sets the page's theme, as the settings screen does.
@@ -222,4 +262,15 @@ pub fn shop_of(data_dir: &Path) -> Result<bitselect::Shop, Box<dyn std::error::E
     Ok(bitselect::Shop::open(
         data_dir.join(bitselect_assistant::SHOP_DIR),
     )?)
+}
+
+/// How many of `sku` the shop's cart holds (0 when it is not there).
+pub fn cart_quantity(data_dir: &Path, sku: &str) -> Result<i64, Box<dyn std::error::Error>> {
+    let cart = shop_of(data_dir)?.query_cart()?;
+    Ok(cart
+        .lines
+        .iter()
+        .filter(|line| line.sku_code == sku)
+        .map(|line| line.quantity)
+        .sum())
 }

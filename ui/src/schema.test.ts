@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 
 import { parseExact } from "./exact-json";
-import { describeArguments, enumFields } from "./schema";
+import { describeArguments, schemaFields } from "./schema";
+import { CREATE_ORDER_SCHEMA, UPDATE_CART_SCHEMA } from "./test/fixtures";
 
 describe("argument labels from a tool's input schema", () => {
   it("falls back to the property name and lists arguments the schema does not know", () => {
@@ -108,9 +109,28 @@ describe("argument labels from a tool's input schema", () => {
         sort: { enum: ["price", 3] },
       },
     };
-    expect(enumFields(schema)).toEqual([
-      { name: "action", label: "操作", options: [{ value: "add", title: "加入购物车" }, { value: "remove", title: "remove" }] },
-      { name: "sort", label: "sort", options: [{ value: "price", title: "price" }] },
+    expect(schemaFields(schema).filter((f) => f.type.kind === "enum")).toEqual([
+      { name: "action", label: "操作", required: false, type: { kind: "enum", options: [{ value: "add", title: "加入购物车" }, { value: "remove", title: "remove" }] } },
+      { name: "sort", label: "sort", required: false, type: { kind: "enum", options: [{ value: "price", title: "price" }] } },
     ]);
+  });
+
+  it("gives each argument a form field: titles, required, integer bounds, and an array of objects as rows", () => {
+    expect(schemaFields(UPDATE_CART_SCHEMA).map((f) => [f.name, f.label, f.required, f.type.kind])).toEqual([
+      ["skuCode", "商品编码", true, "string"],
+      ["action", "操作", true, "enum"],
+      ["quantity", "数量", false, "integer"],
+    ]);
+    expect(schemaFields(UPDATE_CART_SCHEMA)[2].type).toEqual({ kind: "integer", minimum: 1, maximum: 99 });
+    const [items] = schemaFields(CREATE_ORDER_SCHEMA);
+    expect(items.type.kind === "rows" && items.type.fields.map((f) => [f.name, f.required, f.type.kind])).toEqual([
+      ["skuCode", true, "string"],
+      ["quantity", true, "integer"],
+    ]);
+  });
+
+  it("leaves nested objects and arrays of values to the JSON editor", () => {
+    const schema = { properties: { price: { type: "object", properties: { min: { type: "number" } } }, tags: { type: "array", items: { type: "string" } }, on: { type: ["boolean", "null"] } } };
+    expect(schemaFields(schema).map((f) => f.type.kind)).toEqual(["other", "other", "boolean"]);
   });
 });

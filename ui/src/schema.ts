@@ -61,22 +61,73 @@ export function describeArguments(args: ArgJson, schema: JsonValue): ArgRow[] {
   });
 }
 
-/** A top-level argument whose values are a fixed list, each with its title. */
+/** An enum argument's values, each with its title. */
 export interface EnumField {
-  name: string;
-  label: string;
   options: Array<{ value: string; title: string }>;
 }
 
-/** The schema's enum arguments (`oneOf`/`anyOf` of consts, or `enum`), for the editor's choices. */
-export function enumFields(schema: JsonValue): EnumField[] {
+/** What kind of control an argument gets in the editor's form. */
+export type FieldKind =
+  | { kind: "enum"; options: EnumField["options"] }
+  | { kind: "integer" | "number"; minimum: number | null; maximum: number | null }
+  | { kind: "boolean" }
+  | { kind: "string" }
+  /** An array of objects whose fields are all of the kinds above. */
+  | { kind: "rows"; fields: SchemaField[] }
+  /** Anything else (nested objects, arrays of values): edited as JSON only. */
+  | { kind: "other" };
+
+export interface SchemaField {
+  name: string;
+  label: string;
+  required: boolean;
+  type: FieldKind;
+}
+
+/** The schema's top-level arguments as form fields, in the schema's order. */
+export function schemaFields(schema: JsonValue): SchemaField[] {
   const root = isObject(schema) ? schema : {};
-  const props = propertiesOf(root, root);
-  return Object.keys(props).flatMap((name) => {
+  return fieldsOf(resolve(root, root), root, true);
+}
+
+function fieldsOf(object: JsonObject, root: JsonObject, nested: boolean): SchemaField[] {
+  const props = propertiesOf(object, root);
+  const required = own(object, "required");
+  return Object.keys(props).map((name) => {
     const prop = resolve(own(props, name), root);
-    const options = enumOptions(prop);
-    return options.length === 0 ? [] : [{ name, label: titleOf(prop) ?? name, options }];
+    return {
+      name,
+      label: titleOf(prop) ?? name,
+      required: Array.isArray(required) && required.includes(name),
+      type: kindOf(prop, root, nested),
+    };
   });
+}
+
+function kindOf(prop: JsonObject, root: JsonObject, nested: boolean): FieldKind {
+  const options = enumOptions(prop);
+  if (options.length > 0) return { kind: "enum", options };
+  const declared = own(prop, "type");
+  const types = (Array.isArray(declared) ? declared : [declared]).filter((t) => t !== "null");
+  if (types.length !== 1) return { kind: "other" };
+  const [type] = types;
+  if (type === "integer" || type === "number") {
+    return { kind: type, minimum: numberField(prop, "minimum"), maximum: numberField(prop, "maximum") };
+  }
+  if (type === "boolean" || type === "string") return { kind: type };
+  if (type === "array" && nested) {
+    const items = resolve(own(prop, "items"), root);
+    const fields = fieldsOf(items, root, false);
+    if (own(items, "type") === "object" && fields.length > 0 && fields.every((f) => f.type.kind !== "other")) {
+      return { kind: "rows", fields };
+    }
+  }
+  return { kind: "other" };
+}
+
+function numberField(schema: JsonObject, field: string): number | null {
+  const value = own(schema, field);
+  return typeof value === "number" ? value : null;
 }
 
 function enumOptions(prop: JsonObject): EnumField["options"] {

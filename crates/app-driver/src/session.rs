@@ -152,6 +152,34 @@ impl Session {
         Ok(())
     }
 
+    /// Empties an input or text area.
+    pub fn clear(&self, element: &Element) -> Result<()> {
+        self.command("clear", &format!("element/{}/clear", element.0), json!({}))?;
+        Ok(())
+    }
+
+    /// Presses and releases each key of `keys` (text, or W3C key codes such
+    /// as `"\u{E007}"` for Enter) on whatever element has focus, as a user's
+    /// keyboard does: nothing is focused or clicked first.
+    pub fn press_keys(&self, keys: &str) -> Result<()> {
+        let actions: Vec<Value> = keys
+            .chars()
+            .flat_map(|key| {
+                let key = key.to_string();
+                [
+                    json!({ "type": "keyDown", "value": key }),
+                    json!({ "type": "keyUp", "value": key }),
+                ]
+            })
+            .collect();
+        self.command(
+            "perform key actions",
+            "actions",
+            json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": actions }] }),
+        )?;
+        Ok(())
+    }
+
     pub fn text(&self, element: &Element) -> Result<String> {
         let value = self.query("element text", &format!("element/{}/text", element.0))?;
         Ok(value.as_str().unwrap_or_default().to_owned())

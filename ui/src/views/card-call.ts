@@ -52,6 +52,7 @@ export class CardCallView {
   private readonly reason: HTMLInputElement;
   private readonly buttons: HTMLButtonElement[] = [];
   private editor: Editor | null = null;
+  private readonly approve: HTMLButtonElement;
 
   constructor(call: CardCall, host: CallHost) {
     this.call = call;
@@ -67,15 +68,16 @@ export class CardCallView {
         type: "text",
         "data-testid": "deny-reason",
         placeholder: t("card.denyReason"),
+        title: t("card.reasonHint"),
         "aria-label": t("card.denyReasonAria", { title: name }),
         maxlength: 500,
       },
       on: {
         input: () => this.drafts.save(this.call.call_id, this.reason.value),
         keydown: (event) => {
-          if (event.key === "Enter" && !event.isComposing) {
+          // Enter alone never denies: the deny shortcut or the button does (card-keys.ts).
+          if (event.key === "Enter" && !event.ctrlKey && !event.metaKey) {
             event.preventDefault();
-            this.host.decide([this.denyDecision()]);
           } else if (event.key === "Escape") {
             event.preventDefault();
             event.stopPropagation();
@@ -100,6 +102,7 @@ export class CardCallView {
       testid: "edit-arguments",
       aria: t("card.editAria", { title: name }),
     });
+    this.approve = approve;
     this.buttons.push(approve, deny, edit);
     this.actions.append(this.reason, deny, edit, approve);
 
@@ -216,9 +219,21 @@ export class CardCallView {
     this.closeEditor();
   }
 
-  /** Where keyboard focus goes when this call is next to decide. */
-  focusTarget(): HTMLElement {
-    return this.reason;
+  /** Where keyboard focus goes when this call is next to decide: approve, never the reason field. */
+  approveButton(): HTMLButtonElement {
+    return this.approve;
+  }
+
+  get name(): string {
+    return this.title();
+  }
+
+  isReason(node: Node): boolean {
+    return node === this.reason;
+  }
+
+  isEditing(node: Node): boolean {
+    return this.editor?.el.contains(node) ?? false;
   }
 
   /** Escape inside the call: closes the editor, nothing else. */
@@ -264,6 +279,7 @@ export class CardCallView {
     this.actions.before(this.editor.el);
     this.actions.hidden = true;
     this.editor.focus();
+    this.editor.reveal();
   }
 
   private closeEditor(): void {

@@ -1,21 +1,28 @@
-// The argument editor of a card call: the arguments as JSON text, parsed
-// locally before anything is sent, and a select for each enum argument
-// that names its values by their titles ("加入购物车", not "add").
+// The argument editor of a card call: a form generated from the tool's
+// input schema (schema-form.ts), and the arguments as JSON text for what
+// the form cannot express, one toggle apart. Either way what is sent is
+// parsed locally first, and the same edit gives the same JSON.
 
 import { button, h } from "../dom";
-import { ExactNumber, own, parseExact, setOwn, stringifyExact, type ExactJson } from "../exact-json";
+import { ExactNumber, parseExact, stringifyExact, type ExactJson, type ExactObject } from "../exact-json";
 import type { I18n } from "../i18n";
 import type { JsonValue } from "../protocol";
-import { enumFields, isObject, type EnumField } from "../schema";
-import { field, select } from "./form";
+import { isObject, schemaFields } from "../schema";
+import { SchemaForm } from "./schema-form";
+
+type Mode = "form" | "json";
 
 export class Editor {
   readonly el: HTMLElement;
   private readonly textarea: HTMLTextAreaElement;
+  private readonly jsonPane: HTMLElement;
+  private readonly form: SchemaForm | null;
   private readonly error = h("p", { class: "field-error", attrs: { role: "alert", "data-testid": "edit-error" } });
   private readonly approveButton: HTMLButtonElement;
   private readonly cancelButton: HTMLButtonElement;
-  private readonly choices: Array<{ field: EnumField; control: HTMLSelectElement }>;
+  private readonly modeButton: HTMLButtonElement;
+  private readonly actions: HTMLElement;
+  private mode: Mode;
   private parsed: JsonValue | null = null;
   private readonly i18n: I18n;
 
@@ -31,27 +38,16 @@ export class Editor {
       class: "json-editor",
       text: stringifyExact(args),
       attrs: { id, rows: 8, spellcheck: "false", "data-testid": "arguments-editor" },
-      on: {
-        input: () => this.validate(),
-        keydown: (event) => {
-          if (event.key === "Escape") {
-            event.preventDefault();
-            event.stopPropagation();
-            on.cancel();
-          }
-        },
-      },
+      on: { input: () => this.validate() },
     });
-    this.choices = enumFields(schema).map((f) => ({
-      field: f,
-      control: select(
-        // The empty option stands for "absent or not one of these".
-        [{ value: "", label: i18n.t("card.empty") }, ...f.options.map((o) => ({ value: o.value, label: o.title === o.value ? o.value : `${o.title} (${o.value})` }))],
-        "",
-        (value) => this.choose(f.name, value),
-        { "data-testid": `choice-${f.name}` },
-      ),
-    }));
+    this.jsonPane = h("div", { class: "json-pane" }, h("label", { text: i18n.t("card.editLabel"), attrs: { for: id } }), this.textarea);
+    const fields = schemaFields(schema);
+    // A schema without properties gives the form nothing to show.
+    this.form = fields.length > 0 && isObject(args) ? new SchemaForm(fields, i18n, () => this.validate()) : null;
+    this.form?.set(args as ExactObject);
+    this.mode = this.form ? "form" : "json";
+    this.modeButton = button("", () => this.toggle(), { class: "btn btn-flat", testid: "editor-mode" });
+    this.modeButton.hidden = this.form === null;
     this.approveButton = button(
       i18n.t("card.approveEdited"),
       () => {
@@ -60,72 +56,107 @@ export class Editor {
       { class: "btn btn-suggested", testid: "approve-edited" },
     );
     this.cancelButton = button(i18n.t("card.cancelEdit"), () => on.cancel(), { class: "btn", testid: "cancel-edit" });
+    this.actions = h("div", { class: "card-actions" }, this.modeButton, this.cancelButton, this.approveButton);
     this.el = h(
       "div",
-      { class: "card-editor" },
-      this.choices.length > 0 && h("div", { class: "editor-choices" }, ...this.choices.map((c) => field(c.field.label, c.control))),
-      h("label", { text: i18n.t("card.editLabel"), attrs: { for: id } }),
-      this.textarea,
+      {
+        class: "card-editor",
+        on: {
+          keydown: (event) => {
+            // Escape leaves the editor; it never approves.
+            if (event.key !== "Escape") return;
+            event.preventDefault();
+            event.stopPropagation();
+            on.cancel();
+          },
+        },
+      },
+      this.form?.el,
+      this.jsonPane,
       this.error,
-      h("div", { class: "card-actions" }, this.cancelButton, this.approveButton),
+      this.actions,
     );
-    this.validate();
+    this.show();
   }
 
   focus(): void {
-    this.textarea.focus();
+    if (this.mode === "form") this.form?.focus();
+    else this.textarea.focus();
+  }
+
+  /** Keeps the editor and its buttons on screen (a long card scrolls). */
+  reveal(): void {
+    this.el.scrollIntoView?.({ block: "nearest" });
+    this.actions.scrollIntoView?.({ block: "nearest" });
   }
 
   setBusy(busy: boolean): void {
     this.textarea.readOnly = busy;
+    this.form?.setBusy(busy);
     this.cancelButton.disabled = busy;
-    for (const c of this.choices) c.control.disabled = busy || this.parsed === null;
+    this.modeButton.disabled = busy;
     this.approveButton.disabled = busy || this.parsed === null;
   }
 
-  /** A choice writes its value into the JSON text, which stays what is sent. */
-  private choose(name: string, value: string): void {
-    if (value === "") return;
-    try {
-      const args = parseExact(this.textarea.value);
+  /** The form writes its arguments into the JSON text, and back: one edit, two views. */
+  private toggle(): void {
+    if (!this.form) return;
+    if (this.mode === "form") {
+      const result = this.form.result();
+      if (result.ok) this.textarea.value = stringifyExact(result.value);
+      this.mode = "json";
+    } else {
+      let args: ExactJson;
+      try {
+        args = parseExact(this.textarea.value);
+      } catch {
+        return; // The error under the text already says why.
+      }
       if (!isObject(args)) return;
-      setOwn<ExactJson>(args, name, value);
-      this.textarea.value = stringifyExact(args);
-    } catch {
-      return;
+      this.form.set(args);
+      this.mode = "form";
     }
+    this.show();
+    this.focus();
+  }
+
+  private show(): void {
+    const form = this.mode === "form";
+    if (this.form) this.form.el.hidden = !form;
+    this.jsonPane.hidden = form;
+    this.modeButton.textContent = this.i18n.t(form ? "card.editJson" : "card.editForm");
     this.validate();
   }
 
   private validate(): void {
     let message = "";
     this.parsed = null;
-    let exact: ExactJson = null;
-    try {
-      // An edit is sent as JavaScript values: a number they cannot hold
-      // exactly is refused rather than sent changed.
-      exact = parseExact(this.textarea.value);
-      const inexact = inexactNumber(exact);
-      const value = JSON.parse(this.textarea.value) as JsonValue;
-      if (inexact) message = this.i18n.t("card.inexactNumber", { number: inexact.text });
-      else if (isObject(value)) this.parsed = value;
-      else message = this.i18n.t("card.notObject");
-    } catch (error) {
-      message = this.i18n.t("card.invalidJson", { message: error instanceof Error ? error.message : String(error) });
+    if (this.mode === "form" && this.form) {
+      const result = this.form.result();
+      if (result.ok) message = this.accept(stringifyExact(result.value));
+      else message = result.errors.join("\n");
+    } else {
+      message = this.accept(this.textarea.value);
     }
-    this.syncChoices(exact);
     this.error.textContent = message;
     this.error.hidden = message === "";
-    this.textarea.setAttribute("aria-invalid", String(message !== ""));
+    this.textarea.setAttribute("aria-invalid", String(message !== "" && this.mode === "json"));
     this.approveButton.disabled = this.parsed === null;
   }
 
-  /** The selects follow the text; they are off while it does not parse. */
-  private syncChoices(args: ExactJson): void {
-    for (const { field: f, control } of this.choices) {
-      const current = isObject(args) ? own(args, f.name) : undefined;
-      control.value = typeof current === "string" && f.options.some((o) => o.value === current) ? current : "";
-      control.disabled = this.parsed === null;
+  /** Reads `text` as what would be sent; returns why it cannot be, or "". */
+  private accept(text: string): string {
+    try {
+      // An edit is sent as JavaScript values: a number they cannot hold
+      // exactly is refused rather than sent changed.
+      const inexact = inexactNumber(parseExact(text));
+      if (inexact) return this.i18n.t("card.inexactNumber", { number: inexact.text });
+      const value = JSON.parse(text) as JsonValue;
+      if (!isObject(value)) return this.i18n.t("card.notObject");
+      this.parsed = value;
+      return "";
+    } catch (error) {
+      return this.i18n.t("card.invalidJson", { message: error instanceof Error ? error.message : String(error) });
     }
   }
 }

@@ -1,32 +1,28 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
-import { createI18n } from "../i18n";
 import type { CallStatus, ConfirmationCard } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, PLAIN_ORDER_CALL, NOTES_CHANGE, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
-import { confirmationCard, type CardView } from "./card";
-
-const i18n = createI18n("zh-CN");
+import { callById, mountCard, type MountedCard } from "../test/mount-card";
 
 let api: FakeApi;
 let accepted: Array<{ callId: string; status: CallStatus }>;
 
-function mount(data: ConfirmationCard): CardView & { q<T extends Element = HTMLElement>(sel: string): T; qa(sel: string): Element[] } {
-  const view = confirmationCard(data, { api, i18n, onAccepted: (s) => accepted.push(...s) });
-  document.body.replaceChildren(view.el);
-  return {
-    ...view,
-    q: <T extends Element = HTMLElement>(sel: string) => {
-      const found = view.el.querySelector<T>(sel);
-      if (!found) throw new Error(`no ${sel}`);
-      return found;
-    },
-    qa: (sel: string) => [...view.el.querySelectorAll(sel)],
-  };
+function mount(data: ConfirmationCard): MountedCard {
+  const view = mountCard(data, api);
+  accepted = view.accepted;
+  return view;
 }
 
-const byId = (id: string) => `[data-testid="card-call"][data-call-id="${id}"]`;
+const byId = callById;
 const click = (el: Element) => (el as HTMLElement).click();
+
+/** Opens the argument editor on its raw JSON text. */
+function openJson(view: ReturnType<typeof mount>): HTMLTextAreaElement {
+  click(view.q('[data-testid="edit-arguments"]'));
+  click(view.q('[data-testid="editor-mode"]'));
+  return view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+}
 
 beforeEach(() => {
   api = new FakeApi();
@@ -117,13 +113,13 @@ describe("deciding on the card", () => {
     expect(accepted).toEqual([{ callId: "c1", status: "approved", reason: null }]);
   });
 
-  it("after a decision, keyboard focus moves to the next call still asking", async () => {
+  it("after a decision, keyboard focus moves to the next asking call's approve button, never its reason field", async () => {
     const view = mount(card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]));
     const approve = view.q(byId("a")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!;
     approve.focus();
     approve.click();
     await settle();
-    expect(document.activeElement).toBe(view.q(byId("call-cancel")).querySelector('[data-testid="deny-reason"]'));
+    expect(document.activeElement).toBe(view.q(byId("call-cancel")).querySelector('[data-testid="approve"]'));
   });
 
   it("deny sends the reason typed in the inline field", async () => {
@@ -257,8 +253,7 @@ describe("deciding on the card", () => {
 describe("editing arguments before approving", () => {
   it("sends approve_edited with the parsed object", async () => {
     const view = mount(card([cardCall({ call_id: "a" })]));
-    click(view.q('[data-testid="edit-arguments"]'));
-    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+    const editor = openJson(view);
     expect(JSON.parse(editor.value)).toEqual({ skuCode: "MG6W4CH/A", action: "add", quantity: 2 });
     editor.value = '{"skuCode": "MG6W4CH/A", "action": "add", "quantity": 1}';
     editor.dispatchEvent(new Event("input"));
@@ -271,30 +266,9 @@ describe("editing arguments before approving", () => {
     expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车 (add)", "1"]);
   });
 
-  it("offers an enum argument's values by their titles and writes the chosen one into the JSON", async () => {
-    const view = mount(card([cardCall({ call_id: "a" })]));
-    click(view.q('[data-testid="edit-arguments"]'));
-    const choice = view.q<HTMLSelectElement>('[data-testid="choice-action"]');
-    expect([...choice.options].map((o) => o.textContent)).toEqual(["—", "加入购物车 (add)", "减少数量 (decrease)", "移出购物车 (remove)"]);
-    expect(choice.value).toBe("add");
-    choice.value = "remove";
-    choice.dispatchEvent(new Event("change"));
-    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
-    expect(JSON.parse(editor.value)).toEqual({ skuCode: "MG6W4CH/A", action: "remove", quantity: 2 });
-    // The text leads: a value typed there shows in the select, broken text turns it off.
-    editor.value = '{"skuCode": "MG6W4CH/A", "action": "decrease", "quantity": 1}';
-    editor.dispatchEvent(new Event("input"));
-    expect(choice.value).toBe("decrease");
-    editor.value = "{";
-    editor.dispatchEvent(new Event("input"));
-    expect(choice.disabled).toBe(true);
-    expect(api.of("respond_confirmation")).toEqual([]);
-  });
-
   it("refuses text that is not a JSON object before sending anything", async () => {
     const view = mount(card([cardCall({ call_id: "a" })]));
-    click(view.q('[data-testid="edit-arguments"]'));
-    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+    const editor = openJson(view);
     const approveEdited = view.q<HTMLButtonElement>('[data-testid="approve-edited"]');
     for (const text of ['{"quantity": ', "[1, 2]"]) {
       editor.value = text;
@@ -310,8 +284,7 @@ describe("editing arguments before approving", () => {
   it("shows the core's invalid_arguments error on the card", async () => {
     api.failNext = { code: "invalid_arguments", message: "quantity: 0 is less than the minimum of 1" };
     const view = mount(card([cardCall({ call_id: "a" })]));
-    click(view.q('[data-testid="edit-arguments"]'));
-    const editor = view.q<HTMLTextAreaElement>('[data-testid="arguments-editor"]');
+    const editor = openJson(view);
     editor.value = '{"skuCode": "X", "action": "add", "quantity": 0}';
     editor.dispatchEvent(new Event("input"));
     click(view.q('[data-testid="approve-edited"]'));

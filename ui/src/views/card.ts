@@ -20,6 +20,7 @@ import { outcomeOf, type CallFacts } from "../call-outcome";
 import type { I18n } from "../i18n";
 import type { CallDecision, CallStatus, ConfirmationCard, ToolCallView } from "../protocol";
 import { CardCallView } from "./card-call";
+import { CardKeys } from "./card-keys";
 import { definitionChangePanel } from "./definition-change";
 import { showFailure } from "./error-text";
 
@@ -66,8 +67,12 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     }
     if (!accepted) {
       // Disabling took focus away from the control that was used: give it
-      // back, or to the card when a resent card replaced it (the editor).
-      if (hadFocus) (focused?.isConnected ? focused : el).focus();
+      // back, or, when a resent card replaced it (the editor), to the
+      // approve button of what the card now proposes.
+      if (hadFocus) {
+        if (focused?.isConnected) focused.focus();
+        else if (!keys.focusNext()) el.focus();
+      }
       return;
     }
     const statuses = decisions.map((d): { callId: string; status: CallStatus; reason: string | null } => ({
@@ -80,7 +85,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     render();
     deps.onAccepted(statuses);
     // The decided call's buttons are gone: keep keyboard focus on the card.
-    if (hadFocus) (asking()[0]?.focusTarget() ?? el).focus();
+    if (hadFocus && !keys.focusNext()) el.focus();
   };
   const host = {
     i18n: deps.i18n,
@@ -91,6 +96,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
   const calls = card.calls.map((call) => new CardCallView(call, host));
   const facts = new Map<string, CallFacts>();
   const asking = (): CardCallView[] => calls.filter((c) => c.asking);
+  const keys = new CardKeys(() => calls, deps.i18n, host.decide);
 
   const approveAll = button("", () => host.decide(asking().map((c) => c.approveDecision())), {
     class: "btn btn-suggested",
@@ -117,6 +123,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       },
       on: {
         keydown: (event) => {
+          if (keys.keydown(event)) return;
           // Escape closes an editor; it never approves or sends anything.
           if (event.key !== "Escape") return;
           event.preventDefault();
@@ -130,6 +137,8 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       h("h2", { text: t("card.heading"), attrs: { id: headingId } }),
       h("p", { class: "card-intro", text: t("card.intro") }),
       expires,
+      keys.hint,
+      keys.live,
     ),
     h("ol", { class: "card-calls" }, ...calls.map((c) => c.el)),
     bulk,
@@ -157,6 +166,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     for (const c of calls) {
       c.showOutcome(outcomeOf({ ...noFacts, ...facts.get(c.callId), status: c.currentStatus }, deps.i18n, open));
     }
+    keys.render(open);
   }
 
   const update = (next: ConfirmationCard): void => {
@@ -169,6 +179,10 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     render();
   };
   render();
+  // Once on the page, the card takes keyboard focus on its first asking call.
+  queueMicrotask(() => {
+    if (el.isConnected) keys.focusNext();
+  });
   return { el, update, showCalls };
 }
 
