@@ -222,9 +222,13 @@ export class ChatLog {
 
   /** Records a decision the backend accepted: the call's new status, and a denial's reason. */
   markDecided(decided: Array<{ callId: string; status: CallStatus; reason?: string | null }>): Entry[] {
-    return decided.flatMap(({ callId, status, reason }) =>
-      this.cardCall(callId)?.status === "asking" ? this.setStatus(callId, status, reason) : [],
-    );
+    return decided.flatMap(({ callId, status, reason }) => {
+      const current = this.cardCall(callId)?.status;
+      if (current === "asking") return this.setStatus(callId, status, reason);
+      // The core's status event may come before the reply's answer: the reason is still the user's.
+      if (current === status && reason != null) return this.setStatus(callId, status, reason);
+      return [];
+    });
   }
 
   private cardCall(callId: string): CardCall | undefined {

@@ -125,6 +125,18 @@ describe("a denied or refused call", () => {
     expect(text(call("a"), "call-reason")).toBe("理由：太贵了");
   });
 
+  it("a denial's reason shows even when the core's status event came before the reply's answer", async () => {
+    emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a" })]) });
+    chat.el.querySelector<HTMLInputElement>('[data-testid="deny-reason"]')!.value = "先不买了";
+    api.hold = true;
+    all("deny")[0].click();
+    await settle();
+    emit({ type: "call_status_changed", call_id: "a", status: "denied" });
+    api.release();
+    await settle();
+    expect(text(call("a"), "call-reason")).toBe("理由：先不买了");
+  });
+
   it("a call on a card refused for bad arguments says so in Chinese, not in the validator's words alone", () => {
     emit({
       type: "tool_call_finished",
