@@ -50,6 +50,16 @@ pub struct RunningApp {
     _driver: TauriDriver,
 }
 
+/// Answers once the page set its `interactive` mark (ui/src/interactive.ts):
+/// it has applied the stored language and opened the latest chat.
+const WAIT_UNTIL_INTERACTIVE: &str = r#"
+const [done] = arguments;
+if (performance.getEntriesByName("interactive").length > 0) { done(true); return; }
+new PerformanceObserver((list, observer) => {
+  if (list.getEntriesByName("interactive").length > 0) { observer.disconnect(); done(true); }
+}).observe({ type: "mark", buffered: true });
+"#;
+
 /// Answers once the card call with the given id no longer asks: the page
 /// has taken the decision in, and a later card can be told from this one.
 const WAIT_UNTIL_DECIDED: &str = r#"
@@ -105,6 +115,12 @@ impl RunningApp {
         let driver = TauriDriver::start()?;
         let args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
         let session = Session::start(driver.url(), &binary.display().to_string(), &args)?;
+        // The page draws itself once in the system's language and again in
+        // the one the core keeps: a test acts once it settled, as a person
+        // would, so no element it holds is replaced under it.
+        session
+            .execute_async(WAIT_UNTIL_INTERACTIVE, serde_json::json!([]))
+            .map_err(|error| format!("waiting for the page to be interactive: {error}"))?;
         Ok(RunningApp {
             session,
             data_dir: data_dir.to_path_buf(),
@@ -239,8 +255,19 @@ impl RunningApp {
 }
 
 /// Points a data directory's assistant at a model before the app starts,
-/// through the core's own settings store.
+/// through the core's own settings store, with the page in Chinese (what
+/// the tests read), whatever the machine's language.
 pub fn configure_model(data_dir: &Path, base_url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    configure(data_dir, base_url, Some(ragent::settings::Language::ZhCn))
+}
+
+/// Points a data directory's assistant at a model, with the page in
+/// `language` (`None`: the system's, as on a fresh data directory).
+pub fn configure(
+    data_dir: &Path,
+    base_url: &str,
+    language: Option<ragent::settings::Language>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -250,6 +277,7 @@ pub fn configure_model(data_dir: &Path, base_url: &str) -> Result<(), Box<dyn st
         let mut settings = agent.settings();
         settings.model.base_url = base_url.to_owned();
         settings.model.model = "scripted".to_owned();
+        settings.appearance.language = language;
         agent.save_settings(settings).await?;
         agent.shutdown().await;
         Ok::<_, ragent::AgentError>(())

@@ -12,8 +12,8 @@ use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
     Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
     ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus, PolicyVerdict,
-    PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView, ToolDefinitionView, ToolGroup,
-    ToolPolicyView, Transcript, TranscriptItem,
+    PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView, ToolDefinitionView,
+    ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{Appearance, Language, ModelSettings, Settings, Theme};
 use crate::settings_view::{

@@ -117,7 +117,11 @@ async fn the_order_card_shows_the_names_prices_coupon_and_amount_to_pay_the_shop
         "the audit keeps what was approved"
     );
     let outcome = approved.call.expect("the audited call as it is now");
-    assert_eq!(outcome.status, CallStatus::Succeeded, "and what became of it");
+    assert_eq!(
+        outcome.status,
+        CallStatus::Succeeded,
+        "and what became of it"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
