@@ -63,6 +63,19 @@ fn total(content: &Value, kind: &str) -> i64 {
         .unwrap_or_else(|| panic!("no {kind} total in {content}"))
 }
 
+/// The user approves every call on `card`; the core refuses, since what
+/// the order would do changed since the card was shown.
+async fn approval_is_refused(h: &Harness, card: &ConfirmationCard) {
+    let refused = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(card))
+        .await;
+    assert!(
+        matches!(refused, Err(AgentError::PreviewChanged { .. })),
+        "{refused:?}"
+    );
+}
+
 fn pending(h: &Harness) -> ConfirmationCard {
     h.agent.transcript(&h.session).unwrap().pending.unwrap()
 }
@@ -131,15 +144,7 @@ async fn a_price_changed_between_the_card_and_the_approval_is_refused_and_the_ne
     let db = h.shop_db();
     let orders_before = db.order_count();
     db.set_price(IPHONE, 699_900);
-
-    let refused = h
-        .agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await;
-    assert!(
-        matches!(refused, Err(AgentError::PreviewChanged { .. })),
-        "{refused:?}"
-    );
+    approval_is_refused(&h, &card).await;
     assert_eq!(db.order_count(), orders_before, "nothing ordered");
     // The page is sent the card again, with the new price.
     let again = h
@@ -191,15 +196,7 @@ async fn stock_taken_by_someone_else_before_the_approval_is_refused_with_the_sho
     let db = h.shop_db();
     let orders_before = db.order_count();
     db.set_stock(IPHONE, 0);
-
-    let refused = h
-        .agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await;
-    assert!(
-        matches!(refused, Err(AgentError::PreviewChanged { .. })),
-        "{refused:?}"
-    );
+    approval_is_refused(&h, &card).await;
     assert_eq!(db.order_count(), orders_before, "nothing ordered");
     let shown = pending(&h);
     let warnings = content(&shown.calls[0])["warnings"]
