@@ -48,6 +48,8 @@ fn add_words_server(data_dir: &Path, description: &Path, calls: &Path) -> TestRe
             env: Default::default(),
         },
         trusted: true,
+        disabled: false,
+        timeout_secs: None,
     };
     with_agent(data_dir, |agent| {
         Box::pin(async move {

@@ -78,6 +78,8 @@ fn no_log_file_holds_the_api_key_a_header_value_or_a_server_token() {
                     env: BTreeMap::from([("NOTES_TOKEN".into(), SERVER_TOKEN.into())]),
                 },
                 trusted: false,
+                disabled: false,
+                timeout_secs: None,
             },
         );
         agent.save_settings(settings).await.unwrap();

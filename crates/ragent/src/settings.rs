@@ -216,6 +216,8 @@ mod tests {
                     headers: BTreeMap::new(),
                 },
                 trusted: true,
+                disabled: false,
+                timeout_secs: None,
             },
         );
         assert_eq!(

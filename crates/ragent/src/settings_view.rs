@@ -40,6 +40,9 @@ pub struct ServerView {
     #[serde(flatten)]
     pub transport: ServerTransportView,
     pub trusted: bool,
+    pub disabled: bool,
+    #[ts(type = "number | null")]
+    pub timeout_secs: Option<u64>,
 }
 
 /// A server's transport with the names of its env values or headers only.
@@ -96,6 +99,13 @@ pub struct ServerEdit {
     #[serde(flatten)]
     pub transport: ServerTransportEdit,
     pub trusted: bool,
+    /// Kept but not started; off when a page does not send it.
+    #[serde(default)]
+    pub disabled: bool,
+    /// Seconds a tool call may take; unset is the app's default.
+    #[serde(default)]
+    #[ts(type = "number | null")]
+    pub timeout_secs: Option<u64>,
     /// The server's name before a rename: kept values are looked up there.
     #[serde(default)]
     pub previous_name: Option<String>,
@@ -138,7 +148,8 @@ impl SettingsView {
     }
 }
 
-fn server_view(config: &ServerConfig) -> ServerView {
+/// A server as the page may see it: env and header names only.
+pub fn server_view(config: &ServerConfig) -> ServerView {
     let transport = match &config.transport {
         ServerTransport::Stdio { command, args, env } => ServerTransportView::Stdio {
             command: command.clone(),
@@ -153,6 +164,8 @@ fn server_view(config: &ServerConfig) -> ServerView {
     ServerView {
         transport,
         trusted: config.trusted,
+        disabled: config.disabled,
+        timeout_secs: config.timeout_secs,
     }
 }
 
@@ -193,6 +206,8 @@ impl SettingsEdit {
             let config = ServerConfig {
                 transport,
                 trusted: edit.trusted,
+                disabled: edit.disabled,
+                timeout_secs: edit.timeout_secs,
             };
             mcp_servers.insert(name, config);
         }
@@ -281,6 +296,8 @@ mod tests {
                     env: [("TOKEN".to_string(), "tok-stored".to_string())].into(),
                 },
                 trusted: false,
+                disabled: false,
+                timeout_secs: None,
             },
         );
         settings
@@ -321,6 +338,8 @@ mod tests {
                     let edit = ServerEdit {
                         transport,
                         trusted: server.trusted,
+                        disabled: server.disabled,
+                        timeout_secs: server.timeout_secs,
                         previous_name: None,
                     };
                     (name, edit)
@@ -345,7 +364,7 @@ mod tests {
         assert_eq!(view.model.extra_headers, vec!["X-Org", "X-Team"]);
         assert_eq!(
             serde_json::to_value(&view.mcp_servers["notes"]).unwrap(),
-            json!({"command": "npx", "args": ["notes-mcp"], "env": ["TOKEN"], "trusted": false})
+            json!({"command": "npx", "args": ["notes-mcp"], "env": ["TOKEN"], "trusted": false, "disabled": false, "timeout_secs": null})
         );
         assert!(!SettingsView::of(&Settings::default()).model.api_key_set);
     }

@@ -7,6 +7,11 @@ use ts_rs::{Config, TS};
 
 use crate::mcp::ServerStatus;
 use crate::mcp::config::{ServerConfig, ServerTransport};
+use crate::mcp::export::{McpExport, SecretKind, WithheldSecret};
+use crate::mcp::import::{
+    Expected, ImportFormat, ImportNote, ImportPlan, ImportPreview, ImportProblem, PlannedServer,
+    RenameReason, VariableUse,
+};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
@@ -78,6 +83,18 @@ pub fn render() -> String {
         DefinitionChange::decl(&cfg),
         ToolDefinitionView::decl(&cfg),
         DefinitionField::decl(&cfg),
+        ImportPreview::decl(&cfg),
+        ImportPlan::decl(&cfg),
+        ImportFormat::decl(&cfg),
+        PlannedServer::decl(&cfg),
+        RenameReason::decl(&cfg),
+        VariableUse::decl(&cfg),
+        ImportNote::decl(&cfg),
+        ImportProblem::decl(&cfg),
+        Expected::decl(&cfg),
+        McpExport::decl(&cfg),
+        WithheldSecret::decl(&cfg),
+        SecretKind::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from crates/ragent (protocol, settings) by ts-rs. Do not edit:\n\

@@ -236,7 +236,16 @@ export type ServerConfig = {
 /**
  * Whether the server's tool annotations are believed. Off unless set.
  */
-trusted: boolean, } & ({ command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, });
+trusted: boolean, 
+/**
+ * Kept in the settings but not started; its tools are not offered.
+ */
+disabled: boolean, 
+/**
+ * How long one tool call may take, in seconds; the hub's default
+ * when unset.
+ */
+timeout_secs: number | null, } & ({ command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, });
 
 export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
 
@@ -248,7 +257,7 @@ export type ModelView = { base_url: string, model: string, api_key_set: boolean,
  */
 extra_headers: Array<string>, };
 
-export type ServerView = { trusted: boolean, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
+export type ServerView = { trusted: boolean, disabled: boolean, timeout_secs: number | null, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
 
 export type ServerTransportView = { command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, };
 
@@ -261,6 +270,14 @@ export type ModelEdit = { base_url: string, model: string, api_key: Secret,
 extra_headers: { [key in string]: Secret }, };
 
 export type ServerEdit = { trusted: boolean, 
+/**
+ * Kept but not started; off when a page does not send it.
+ */
+disabled: boolean, 
+/**
+ * Seconds a tool call may take; unset is the app's default.
+ */
+timeout_secs: number | null, 
 /**
  * The server's name before a rename: kept values are looked up there.
  */
@@ -314,3 +331,57 @@ changed: Array<DefinitionField>, };
 export type ToolDefinitionView = { title: string | null, description: string | null, input_schema: JsonValue, annotations: JsonValue, };
 
 export type DefinitionField = "title" | "description" | "input_schema" | "annotations";
+
+export type ImportPreview = { "outcome": "plan", plan: ImportPlan, } | { "outcome": "refused", problems: Array<ImportProblem>, };
+
+export type ImportPlan = { format: ImportFormat, servers: Array<PlannedServer>, notes: Array<ImportNote>, 
+/**
+ * Names this plan: applying it is refused if the same text would now
+ * give another plan (a server was added or renamed meanwhile).
+ */
+fingerprint: string, };
+
+export type ImportFormat = "mcp_servers" | "vs_code";
+
+export type PlannedServer = { 
+/**
+ * The name it will have here.
+ */
+name: string, 
+/**
+ * The name in the pasted text.
+ */
+original_name: string, 
+/**
+ * Why `name` differs from `original_name`, when it does.
+ */
+rename: RenameReason | null, 
+/**
+ * What will be saved; `trusted` is always false.
+ */
+server: ServerView, 
+/**
+ * The `${env:NAME}` it uses, and whether each is set now.
+ */
+variables: Array<VariableUse>, };
+
+export type RenameReason = "invalid_name" | "builtin" | "existing";
+
+export type VariableUse = { name: string, 
+/**
+ * Set in the app's environment now; an unset one makes the server
+ * fail to start, naming the variable.
+ */
+set: boolean, };
+
+export type ImportNote = { "kind": "ignored_key", server: string, key: string, } | { "kind": "ignored_top_level_key", key: string, };
+
+export type ImportProblem = { "kind": "json", line: number, column: number, message: string, } | { "kind": "no_servers" } | { "kind": "not_an_object", server: string, } | { "kind": "unknown_key", server: string, key: string, } | { "kind": "wrong_value", server: string, key: string, expected: Expected, } | { "kind": "no_transport", server: string, } | { "kind": "two_transports", server: string, } | { "kind": "misplaced", server: string, key: string, server_type: string, } | { "kind": "unknown_type", server: string, value: string, } | { "kind": "sse", server: string, } | { "kind": "bad_url", server: string, url: string, } | { "kind": "variable", server: string, reference: string, };
+
+export type Expected = "text" | "text_list" | "text_map" | "true_or_false" | "seconds";
+
+export type McpExport = { text: string, withheld: Array<WithheldSecret>, };
+
+export type WithheldSecret = { server: string, kind: SecretKind, name: string, };
+
+export type SecretKind = "env" | "header";

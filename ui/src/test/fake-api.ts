@@ -199,10 +199,11 @@ function viewAfter(before: SettingsView, edit: SettingsEdit): SettingsView {
   const servers: SettingsView["mcp_servers"] = {};
   for (const [name, server] of Object.entries(edit.mcp_servers)) {
     if (!server) continue;
+    const behaviour = { trusted: server.trusted, disabled: server.disabled ?? false, timeout_secs: server.timeout_secs ?? null };
     servers[name] =
       "command" in server
-        ? { command: server.command, args: server.args, env: kept(server.env), trusted: server.trusted }
-        : { url: server.url, headers: kept(server.headers), trusted: server.trusted };
+        ? { command: server.command, args: server.args, env: kept(server.env), ...behaviour }
+        : { url: server.url, headers: kept(server.headers), ...behaviour };
   }
   const key = edit.model.api_key;
   return {

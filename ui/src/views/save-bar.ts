@@ -5,7 +5,7 @@
 import type { Api } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { ModelStatus, SettingsEdit, SettingsView } from "../protocol";
+import type { ModelStatus, ServerView, SettingsEdit, SettingsView } from "../protocol";
 import { PageMessage, errorDetail, failureText, showFailure } from "./error-text";
 
 export interface SaveBar {
@@ -102,14 +102,15 @@ export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Pro
  * The forms write into it what the user changes.
  */
 export function editOf(view: SettingsView): SettingsEdit {
+  const behaviour = (server: ServerView) => ({ trusted: server.trusted, disabled: server.disabled, timeout_secs: server.timeout_secs });
   const keepAll = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, { action: "keep" } as const]));
   const servers: SettingsEdit["mcp_servers"] = {};
   for (const [name, server] of Object.entries(view.mcp_servers)) {
     if (!server) continue;
     servers[name] =
       "command" in server
-        ? { command: server.command, args: [...server.args], env: keepAll(server.env), trusted: server.trusted, previous_name: name }
-        : { url: server.url, headers: keepAll(server.headers), trusted: server.trusted, previous_name: name };
+        ? { command: server.command, args: [...server.args], env: keepAll(server.env), ...behaviour(server), previous_name: name }
+        : { url: server.url, headers: keepAll(server.headers), ...behaviour(server), previous_name: name };
   }
   return {
     model: { base_url: view.model.base_url, model: view.model.model, api_key: { action: "keep" }, extra_headers: keepAll(view.model.extra_headers) },

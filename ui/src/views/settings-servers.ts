@@ -23,6 +23,9 @@ interface Row {
   url: string;
   headers: SecretMap;
   trusted: boolean;
+  disabled: boolean;
+  /** Whole seconds as typed; empty is the app's default. */
+  timeout: string;
 }
 
 function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
@@ -38,6 +41,8 @@ function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
     url: stored && "url" in stored ? stored.url : "",
     headers: secretMap(headers, ": ", i18n, "Name: Value", "server-headers"),
     trusted: stored?.trusted ?? false,
+    disabled: stored?.disabled ?? false,
+    timeout: stored?.timeout_secs == null ? "" : String(stored.timeout_secs),
   };
 }
 
@@ -45,15 +50,19 @@ type Built = { ok: true; edit: ServerEdit } | { ok: false; line: string };
 
 function fromRow(row: Row): Built {
   const previous_name = row.stored;
+  const timeout = row.timeout.trim();
+  const timeout_secs = timeout === "" ? null : Number(timeout);
+  if (timeout_secs !== null && !(Number.isInteger(timeout_secs) && timeout_secs > 0)) return { ok: false, line: timeout };
+  const behaviour = { trusted: row.trusted, disabled: row.disabled, timeout_secs };
   if (row.kind === "stdio") {
     const env = row.env.collect();
     if (!env.ok) return env;
     const args = row.args.split("\n").map((a) => a.trim()).filter((a) => a !== "");
-    return { ok: true, edit: { command: row.command.trim(), args, env: env.value, trusted: row.trusted, previous_name } };
+    return { ok: true, edit: { command: row.command.trim(), args, env: env.value, ...behaviour, previous_name } };
   }
   const headers = row.headers.collect();
   if (!headers.ok) return headers;
-  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, trusted: row.trusted, previous_name } };
+  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, ...behaviour, previous_name } };
 }
 
 export function serversSection(

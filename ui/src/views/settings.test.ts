@@ -70,7 +70,7 @@ async function save(): Promise<SettingsEdit> {
 beforeEach(async () => {
   api = new FakeApi();
   api.tools = TOOLS;
-  api.settings.mcp_servers = { notes: { command: "npx", args: ["notes-mcp"], env: ["TOKEN"], trusted: false } };
+  api.settings.mcp_servers = { notes: { command: "npx", args: ["notes-mcp"], env: ["TOKEN"], trusted: false, disabled: false, timeout_secs: null } };
   await mount();
 });
 
@@ -165,6 +165,8 @@ describe("secrets are write-only", () => {
         args: ["notes-mcp"],
         env: { TOKEN: { action: "keep" }, REGION: { action: "set", value: "cn" } },
         trusted: false,
+        disabled: false,
+        timeout_secs: null,
         previous_name: "notes",
       },
     });
@@ -192,8 +194,8 @@ describe("MCP servers", () => {
     added.querySelector<HTMLInputElement>('input[type="checkbox"]')!.click();
     const saved = await save();
     expect(saved.mcp_servers).toEqual({
-      notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, previous_name: "notes" },
-      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, previous_name: null },
+      notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, disabled: false, timeout_secs: null, previous_name: "notes" },
+      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, disabled: false, timeout_secs: null, previous_name: null },
     });
   });
 

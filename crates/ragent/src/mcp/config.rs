@@ -17,6 +17,26 @@ pub struct ServerConfig {
     /// Whether the server's tool annotations are believed. Off unless set.
     #[serde(default)]
     pub trusted: bool,
+    /// Kept in the settings but not started; its tools are not offered.
+    #[serde(default)]
+    pub disabled: bool,
+    /// How long one tool call may take, in seconds; the hub's default
+    /// when unset.
+    #[serde(default)]
+    #[ts(type = "number | null")]
+    pub timeout_secs: Option<u64>,
+}
+
+impl ServerConfig {
+    /// An enabled, untrusted server with the default call timeout.
+    pub fn untrusted(transport: ServerTransport) -> Self {
+        ServerConfig {
+            transport,
+            trusted: false,
+            disabled: false,
+            timeout_secs: None,
+        }
+    }
 }
 
 /// How to reach a server: a child process over stdio, or streamable HTTP.
@@ -135,18 +155,17 @@ mod tests {
                     env: BTreeMap::new(),
                 },
                 trusted: true,
+                disabled: false,
+                timeout_secs: None,
             }
         );
         assert!(!file.mcp_servers["notes"].trusted);
         assert_eq!(
             file.mcp_servers["remote"],
-            ServerConfig {
-                transport: ServerTransport::Http {
-                    url: "http://127.0.0.1:8080/mcp".into(),
-                    headers: BTreeMap::new(),
-                },
-                trusted: false,
-            }
+            ServerConfig::untrusted(ServerTransport::Http {
+                url: "http://127.0.0.1:8080/mcp".into(),
+                headers: BTreeMap::new(),
+            })
         );
         let again = McpServersFile::parse(&file.to_json()).unwrap();
         assert_eq!(again, file);

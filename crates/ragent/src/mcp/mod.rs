@@ -4,7 +4,10 @@
 
 pub mod config;
 pub mod connect;
+pub mod env_refs;
+pub mod export;
 pub mod hub;
+pub mod import;
 pub mod pin;
 
 use std::sync::Arc;

@@ -105,6 +105,8 @@ mod tests {
                     env: [("TOKEN".to_string(), "t".to_string())].into(),
                 },
                 trusted: false,
+                disabled: false,
+                timeout_secs: None,
             },
         );
         settings.mcp_servers.insert(
@@ -115,6 +117,8 @@ mod tests {
                     headers: [("Authorization".to_string(), "Bearer b".to_string())].into(),
                 },
                 trusted: false,
+                disabled: false,
+                timeout_secs: None,
             },
         );
         settings

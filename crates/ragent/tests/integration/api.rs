@@ -107,6 +107,8 @@ async fn settings_take_effect_without_a_restart() {
                 headers: Default::default(),
             },
             trusted: false,
+            disabled: false,
+            timeout_secs: None,
         },
     );
     h.agent.save_settings(settings.clone()).await.unwrap();
@@ -149,6 +151,8 @@ async fn settings_take_effect_without_a_restart() {
                 headers: Default::default(),
             },
             trusted: false,
+            disabled: false,
+            timeout_secs: None,
         },
     );
     let refused = h.agent.save_settings(settings).await;

@@ -41,6 +41,8 @@ fn settings_with_secrets() -> Settings {
                 .into(),
             },
             trusted: false,
+            disabled: false,
+            timeout_secs: None,
         },
     );
     settings.mcp_servers.insert(
@@ -51,6 +53,8 @@ fn settings_with_secrets() -> Settings {
                 headers: [("Authorization".to_string(), SECRETS[3].to_string())].into(),
             },
             trusted: false,
+            disabled: false,
+            timeout_secs: None,
         },
     );
     settings

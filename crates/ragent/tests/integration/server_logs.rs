@@ -20,6 +20,8 @@ fn shop_as_user_server(data_dir: &Path) -> ServerConfig {
             env: BTreeMap::from([("RUST_LOG".into(), "info".into())]),
         },
         trusted: false,
+        disabled: false,
+        timeout_secs: None,
     }
 }
 
