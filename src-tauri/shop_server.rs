@@ -47,6 +47,7 @@ pub fn entry(binary: &Path, data_dir: &Path, log_dir: &Path) -> ServerEntry {
     ServerEntry {
         name: SHOP_SERVER_NAME.to_owned(),
         trusted: true,
+        call_timeout: None,
         connector: Arc::new(connector),
     }
 }

@@ -6,6 +6,7 @@ use serde::{Serialize, Serializer};
 use crate::llm::LlmError;
 use crate::llm::models::ModelListError;
 use crate::mcp::McpError;
+use crate::mcp::import::ImportProblem;
 use crate::protocol::{ErrorCode, ErrorInfo};
 use crate::secrets::SecretError;
 use crate::settings::SettingsError;
@@ -53,6 +54,12 @@ pub enum AgentError {
     ConfirmationPending(String),
     #[error("the settings cannot be saved: {0}")]
     InvalidSettings(#[from] SettingsError),
+    #[error("the MCP configuration cannot be imported: {}", problems_text(.0))]
+    ImportRefused(Vec<ImportProblem>),
+    #[error(
+        "the servers this import would add changed since it was previewed; look at the new preview before adding them"
+    )]
+    ImportChanged,
     #[error(transparent)]
     Model(#[from] LlmError),
     #[error("the models could not be listed: {0}")]
@@ -63,6 +70,14 @@ pub enum AgentError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Secrets(#[from] SecretError),
+}
+
+fn problems_text(problems: &[ImportProblem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl AgentError {
@@ -87,6 +102,8 @@ impl AgentError {
                 ErrorCode::AutoApproveNotAllowed
             }
             AgentError::InvalidSettings(_) => ErrorCode::InvalidSettings,
+            AgentError::ImportRefused(_) => ErrorCode::ImportRefused,
+            AgentError::ImportChanged => ErrorCode::ImportChanged,
             AgentError::Model(LlmError::NotConfigured) => ErrorCode::ModelNotConfigured,
             AgentError::Model(_) => ErrorCode::Model,
             AgentError::ModelList(error) => match error {

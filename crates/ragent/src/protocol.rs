@@ -182,6 +182,11 @@ pub enum ErrorCode {
     NothingToRetry,
     /// `retry_run` while a card waits: the card is answered first.
     ConfirmationPending,
+    /// An MCP configuration that cannot be imported; nothing was added.
+    ImportRefused,
+    /// The servers an import would add changed since its preview; nothing
+    /// was added.
+    ImportChanged,
     Model,
     ModelNotConfigured,
     /// The provider refused the key (401, 403) when listing its models.

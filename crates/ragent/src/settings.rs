@@ -227,6 +227,24 @@ mod tests {
     }
 
     #[test]
+    fn servers_saved_before_disabled_and_timeout_existed_still_load_enabled_with_the_default_timeout()
+     {
+        let older: Settings = serde_json::from_str(
+            r#"{"mcp_servers": {
+                "notes": {"command": "npx", "args": ["notes-mcp"], "env": {"TOKEN": ""}, "trusted": true},
+                "remote": {"url": "http://127.0.0.1:8080/mcp", "headers": {}}
+            }}"#,
+        )
+        .unwrap();
+        let notes = &older.mcp_servers["notes"];
+        assert!(notes.trusted && !notes.disabled);
+        assert_eq!(notes.timeout_secs, None);
+        let remote = &older.mcp_servers["remote"];
+        assert!(!remote.trusted && !remote.disabled);
+        assert_eq!(remote.timeout_secs, None);
+    }
+
+    #[test]
     fn a_partial_settings_document_fills_in_defaults() {
         let settings: Settings =
             serde_json::from_str(r#"{"model": {"model": "qwen-plus"}}"#).unwrap();

@@ -114,6 +114,7 @@ pub fn shop_entry_via(
     Ok(ServerEntry {
         name: name.into(),
         trusted: true,
+        call_timeout: None,
         connector: Arc::new(connector),
     })
 }

@@ -9,6 +9,7 @@ mod context;
 mod definitions;
 mod execute;
 mod inspect;
+mod mcp_config;
 mod preview;
 mod reads_first;
 mod recovery;
@@ -172,14 +173,18 @@ impl Inner {
 
     fn server_entries(&self, settings: &Settings) -> Vec<ServerEntry> {
         let mut entries = self.builtin.clone();
+        // A disabled server stays in the settings but is neither started
+        // nor asked for its tools.
         entries.extend(
             settings
                 .mcp_servers
                 .iter()
+                .filter(|(_, config)| !config.disabled)
                 .map(|(name, config)| ServerEntry {
                     name: name.clone(),
                     trusted: config.trusted,
                     connector: config.connector(name, self.log_dir.as_deref()),
+                    call_timeout: config.timeout_secs.map(std::time::Duration::from_secs),
                 }),
         );
         entries

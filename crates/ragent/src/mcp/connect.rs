@@ -18,6 +18,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
 use super::config::{ServerConfig, ServerTransport};
+use super::env_refs::{expand, process_env};
 use crate::hashing::hash_json;
 
 /// A live client session with a server.
@@ -82,6 +83,12 @@ impl ServerConfig {
     }
 }
 
+/// `text` with its `${env:NAME}` filled in from the app's environment, or
+/// why not, naming where the reference was (`what`) and the variable.
+fn filled(text: &str, what: &str) -> Result<String, String> {
+    expand(text, process_env).map_err(|unset| format!("{what}: {unset}"))
+}
+
 /// A server run as a child process speaking MCP on stdin/stdout.
 pub struct StdioConnector {
     name: String,
@@ -134,8 +141,18 @@ fn open_stderr_log(path: &Path) -> std::io::Result<File> {
 impl Connect for StdioConnector {
     fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
         Box::pin(async move {
+            let args = self
+                .args
+                .iter()
+                .map(|arg| filled(arg, "an argument"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let env = self
+                .env
+                .iter()
+                .map(|(name, value)| Ok((name, filled(value, &format!("env {name}"))?)))
+                .collect::<Result<Vec<_>, String>>()?;
             let mut command = tokio::process::Command::new(&self.command);
-            command.args(&self.args).envs(self.env.iter().cloned());
+            command.args(args).envs(env);
             // The child writes its stderr straight into its file; no pipe to drain.
             let stderr_target = match &self.stderr_log {
                 Some(path) => Stdio::from(
@@ -185,15 +202,17 @@ pub struct HttpConnector {
 impl Connect for HttpConnector {
     fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
         Box::pin(async move {
+            let url = filled(&self.url, "the URL")?;
             let mut headers = HashMap::new();
             for (name, value) in &self.headers {
+                let value = filled(value, &format!("header {name}"))?;
                 let name = HeaderName::from_bytes(name.as_bytes())
                     .map_err(|_| format!("bad header name {name:?}"))?;
-                let value = HeaderValue::from_str(value)
+                let value = HeaderValue::from_str(&value)
                     .map_err(|_| format!("bad value for header {name}"))?;
                 headers.insert(name, value);
             }
-            let config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str())
+            let config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
             let client = client_config()

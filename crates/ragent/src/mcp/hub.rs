@@ -220,15 +220,12 @@ impl McpHub {
             params.meta = Some(RequestMetaObject(MetaObject(meta)));
         }
         let server = call.server;
-        let answer = tokio::time::timeout(
-            self.options.call_timeout,
-            live.client.peer().call_tool(params),
-        )
-        .await;
+        let limit = slot.entry.call_timeout.unwrap_or(self.options.call_timeout);
+        let answer = tokio::time::timeout(limit, live.client.peer().call_tool(params)).await;
         match answer {
             Err(_) => Err(McpError::Timeout {
                 server,
-                seconds: self.options.call_timeout.as_secs(),
+                seconds: limit.as_secs(),
             }),
             Ok(Ok(result)) => Ok(CallOutcome {
                 output: render_result(&result),
@@ -300,6 +297,7 @@ impl ToolSource for McpHub {
                 let keep = slots.get(&entry.name).filter(|slot| {
                     slot.entry.connector.identity() == entry.connector.identity()
                         && slot.entry.trusted == entry.trusted
+                        && slot.entry.call_timeout == entry.call_timeout
                 });
                 let slot = match keep {
                     Some(slot) => slot.clone(),
@@ -439,6 +437,7 @@ mod tests {
         hub.configure(vec![ServerEntry {
             name: "gone".into(),
             trusted: false,
+            call_timeout: None,
             connector: missing.clone(),
         }])
         .await;
@@ -474,6 +473,81 @@ mod tests {
             missing.0.load(Ordering::SeqCst),
             2,
             "tried again once the pause is over"
+        );
+    }
+
+    /// A stdio server that answers `initialize` (after writing its `TOKEN`
+    /// to `$OUT`) and then never answers again.
+    const SILENT_AFTER_START: &str = r#"
+read -r line
+id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+version=$(printf '%s' "$line" | sed -n 's/.*"protocolVersion":"\([^"]*\)".*/\1/p')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}}\n' "$id" "$version"
+printf '%s' "$TOKEN" > "$OUT"
+exec sleep 30
+"#;
+
+    #[tokio::test]
+    async fn a_server_s_own_call_timeout_replaces_the_default_and_its_env_references_are_filled_in()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("token");
+        let connector = crate::mcp::connect::StdioConnector::new(
+            "silent",
+            "sh",
+            vec!["-c".into(), SILENT_AFTER_START.into()],
+            vec![
+                ("TOKEN".into(), "home=${env:HOME}".into()),
+                ("OUT".into(), out.display().to_string()),
+            ],
+        );
+        let hub = McpHub::default();
+        hub.configure(vec![ServerEntry {
+            name: "silent".into(),
+            trusted: false,
+            connector: Arc::new(connector),
+            call_timeout: Some(Duration::from_secs(1)),
+        }])
+        .await;
+        let started = Instant::now();
+        let call = hub
+            .call_tool(ToolInvocation {
+                server: "silent".into(),
+                tool: "wait".into(),
+                arguments: Map::new(),
+                idempotency_key: None,
+            })
+            .await;
+        assert_eq!(
+            call,
+            Err(McpError::Timeout {
+                server: "silent".into(),
+                seconds: 1
+            })
+        );
+        assert!(started.elapsed() < Duration::from_secs(20), "not the default 120 s");
+        let home = std::env::var("HOME").unwrap_or_default();
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            format!("home={home}")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reference_to_an_unset_variable_fails_the_start_naming_the_variable() {
+        let connector = crate::mcp::connect::StdioConnector::new(
+            "needs-key",
+            "sh",
+            vec![],
+            vec![("API_KEY".into(), "${env:RAGENT_TEST_NEVER_SET_7F3A}".into())],
+        );
+        let error = match connector.connect().await {
+            Ok(_) => panic!("started without its variable"),
+            Err(error) => error,
+        };
+        assert_eq!(
+            error,
+            "env API_KEY: the environment variable RAGENT_TEST_NEVER_SET_7F3A is not set"
         );
     }
 

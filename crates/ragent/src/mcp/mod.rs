@@ -11,6 +11,7 @@ pub mod import;
 pub mod pin;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -136,6 +137,9 @@ pub struct ServerEntry {
     pub name: String,
     pub trusted: bool,
     pub connector: Arc<dyn Connect>,
+    /// How long one of its tool calls may take; the hub's `call_timeout`
+    /// when unset.
+    pub call_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for ServerEntry {
@@ -144,6 +148,7 @@ impl std::fmt::Debug for ServerEntry {
             .field("name", &self.name)
             .field("trusted", &self.trusted)
             .field("connector", &self.connector.describe())
+            .field("call_timeout", &self.call_timeout)
             .finish()
     }
 }

@@ -229,3 +229,72 @@ async fn a_model_can_be_injected_and_a_missing_one_is_a_clear_error() {
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(run.text(), "你说：你好");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_adds_its_servers_untrusted_in_one_save_and_a_stale_preview_adds_nothing() {
+    use ragent::mcp::import::ImportPreview;
+
+    let h = Harness::start(Setup::bare()).await;
+    let text = r#"{"mcpServers": {
+        "notes": {"command": "notes-mcp", "env": {"TOKEN": "${env:NOTES_TOKEN}"}},
+        "tracker": {"url": "http://127.0.0.1:9/mcp", "disabled": true, "timeout": 5}
+    }}"#;
+    let ImportPreview::Plan { plan } = h.agent.preview_mcp_import(text) else {
+        panic!("refused")
+    };
+    assert!(h.agent.settings().mcp_servers.is_empty(), "a preview saves nothing");
+
+    // A server named like one of the import is added meanwhile.
+    let mut settings = h.agent.settings();
+    settings.mcp_servers.insert(
+        "notes".into(),
+        ServerConfig::untrusted(ServerTransport::Http {
+            url: "http://127.0.0.1:9/notes".into(),
+            headers: Default::default(),
+        }),
+    );
+    h.agent.save_settings(settings.clone()).await.unwrap();
+    let stale = h.agent.apply_mcp_import(text, &plan.fingerprint).await;
+    assert!(matches!(stale, Err(AgentError::ImportChanged)), "{stale:?}");
+    let refused = h.agent.apply_mcp_import("{\"mcpServers\": {\"x\": {\"cwd\": \"/\"}}}", "").await;
+    assert!(matches!(refused, Err(AgentError::ImportRefused(_))), "{refused:?}");
+    assert_eq!(h.agent.settings(), settings, "nothing was added");
+
+    let ImportPreview::Plan { plan } = h.agent.preview_mcp_import(text) else {
+        panic!("refused")
+    };
+    let view = h.agent.apply_mcp_import(text, &plan.fingerprint).await.unwrap();
+    assert_eq!(
+        view.mcp_servers.keys().collect::<Vec<_>>(),
+        vec!["notes", "notes-2", "tracker"]
+    );
+    let stored = h.agent.settings().mcp_servers;
+    assert_eq!(
+        stored["notes-2"],
+        ServerConfig::untrusted(ServerTransport::Stdio {
+            command: "notes-mcp".into(),
+            args: vec![],
+            env: [("TOKEN".to_string(), "${env:NOTES_TOKEN}".to_string())].into(),
+        })
+    );
+    assert!(stored["tracker"].disabled && !stored["tracker"].trusted);
+    assert_eq!(stored["tracker"].timeout_secs, Some(5));
+
+    // A disabled server is kept but never started.
+    let running: Vec<String> = h
+        .agent
+        .server_status()
+        .await
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert!(running.contains(&"notes-2".to_string()), "{running:?}");
+    assert!(!running.contains(&"tracker".to_string()), "{running:?}");
+
+    let exported: serde_json::Value =
+        serde_json::from_str(&h.agent.export_mcp_config().text).unwrap();
+    assert_eq!(
+        exported["mcpServers"]["tracker"],
+        json!({"type": "http", "url": "http://127.0.0.1:9/mcp", "disabled": true, "timeout": 5})
+    );
+}

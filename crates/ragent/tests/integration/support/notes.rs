@@ -79,6 +79,7 @@ impl Notebook {
         ServerEntry {
             name: name.into(),
             trusted,
+            call_timeout: None,
             connector: Arc::new(InProcess {
                 notebook: self.clone(),
                 identity: uuid::Uuid::new_v4().to_string(),
