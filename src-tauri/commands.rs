@@ -8,6 +8,8 @@ use ragent::protocol::{
     AuditEntry, CallDecision, DefinitionChange, InputOutcome, ModelStatus, SessionInfo,
     ToolPolicyView, Transcript,
 };
+use ragent::mcp::export::McpExport;
+use ragent::mcp::import::ImportPreview;
 use ragent::settings_view::{ModelEdit, SettingsEdit, SettingsView};
 use ragent::{Agent, AgentError};
 use tauri::State;
@@ -96,6 +98,32 @@ pub async fn save_settings(
     settings: SettingsEdit,
 ) -> Result<SettingsView, AgentError> {
     agent.edit_settings(settings).await
+}
+
+/// What importing a pasted MCP configuration would add; saves nothing.
+#[tauri::command]
+pub async fn preview_mcp_import(
+    agent: State<'_, Agent>,
+    text: String,
+) -> Result<ImportPreview, AgentError> {
+    Ok(agent.preview_mcp_import(&text))
+}
+
+/// Adds the servers of the previewed text in one save, if they are still
+/// the ones its preview (`fingerprint`) showed.
+#[tauri::command]
+pub async fn apply_mcp_import(
+    agent: State<'_, Agent>,
+    text: String,
+    fingerprint: String,
+) -> Result<SettingsView, AgentError> {
+    agent.apply_mcp_import(&text, &fingerprint).await
+}
+
+/// The user's servers in the `mcpServers` shape, secret values left out.
+#[tauri::command]
+pub async fn export_mcp_config(agent: State<'_, Agent>) -> Result<McpExport, AgentError> {
+    Ok(agent.export_mcp_config())
 }
 
 #[tauri::command]

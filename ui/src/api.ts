@@ -11,6 +11,8 @@ import type {
   ErrorCode,
   ErrorInfo,
   EventEnvelope,
+  ImportPreview,
+  McpExport,
   ModelEdit,
   ModelStatus,
   SessionInfo,
@@ -40,6 +42,12 @@ export interface Api {
   getSettings(): Promise<SettingsView>;
   /** Saves an edit (each secret kept, set or cleared); answers with the new view. */
   saveSettings(settings: SettingsEdit): Promise<SettingsView>;
+  /** What importing a pasted MCP configuration would add (nothing saved). */
+  previewMcpImport(text: string): Promise<ImportPreview>;
+  /** Adds the previewed servers in one save; refused if the plan changed. */
+  applyMcpImport(text: string, fingerprint: string): Promise<SettingsView>;
+  /** The user's servers in the mcpServers shape, secret values left out. */
+  exportMcpConfig(): Promise<McpExport>;
   checkModel(): Promise<ModelStatus>;
   /** The models the provider lists, asked with the model settings as edited (nothing saved). */
   listModels(model: ModelEdit): Promise<string[]>;
@@ -73,6 +81,9 @@ export function tauriApi(): Api {
 
     getSettings: () => call("get_settings"),
     saveSettings: (settings) => call("save_settings", { settings }),
+    previewMcpImport: (text) => call("preview_mcp_import", { text }),
+    applyMcpImport: (text, fingerprint) => call("apply_mcp_import", { text, fingerprint }),
+    exportMcpConfig: () => call("export_mcp_config"),
     checkModel: () => call("check_model"),
     listModels: (model) => call("list_models", { model }),
     listTools: () => call("list_tools"),

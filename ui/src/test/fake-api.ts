@@ -8,6 +8,8 @@ import type {
   DefinitionChange,
   ErrorInfo,
   EventEnvelope,
+  ImportPreview,
+  McpExport,
   ModelEdit,
   ModelStatus,
   Secret,
@@ -43,6 +45,12 @@ export class FakeApi implements Api {
   check: ModelStatus = { state: "ok", message: null };
   /** What list_models answers: these ids, or a rejection with this error. */
   models: string[] | ErrorInfo = ["scripted"];
+  /** What preview_mcp_import answers. */
+  importPreview: ImportPreview = { outcome: "refused", problems: [{ kind: "no_servers" }] };
+  /** Servers apply_mcp_import adds to the settings, or an error it rejects with. */
+  imported: SettingsView["mcp_servers"] | ErrorInfo = {};
+  /** What export_mcp_config answers. */
+  exported: McpExport = { text: '{\n  "mcpServers": {}\n}', withheld: [] };
   /** The next respond_confirmation / send_message fails with this. */
   failNext: ErrorInfo | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
@@ -138,6 +146,23 @@ export class FakeApi implements Api {
     await this.maybeFail();
     this.settings = viewAfter(this.settings, settings);
     return structuredClone(this.settings);
+  }
+
+  async previewMcpImport(text: string): Promise<ImportPreview> {
+    this.record("preview_mcp_import", text);
+    return structuredClone(this.importPreview);
+  }
+
+  async applyMcpImport(text: string, fingerprint: string): Promise<SettingsView> {
+    this.record("apply_mcp_import", text, fingerprint);
+    if ("code" in this.imported) throw this.imported;
+    this.settings = { ...this.settings, mcp_servers: { ...this.settings.mcp_servers, ...this.imported } };
+    return structuredClone(this.settings);
+  }
+
+  async exportMcpConfig(): Promise<McpExport> {
+    this.record("export_mcp_config");
+    return structuredClone(this.exported);
   }
 
   async checkModel(): Promise<ModelStatus> {
