@@ -1,12 +1,13 @@
 // MCP servers in the standard `mcpServers` shape (command/args/env, or url
-// and headers) with a `trusted` flag each. Built-in servers (the shop) are
+// and headers) with a `trusted` flag, a `disabled` flag and an optional call
+// timeout each. Built-in servers (the shop) are
 // listed read-only: the app supplies them. Env values and headers are
 // write-only: the page is told their names, never their values.
 
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { ServerEdit, ServerView } from "../protocol";
-import { checkbox, field, select, textArea, textInput } from "./form";
+import { checkbox, field, positiveInt, select, textArea, textInput } from "./form";
 import { secretMap, type SecretMap } from "./secret-fields";
 import type { Section } from "./settings-model";
 
@@ -50,9 +51,7 @@ type Built = { ok: true; edit: ServerEdit } | { ok: false; line: string };
 
 function fromRow(row: Row): Built {
   const previous_name = row.stored;
-  const timeout = row.timeout.trim();
-  const timeout_secs = timeout === "" ? null : Number(timeout);
-  if (timeout_secs !== null && !(Number.isInteger(timeout_secs) && timeout_secs > 0)) return { ok: false, line: timeout };
+  const timeout_secs = row.timeout.trim() === "" ? null : positiveInt(row.timeout);
   const behaviour = { trusted: row.trusted, disabled: row.disabled, timeout_secs };
   if (row.kind === "stdio") {
     const env = row.env.collect();
@@ -109,6 +108,8 @@ export function serversSection(
       })),
       transport,
       checkbox(t("settings.trusted"), row.trusted, (v) => (row.trusted = v)),
+      checkbox(t("settings.serverDisabled"), row.disabled, (v) => (row.disabled = v), "server-disabled"),
+      field(t("settings.serverTimeout"), textInput(row.timeout, (v) => (row.timeout = v), { inputmode: "numeric", placeholder: "120", "data-testid": "server-timeout" })),
       button(t("settings.removeServer", { name: row.name || `#${index + 1}` }), () => {
         rows.splice(index, 1);
         render();
@@ -142,6 +143,7 @@ export function serversSection(
       const out: { [name in string]: ServerEdit } = {};
       for (const row of rows) {
         if (row.name === "") return t("settings.serverNeedsName");
+        if (row.timeout.trim() !== "" && positiveInt(row.timeout) === null) return t("settings.invalidNumber", { field: t("settings.serverTimeout") });
         const built = fromRow(row);
         if (!built.ok) return t("settings.invalidLine", { line: built.line });
         out[row.name] = built.edit;

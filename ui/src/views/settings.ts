@@ -12,6 +12,7 @@ import type { ModelStatus, SettingsEdit, SettingsView, ToolPolicyView } from "..
 import { THEMES } from "../theme";
 import { field, positiveInt, select, textInput } from "./form";
 import { editOf, loadSettings, saveBar, stableJson } from "./save-bar";
+import { mcpImportSection } from "./mcp-import";
 import { logsSection } from "./settings-logs";
 import { modelSection, type Section } from "./settings-model";
 import { serversSection } from "./settings-servers";
@@ -96,6 +97,17 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
         () => render(saved, tools, check),
       );
     });
+    // An import saves at once; the screen is drawn again from what the core holds.
+    const importSection = mcpImportSection({
+      api,
+      i18n,
+      unsaved: () => stableJson(collect()) !== baseline,
+      onImported: (saved) =>
+        void api.listTools().then(
+          (fresh) => render(saved, fresh),
+          () => render(saved, tools),
+        ),
+    });
     // Accepting a changed definition changes what the policy makes of the tool.
     const definitions = { api, onAccepted: () => refreshTools() };
     const refreshTools = (): void =>
@@ -106,7 +118,7 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
     const toolsSlot = h("div", {}, toolsSection(draft.tool_overrides, tools, i18n, definitions));
     const content: Record<SectionId, HTMLElement[]> = {
       model: [h("section", { class: "settings-section", attrs: { "aria-label": t("settings.model") } }, h("h3", { text: t("settings.model") }), model.el)],
-      servers: [servers.el, logsSection(api, i18n)],
+      servers: [servers.el, importSection, logsSection(api, i18n)],
       tools: [toolsSlot],
       confirmations: [sections[2].el],
       appearance: [sections[3].el],
