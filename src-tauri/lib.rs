@@ -60,6 +60,9 @@ pub async fn open_core(dirs: &AppDirs, shop_binary: &Path) -> Result<Agent, Star
         &dirs.logs,
     )];
     config.log_dir = Some(dirs.logs.clone());
+    // Started from a desktop entry, the app lacks the shell's PATH that
+    // servers such as `npx` or `uvx` are found on.
+    config.login_shell_path = true;
     Ok(Agent::open(config).await?)
 }
 

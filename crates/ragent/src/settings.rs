@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::mcp::config::{ServerConfig, validate_server_name};
+use crate::mcp::config::{
+    MAX_TIMEOUT_SECS, ServerConfig, timeout_is_valid, validate_server_name,
+};
 use crate::policy::{AutoApproveRefusal, ToolOverride};
 
 /// Everything the user can set.
@@ -124,6 +126,8 @@ pub enum SettingsError {
     ServerName(String),
     #[error("server {0:?} is built in and cannot be redefined")]
     BuiltinServer(String),
+    #[error("server {0:?}: a call timeout must be from 1 to {MAX_TIMEOUT_SECS} seconds")]
+    ServerTimeout(String),
     #[error("the model base URL {0:?} is not an http(s) URL")]
     BaseUrl(String),
     #[error("header {0:?} is not a valid HTTP header")]
@@ -167,6 +171,14 @@ impl Settings {
             validate_server_name(name).map_err(|e| SettingsError::ServerName(e.to_string()))?;
             if builtin_servers.contains(name) {
                 return Err(SettingsError::BuiltinServer(name.clone()));
+            }
+        }
+        for (name, server) in &self.mcp_servers {
+            if server
+                .timeout_secs
+                .is_some_and(|secs| !timeout_is_valid(secs))
+            {
+                return Err(SettingsError::ServerTimeout(name.clone()));
             }
         }
         if self.max_turns_per_run == 0 {
@@ -280,6 +292,30 @@ mod tests {
             .unwrap(),
             serde_json::json!({"language": "zh-CN", "theme": "light"})
         );
+    }
+
+    #[test]
+    fn a_server_call_timeout_outside_a_second_to_a_day_is_refused() {
+        let mut settings = Settings::default();
+        let server = |timeout_secs| ServerConfig {
+            timeout_secs,
+            ..ServerConfig::untrusted(crate::mcp::config::ServerTransport::Http {
+                url: "http://127.0.0.1:1/mcp".into(),
+                headers: BTreeMap::new(),
+            })
+        };
+        for ok in [None, Some(1), Some(MAX_TIMEOUT_SECS)] {
+            settings.mcp_servers.insert("web".into(), server(ok));
+            assert_eq!(settings.validate(&[]), Ok(()), "{ok:?}");
+        }
+        for bad in [Some(0), Some(MAX_TIMEOUT_SECS + 1)] {
+            settings.mcp_servers.insert("web".into(), server(bad));
+            assert_eq!(
+                settings.validate(&[]),
+                Err(SettingsError::ServerTimeout("web".into())),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -33,6 +33,7 @@ use crate::llm::openai::{ClientOptions, OpenAiClient};
 use crate::llm::{ChatModel, LlmError};
 use crate::mcp::config::validate_server_name;
 use crate::mcp::hub::HubOptions;
+use crate::mcp::login_path::LoginPath;
 use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
 use crate::policy::{ToolFacts, ToolOverride, Trust};
 use crate::protocol::{
@@ -75,6 +76,9 @@ pub struct AgentConfig {
     /// Where each user stdio server's stderr is appended, as
     /// `mcp-<server>.log`; without it those lines go to the debug log.
     pub log_dir: Option<PathBuf>,
+    /// Start stdio servers with the login shell's PATH when the app's looks
+    /// like a desktop session's minimal one (see `mcp::login_path`).
+    pub login_shell_path: bool,
 }
 
 impl AgentConfig {
@@ -91,6 +95,7 @@ impl AgentConfig {
             event_capacity: 1024,
             secrets: SecretsBackend::Database,
             log_dir: None,
+            login_shell_path: false,
         }
     }
 }
@@ -122,6 +127,7 @@ pub(crate) struct Inner {
     windows: context::Windows,
     live: Mutex<Live>,
     log_dir: Option<PathBuf>,
+    login_path: Option<Arc<LoginPath>>,
     /// The runtime the agent was opened on: its runs go there, whichever
     /// thread starts them, so a run's steps and the connections it opens
     /// share one scheduler.
@@ -183,7 +189,11 @@ impl Inner {
                 .map(|(name, config)| ServerEntry {
                     name: name.clone(),
                     trusted: config.trusted,
-                    connector: config.connector(name, self.log_dir.as_deref()),
+                    connector: config.connector(
+                        name,
+                        self.log_dir.as_deref(),
+                        self.login_path.as_ref(),
+                    ),
                     call_timeout: config.timeout_secs.map(std::time::Duration::from_secs),
                 }),
         );
@@ -344,6 +354,9 @@ impl Agent {
                 runs: HashMap::new(),
             }),
             log_dir: config.log_dir,
+            login_path: config
+                .login_shell_path
+                .then(|| Arc::new(LoginPath::from_env())),
             runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);

@@ -9,6 +9,14 @@ use ts_rs::TS;
 
 use crate::settings::redacted_values;
 
+/// The longest call timeout a server may have: a day.
+pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
+
+/// A call timeout a server may have: a second to a day.
+pub fn timeout_is_valid(secs: u64) -> bool {
+    (1..=MAX_TIMEOUT_SECS).contains(&secs)
+}
+
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ServerConfig {

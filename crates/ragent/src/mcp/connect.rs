@@ -19,6 +19,7 @@ use tokio::io::AsyncBufReadExt;
 
 use super::config::{ServerConfig, ServerTransport};
 use super::env_refs::{expand, process_env};
+use super::login_path::LoginPath;
 use crate::hashing::hash_json;
 
 /// A live client session with a server.
@@ -60,8 +61,15 @@ pub fn stderr_log_path(log_dir: &Path, server: &str) -> PathBuf {
 }
 
 impl ServerConfig {
-    /// With a `log_dir`, a stdio server's stderr goes to its own file there.
-    pub fn connector(&self, name: &str, log_dir: Option<&Path>) -> Arc<dyn Connect> {
+    /// With a `log_dir`, a stdio server's stderr goes to its own file there;
+    /// with a `login_path`, it is started with the login shell's PATH when
+    /// the app's is minimal.
+    pub fn connector(
+        &self,
+        name: &str,
+        log_dir: Option<&Path>,
+        login_path: Option<&Arc<LoginPath>>,
+    ) -> Arc<dyn Connect> {
         let identity = serde_json::to_value(&self.transport)
             .map(|v| hash_json(&v))
             .unwrap_or_default();
@@ -73,6 +81,7 @@ impl ServerConfig {
                 env: env.clone().into_iter().collect(),
                 identity,
                 stderr_log: log_dir.map(|dir| stderr_log_path(dir, name)),
+                login_path: login_path.cloned(),
             }),
             ServerTransport::Http { url, headers } => Arc::new(HttpConnector {
                 url: url.clone(),
@@ -99,6 +108,8 @@ pub struct StdioConnector {
     /// Where the child's stderr is appended; without one its lines are
     /// logged at debug level.
     stderr_log: Option<PathBuf>,
+    /// Gives the PATH to start it with, when the app's is not enough.
+    login_path: Option<Arc<LoginPath>>,
 }
 
 impl StdioConnector {
@@ -111,6 +122,7 @@ impl StdioConnector {
             env,
             identity,
             stderr_log: None,
+            login_path: None,
         }
     }
 
@@ -152,6 +164,13 @@ impl Connect for StdioConnector {
                 .map(|(name, value)| Ok((name, filled(value, &format!("env {name}"))?)))
                 .collect::<Result<Vec<_>, String>>()?;
             let mut command = tokio::process::Command::new(&self.command);
+            // Set first, so a PATH in the server's own env still wins; the
+            // program itself is also looked up along it.
+            if let Some(login) = &self.login_path
+                && let Some(path) = login.path().await
+            {
+                command.env("PATH", path);
+            }
             command.args(args).envs(env);
             // The child writes its stderr straight into its file; no pipe to drain.
             let stderr_target = match &self.stderr_log {

@@ -27,13 +27,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use ts_rs::TS;
 
-use super::config::{ServerConfig, ServerTransport, validate_server_name};
+use super::config::{ServerConfig, ServerTransport, timeout_is_valid, validate_server_name};
 use super::env_refs::{Reference, references};
 use crate::hashing::hash_json;
 use crate::settings_view::{ServerView, server_view};
-
-/// The longest call timeout an import accepts: a day.
-pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 
 /// Keys other clients write that only describe a server (for their own
 /// lists): left out without a word.
@@ -569,7 +566,7 @@ impl Reader<'_> {
     fn seconds(&mut self, key: &str, value: &Value) -> Option<u64> {
         let secs = value
             .as_u64()
-            .filter(|secs| (1..=MAX_TIMEOUT_SECS).contains(secs));
+            .filter(|secs| timeout_is_valid(*secs));
         if secs.is_none() {
             self.wrong(key, Expected::Seconds);
         }

@@ -8,6 +8,7 @@ pub mod env_refs;
 pub mod export;
 pub mod hub;
 pub mod import;
+pub mod login_path;
 pub mod pin;
 
 use std::sync::Arc;
