@@ -199,6 +199,22 @@ describe("MCP servers", () => {
     });
   });
 
+  it("saves a server disabled with its own call timeout, and refuses a timeout that is not a whole number", async () => {
+    const form = q('[data-testid="server-form"]');
+    form.querySelector<HTMLInputElement>('[data-testid="server-disabled"]')!.click();
+    const timeout = form.querySelector<HTMLInputElement>('[data-testid="server-timeout"]')!;
+    timeout.value = "1.5";
+    timeout.dispatchEvent(new Event("input"));
+    q<HTMLButtonElement>('[data-testid="save-settings"]').click();
+    await settle();
+    expect(api.of("save_settings")).toEqual([]);
+    expect(q('[data-testid="save-error"]').textContent).toBe("“工具调用超时（秒，留空为默认 120）”必须是正整数。");
+    timeout.value = "45";
+    timeout.dispatchEvent(new Event("input"));
+    const saved = await save();
+    expect(saved.mcp_servers.notes).toMatchObject({ disabled: true, timeout_secs: 45 });
+  });
+
   it("refuses a server without a name before saving", async () => {
     q<HTMLButtonElement>('[data-testid="add-server"]').click();
     q<HTMLButtonElement>('[data-testid="save-settings"]').click();
