@@ -133,12 +133,14 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
       const now = collect();
       bar.setDirty(typeof now === "string" || stableJson(now) !== baseline);
     };
-    // Captured, so a field's event is seen before any handler stops it.
+    // Captured, so a field's event is seen before any handler stops it, and
+    // checked in a later task: a browser runs microtasks between listeners of
+    // a user's event, before the field's own handler has written the draft.
     for (const type of ["input", "change", "click"]) {
       form.addEventListener(
         type,
         (event) => {
-          if (!bar.el.contains(event.target as Node)) queueMicrotask(update);
+          if (!bar.el.contains(event.target as Node)) setTimeout(update, 0);
         },
         true,
       );
