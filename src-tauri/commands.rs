@@ -51,6 +51,16 @@ pub async fn retry_run(agent: State<'_, Agent>, session_id: String) -> Result<St
     agent.retry(&session_id)
 }
 
+/// Asks the model for another final answer; the core refuses when the
+/// conversation does not end with one, a run is going or a card waits.
+#[tauri::command]
+pub async fn regenerate_answer(
+    agent: State<'_, Agent>,
+    session_id: String,
+) -> Result<String, AgentError> {
+    agent.regenerate(&session_id)
+}
+
 #[tauri::command]
 pub async fn list_sessions(agent: State<'_, Agent>) -> Result<Vec<SessionInfo>, AgentError> {
     agent.list_sessions()

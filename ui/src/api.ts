@@ -29,6 +29,8 @@ export interface Api {
   cancelRun(sessionId: string): Promise<void>;
   /** Asks the model again after a failed turn (no new message). */
   retryRun(sessionId: string): Promise<void>;
+  /** Another final answer in place of the last one. */
+  regenerateAnswer(sessionId: string): Promise<void>;
 
   listSessions(): Promise<SessionInfo[]>;
   createSession(): Promise<SessionInfo>;
@@ -64,6 +66,7 @@ export function tauriApi(): Api {
       call("respond_confirmation", { sessionId, replyId, decisions }),
     cancelRun: (sessionId) => call("cancel_run", { sessionId }),
     retryRun: (sessionId) => call("retry_run", { sessionId }),
+    regenerateAnswer: (sessionId) => call("regenerate_answer", { sessionId }),
 
     listSessions: () => call("list_sessions"),
     createSession: () => call("create_session"),

@@ -22,7 +22,8 @@ import type {
 
 export type Entry =
   | { kind: "user"; key: string; text: string }
-  | { kind: "assistant"; key: string; text: string; streaming: boolean }
+  /** `messageId` is the stored message's, once the core has stored it. */
+  | { kind: "assistant"; key: string; text: string; streaming: boolean; messageId: number | null }
   | { kind: "call"; key: string; call: ToolCallView }
   | { kind: "card"; key: string; replyId: string; card: ConfirmationCard | null; calls: ToolCallView[] }
   | { kind: "notice"; key: string; notice: Notice };
@@ -52,7 +53,7 @@ export class ChatLog {
           log.push({ kind: "user", key: `user-${item.id}`, text: item.text });
           break;
         case "assistant":
-          log.push({ kind: "assistant", key: `assistant-${item.id}`, text: item.text, streaming: false });
+          log.push({ kind: "assistant", key: `assistant-${item.id}`, text: item.text, streaming: false, messageId: item.id });
           break;
         case "tool_call":
           log.upsertCall(item.call);
@@ -76,6 +77,21 @@ export class ChatLog {
     return null;
   }
 
+  /**
+   * The answer the user may ask the model to write again: the final answer
+   * that ends the chat (only notices after it), when nothing runs or waits.
+   * The core decides; this only says where the button is shown.
+   */
+  regenerable(): Entry | null {
+    if (this.running || this.pendingCard()) return null;
+    for (let i = this.entries.length - 1; i >= 0; i -= 1) {
+      const entry = this.entries[i];
+      if (entry.kind === "notice") continue;
+      return entry.kind === "assistant" && !entry.streaming && entry.messageId !== null ? entry : null;
+    }
+    return null;
+  }
+
   /** A message the user sent; shown at once, before the run starts. */
   addUser(text: string): Entry {
     return this.push({ kind: "user", key: this.nextKey("user"), text });
@@ -94,6 +110,8 @@ export class ChatLog {
         return [];
       case "text_delta":
         return [this.appendDelta(event.text)];
+      case "answer_withdrawn":
+        return this.withdraw(event.message_id);
       case "assistant_message":
         return [this.finishAssistant(event.message_id, event.text)];
       case "tool_call_started":
@@ -113,13 +131,19 @@ export class ChatLog {
     }
   }
 
+  /** An answer the core took out of the conversation (it is written again). */
+  private withdraw(messageId: number): Entry[] {
+    const index = this.entries.findIndex((entry) => entry.kind === "assistant" && entry.messageId === messageId);
+    return index < 0 ? [] : this.entries.splice(index, 1);
+  }
+
   private appendDelta(text: string): Entry {
     const last = this.entries[this.entries.length - 1];
     if (last && last.kind === "assistant" && last.streaming) {
       last.text += text;
       return last;
     }
-    return this.push({ kind: "assistant", key: this.nextKey("assistant"), text, streaming: true });
+    return this.push({ kind: "assistant", key: this.nextKey("assistant"), text, streaming: true, messageId: null });
   }
 
   private finishAssistant(messageId: number, text: string): Entry {
@@ -129,9 +153,10 @@ export class ChatLog {
     if (streaming) {
       streaming.text = text;
       streaming.streaming = false;
+      streaming.messageId = messageId;
       return streaming;
     }
-    return this.push({ kind: "assistant", key: `assistant-${messageId}`, text, streaming: false });
+    return this.push({ kind: "assistant", key: `assistant-${messageId}`, text, streaming: false, messageId });
   }
 
   /** A stopped run leaves no half-streamed message marked as streaming. */

@@ -49,6 +49,12 @@ pub enum AgentEvent {
     RunStarted,
     /// A piece of the assistant's text, as the model streams it.
     TextDelta { text: String },
+    /// A final answer was taken out of the conversation, to be written
+    /// again by the run that follows (`regenerate_answer`).
+    AnswerWithdrawn {
+        #[ts(type = "number")]
+        message_id: i64,
+    },
     /// The assistant's text of one model turn, complete and stored.
     AssistantMessage {
         #[ts(type = "number")]
@@ -180,6 +186,8 @@ pub enum ErrorCode {
     AutoApproveNotAllowed,
     /// `retry_run` found nothing the model has yet to answer.
     NothingToRetry,
+    /// `regenerate_answer` found no final answer to write again.
+    NothingToRegenerate,
     /// `retry_run` while a card waits: the card is answered first.
     ConfirmationPending,
     Model,

@@ -43,7 +43,7 @@ export class FakeApi implements Api {
   check: ModelStatus = { state: "ok", message: null };
   /** What list_models answers: these ids, or a rejection with this error. */
   models: string[] | ErrorInfo = ["scripted"];
-  /** The next respond_confirmation / send_message fails with this. */
+  /** The next respond_confirmation / send_message / retry / regenerate fails with this. */
   failNext: ErrorInfo | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
   hold = false;
@@ -89,6 +89,11 @@ export class FakeApi implements Api {
 
   async cancelRun(sessionId: string): Promise<void> {
     this.record("cancel_run", sessionId);
+  }
+
+  async regenerateAnswer(sessionId: string): Promise<void> {
+    this.record("regenerate_answer", sessionId);
+    return this.maybeFail();
   }
 
   async retryRun(sessionId: string): Promise<void> {

@@ -112,6 +112,13 @@ export class ChatView {
     }
   }
 
+  /** Asks for another final answer; the core withdraws the shown one. */
+  private regenerate(): void {
+    const sessionId = this.log?.sessionId;
+    if (!sessionId) return;
+    this.deps.api.regenerateAnswer(sessionId).catch((error: unknown) => this.composer.showError(error));
+  }
+
   private stop(): void {
     const sessionId = this.log?.sessionId;
     if (!sessionId) return;
@@ -141,7 +148,7 @@ export class ChatView {
       case "user":
         return adapt(userMessage(entry.text, i18n), (e) => (e.kind === "user" ? e.text : null));
       case "assistant":
-        return adapt(assistantMessage(entry, i18n), (e) => (e.kind === "assistant" ? e : null));
+        return adapt(assistantMessage(entry, i18n, { regenerate: () => this.regenerate() }), (e) => (e.kind === "assistant" ? e : null));
       case "notice": {
         const { notice } = entry;
         const sessionId = this.log?.sessionId;
@@ -187,6 +194,12 @@ export class ChatView {
     this.empty.hidden = (log?.entries.length ?? 0) > 0;
     this.composer.setRunning(log?.running ?? false);
     this.composer.setHint(log?.pendingCard() != null);
+    // Only the final answer that ends the chat can be written again.
+    const regenerable = log?.regenerable()?.key;
+    for (const [key, view] of this.views) {
+      const button = view.el.querySelector<HTMLElement>(':scope > .message-actions > [data-testid="regenerate"]');
+      if (button) button.hidden = key !== regenerable;
+    }
   }
 
   private isNearEnd(): boolean {

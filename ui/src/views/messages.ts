@@ -14,8 +14,8 @@ export interface MessageView<T> {
 }
 
 /**
- * What a message's action row can do besides copying. `regenerate` is for
- * the core's retry command: no button is shown until it is given.
+ * What a message's action row can do besides copying: `regenerate` asks
+ * for another answer; no button is shown unless it is given.
  */
 export interface MessageActions {
   regenerate?(): void;
