@@ -4,9 +4,7 @@
 
 use pretty_assertions::assert_eq;
 use ragent::AgentError;
-use ragent::protocol::{
-    ErrorCode, ErrorInfo, ModelFailureDetails, ModelFailureKind, StopReason, TranscriptItem,
-};
+use ragent::protocol::{ErrorCode, ErrorInfo, ModelFailureDetails, ModelFailureKind, StopReason};
 use serde_json::json;
 use test_support::Reply;
 
