@@ -64,6 +64,8 @@ export class ChatLog {
       }
     }
     if (transcript.pending) log.addCard(transcript.pending);
+    // The last run failed: shown with its way out, as when it happened.
+    if (transcript.failure) log.notice({ type: "error", error: transcript.failure });
     log.running = transcript.running;
     return log;
   }
@@ -107,7 +109,7 @@ export class ChatLog {
     switch (event.type) {
       case "run_started":
         this.running = true;
-        return [];
+        return this.dropAnsweredFailure();
       case "text_delta":
         return [this.appendDelta(event.text)];
       case "answer_withdrawn":
@@ -171,8 +173,22 @@ export class ChatLog {
     return changed;
   }
 
+  /**
+   * A new run answers what the last one failed to: its error, the chat's
+   * last entry, goes (a reopened session no longer shows it either).
+   */
+  private dropAnsweredFailure(): Entry[] {
+    const last = this.entries[this.entries.length - 1];
+    if (last?.kind !== "notice" || last.notice.type !== "error") return [];
+    this.entries.pop();
+    return [last];
+  }
+
   private stopNotice(reason: StopReason): Entry[] {
     if (reason.type === "completed" || reason.type === "awaiting_confirmation") return [];
+    // The error event just before says what stopped the run.
+    const last = this.entries[this.entries.length - 1];
+    if (reason.type === "failed" && last?.kind === "notice" && last.notice.type === "error") return [];
     return [this.notice({ type: "stopped", reason })];
   }
 

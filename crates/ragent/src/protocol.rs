@@ -330,6 +330,9 @@ pub struct Transcript {
     /// A run is answering in the session now (the window was switched to
     /// another session and back while it ran): its events follow.
     pub running: bool,
+    /// How the session's last run failed, when it did and no run has
+    /// started since: the page shows it as the live `error` event was.
+    pub failure: Option<ErrorInfo>,
 }
 
 /// One line of a transcript.

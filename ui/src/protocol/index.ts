@@ -158,7 +158,12 @@ pending: ConfirmationCard | null,
  * A run is answering in the session now (the window was switched to
  * another session and back while it ran): its events follow.
  */
-running: boolean, };
+running: boolean, 
+/**
+ * How the session's last run failed, when it did and no run has
+ * started since: the page shows it as the live `error` event was.
+ */
+failure: ErrorInfo | null, };
 
 export type TranscriptItem = { "type": "user", id: number, text: string, at: number, } | { "type": "assistant", id: number, text: string, at: number, } | { "type": "tool_call", call: ToolCallView, } | { "type": "notice", id: number, text: string, at: number, };
 

@@ -117,7 +117,7 @@ export class FakeApi implements Api {
     this.record("open_session", sessionId);
     const session = this.sessions.find((s) => s.id === sessionId);
     if (!session) throw { code: "session_not_found", message: `no session ${sessionId}` } satisfies ErrorInfo;
-    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null, running: false };
+    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null, running: false, failure: null };
   }
 
   async renameSession(sessionId: string, title: string): Promise<SessionInfo> {

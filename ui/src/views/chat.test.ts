@@ -210,7 +210,7 @@ describe("cards in the chat", () => {
         { type: "assistant", id: 2, text: "好的，请确认。", at: 2 },
       ],
       pending,
-      running: false,
+      running: false, failure: null
     };
     chat.load(ChatLog.fromTranscript(transcript));
     expect(all("message-user").map((m) => m.textContent)).toEqual(["把耳机加入购物车"]);
@@ -275,7 +275,7 @@ describe("regenerating the last answer", () => {
           { type: "assistant", id: 2, text: "推荐 AirPods Pro。", at: 2 },
         ],
         pending: null,
-        running: false,
+        running: false, failure: null
       }),
     );
     expect(regenerateButtons()).toHaveLength(1);
@@ -292,7 +292,7 @@ describe("a session reopened while its run goes on", () => {
       session: { id: "s1", title: "查订单", created_at: 1, updated_at: 2 },
       items: [{ type: "user", id: 1, text: "查一下我的订单", at: 1 }],
       pending: null,
-      running: true,
+      running: true, failure: null
     };
     chat.load(ChatLog.fromTranscript(transcript));
     expect(one<HTMLButtonElement>("send").disabled).toBe(true);

@@ -137,4 +137,33 @@ describe("a failed model turn in the chat", () => {
     expect(chat.el.querySelector('[data-testid="model-error"]')).toBeNull();
     expect(one("notice").textContent).toBe("工具服务出错了，请稍后再试。");
   });
+
+  it("says once that the run stopped: the error is the notice", () => {
+    failTurn({ code: "mcp", message: "shop: stopped" });
+    expect(chat.el.querySelectorAll('[data-testid="notice"]')).toHaveLength(1);
+  });
+
+  it("is shown again, with Retry, when the session is reopened (after a restart too)", async () => {
+    chat.load(
+      ChatLog.fromTranscript({
+        session: { id: "s1", title: "耳机", created_at: 1, updated_at: 2 },
+        items: [{ type: "user", id: 1, text: "有什么耳机推荐？", at: 1 }],
+        pending: null,
+        running: false,
+        failure: failure({ type: "unauthorized" }, { status: 401 }),
+      }),
+    );
+    expect(one("model-error-message").textContent).toBe("模型服务拒绝了密钥，请检查 API Key。");
+    one("model-error-retry").click();
+    await settle();
+    expect(api.of("retry_run")).toEqual([["s1"]]);
+  });
+
+  it("goes when a new run answers what the failed one could not", () => {
+    failTurn(failure({ type: "server_error" }, { status: 500 }));
+    emit({ type: "run_started" });
+    expect(chat.el.querySelector('[data-testid="model-error"]')).toBeNull();
+    emit({ type: "assistant_message", message_id: 2, text: "推荐 AirPods Pro。" });
+    expect(one("message-assistant").textContent).toBe("推荐 AirPods Pro。");
+  });
 });

@@ -18,6 +18,7 @@ use crate::mcp::pin;
 use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo, StopReason};
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord};
+use crate::store::failures;
 use crate::store::messages::{self, NewMessage, Role};
 use crate::toolcall::CallStatus;
 
@@ -69,6 +70,7 @@ pub(crate) async fn drive(
         cancel,
     };
     ctx.emit(AgentEvent::RunStarted);
+    forget_last_failure(&ctx);
     let outcome = async {
         let tools = match &start {
             Start::ResumeBatch { reply_id } => match execute_batch(&ctx, reply_id).await? {
@@ -92,14 +94,39 @@ pub(crate) async fn drive(
         Err(Halt::Cancelled) => StopReason::Cancelled,
         Err(Halt::Failed(error)) => {
             tracing::warn!(%error, session_id, run_id, "run failed");
-            ctx.emit(AgentEvent::Error {
-                error: error.info(),
-            });
+            let info = error.info();
+            keep_failure(&ctx, &info);
+            ctx.emit(AgentEvent::Error { error: info });
             StopReason::Failed
         }
     };
     release(inner, session_id, run_id);
     ctx.emit(AgentEvent::RunStopped { reason });
+}
+
+/// A new run answers: the last one's failure is no longer what the
+/// session shows. A store error here costs only a stale note (logged).
+fn forget_last_failure(ctx: &Ctx<'_>) {
+    if let Err(error) = ctx
+        .inner
+        .store
+        .with_conn(|c| failures::clear(c, ctx.session_id))
+    {
+        tracing::warn!(%error, session_id = ctx.session_id, "the last failure could not be cleared");
+    }
+}
+
+/// Keeps how the run failed, for a window opened later. The event is sent
+/// either way: a store that fails here is what the error may be about.
+fn keep_failure(ctx: &Ctx<'_>, info: &ErrorInfo) {
+    let now = ctx.inner.now();
+    if let Err(error) = ctx
+        .inner
+        .store
+        .with_conn(|c| failures::record(c, ctx.session_id, ctx.run_id, info, now))
+    {
+        tracing::warn!(%error, session_id = ctx.session_id, "the failure could not be kept");
+    }
 }
 
 async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReason, Halt> {

@@ -185,3 +185,27 @@ async fn retry_is_refused_with_nothing_to_answer_while_a_run_goes_and_while_a_ca
     );
     assert!(notebook.notes().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_turn_is_shown_in_the_transcript_after_a_restart_until_a_run_answers() {
+    let mut h = Harness::start(Setup::bare()).await;
+    h.model.push(
+        Reply::new(401)
+            .header("x-request-id", "req-7")
+            .body("bad key"),
+    );
+    let error = the_error(&h.say("有什么耳机推荐？").await);
+
+    h.restart(Setup::bare()).await;
+    let kept = h.agent.transcript(&h.session).unwrap().failure;
+    assert_eq!(kept, Some(error));
+    assert_eq!(
+        kept.and_then(|e| e.model_failure).map(|f| f.kind),
+        Some(ModelFailureKind::Unauthorized)
+    );
+
+    h.model.push_turn(text_turn("推荐 AirPods Pro。"));
+    h.agent.retry(&h.session).unwrap();
+    assert_eq!(h.events.until_stop().await.reason, StopReason::Completed);
+    assert_eq!(h.agent.transcript(&h.session).unwrap().failure, None);
+}
