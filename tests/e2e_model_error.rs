@@ -46,11 +46,7 @@ fn a_server_error_shows_a_message_with_retry_and_retrying_brings_the_answer() ->
     let composer = app.session.find("[data-testid=composer-input]")?;
     assert_eq!(app.session.attribute(&composer, "disabled")?, None);
 
-    app.force_theme("light")?;
-    app.save_screenshot("model-error-light")?;
-    app.force_theme("dark")?;
-    app.save_screenshot("model-error-dark")?;
-    app.force_theme("light")?;
+    app.screenshots_for_docs("model-error")?;
 
     app.session.click(&retry)?;
     app.wait_for_text("[data-testid=message-assistant]", "Sony WH-1000XM6")?;
