@@ -15,6 +15,7 @@ import type {
   CardCall,
   ConfirmationCard,
   ErrorInfo,
+  ModelFailureKind,
   StopReason,
   ToolCallView,
   Transcript,
@@ -33,7 +34,9 @@ export type Notice =
   | { type: "text"; text: string }
   | { type: "stopped"; reason: StopReason }
   | { type: "error"; error: ErrorInfo }
-  | { type: "server_restarted"; server: string; reason: string };
+  | { type: "server_restarted"; server: string; reason: string }
+  /** The model's request failed and is sent again at `until` (ms since the epoch). */
+  | { type: "retrying"; attempt: number; retries: number; until: number; kind: ModelFailureKind };
 
 export class ChatLog {
   readonly sessionId: string;
@@ -106,7 +109,15 @@ export class ChatLog {
   }
 
   apply(event: AgentEvent): Entry[] {
+    // A retry notice lasts until the next news of the run.
+    const retried = event.type === "model_retrying" ? [] : this.dropRetrying();
+    return [...retried, ...this.applyEvent(event)];
+  }
+
+  private applyEvent(event: AgentEvent): Entry[] {
     switch (event.type) {
+      case "model_retrying":
+        return [this.showRetrying({ type: "retrying", attempt: event.attempt, retries: event.retries, until: Date.now() + event.delay_ms, kind: event.kind })];
       case "run_started":
         this.running = true;
         return this.dropAnsweredFailure();
@@ -131,6 +142,20 @@ export class ChatLog {
       case "error":
         return [this.notice({ type: "error", error: event.error })];
     }
+  }
+
+  private showRetrying(notice: Notice): Entry {
+    const shown = this.entries.find((entry) => entry.kind === "notice" && entry.notice.type === "retrying");
+    if (shown?.kind === "notice") {
+      shown.notice = notice;
+      return shown;
+    }
+    return this.notice(notice);
+  }
+
+  private dropRetrying(): Entry[] {
+    const index = this.entries.findIndex((entry) => entry.kind === "notice" && entry.notice.type === "retrying");
+    return index < 0 ? [] : this.entries.splice(index, 1);
   }
 
   /** An answer the core took out of the conversation (it is written again). */

@@ -47,6 +47,17 @@ pub struct EventEnvelope {
 pub enum AgentEvent {
     /// A run began (after a message or a reply to a card).
     RunStarted,
+    /// The model's request failed and is sent again after `delay_ms`
+    /// (429, 5xx, no connection): the page says so instead of waiting in
+    /// silence.
+    ModelRetrying {
+        /// Which retry comes next, from 1, of at most `retries`.
+        attempt: u32,
+        retries: u32,
+        #[ts(type = "number")]
+        delay_ms: u64,
+        kind: ModelFailureKind,
+    },
     /// A piece of the assistant's text, as the model streams it.
     TextDelta { text: String },
     /// A final answer was taken out of the conversation, to be written

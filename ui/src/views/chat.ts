@@ -10,7 +10,7 @@ import { ChatLog, type Entry } from "../state";
 import { cardEntryView } from "./card-entry";
 import { toolChip } from "./chip";
 import { composer, type Composer } from "./composer";
-import { assistantMessage, noticeView, userMessage } from "./messages";
+import { assistantMessage, noticeView, retryingView, userMessage } from "./messages";
 import { modelErrorView } from "./model-error";
 
 export interface ChatDeps {
@@ -161,7 +161,8 @@ export class ChatView {
           });
           return adapt(view, (e) => (e.kind === "notice" && e.notice.type === "error" ? e.notice.error : null));
         }
-        return adapt(noticeView(notice, i18n), (e) => (e.kind === "notice" ? e.notice : null));
+        const view = notice.type === "retrying" ? retryingView(notice, i18n) : noticeView(notice, i18n);
+        return adapt(view, (e) => (e.kind === "notice" ? e.notice : null));
       }
       case "call":
         return adapt(toolChip(entry.call, i18n), (e) => (e.kind === "call" ? e.call : null));

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import { createI18n } from "../i18n";
 import type { AgentEvent, ErrorInfo, ModelFailureKind } from "../protocol";
@@ -165,5 +165,44 @@ describe("a failed model turn in the chat", () => {
     expect(chat.el.querySelector('[data-testid="model-error"]')).toBeNull();
     emit({ type: "assistant_message", message_id: 2, text: "推荐 AirPods Pro。" });
     expect(one("message-assistant").textContent).toBe("推荐 AirPods Pro。");
+  });
+});
+
+describe("a request the client sends again", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("says why and counts down to the retry, then gives way to the answer", () => {
+    vi.useFakeTimers();
+    emit({ type: "run_started" });
+    emit({ type: "model_retrying", attempt: 1, retries: 3, delay_ms: 3000, kind: { type: "rate_limited", retry_after_secs: 3 } });
+    expect(one("model-retrying").textContent).toBe("模型服务限制了请求频率，3 秒后自动重试（第 1/3 次）…");
+    vi.advanceTimersByTime(1000);
+    expect(one("model-retrying").textContent).toBe("模型服务限制了请求频率，2 秒后自动重试（第 1/3 次）…");
+    vi.advanceTimersByTime(2000);
+    expect(one("model-retrying").textContent).toBe("模型服务限制了请求频率，正在自动重试（第 1/3 次）…");
+
+    emit({ type: "model_retrying", attempt: 2, retries: 3, delay_ms: 1000, kind: { type: "server_error" } });
+    expect(chat.el.querySelectorAll('[data-testid="model-retrying"]')).toHaveLength(1);
+    expect(one("model-retrying").textContent).toBe("模型服务内部出错，1 秒后自动重试（第 2/3 次）…");
+
+    emit({ type: "text_delta", text: "推荐" });
+    expect(chat.el.querySelector('[data-testid="model-retrying"]')).toBeNull();
+    expect(one("message-assistant").textContent).toBe("推荐");
+  });
+
+  it("gives way to the error when the last retry fails too", () => {
+    emit({ type: "run_started" });
+    emit({ type: "model_retrying", attempt: 1, retries: 1, delay_ms: 500, kind: { type: "unreachable" } });
+    failTurn(failure({ type: "unreachable" }));
+    expect(chat.el.querySelector('[data-testid="model-retrying"]')).toBeNull();
+    expect(one("model-error-message").textContent).toContain("无法连接模型服务");
+  });
+
+  it("speaks English when the page does", () => {
+    mount("en");
+    emit({ type: "model_retrying", attempt: 1, retries: 3, delay_ms: 2000, kind: { type: "timeout" } });
+    expect(one("model-retrying").textContent).toBe("The model service did not answer in time; retrying in 2 s (attempt 1 of 3)…");
   });
 });

@@ -13,7 +13,7 @@ use super::{Inner, execute, reads_first, release};
 use crate::error::AgentError;
 use crate::history;
 use crate::instructions::system_prompt;
-use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec, turn};
+use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec, TurnNews, turn};
 use crate::mcp::pin;
 use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo, StopReason};
 use crate::store::StoreError;
@@ -147,12 +147,18 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
         }
         let (request, estimated) = build_request(ctx, &offer, settings.history_token_budget)?;
         let model = ctx.inner.model()?;
-        let on_text = |text: &str| {
-            ctx.emit(AgentEvent::TextDelta {
+        let news = |news: TurnNews<'_>| match news {
+            TurnNews::Text(text) => ctx.emit(AgentEvent::TextDelta {
                 text: text.to_string(),
-            })
+            }),
+            TurnNews::Retrying(retrying) => ctx.emit(AgentEvent::ModelRetrying {
+                attempt: retrying.attempt,
+                retries: retrying.retries,
+                delay_ms: u64::try_from(retrying.delay.as_millis()).unwrap_or(u64::MAX),
+                kind: retrying.kind,
+            }),
         };
-        let mut answer = match model.complete(&request, &on_text, ctx.cancel).await {
+        let mut answer = match model.complete(&request, &news, ctx.cancel).await {
             Ok(answer) => answer,
             Err(LlmError::Cancelled) => return Err(Halt::Cancelled),
             Err(error) => return Err(error.into()),

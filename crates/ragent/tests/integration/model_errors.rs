@@ -4,7 +4,9 @@
 
 use pretty_assertions::assert_eq;
 use ragent::AgentError;
-use ragent::protocol::{ErrorCode, ErrorInfo, ModelFailureDetails, ModelFailureKind, StopReason};
+use ragent::protocol::{
+    AgentEvent, ErrorCode, ErrorInfo, ModelFailureDetails, ModelFailureKind, StopReason,
+};
 use serde_json::json;
 use test_support::Reply;
 
@@ -208,4 +210,34 @@ async fn a_failed_turn_is_shown_in_the_transcript_after_a_restart_until_a_run_an
     h.agent.retry(&h.session).unwrap();
     assert_eq!(h.events.until_stop().await.reason, StopReason::Completed);
     assert_eq!(h.agent.transcript(&h.session).unwrap().failure, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_client_sends_again_is_told_before_the_wait() {
+    let mut h = Harness::start(Setup::bare()).await;
+    h.model.push(Reply::new(503).body("busy"));
+    h.model.push_turn(text_turn("推荐 AirPods Pro。"));
+    let run = h.say("有什么耳机推荐？").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    let told: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ModelRetrying {
+                attempt,
+                retries,
+                kind,
+                ..
+            } => Some((*attempt, *retries, kind.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        told,
+        vec![(
+            1,
+            test_llm_options().max_retries,
+            ModelFailureKind::ServerError
+        )]
+    );
 }
