@@ -228,7 +228,7 @@ async fn a_request_the_client_sends_again_is_told_before_the_wait() {
                 retries,
                 kind,
                 ..
-            } => Some((*attempt, *retries, kind.clone())),
+            } => Some((*attempt, *retries, *kind)),
             _ => None,
         })
         .collect();
