@@ -4,6 +4,7 @@
 //! All are async so they run on the async runtime, where the core spawns
 //! its runs.
 
+use ragent::llm::models::ModelInfo;
 use ragent::protocol::{
     AuditEntry, CallDecision, DefinitionChange, InputOutcome, ModelStatus, SessionInfo,
     ToolPolicyView, Transcript,
@@ -119,7 +120,7 @@ pub async fn check_model(agent: State<'_, Agent>) -> Result<ModelStatus, AgentEr
 pub async fn list_models(
     agent: State<'_, Agent>,
     model: ModelEdit,
-) -> Result<Vec<String>, AgentError> {
+) -> Result<Vec<ModelInfo>, AgentError> {
     agent.list_models(model).await
 }
 

@@ -12,6 +12,7 @@ import type {
   ErrorInfo,
   EventEnvelope,
   ModelEdit,
+  ModelInfo,
   ModelStatus,
   SessionInfo,
   SettingsEdit,
@@ -44,7 +45,7 @@ export interface Api {
   saveSettings(settings: SettingsEdit): Promise<SettingsView>;
   checkModel(): Promise<ModelStatus>;
   /** The models the provider lists, asked with the model settings as edited (nothing saved). */
-  listModels(model: ModelEdit): Promise<string[]>;
+  listModels(model: ModelEdit): Promise<ModelInfo[]>;
   listTools(): Promise<ToolPolicyView[]>;
   listAudit(limit: number): Promise<AuditEntry[]>;
   /** What changed in a tool's definition since it was pinned; null if nothing. */

@@ -289,6 +289,17 @@ export type ModelStatus = { state: ModelState,
  */
 message: string | null, };
 
+export type ModelInfo = { id: string, 
+/**
+ * Its context window in tokens, when the provider says.
+ */
+context_tokens: number | null, 
+/**
+ * The history budget that leaves room in that window for the tools
+ * and the answer ([`history_budget_for`]), when the window is known.
+ */
+history_budget: number | null, };
+
 export type ModelState = "ok" | "not_configured" | "unreachable";
 
 export type ToolPolicyView = { qualified_name: string, server: string, tool: string, title: string | null, read_only: boolean, destructive: boolean, trusted: boolean, definition_changed: boolean, user_override: ToolOverride | null, 

@@ -9,6 +9,7 @@ import type {
   ErrorInfo,
   EventEnvelope,
   ModelEdit,
+  ModelInfo,
   ModelStatus,
   Secret,
   SessionInfo,
@@ -41,8 +42,8 @@ export class FakeApi implements Api {
   /** Tool definition changes by qualified name; accepting removes one. */
   changes = new Map<string, DefinitionChange>();
   check: ModelStatus = { state: "ok", message: null };
-  /** What list_models answers: these ids, or a rejection with this error. */
-  models: string[] | ErrorInfo = ["scripted"];
+  /** What list_models answers: these models (an id alone knows no context window), or a rejection with this error. */
+  models: Array<string | ModelInfo> | ErrorInfo = ["scripted"];
   /** The next respond_confirmation / send_message / retry / regenerate fails with this. */
   failNext: ErrorInfo | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
@@ -150,10 +151,10 @@ export class FakeApi implements Api {
     return this.check;
   }
 
-  async listModels(model: ModelEdit): Promise<string[]> {
+  async listModels(model: ModelEdit): Promise<ModelInfo[]> {
     this.record("list_models", structuredClone(model));
     if (!Array.isArray(this.models)) throw this.models;
-    return [...this.models];
+    return this.models.map((m) => (typeof m === "string" ? { id: m, context_tokens: null, history_budget: null } : m));
   }
 
   async listTools(): Promise<ToolPolicyView[]> {
