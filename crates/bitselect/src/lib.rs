@@ -13,6 +13,7 @@
 //! injectable [`Clock`].
 
 pub mod after_sale;
+pub mod callers;
 pub mod cart;
 pub mod catalog;
 pub mod cli;
@@ -34,10 +35,11 @@ mod shop;
 pub mod tickets;
 pub mod users;
 
+pub use callers::Callers;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use db::SCHEMA_VERSION;
 pub use error::{Refusal, ShopError};
-pub use serve::{MCP_PATH, ServeError, serve_http, serve_io, serve_stdio};
+pub use serve::{MCP_PATH, ServeError, http_service, serve_http, serve_io, serve_stdio};
 pub use server::ShopServer;
 pub use shop::{DB_FILE, Shop, ShopStats, Written};
 pub use users::{Caller, Subject};
