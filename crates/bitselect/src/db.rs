@@ -605,6 +605,84 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_database_upgrades_and_its_rows_go_to_the_demo_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shop.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute_batch(
+                "INSERT INTO product VALUES ('P', 'p', 'c', 's', 'b', 'o', '在售', '{}', '[]');
+                 INSERT INTO sku VALUES ('S', 'P', 's', '{}', 100, 5, '在售');
+                 INSERT INTO coupon VALUES ('C', 'c', '满减', 0, 10, NULL, NULL, 0, 9);
+                 INSERT INTO user_coupon VALUES ('C', '已使用', '1', 0, 1);
+                 INSERT INTO cart_item VALUES ('S', 2, 100, 0);
+                 INSERT INTO orders VALUES ('1', '已签收', 100, 10, 90, 'C', 'n', 'p', 'a',
+                                            'T1', 0, 1, 2, 3, NULL);
+                 INSERT INTO order_item VALUES ('1', 1, 'S', 's', 100, 1);
+                 INSERT INTO parcel VALUES ('T1', '1');
+                 INSERT INTO parcel_event VALUES ('T1', 1, 2, 'x', 'y');
+                 INSERT INTO after_sale VALUES ('AS1001', '1', 'S', '换货', 'r', '处理中', 4, NULL);
+                 INSERT INTO ticket VALUES ('TK000001', '1', 't', 'd', '待处理', 5);
+                 INSERT INTO idempotency VALUES ('k', 'pay_order', 'h', '{}', 6);",
+            )
+            .unwrap();
+        }
+        let db = Db::open(&path).unwrap();
+        let conn = db.connect().unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let demo: (i64, String) = conn
+            .query_row("SELECT id, sub FROM users", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(demo, (1, "demo".to_owned()));
+        for table in [
+            "user_coupon",
+            "cart_item",
+            "orders",
+            "parcel",
+            "after_sale",
+            "ticket",
+            "idempotency",
+        ] {
+            let owners: Vec<i64> = conn
+                .prepare(&format!("SELECT user_id FROM {table}"))
+                .unwrap()
+                .query_map([], |row| row.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(owners, [1], "{table}");
+        }
+        let lines: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM order_item JOIN orders USING (order_no)",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(lines, 1, "order lines still find their order");
+        let foreign_keys: i64 = conn
+            .query_row("PRAGMA foreign_keys", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(foreign_keys, 1, "a lent connection checks references");
+        // No user column takes a default: a row always names its user.
+        let err = conn
+            .execute(
+                "INSERT INTO cart_item (sku_code, quantity, added_price_fen, added_at)
+                      VALUES ('S', 1, 100, 0)",
+                [],
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("NOT NULL"), "{err}");
+    }
+
+    #[test]
     fn a_newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("shop.db");
