@@ -1,4 +1,4 @@
-//! The demo user's cart: `query_cart` and `update_cart_item`, plus the
+//! A user's cart: `query_cart` and `update_cart_item`, plus the
 //! deductions an order makes.
 
 use std::fmt;

@@ -9,6 +9,10 @@
 //!   [`serve_stdio`] over stdin/stdout and [`serve_http`] over streamable
 //!   HTTP. The `bitselect-mcp` binary wraps these with a command line.
 //!
+//! Every cart, order, coupon held, parcel and after-sale belongs to a user;
+//! a [`Shop`] acts for one [`Caller`] (the demo user unless told otherwise)
+//! and sees only that user's rows ([`users`], [`callers`]).
+//!
 //! Money is integer fen throughout ([`money`]); time comes from an
 //! injectable [`Clock`].
 
