@@ -154,6 +154,7 @@ CREATE TABLE shop_meta (
 );
 "#,
     USERS_MIGRATION,
+    SEARCH_MIGRATION,
 ];
 /// Version 2: users. Every row of a cart, coupon held, order, parcel,
 /// after-sale, ticket and idempotency key belongs to a user; what a version 1
@@ -279,6 +280,20 @@ CREATE TABLE idempotency_v2 (
 INSERT INTO idempotency_v2 SELECT 1, key, tool, args_hash, result, created_at FROM idempotency;
 DROP TABLE idempotency;
 ALTER TABLE idempotency_v2 RENAME TO idempotency;
+"#;
+
+/// Version 3: the keyword index of the catalogue, one row per SKU holding
+/// the lower-cased text a keyword may match (`catalog::searchable_text`).
+/// Trigram tokens find any substring of three characters or more; the text
+/// is lower-cased in Rust before it is stored and queried, so the index is
+/// case-sensitive and matches exactly what `str::contains` on it would.
+/// Filled when the shop opens (`search_index::refresh`).
+const SEARCH_MIGRATION: &str = r#"
+CREATE VIRTUAL TABLE sku_search USING fts5 (
+    sku_code UNINDEXED,
+    body,
+    tokenize = 'trigram case_sensitive 1'
+);
 "#;
 
 /// The schema version this build writes.

@@ -32,6 +32,7 @@ pub mod money;
 pub mod orders;
 pub mod params;
 pub mod preview;
+mod search_index;
 mod seed;
 pub mod serve;
 pub mod server;

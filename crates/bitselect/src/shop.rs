@@ -29,6 +29,7 @@ use crate::params::{
     QueryOrderParams, SearchProductParams, SubmitTicketParams, UpdateCartItemParams,
 };
 use crate::preview::{self, Preview};
+use crate::search_index;
 use crate::seed;
 use crate::tickets::{self, Ticket};
 use crate::users::{self, Caller, UserConn};
@@ -88,6 +89,12 @@ impl Shop {
         })?;
         let db = Arc::new(Db::open(&dir.join(DB_FILE))?);
         seed::seed_once(&*db.connect()?, clock.now_ms())?;
+        {
+            let conn = db.connect()?;
+            let tx = CallTx::write(&conn)?;
+            search_index::refresh(&tx)?;
+            tx.commit()?;
+        }
         Ok(Self {
             db,
             clock,
@@ -223,12 +230,18 @@ impl Shop {
     }
 
     pub fn search_product(&self, p: &SearchProductParams) -> Result<SearchResult> {
-        self.read(|conn, _| catalog::search(conn, p))
+        self.read_shared(|conn, _| catalog::search(conn, p))
+    }
+
+    /// [`Shop::search_product`] scoring every SKU rather than those the
+    /// keyword index finds: the old way, kept to compare the index with.
+    pub fn search_product_by_scan(&self, p: &SearchProductParams) -> Result<SearchResult> {
+        self.read_shared(|conn, _| catalog::search_with(conn, p, catalog::KeywordLookup::Scan))
     }
 
     /// One SKU by code, if it exists.
     pub fn sku(&self, sku_code: &str) -> Result<Option<SkuHit>> {
-        self.read(|conn, _| catalog::find_sku(conn, &catalog::normalize_code(sku_code)))
+        self.read_shared(|conn, _| catalog::find_sku(conn, &catalog::normalize_code(sku_code)))
     }
 
     pub fn query_cart(&self) -> Result<CartView> {
