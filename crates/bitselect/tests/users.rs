@@ -114,86 +114,64 @@ async fn answers_as_missing(
     );
 }
 
+/// An order of A's, who has no earlier order to take the receiver from.
+fn order_by_a(sku: &str, quantity: u32, coupon: Option<&str>) -> Value {
+    let mut order = json!({"items": [{"skuCode": sku, "quantity": quantity}],
+                           "receiverName": "王五", "receiverPhone": "13900139000",
+                           "receiverAddress": "上海市浦东新区世纪大道 100 号"});
+    if let Some(code) = coupon {
+        order["couponCode"] = json!(code);
+    }
+    order
+}
+
 #[tokio::test]
 async fn another_users_orders_parcels_and_after_sales_answer_as_missing_and_stay_as_they_were() {
     let (t, shop_a) = shop_with_user_a();
     let a = connect(shop_a).await;
     let before = dump(&t.shop);
 
+    let pending_tools = [
+        "query_order",
+        "pay_order",
+        "preview_pay_order",
+        "cancel_order",
+        "preview_cancel_order",
+    ];
+    for tool in pending_tools {
+        let arguments = json!({"orderNo": B_PENDING});
+        answers_as_missing(&a, tool, arguments, B_PENDING, "99236").await;
+    }
+    let delivered = json!({"orderNo": B_DELIVERED});
     let receiver = json!({"orderNo": B_PENDING, "receiverName": "李四"});
     let after_sale = json!({"orderNo": B_DELIVERED, "skuCode": IPHONE_17, "type": "换货",
                             "reason": "屏幕有坏点，想换一台"});
+    let ticket = json!({"orderNo": B_PENDING, "description": "这个订单一直没有发货"});
+    let tracking = json!({"trackingNo": B_TRACKING});
+    let shipped = json!({"orderNo": B_SHIPPED});
+    let after_sale_no = json!({"afterSaleNo": B_AFTER_SALE});
+    let after_sale_order = json!({"orderNo": B_AFTER_SALE_ORDER});
     let cases = [
-        (
-            "query_order",
-            json!({"orderNo": B_PENDING}),
-            B_PENDING,
-            "99236",
-        ),
-        (
-            "query_order",
-            json!({"orderNo": B_DELIVERED}),
-            B_DELIVERED,
-            "99231",
-        ),
-        (
-            "pay_order",
-            json!({"orderNo": B_PENDING}),
-            B_PENDING,
-            "99236",
-        ),
-        (
-            "preview_pay_order",
-            json!({"orderNo": B_PENDING}),
-            B_PENDING,
-            "99236",
-        ),
-        (
-            "cancel_order",
-            json!({"orderNo": B_PENDING}),
-            B_PENDING,
-            "99236",
-        ),
-        (
-            "preview_cancel_order",
-            json!({"orderNo": B_PENDING}),
-            B_PENDING,
-            "99236",
-        ),
+        ("query_order", delivered, B_DELIVERED, "99231"),
         ("change_address", receiver.clone(), B_PENDING, "99236"),
         ("preview_change_address", receiver, B_PENDING, "99236"),
         ("apply_after_sale", after_sale.clone(), B_DELIVERED, "99231"),
         ("preview_apply_after_sale", after_sale, B_DELIVERED, "99231"),
-        (
-            "query_logistics",
-            json!({"trackingNo": B_TRACKING}),
-            B_TRACKING,
-            "BIT9199999231",
-        ),
-        (
-            "query_logistics",
-            json!({"orderNo": B_SHIPPED}),
-            B_SHIPPED,
-            "99234",
-        ),
+        ("query_logistics", tracking, B_TRACKING, "BIT9199999231"),
+        ("query_logistics", shipped, B_SHIPPED, "99234"),
         (
             "query_after_sale",
-            json!({"afterSaleNo": B_AFTER_SALE}),
+            after_sale_no,
             B_AFTER_SALE,
             "AS99232001",
         ),
         (
             "query_after_sale",
-            json!({"orderNo": B_AFTER_SALE_ORDER}),
+            after_sale_order,
             B_AFTER_SALE_ORDER,
             "99232",
         ),
-        (
-            "submit_ticket",
-            json!({"orderNo": B_PENDING, "description": "这个订单一直没有发货"}),
-            B_PENDING,
-            "99236",
-        ),
+        ("submit_ticket", ticket, B_PENDING, "99236"),
     ];
     for (tool, arguments, theirs, missing) in cases {
         answers_as_missing(&a, tool, arguments, theirs, missing).await;
@@ -216,18 +194,10 @@ async fn another_users_orders_parcels_and_after_sales_answer_as_missing_and_stay
 async fn another_users_coupon_answers_as_missing_and_stays_unused() {
     let (t, shop_a) = shop_with_user_a();
     let a = connect(shop_a).await;
-    let added = call(
-        &a,
-        "update_cart_item",
-        json!({"skuCode": IPHONE_17, "action": "add", "quantity": 1}),
-    )
-    .await;
-    ok(&added);
+    add_to_cart(&a, IPHONE_17, 1).await;
     let before = dump(&t.shop);
 
-    let order = json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}], "couponCode": B_COUPON,
-                       "receiverName": "王五", "receiverPhone": "13900139000",
-                       "receiverAddress": "上海市浦东新区世纪大道 100 号"});
+    let order = order_by_a(IPHONE_17, 1, Some(B_COUPON));
     for tool in ["create_order", "preview_create_order"] {
         answers_as_missing(&a, tool, order.clone(), B_COUPON, "SHOP-5999-399").await;
     }
@@ -239,9 +209,7 @@ async fn another_users_coupon_answers_as_missing_and_stays_unused() {
     );
 
     // A's own coupon works for A, and B cannot use it.
-    let own = json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}], "couponCode": load_coupon(1),
-                     "receiverName": "王五", "receiverPhone": "13900139000",
-                     "receiverAddress": "上海市浦东新区世纪大道 100 号"});
+    let own = order_by_a(IPHONE_17, 1, Some(load_coupon(1).as_str()));
     let b = connect(t.shop.clone()).await;
     let by_b = call(&b, "preview_create_order", own.clone()).await;
     let warned: Vec<&Value> = ok(&by_b)["warnings"]
@@ -289,13 +257,10 @@ async fn the_same_idempotency_key_from_two_users_gives_each_their_own_result() {
     let (t, shop_a) = shop_with_user_a();
     let a = connect(shop_a).await;
     let b = connect(t.shop.clone()).await;
-    let add = json!({"skuCode": IPHONE_17, "action": "add", "quantity": 1});
-    ok(&call(&a, "update_cart_item", add.clone()).await);
-    ok(&call(&b, "update_cart_item", add).await);
+    add_to_cart(&a, IPHONE_17, 1).await;
+    add_to_cart(&b, IPHONE_17, 1).await;
 
-    let for_a = json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}],
-                       "receiverName": "王五", "receiverPhone": "13900139000",
-                       "receiverAddress": "上海市浦东新区世纪大道 100 号"});
+    let for_a = order_by_a(IPHONE_17, 1, None);
     let for_b = json!({"items": [{"skuCode": IPHONE_17, "quantity": 1}]});
     let key = json!("call_same");
     let placed_a = call_keyed(&a, "create_order", for_a.clone(), key.clone()).await;
@@ -324,20 +289,8 @@ async fn stock_is_shared_so_what_one_user_buys_another_cannot() {
     let (t, shop_a) = shop_with_user_a();
     let a = connect(shop_a).await;
     let b = connect(t.shop.clone()).await;
-    ok(&call(
-        &a,
-        "update_cart_item",
-        json!({"skuCode": VISION_PRO_3_LEFT, "action": "add", "quantity": 3}),
-    )
-    .await);
-    let bought = call(
-        &a,
-        "create_order",
-        json!({"items": [{"skuCode": VISION_PRO_3_LEFT, "quantity": 3}],
-               "receiverName": "王五", "receiverPhone": "13900139000",
-               "receiverAddress": "上海市浦东新区世纪大道 100 号"}),
-    )
-    .await;
+    add_to_cart(&a, VISION_PRO_3_LEFT, 3).await;
+    let bought = call(&a, "create_order", order_by_a(VISION_PRO_3_LEFT, 3, None)).await;
     ok(&bought);
     // B has one in the cart since the seed.
     let too_late = call(
@@ -376,9 +329,7 @@ async fn users_ordering_the_last_units_at_once_never_oversell() {
             let result = call(
                 &client,
                 "create_order",
-                json!({"items": [{"skuCode": VISION_PRO_3_LEFT, "quantity": 2}],
-                       "receiverName": "王五", "receiverPhone": "13900139000",
-                       "receiverAddress": "上海市浦东新区世纪大道 100 号"}),
+                order_by_a(VISION_PRO_3_LEFT, 2, None),
             )
             .await;
             client.cancel().await.unwrap();

@@ -85,3 +85,9 @@ pub fn text(result: &CallToolResult) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Adds `quantity` of `sku` to the cart of the client's user; panics if refused.
+pub async fn add_to_cart(client: &Client, sku: &str, quantity: u32) {
+    let arguments = serde_json::json!({"skuCode": sku, "action": "add", "quantity": quantity});
+    ok(&call(client, "update_cart_item", arguments).await);
+}
