@@ -54,6 +54,7 @@ const zh = {
   "message.regenerate": "重新生成",
 
   "chip.arguments": "参数",
+  "chip.elapsed": "· {seconds} 秒",
   "chip.output": "结果",
   "chip.noOutput": "暂无结果",
   "chip.details": "{title}：{status}",
@@ -406,6 +407,7 @@ const en: Messages = {
   "message.regenerate": "Regenerate",
 
   "chip.arguments": "Arguments",
+  "chip.elapsed": "· {seconds} s",
   "chip.output": "Result",
   "chip.noOutput": "No result yet",
   "chip.details": "{title}: {status}",
