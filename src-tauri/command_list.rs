@@ -8,6 +8,7 @@ app_commands![
     respond_confirmation,
     cancel_run,
     retry_run,
+    regenerate_answer,
     list_sessions,
     create_session,
     open_session,

@@ -4,6 +4,7 @@
 //! All are async so they run on the async runtime, where the core spawns
 //! its runs.
 
+use ragent::llm::models::ModelInfo;
 use ragent::protocol::{
     AuditEntry, CallDecision, DefinitionChange, InputOutcome, ModelStatus, SessionInfo,
     ToolPolicyView, Transcript,
@@ -51,6 +52,16 @@ pub async fn cancel_run(agent: State<'_, Agent>, session_id: String) -> Result<b
 #[tauri::command]
 pub async fn retry_run(agent: State<'_, Agent>, session_id: String) -> Result<String, AgentError> {
     agent.retry(&session_id)
+}
+
+/// Asks the model for another final answer; the core refuses when the
+/// conversation does not end with one, a run is going or a card waits.
+#[tauri::command]
+pub async fn regenerate_answer(
+    agent: State<'_, Agent>,
+    session_id: String,
+) -> Result<String, AgentError> {
+    agent.regenerate(&session_id)
 }
 
 #[tauri::command]
@@ -137,7 +148,7 @@ pub async fn check_model(agent: State<'_, Agent>) -> Result<ModelStatus, AgentEr
 pub async fn list_models(
     agent: State<'_, Agent>,
     model: ModelEdit,
-) -> Result<Vec<String>, AgentError> {
+) -> Result<Vec<ModelInfo>, AgentError> {
     agent.list_models(model).await
 }
 

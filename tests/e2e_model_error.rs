@@ -46,11 +46,7 @@ fn a_server_error_shows_a_message_with_retry_and_retrying_brings_the_answer() ->
     let composer = app.session.find("[data-testid=composer-input]")?;
     assert_eq!(app.session.attribute(&composer, "disabled")?, None);
 
-    app.force_theme("light")?;
-    app.save_screenshot("model-error-light")?;
-    app.force_theme("dark")?;
-    app.save_screenshot("model-error-dark")?;
-    app.force_theme("light")?;
+    app.screenshots_for_docs("model-error")?;
 
     app.session.click(&retry)?;
     app.wait_for_text("[data-testid=message-assistant]", "Sony WH-1000XM6")?;
@@ -67,5 +63,37 @@ fn a_server_error_shows_a_message_with_retry_and_retrying_brings_the_answer() ->
         .filter_map(|m| m["role"].as_str())
         .collect();
     assert_eq!(roles, vec!["system", "user"], "the question went once");
+    Ok(())
+}
+
+#[test]
+fn a_failed_turn_is_still_shown_with_retry_after_the_app_is_reopened() -> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(Vec::new())?;
+    model.push(
+        Reply::status(401, r#"{"error":{"message":"invalid api key"}}"#)
+            .header("x-request-id", "req-e2e-401"),
+    );
+    model.push_turn(text("推荐 AirPods Pro 3。"));
+    configure_model(data.path(), model.base_url())?;
+    let app = RunningApp::launch(data.path())?;
+    app.send_message("推荐一款降噪耳机")?;
+    app.wait_for_text("[data-testid=model-error-message]", "拒绝了密钥")?;
+    drop(app);
+
+    let app = RunningApp::launch(data.path())?;
+    app.wait_for_text("[data-testid=model-error-message]", "拒绝了密钥")?;
+    let retry = app.session.find("[data-testid=model-error-retry]")?;
+    app.session.click(&retry)?;
+    app.wait_for_text("[data-testid=message-assistant]", "AirPods Pro 3")?;
+    let errors = app.session.find_all("[data-testid=model-error]")?;
+    assert!(errors.is_empty(), "the answered failure is still shown");
+    drop(app);
+
+    // Answered: a reopened chat shows the answer, not the old failure.
+    let app = RunningApp::launch(data.path())?;
+    app.wait_for_text("[data-testid=message-assistant]", "AirPods Pro 3")?;
+    let errors = app.session.find_all("[data-testid=model-error]")?;
+    assert!(errors.is_empty(), "the answered failure came back");
     Ok(())
 }

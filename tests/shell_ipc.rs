@@ -125,6 +125,19 @@ fn retrying_a_session_with_nothing_to_retry_rejects_with_its_code() {
 }
 
 #[test]
+fn regenerating_a_session_without_an_answer_rejects_with_its_code() {
+    let shell = shell();
+    let created = invoke(&shell.window, "create_session", json!({})).unwrap();
+    let rejection = invoke(
+        &shell.window,
+        "regenerate_answer",
+        json!({ "sessionId": created["id"] }),
+    )
+    .unwrap_err();
+    assert_eq!(rejection["code"], json!("nothing_to_regenerate"));
+}
+
+#[test]
 fn refused_settings_reject_with_invalid_settings_and_nothing_is_saved() {
     let shell = shell();
     let before = invoke(&shell.window, "get_settings", json!({})).unwrap();

@@ -14,6 +14,7 @@ import type {
   ImportPreview,
   McpExport,
   ModelEdit,
+  ModelInfo,
   ModelStatus,
   SessionInfo,
   SettingsEdit,
@@ -31,6 +32,8 @@ export interface Api {
   cancelRun(sessionId: string): Promise<void>;
   /** Asks the model again after a failed turn (no new message). */
   retryRun(sessionId: string): Promise<void>;
+  /** Another final answer in place of the last one. */
+  regenerateAnswer(sessionId: string): Promise<void>;
 
   listSessions(): Promise<SessionInfo[]>;
   createSession(): Promise<SessionInfo>;
@@ -50,7 +53,7 @@ export interface Api {
   exportMcpConfig(): Promise<McpExport>;
   checkModel(): Promise<ModelStatus>;
   /** The models the provider lists, asked with the model settings as edited (nothing saved). */
-  listModels(model: ModelEdit): Promise<string[]>;
+  listModels(model: ModelEdit): Promise<ModelInfo[]>;
   listTools(): Promise<ToolPolicyView[]>;
   listAudit(limit: number): Promise<AuditEntry[]>;
   /** What changed in a tool's definition since it was pinned; null if nothing. */
@@ -72,6 +75,7 @@ export function tauriApi(): Api {
       call("respond_confirmation", { sessionId, replyId, decisions }),
     cancelRun: (sessionId) => call("cancel_run", { sessionId }),
     retryRun: (sessionId) => call("retry_run", { sessionId }),
+    regenerateAnswer: (sessionId) => call("regenerate_answer", { sessionId }),
 
     listSessions: () => call("list_sessions"),
     createSession: () => call("create_session"),

@@ -51,7 +51,7 @@ api.transcripts.set("s1", {
     },
   ],
   pending: null,
-  running: false,
+  running: false, failure: null
 });
 
 const root = document.getElementById("app");

@@ -15,6 +15,7 @@ import type {
   CardCall,
   ConfirmationCard,
   ErrorInfo,
+  ModelFailureKind,
   StopReason,
   ToolCallView,
   Transcript,
@@ -22,7 +23,8 @@ import type {
 
 export type Entry =
   | { kind: "user"; key: string; text: string }
-  | { kind: "assistant"; key: string; text: string; streaming: boolean }
+  /** `messageId` is the stored message's, once the core has stored it. */
+  | { kind: "assistant"; key: string; text: string; streaming: boolean; messageId: number | null }
   | { kind: "call"; key: string; call: ToolCallView }
   | { kind: "card"; key: string; replyId: string; card: ConfirmationCard | null; calls: ToolCallView[] }
   | { kind: "notice"; key: string; notice: Notice };
@@ -32,7 +34,9 @@ export type Notice =
   | { type: "text"; text: string }
   | { type: "stopped"; reason: StopReason }
   | { type: "error"; error: ErrorInfo }
-  | { type: "server_restarted"; server: string; reason: string };
+  | { type: "server_restarted"; server: string; reason: string }
+  /** The model's request failed and is sent again at `until` (ms since the epoch). */
+  | { type: "retrying"; attempt: number; retries: number; until: number; kind: ModelFailureKind };
 
 export class ChatLog {
   readonly sessionId: string;
@@ -52,7 +56,7 @@ export class ChatLog {
           log.push({ kind: "user", key: `user-${item.id}`, text: item.text });
           break;
         case "assistant":
-          log.push({ kind: "assistant", key: `assistant-${item.id}`, text: item.text, streaming: false });
+          log.push({ kind: "assistant", key: `assistant-${item.id}`, text: item.text, streaming: false, messageId: item.id });
           break;
         case "tool_call":
           log.upsertCall(item.call);
@@ -63,6 +67,8 @@ export class ChatLog {
       }
     }
     if (transcript.pending) log.addCard(transcript.pending);
+    // The last run failed: shown with its way out, as when it happened.
+    if (transcript.failure) log.notice({ type: "error", error: transcript.failure });
     log.running = transcript.running;
     return log;
   }
@@ -72,6 +78,21 @@ export class ChatLog {
     for (let i = this.entries.length - 1; i >= 0; i -= 1) {
       const entry = this.entries[i];
       if (entry.kind === "card" && isPending(entry)) return entry.card;
+    }
+    return null;
+  }
+
+  /**
+   * The answer the user may ask the model to write again: the final answer
+   * that ends the chat (only notices after it), when nothing runs or waits.
+   * The core decides; this only says where the button is shown.
+   */
+  regenerable(): Entry | null {
+    if (this.running || this.pendingCard()) return null;
+    for (let i = this.entries.length - 1; i >= 0; i -= 1) {
+      const entry = this.entries[i];
+      if (entry.kind === "notice") continue;
+      return entry.kind === "assistant" && !entry.streaming && entry.messageId !== null ? entry : null;
     }
     return null;
   }
@@ -88,12 +109,22 @@ export class ChatLog {
   }
 
   apply(event: AgentEvent): Entry[] {
+    // A retry notice lasts until the next news of the run.
+    const retried = event.type === "model_retrying" ? [] : this.dropRetrying();
+    return [...retried, ...this.applyEvent(event)];
+  }
+
+  private applyEvent(event: AgentEvent): Entry[] {
     switch (event.type) {
+      case "model_retrying":
+        return [this.showRetrying({ type: "retrying", attempt: event.attempt, retries: event.retries, until: Date.now() + event.delay_ms, kind: event.kind })];
       case "run_started":
         this.running = true;
-        return [];
+        return this.dropAnsweredFailure();
       case "text_delta":
         return [this.appendDelta(event.text)];
+      case "answer_withdrawn":
+        return this.withdraw(event.message_id);
       case "assistant_message":
         return [this.finishAssistant(event.message_id, event.text)];
       case "tool_call_started":
@@ -113,13 +144,33 @@ export class ChatLog {
     }
   }
 
+  private showRetrying(notice: Notice): Entry {
+    const shown = this.entries.find((entry) => entry.kind === "notice" && entry.notice.type === "retrying");
+    if (shown?.kind === "notice") {
+      shown.notice = notice;
+      return shown;
+    }
+    return this.notice(notice);
+  }
+
+  private dropRetrying(): Entry[] {
+    const index = this.entries.findIndex((entry) => entry.kind === "notice" && entry.notice.type === "retrying");
+    return index < 0 ? [] : this.entries.splice(index, 1);
+  }
+
+  /** An answer the core took out of the conversation (it is written again). */
+  private withdraw(messageId: number): Entry[] {
+    const index = this.entries.findIndex((entry) => entry.kind === "assistant" && entry.messageId === messageId);
+    return index < 0 ? [] : this.entries.splice(index, 1);
+  }
+
   private appendDelta(text: string): Entry {
     const last = this.entries[this.entries.length - 1];
     if (last && last.kind === "assistant" && last.streaming) {
       last.text += text;
       return last;
     }
-    return this.push({ kind: "assistant", key: this.nextKey("assistant"), text, streaming: true });
+    return this.push({ kind: "assistant", key: this.nextKey("assistant"), text, streaming: true, messageId: null });
   }
 
   private finishAssistant(messageId: number, text: string): Entry {
@@ -129,9 +180,10 @@ export class ChatLog {
     if (streaming) {
       streaming.text = text;
       streaming.streaming = false;
+      streaming.messageId = messageId;
       return streaming;
     }
-    return this.push({ kind: "assistant", key: `assistant-${messageId}`, text, streaming: false });
+    return this.push({ kind: "assistant", key: `assistant-${messageId}`, text, streaming: false, messageId });
   }
 
   /** A stopped run leaves no half-streamed message marked as streaming. */
@@ -146,8 +198,22 @@ export class ChatLog {
     return changed;
   }
 
+  /**
+   * A new run answers what the last one failed to: its error, the chat's
+   * last entry, goes (a reopened session no longer shows it either).
+   */
+  private dropAnsweredFailure(): Entry[] {
+    const last = this.entries[this.entries.length - 1];
+    if (last?.kind !== "notice" || last.notice.type !== "error") return [];
+    this.entries.pop();
+    return [last];
+  }
+
   private stopNotice(reason: StopReason): Entry[] {
     if (reason.type === "completed" || reason.type === "awaiting_confirmation") return [];
+    // The error event just before says what stopped the run.
+    const last = this.entries[this.entries.length - 1];
+    if (reason.type === "failed" && last?.kind === "notice" && last.notice.type === "error") return [];
     return [this.notice({ type: "stopped", reason })];
   }
 

@@ -20,6 +20,10 @@ fn search(c: &mut Criterion) {
     group.bench_function("search_product_keyword", |b| {
         b.iter(|| shop.search_product(&keyword).unwrap())
     });
+    // The same keyword scoring every SKU, as before the keyword index.
+    group.bench_function("search_product_keyword_scan", |b| {
+        b.iter(|| shop.search_product_by_scan(&keyword).unwrap())
+    });
     group.bench_function("search_product_sku_code", |b| {
         b.iter(|| shop.search_product(&code).unwrap())
     });

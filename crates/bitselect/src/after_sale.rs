@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
@@ -14,6 +14,7 @@ use crate::orders::{self, OrderLine};
 use crate::params::{
     AfterSaleType, ApplyAfterSaleParams, OrderStatus, QueryAfterSaleParams, given,
 };
+use crate::users::UserConn;
 
 /// No-reason return and refund: within 7 days of delivery.
 pub const RETURN_DAYS: i64 = 7;
@@ -109,7 +110,7 @@ pub fn refund_for(subtotal: Fen, order_total: Fen, order_discount: Fen) -> Fen {
 /// The refund of a return of `sku_code` from `order_no`; `None` for an
 /// exchange or a line the order does not have.
 fn refund_of(
-    conn: &Connection,
+    conn: &UserConn<'_>,
     order_no: &str,
     sku_code: &str,
     kind: AfterSaleType,
@@ -123,7 +124,7 @@ fn refund_of(
 }
 
 /// Fills in what a return refunds.
-fn with_refund(conn: &Connection, mut view: AfterSaleView) -> Result<AfterSaleView> {
+fn with_refund(conn: &UserConn<'_>, mut view: AfterSaleView) -> Result<AfterSaleView> {
     let kind = if view.kind == AfterSaleType::ReturnRefund.as_str() {
         AfterSaleType::ReturnRefund
     } else {
@@ -164,11 +165,11 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AfterSaleView> {
     })
 }
 
-fn get(conn: &Connection, after_sale_no: &str) -> Result<AfterSaleView> {
+fn get(conn: &UserConn<'_>, after_sale_no: &str) -> Result<AfterSaleView> {
     let view = conn
         .query_row(
-            &format!("{SELECT_AFTER_SALE} WHERE a.after_sale_no = ?1"),
-            params![after_sale_no],
+            &format!("{SELECT_AFTER_SALE} WHERE a.user_id = ?1 AND a.after_sale_no = ?2"),
+            params![conn.user(), after_sale_no],
             from_row,
         )
         .optional()?
@@ -179,7 +180,7 @@ fn get(conn: &Connection, after_sale_no: &str) -> Result<AfterSaleView> {
 }
 
 /// By number, by order, or all of them, newest first.
-pub fn query(conn: &Connection, p: &QueryAfterSaleParams) -> Result<AfterSaleList> {
+pub fn query(conn: &UserConn<'_>, p: &QueryAfterSaleParams) -> Result<AfterSaleList> {
     let number = p
         .after_sale_no
         .as_deref()
@@ -193,10 +194,10 @@ pub fn query(conn: &Connection, p: &QueryAfterSaleParams) -> Result<AfterSaleLis
     // Refuse an unknown order rather than answer "none".
     let order_no = orders::existing(conn, given(&p.order_no))?;
     let mut stmt = conn.prepare(&format!(
-        "{SELECT_AFTER_SALE} WHERE ?1 IS NULL OR a.order_no = ?1
+        "{SELECT_AFTER_SALE} WHERE a.user_id = ?1 AND (?2 IS NULL OR a.order_no = ?2)
          ORDER BY a.created_at DESC, a.after_sale_no"
     ))?;
-    let rows = stmt.query_map(params![order_no], from_row)?;
+    let rows = stmt.query_map(params![conn.user(), order_no], from_row)?;
     let after_sales = rows
         .collect::<rusqlite::Result<Vec<_>>>()?
         .into_iter()
@@ -222,7 +223,7 @@ pub struct AfterSalePlan {
 /// unknown order, or a SKU the order does not have, is an error; the status,
 /// an open request and the windows are blockers.
 pub fn plan_apply(
-    conn: &Connection,
+    conn: &UserConn<'_>,
     now: Millis,
     p: &ApplyAfterSaleParams,
 ) -> Result<AfterSalePlan> {
@@ -318,7 +319,7 @@ fn window_closed(
 }
 
 /// Opens a return or exchange for one line of a delivered order.
-pub fn apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result<AfterSaleView> {
+pub fn apply(conn: &UserConn<'_>, now: Millis, p: &ApplyAfterSaleParams) -> Result<AfterSaleView> {
     let plan = plan_apply(conn, now, p)?;
     plan.blockers.check()?;
     let count: i64 = conn.query_row(
@@ -330,8 +331,8 @@ pub fn apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result
     let after_sale_no = format!("AS{}{:03}", plan.order_no, count + 1);
     conn.execute(
         "INSERT INTO after_sale (after_sale_no, order_no, sku_code, kind, reason, status,
-                                 created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                 created_at, user_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             after_sale_no,
             plan.order_no,
@@ -339,7 +340,8 @@ pub fn apply(conn: &Connection, now: Millis, p: &ApplyAfterSaleParams) -> Result
             plan.kind.as_str(),
             plan.reason,
             IN_PROGRESS,
-            now
+            now,
+            conn.user()
         ],
     )?;
     get(conn, &after_sale_no)

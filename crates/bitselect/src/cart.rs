@@ -1,9 +1,9 @@
-//! The demo user's cart: `query_cart` and `update_cart_item`, plus the
+//! A user's cart: `query_cart` and `update_cart_item`, plus the
 //! deductions an order makes.
 
 use std::fmt;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, ON_SALE, SkuHit};
@@ -12,6 +12,7 @@ use crate::coupons::Basket;
 use crate::error::{Blockers, Refusal, Result, ShopError};
 use crate::money::{Fen, Yuan};
 use crate::params::{CartAction, MAX_QUANTITY, UpdateCartItemParams};
+use crate::users::UserConn;
 
 /// One cart line with what it costs now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,16 +142,17 @@ impl CartView {
 }
 
 /// The whole cart, newest line first.
-pub fn view(conn: &Connection) -> Result<CartView> {
+pub fn view(conn: &UserConn<'_>) -> Result<CartView> {
     let mut stmt = conn.prepare(
         "SELECT c.sku_code, s.name, p.category, c.quantity, c.added_at, c.added_price_fen,
                 s.price_fen, s.stock, s.status
          FROM cart_item c
          JOIN sku s ON s.sku_code = c.sku_code
          JOIN product p ON p.spu_code = s.spu_code
+         WHERE c.user_id = ?1
          ORDER BY c.added_at DESC, c.sku_code",
     )?;
-    let rows = stmt.query_map([], |row| {
+    let rows = stmt.query_map(params![conn.user()], |row| {
         Ok(LineFacts {
             sku_code: row.get(0)?,
             name: row.get(1)?,
@@ -168,7 +170,7 @@ pub fn view(conn: &Connection) -> Result<CartView> {
 }
 
 /// The orderable lines as a coupon basket.
-pub fn orderable_basket(conn: &Connection) -> Result<Basket> {
+pub fn orderable_basket(conn: &UserConn<'_>) -> Result<Basket> {
     let mut basket = Basket::default();
     for line in view(conn)?.lines.into_iter().filter(|l| l.available) {
         basket.total += line.subtotal_fen;
@@ -179,11 +181,11 @@ pub fn orderable_basket(conn: &Connection) -> Result<Basket> {
 
 /// How many units of `sku_code` the cart holds and at what price the line
 /// was first added, if the cart has it.
-pub(crate) fn line_of(conn: &Connection, sku_code: &str) -> Result<Option<(i64, Fen)>> {
+pub(crate) fn line_of(conn: &UserConn<'_>, sku_code: &str) -> Result<Option<(i64, Fen)>> {
     Ok(conn
         .query_row(
-            "SELECT quantity, added_price_fen FROM cart_item WHERE sku_code = ?1",
-            params![sku_code],
+            "SELECT quantity, added_price_fen FROM cart_item WHERE user_id = ?1 AND sku_code = ?2",
+            params![conn.user(), sku_code],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )
         .optional()?)
@@ -191,15 +193,16 @@ pub(crate) fn line_of(conn: &Connection, sku_code: &str) -> Result<Option<(i64, 
 
 /// Takes `quantity` units of `sku_code` out of the cart, dropping the line
 /// when nothing is left. The caller has checked that there are enough.
-pub(crate) fn deduct(conn: &Connection, sku_code: &str, quantity: i64) -> Result<()> {
+pub(crate) fn deduct(conn: &UserConn<'_>, sku_code: &str, quantity: i64) -> Result<()> {
     // Drop the line when nothing would be left (the table keeps quantity > 0).
     let changed = match conn.execute(
-        "DELETE FROM cart_item WHERE sku_code = ?1 AND quantity = ?2",
-        params![sku_code, quantity],
+        "DELETE FROM cart_item WHERE user_id = ?3 AND sku_code = ?1 AND quantity = ?2",
+        params![sku_code, quantity, conn.user()],
     )? {
         0 => conn.execute(
-            "UPDATE cart_item SET quantity = quantity - ?2 WHERE sku_code = ?1 AND quantity > ?2",
-            params![sku_code, quantity],
+            "UPDATE cart_item SET quantity = quantity - ?2
+             WHERE user_id = ?3 AND sku_code = ?1 AND quantity > ?2",
+            params![sku_code, quantity, conn.user()],
         )?,
         deleted => deleted,
     };
@@ -247,7 +250,7 @@ pub struct CartPlan {
 /// Plans one cart change: every check of the write, no writes. Bad
 /// arguments and a SKU that is neither in the catalogue nor in the cart are
 /// errors; the rest of the refusals are the plan's blockers.
-pub fn plan_update(conn: &Connection, now: Millis, p: &UpdateCartItemParams) -> Result<CartPlan> {
+pub fn plan_update(conn: &UserConn<'_>, now: Millis, p: &UpdateCartItemParams) -> Result<CartPlan> {
     let sku_code = catalog::normalize_code(&p.sku_code);
     let line = line_of(conn, &sku_code)?;
     let previous = line.map_or(0, |(quantity, _)| quantity);
@@ -317,7 +320,7 @@ pub fn plan_update(conn: &Connection, now: Millis, p: &UpdateCartItemParams) -> 
 
 /// The cart with `sku`'s line at `quantity`, priced and judged as
 /// [`view`] would once the change is written.
-fn cart_after(conn: &Connection, now: Millis, sku: &SkuHit, quantity: i64) -> Result<CartView> {
+fn cart_after(conn: &UserConn<'_>, now: Millis, sku: &SkuHit, quantity: i64) -> Result<CartView> {
     let mut lines = view(conn)?.lines;
     let at = lines.iter().position(|l| l.sku_code == sku.sku_code);
     let facts = |added_at, added_price| LineFacts {
@@ -346,29 +349,31 @@ fn cart_after(conn: &Connection, now: Millis, sku: &SkuHit, quantity: i64) -> Re
 }
 
 /// Writes a plan that nothing blocks.
-fn commit_update(conn: &Connection, now: Millis, plan: CartPlan) -> Result<CartUpdate> {
+fn commit_update(conn: &UserConn<'_>, now: Millis, plan: CartPlan) -> Result<CartUpdate> {
     let sku_code = &plan.sku.sku_code;
     match plan.action {
         // A line keeps the price and time of its first add, so the cart can
         // show how the price moved since.
         CartAction::Add => {
             conn.execute(
-                "INSERT INTO cart_item (sku_code, quantity, added_price_fen, added_at)
-                 VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (sku_code) DO UPDATE SET quantity = quantity + excluded.quantity",
+                "INSERT INTO cart_item (user_id, sku_code, quantity, added_price_fen, added_at)
+                 VALUES (?5, ?1, ?2, ?3, ?4)
+                 ON CONFLICT (user_id, sku_code)
+                 DO UPDATE SET quantity = quantity + excluded.quantity",
                 params![
                     sku_code,
                     plan.quantity - plan.previous,
                     plan.sku.price_fen,
-                    now
+                    now,
+                    conn.user()
                 ],
             )?;
         }
         CartAction::Decrease => deduct(conn, sku_code, plan.previous - plan.quantity)?,
         CartAction::Remove => {
             conn.execute(
-                "DELETE FROM cart_item WHERE sku_code = ?1",
-                params![sku_code],
+                "DELETE FROM cart_item WHERE user_id = ?1 AND sku_code = ?2",
+                params![conn.user(), sku_code],
             )?;
         }
     }
@@ -385,7 +390,7 @@ fn commit_update(conn: &Connection, now: Millis, plan: CartPlan) -> Result<CartU
 }
 
 /// Adds, decreases or removes one cart line.
-pub fn update(conn: &Connection, now: Millis, p: &UpdateCartItemParams) -> Result<CartUpdate> {
+pub fn update(conn: &UserConn<'_>, now: Millis, p: &UpdateCartItemParams) -> Result<CartUpdate> {
     let plan = plan_update(conn, now, p)?;
     plan.blockers.check()?;
     commit_update(conn, now, plan)

@@ -12,6 +12,7 @@ use crate::money::{Fen, Yuan};
 use crate::params::{
     DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchProductParams, SortOrder, given,
 };
+use crate::search_index;
 
 pub const ON_SALE: &str = "在售";
 
@@ -183,8 +184,34 @@ pub struct SearchResult {
     pub items: Vec<SkuHit>,
 }
 
+/// Every SKU, for building the keyword index.
+pub(crate) fn all_skus(conn: &Connection) -> Result<Vec<SkuHit>> {
+    let mut stmt = conn.prepare(SELECT_SKU)?;
+    let rows = stmt.query_map([], hit_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How a search finds the SKUs a keyword may match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeywordLookup {
+    /// Through the keyword index (what the shop does).
+    Index,
+    /// By scoring every SKU, as before the index: what tests and benchmarks
+    /// compare the index with.
+    Scan,
+}
+
 /// Filters the catalogue; see [`SearchProductParams`] for the filters.
 pub fn search(conn: &Connection, p: &SearchProductParams) -> Result<SearchResult> {
+    search_with(conn, p, KeywordLookup::Index)
+}
+
+/// [`search`], finding keyword matches as `lookup` says.
+pub fn search_with(
+    conn: &Connection,
+    p: &SearchProductParams,
+    lookup: KeywordLookup,
+) -> Result<SearchResult> {
     let limit = p.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
     if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
         return Err(ShopError::invalid(
@@ -224,10 +251,15 @@ pub fn search(conn: &Connection, p: &SearchProductParams) -> Result<SearchResult
 
     // Only the filters given become SQL, so a lookup by code goes through
     // the primary key and reads only those rows (an `?n IS NULL OR ...`
-    // filter would make SQLite scan the catalogue). At most 32 shapes,
-    // each prepared once per connection.
+    // filter would make SQLite scan the catalogue), and a keyword through
+    // its index. Each shape is prepared once per connection.
     let mut clauses: Vec<&str> = Vec::new();
     let mut values: Vec<Box<dyn ToSql>> = Vec::new();
+    if lookup == KeywordLookup::Index {
+        let (found, terms) = search_index::filter(&query.terms);
+        clauses.extend(found);
+        values.extend(terms.into_iter().map(|t| Box::new(t) as Box<dyn ToSql>));
+    }
     if let Some(category) = category {
         clauses.push("p.category = ?");
         values.push(Box::new(category.to_owned()));
@@ -300,6 +332,24 @@ pub fn search(conn: &Connection, p: &SearchProductParams) -> Result<SearchResult
         sort,
         items,
     })
+}
+
+/// What a keyword's terms are looked for in, lower-cased, a field a line:
+/// every field [`Query::score`] matches a term against (not the model name,
+/// which only adds to the score of a SKU that matched). A term never holds
+/// whitespace, so it cannot match across two fields.
+pub fn searchable_text(hit: &SkuHit) -> String {
+    let mut fields = vec![
+        hit.name.as_str(),
+        hit.brand.as_str(),
+        hit.sku_code.as_str(),
+        hit.spu_code.as_str(),
+        hit.category.as_str(),
+        hit.sub_category.as_str(),
+    ];
+    fields.extend(hit.tags.iter().map(String::as_str));
+    fields.extend(hit.specs.values().filter_map(Value::as_str));
+    fields.join("\n").to_lowercase()
 }
 
 /// A keyword split into lower-case terms.

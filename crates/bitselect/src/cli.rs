@@ -14,6 +14,15 @@ pub const USAGE: &str = "\
 bitselect-mcp: the Bit Select shop (比特严选) as an MCP server
 
 Usage: bitselect-mcp [--data-dir DIR] [--http [ADDR]] [--allow-remote]
+       bitselect-mcp seed-users --count N [--data-dir DIR]
+
+Commands:
+  (none)           serve the shop (below)
+  seed-users       add load-test users load-00001 … load-N to the shop, each
+                   with three cart lines and a coupon of their own (LOAD-00001
+                   …), print what was made as JSON on stdout, and exit. The
+                   same catalogue and N give the same users, lines and coupons;
+                   users that exist already are left as they are.
 
 Options:
   --data-dir DIR   keep the shop database in DIR (file DIR/shop.db); default:
@@ -23,11 +32,13 @@ Options:
                    picks a free port. The bound address is printed to stderr
                    as `bitselect-mcp listening on http://ADDR/mcp`.
   --allow-remote   allow --http on a non-loopback address
+  --count N        (seed-users) how many users, 1 to 100000
   -h, --help       print this help
   -V, --version    print the version
 
-Without --http the server speaks MCP over stdin/stdout. Logs go to stderr;
-set RUST_LOG (e.g. RUST_LOG=debug) to change their level.";
+Without --http the server speaks MCP over stdin/stdout. Either way every
+call acts for the demo user (the seed's shopper). Logs go to stderr; set
+RUST_LOG (e.g. RUST_LOG=debug) to change their level.";
 
 /// How the server talks to its client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,12 +55,24 @@ pub struct Options {
     pub allow_remote: bool,
 }
 
+/// What `seed-users` is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeedUsersOptions {
+    /// `None`: the platform default.
+    pub data_dir: Option<PathBuf>,
+    pub count: u32,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Serve(Options),
+    SeedUsers(SeedUsersOptions),
     Help,
     Version,
 }
+
+/// The subcommand that adds load-test users.
+pub const SEED_USERS: &str = "seed-users";
 
 /// A command line that cannot be run; the process exits with status 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -72,6 +95,40 @@ fn parse_addr(text: &str) -> Result<SocketAddr, UsageError> {
     })
 }
 
+/// A flag's value: after `=`, else the next argument.
+fn flag_value(
+    flag: &str,
+    inline: Option<String>,
+    args: &mut impl Iterator<Item = OsString>,
+    what: &str,
+) -> Result<OsString, UsageError> {
+    let value = match inline {
+        Some(value) => OsString::from(value),
+        None => args
+            .next()
+            .ok_or_else(|| UsageError(format!("{flag} needs {what}")))?,
+    };
+    if value.is_empty() {
+        return Err(UsageError(format!("{flag} needs {what}")));
+    }
+    Ok(value)
+}
+
+/// One argument as UTF-8, split at `=` when it is a long flag with a value.
+fn split_flag(arg: OsString) -> Result<(String, Option<String>), UsageError> {
+    let arg = arg
+        .into_string()
+        .map_err(|raw| UsageError(format!("argument {raw:?} is not valid UTF-8")))?;
+    Ok(match arg.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
+        _ => (arg, None),
+    })
+}
+
+fn data_dir_or_env(data_dir: Option<PathBuf>, env_data_dir: Option<OsString>) -> Option<PathBuf> {
+    data_dir.or_else(|| env_data_dir.filter(|d| !d.is_empty()).map(PathBuf::from))
+}
+
 /// Parses the arguments after the program name. `env_data_dir` is the value
 /// of [`DATA_DIR_ENV`], if set.
 pub fn parse(
@@ -79,32 +136,20 @@ pub fn parse(
     env_data_dir: Option<OsString>,
 ) -> Result<Command, UsageError> {
     let mut args = args.into_iter().peekable();
+    if args.peek().is_some_and(|first| first == SEED_USERS) {
+        args.next();
+        return parse_seed_users(args, env_data_dir);
+    }
     let mut data_dir = None;
     let mut transport = Transport::Stdio;
     let mut allow_remote = false;
     while let Some(arg) = args.next() {
-        let arg = arg
-            .into_string()
-            .map_err(|raw| UsageError(format!("argument {raw:?} is not valid UTF-8")))?;
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_owned(), Some(value.to_owned()))
-            }
-            _ => (arg.clone(), None),
-        };
+        let (flag, inline) = split_flag(arg)?;
         match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
             "--data-dir" => {
-                let value = match inline {
-                    Some(value) => OsString::from(value),
-                    None => args
-                        .next()
-                        .ok_or_else(|| UsageError("--data-dir needs a directory".into()))?,
-                };
-                if value.is_empty() {
-                    return Err(UsageError("--data-dir needs a directory".into()));
-                }
+                let value = flag_value(&flag, inline, &mut args, "a directory")?;
                 data_dir = Some(PathBuf::from(value));
             }
             "--http" => {
@@ -127,7 +172,7 @@ pub fn parse(
                 });
             }
             "--allow-remote" if inline.is_none() => allow_remote = true,
-            _ => return Err(UsageError(format!("unknown argument `{arg}`"))),
+            _ => return Err(unknown(&flag, inline)),
         }
     }
     if let Transport::Http(addr) = transport
@@ -138,11 +183,57 @@ pub fn parse(
             "--http {addr} is not a loopback address; add --allow-remote to expose the shop to the network"
         )));
     }
-    let data_dir = data_dir.or_else(|| env_data_dir.filter(|d| !d.is_empty()).map(PathBuf::from));
     Ok(Command::Serve(Options {
-        data_dir,
+        data_dir: data_dir_or_env(data_dir, env_data_dir),
         transport,
         allow_remote,
+    }))
+}
+
+fn unknown(flag: &str, inline: Option<String>) -> UsageError {
+    match inline {
+        Some(value) => UsageError(format!("unknown argument `{flag}={value}`")),
+        None => UsageError(format!("unknown argument `{flag}`")),
+    }
+}
+
+/// `seed-users --count N [--data-dir DIR]`.
+fn parse_seed_users(
+    mut args: impl Iterator<Item = OsString>,
+    env_data_dir: Option<OsString>,
+) -> Result<Command, UsageError> {
+    let mut data_dir = None;
+    let mut count = None;
+    while let Some(arg) = args.next() {
+        let (flag, inline) = split_flag(arg)?;
+        match flag.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--data-dir" => {
+                let value = flag_value(&flag, inline, &mut args, "a directory")?;
+                data_dir = Some(PathBuf::from(value));
+            }
+            "--count" => {
+                let value = flag_value(&flag, inline, &mut args, "a number")?;
+                let text = value.to_string_lossy();
+                let n = text
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=crate::load_users::MAX_COUNT).contains(n))
+                    .ok_or_else(|| {
+                        UsageError(format!(
+                            "--count must be a whole number from 1 to {}, got `{text}`",
+                            crate::load_users::MAX_COUNT
+                        ))
+                    })?;
+                count = Some(n);
+            }
+            _ => return Err(unknown(&flag, inline)),
+        }
+    }
+    let count = count.ok_or_else(|| UsageError(format!("{SEED_USERS} needs --count N")))?;
+    Ok(Command::SeedUsers(SeedUsersOptions {
+        data_dir: data_dir_or_env(data_dir, env_data_dir),
+        count,
     }))
 }
 
@@ -238,6 +329,40 @@ mod tests {
         ] {
             assert!(run(args, None).is_err(), "{args:?} should be refused");
         }
+    }
+
+    #[test]
+    fn seed_users_takes_a_count_and_the_data_dir() {
+        assert_eq!(
+            run(
+                &["seed-users", "--count", "500", "--data-dir", "d"],
+                Some("/env")
+            ),
+            Ok(Command::SeedUsers(SeedUsersOptions {
+                data_dir: Some("d".into()),
+                count: 500,
+            }))
+        );
+        assert_eq!(
+            run(&["seed-users", "--count=3"], Some("/env")),
+            Ok(Command::SeedUsers(SeedUsersOptions {
+                data_dir: Some("/env".into()),
+                count: 3,
+            }))
+        );
+        for args in [
+            &["seed-users"][..],
+            &["seed-users", "--count"],
+            &["seed-users", "--count", "0"],
+            &["seed-users", "--count", "-1"],
+            &["seed-users", "--count", "100001"],
+            &["seed-users", "--count", "2", "--http"],
+            &["--count", "2"],
+        ] {
+            assert!(run(args, None).is_err(), "{args:?} should be refused");
+        }
+        assert_eq!(run(&["seed-users", "--help"], None), Ok(Command::Help));
+        assert!(USAGE.contains("seed-users --count N"));
     }
 
     #[test]

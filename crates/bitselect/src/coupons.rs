@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use crate::cart;
@@ -13,6 +13,7 @@ use crate::clock::{Millis, format_rfc3339};
 use crate::error::{Refusal, Result, ShopError};
 use crate::money::{Fen, MAX_AMOUNT_FEN, Yuan, add_amounts, format_yuan, percent_discount};
 use crate::params::QueryCouponsParams;
+use crate::users::UserConn;
 
 pub const UNUSED: &str = "未使用";
 pub const USED: &str = "已使用";
@@ -186,7 +187,8 @@ pub fn evaluate(
 
 const SELECT_HELD: &str = "SELECT c.code, c.name, c.kind, c.threshold_fen, c.amount_off_fen,
             c.pay_percent, c.category, c.valid_from, c.valid_to, u.status, u.order_no
-     FROM user_coupon u JOIN coupon c ON c.code = u.code";
+     FROM user_coupon u JOIN coupon c ON c.code = u.code
+     WHERE u.user_id = ?1";
 
 fn held_from_row(row: &Row<'_>) -> rusqlite::Result<HeldCoupon> {
     let kind: String = row.get(2)?;
@@ -209,10 +211,10 @@ fn held_from_row(row: &Row<'_>) -> rusqlite::Result<HeldCoupon> {
 }
 
 /// The user's copy of one coupon, or a refusal if they do not hold it.
-pub(crate) fn held(conn: &Connection, code: &str) -> Result<HeldCoupon> {
+pub(crate) fn held(conn: &UserConn<'_>, code: &str) -> Result<HeldCoupon> {
     conn.query_row(
-        &format!("{SELECT_HELD} WHERE u.code = ?1"),
-        params![code],
+        &format!("{SELECT_HELD} AND u.code = ?2"),
+        params![conn.user(), code],
         held_from_row,
     )
     .optional()?
@@ -224,18 +226,23 @@ pub(crate) fn held(conn: &Connection, code: &str) -> Result<HeldCoupon> {
     })
 }
 
-fn all_held(conn: &Connection) -> Result<Vec<HeldCoupon>> {
+fn all_held(conn: &UserConn<'_>) -> Result<Vec<HeldCoupon>> {
     let mut stmt = conn.prepare(&format!("{SELECT_HELD} ORDER BY c.valid_to, c.code"))?;
-    let rows = stmt.query_map([], held_from_row)?;
+    let rows = stmt.query_map(params![conn.user()], held_from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Marks the coupon used on `order_no`; only an unused one can be.
-pub(crate) fn mark_used(conn: &Connection, code: &str, order_no: &str, now: Millis) -> Result<()> {
+pub(crate) fn mark_used(
+    conn: &UserConn<'_>,
+    code: &str,
+    order_no: &str,
+    now: Millis,
+) -> Result<()> {
     let changed = conn.execute(
         "UPDATE user_coupon SET status = ?1, order_no = ?2, used_at = ?3
-         WHERE code = ?4 AND status = ?5",
-        params![USED, order_no, now, code, UNUSED],
+         WHERE user_id = ?6 AND code = ?4 AND status = ?5",
+        params![USED, order_no, now, code, UNUSED, conn.user()],
     )?;
     if changed != 1 {
         return Err(ShopError::Corrupt(format!(
@@ -246,7 +253,7 @@ pub(crate) fn mark_used(conn: &Connection, code: &str, order_no: &str, now: Mill
 }
 
 /// A coupon template's name, if the shop has it.
-pub(crate) fn name_of(conn: &Connection, code: &str) -> Result<Option<String>> {
+pub(crate) fn name_of(conn: &UserConn<'_>, code: &str) -> Result<Option<String>> {
     Ok(conn
         .query_row(
             "SELECT name FROM coupon WHERE code = ?1",
@@ -257,23 +264,24 @@ pub(crate) fn name_of(conn: &Connection, code: &str) -> Result<Option<String>> {
 }
 
 /// The coupon used on `order_no`, which cancelling it gives back.
-pub(crate) fn used_on(conn: &Connection, order_no: &str) -> Result<Option<String>> {
+pub(crate) fn used_on(conn: &UserConn<'_>, order_no: &str) -> Result<Option<String>> {
     Ok(conn
         .query_row(
-            "SELECT code FROM user_coupon WHERE order_no = ?1 AND status = ?2",
-            params![order_no, USED],
+            "SELECT code FROM user_coupon WHERE user_id = ?3 AND order_no = ?1 AND status = ?2",
+            params![order_no, USED, conn.user()],
             |row| row.get(0),
         )
         .optional()?)
 }
 
 /// Gives back the coupon used on a cancelled order. Returns its code.
-pub(crate) fn release(conn: &Connection, order_no: &str) -> Result<Option<String>> {
+pub(crate) fn release(conn: &UserConn<'_>, order_no: &str) -> Result<Option<String>> {
     let code = used_on(conn, order_no)?;
     if let Some(code) = &code {
         conn.execute(
-            "UPDATE user_coupon SET status = ?1, order_no = NULL, used_at = NULL WHERE code = ?2",
-            params![UNUSED, code],
+            "UPDATE user_coupon SET status = ?1, order_no = NULL, used_at = NULL
+             WHERE user_id = ?3 AND code = ?2",
+            params![UNUSED, code, conn.user()],
         )?;
     }
     Ok(code)
@@ -328,7 +336,7 @@ pub struct CouponReport {
 
 /// Tries every held coupon against the given amounts, or the cart's
 /// orderable lines when no amount is given.
-pub fn report(conn: &Connection, now: Millis, p: &QueryCouponsParams) -> Result<CouponReport> {
+pub fn report(conn: &UserConn<'_>, now: Millis, p: &QueryCouponsParams) -> Result<CouponReport> {
     let (basis, basket) = if p.amount.is_none() && p.category_amounts.is_empty() {
         ("cart", cart::orderable_basket(conn)?)
     } else {
@@ -380,7 +388,7 @@ pub fn report(conn: &Connection, now: Millis, p: &QueryCouponsParams) -> Result<
     })
 }
 
-fn basket_from_args(conn: &Connection, p: &QueryCouponsParams) -> Result<Basket> {
+fn basket_from_args(conn: &UserConn<'_>, p: &QueryCouponsParams) -> Result<Basket> {
     let known = catalog::categories(conn)?;
     let mut by_category = BTreeMap::new();
     for (category, amount) in &p.category_amounts {

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::error::Result;
 
@@ -17,7 +17,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Each entry moves the schema one version up; entry `i` leads to version
 /// `i + 1`. Never edit a released entry: append a new one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE product (
     spu_code     TEXT PRIMARY KEY,
     name         TEXT NOT NULL,
@@ -55,7 +56,7 @@ CREATE TABLE coupon (
         OR (kind = '折扣' AND pay_percent BETWEEN 1 AND 99))
 );
 
--- The demo user's coupons. The shop has one user, so no user column.
+-- The demo user's coupons (version 2 gives them a user column).
 CREATE TABLE user_coupon (
     code       TEXT PRIMARY KEY REFERENCES coupon (code),
     status     TEXT NOT NULL CHECK (status IN ('未使用', '已使用')),
@@ -151,7 +152,149 @@ CREATE TABLE shop_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
-"#];
+"#,
+    USERS_MIGRATION,
+    SEARCH_MIGRATION,
+];
+/// Version 2: users. Every row of a cart, coupon held, order, parcel,
+/// after-sale, ticket and idempotency key belongs to a user; what a version 1
+/// database holds goes to the demo user (id 1). The tables are rebuilt rather
+/// than altered so that `user_id` is `NOT NULL` with no default: no row falls
+/// to the demo user by omission. Order lines and parcel events belong to
+/// their order and parcel, and are only reached through them.
+const USERS_MIGRATION: &str = r#"
+CREATE TABLE users (
+    id           INTEGER PRIMARY KEY,
+    sub          TEXT NOT NULL UNIQUE,  -- the subject an access token names
+    display_name TEXT NOT NULL
+);
+INSERT INTO users (id, sub, display_name) VALUES (1, 'demo', '演示用户');
+
+CREATE TABLE user_coupon_v2 (
+    user_id    INTEGER NOT NULL REFERENCES users (id),
+    code       TEXT NOT NULL REFERENCES coupon (code),
+    status     TEXT NOT NULL CHECK (status IN ('未使用', '已使用')),
+    order_no   TEXT,
+    claimed_at INTEGER NOT NULL,
+    used_at    INTEGER,
+    PRIMARY KEY (user_id, code)
+);
+INSERT INTO user_coupon_v2 SELECT 1, code, status, order_no, claimed_at, used_at FROM user_coupon;
+DROP TABLE user_coupon;
+ALTER TABLE user_coupon_v2 RENAME TO user_coupon;
+
+CREATE TABLE cart_item_v2 (
+    user_id         INTEGER NOT NULL REFERENCES users (id),
+    sku_code        TEXT NOT NULL REFERENCES sku (sku_code),
+    quantity        INTEGER NOT NULL CHECK (quantity > 0),
+    added_price_fen INTEGER NOT NULL,
+    added_at        INTEGER NOT NULL,
+    PRIMARY KEY (user_id, sku_code)
+);
+INSERT INTO cart_item_v2 SELECT 1, sku_code, quantity, added_price_fen, added_at FROM cart_item;
+DROP TABLE cart_item;
+ALTER TABLE cart_item_v2 RENAME TO cart_item;
+
+-- Order numbers stay unique across users: the shop has one numbering.
+CREATE TABLE orders_v2 (
+    order_no         TEXT PRIMARY KEY,
+    user_id          INTEGER NOT NULL REFERENCES users (id),
+    status           TEXT NOT NULL
+                     CHECK (status IN ('待支付', '已支付待发货', '已发货', '已签收', '已取消')),
+    total_fen        INTEGER NOT NULL,
+    discount_fen     INTEGER NOT NULL,
+    pay_fen          INTEGER NOT NULL,
+    coupon_code      TEXT,
+    receiver_name    TEXT NOT NULL,
+    receiver_phone   TEXT NOT NULL,
+    receiver_address TEXT NOT NULL,
+    tracking_no      TEXT UNIQUE,
+    created_at       INTEGER NOT NULL,
+    paid_at          INTEGER,
+    shipped_at       INTEGER,
+    received_at      INTEGER,
+    cancelled_at     INTEGER
+);
+INSERT INTO orders_v2
+    SELECT order_no, 1, status, total_fen, discount_fen, pay_fen, coupon_code, receiver_name,
+           receiver_phone, receiver_address, tracking_no, created_at, paid_at, shipped_at,
+           received_at, cancelled_at
+    FROM orders;
+DROP TABLE orders;
+ALTER TABLE orders_v2 RENAME TO orders;
+CREATE INDEX orders_by_user ON orders (user_id, created_at);
+
+CREATE TABLE parcel_v2 (
+    tracking_no TEXT PRIMARY KEY,
+    user_id     INTEGER NOT NULL REFERENCES users (id),
+    order_no    TEXT NOT NULL REFERENCES orders (order_no)
+);
+INSERT INTO parcel_v2 SELECT tracking_no, 1, order_no FROM parcel;
+DROP TABLE parcel;
+ALTER TABLE parcel_v2 RENAME TO parcel;
+
+CREATE TABLE after_sale_v2 (
+    after_sale_no TEXT PRIMARY KEY,
+    user_id       INTEGER NOT NULL REFERENCES users (id),
+    order_no      TEXT NOT NULL REFERENCES orders (order_no),
+    sku_code      TEXT NOT NULL,
+    kind          TEXT NOT NULL CHECK (kind IN ('退货退款', '换货')),
+    reason        TEXT NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('处理中', '已完成')),
+    created_at    INTEGER NOT NULL,
+    finished_at   INTEGER
+);
+INSERT INTO after_sale_v2
+    SELECT after_sale_no, 1, order_no, sku_code, kind, reason, status, created_at, finished_at
+    FROM after_sale;
+DROP TABLE after_sale;
+ALTER TABLE after_sale_v2 RENAME TO after_sale;
+CREATE UNIQUE INDEX after_sale_one_open ON after_sale (order_no, sku_code)
+    WHERE status = '处理中';
+CREATE INDEX after_sale_by_user ON after_sale (user_id, created_at);
+
+CREATE TABLE ticket_v2 (
+    ticket_no   TEXT PRIMARY KEY,
+    user_id     INTEGER NOT NULL REFERENCES users (id),
+    order_no    TEXT REFERENCES orders (order_no),
+    topic       TEXT NOT NULL,
+    description TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+INSERT INTO ticket_v2
+    SELECT ticket_no, 1, order_no, topic, description, status, created_at FROM ticket;
+DROP TABLE ticket;
+ALTER TABLE ticket_v2 RENAME TO ticket;
+
+-- A key is its user's own: two users may send the same one.
+CREATE TABLE idempotency_v2 (
+    user_id    INTEGER NOT NULL REFERENCES users (id),
+    key        TEXT NOT NULL,
+    tool       TEXT NOT NULL,
+    args_hash  TEXT NOT NULL,
+    result     TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (user_id, key)
+);
+INSERT INTO idempotency_v2 SELECT 1, key, tool, args_hash, result, created_at FROM idempotency;
+DROP TABLE idempotency;
+ALTER TABLE idempotency_v2 RENAME TO idempotency;
+"#;
+
+/// Version 3: the keyword index of the catalogue, one row per SKU holding
+/// the lower-cased text a keyword may match (`catalog::searchable_text`).
+/// Trigram tokens find any substring of three characters or more; the text
+/// is lower-cased in Rust before it is stored and queried, so the index is
+/// case-sensitive and matches exactly what `str::contains` on it would.
+/// Filled when the shop opens (`search_index::refresh`).
+const SEARCH_MIGRATION: &str = r#"
+CREATE VIRTUAL TABLE sku_search USING fts5 (
+    sku_code UNINDEXED,
+    body,
+    tokenize = 'trigram case_sensitive 1'
+);
+"#;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -343,7 +486,17 @@ impl Drop for CallTx<'_> {
     }
 }
 
+/// Brings the schema up to date. Foreign keys are off while it runs (a
+/// rebuilt table is dropped while others still refer to it; SQLite ignores
+/// the setting inside a transaction) and checked before the commit.
 fn migrate(conn: &Connection) -> Result<()> {
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let outcome = migrate_unchecked(conn);
+    conn.pragma_update(None, "foreign_keys", true)?;
+    outcome
+}
+
+fn migrate_unchecked(conn: &Connection) -> Result<()> {
     let tx = CallTx::write(conn)?;
     let current: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if current > SCHEMA_VERSION {
@@ -358,6 +511,14 @@ fn migrate(conn: &Connection) -> Result<()> {
         let version = index as i64 + 1;
         tx.pragma_update(None, "user_version", version)?;
         tracing::info!(version, "applied schema migration");
+    }
+    let broken: Option<String> = tx
+        .query_row("PRAGMA foreign_key_check", [], |row| row.get(0))
+        .optional()?;
+    if let Some(table) = broken {
+        return Err(crate::error::ShopError::Corrupt(format!(
+            "迁移后表 {table} 有引用不存在的行"
+        )));
     }
     tx.commit()?;
     Ok(())
@@ -456,6 +617,84 @@ mod tests {
         let read = CallTx::read(&again).unwrap();
         assert_eq!(scratch_rows(&read), Some(1), "a committed call stays");
         read.commit().unwrap();
+    }
+
+    #[test]
+    fn a_version_1_database_upgrades_and_its_rows_go_to_the_demo_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shop.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute_batch(
+                "INSERT INTO product VALUES ('P', 'p', 'c', 's', 'b', 'o', '在售', '{}', '[]');
+                 INSERT INTO sku VALUES ('S', 'P', 's', '{}', 100, 5, '在售');
+                 INSERT INTO coupon VALUES ('C', 'c', '满减', 0, 10, NULL, NULL, 0, 9);
+                 INSERT INTO user_coupon VALUES ('C', '已使用', '1', 0, 1);
+                 INSERT INTO cart_item VALUES ('S', 2, 100, 0);
+                 INSERT INTO orders VALUES ('1', '已签收', 100, 10, 90, 'C', 'n', 'p', 'a',
+                                            'T1', 0, 1, 2, 3, NULL);
+                 INSERT INTO order_item VALUES ('1', 1, 'S', 's', 100, 1);
+                 INSERT INTO parcel VALUES ('T1', '1');
+                 INSERT INTO parcel_event VALUES ('T1', 1, 2, 'x', 'y');
+                 INSERT INTO after_sale VALUES ('AS1001', '1', 'S', '换货', 'r', '处理中', 4, NULL);
+                 INSERT INTO ticket VALUES ('TK000001', '1', 't', 'd', '待处理', 5);
+                 INSERT INTO idempotency VALUES ('k', 'pay_order', 'h', '{}', 6);",
+            )
+            .unwrap();
+        }
+        let db = Db::open(&path).unwrap();
+        let conn = db.connect().unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let demo: (i64, String) = conn
+            .query_row("SELECT id, sub FROM users", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(demo, (1, "demo".to_owned()));
+        for table in [
+            "user_coupon",
+            "cart_item",
+            "orders",
+            "parcel",
+            "after_sale",
+            "ticket",
+            "idempotency",
+        ] {
+            let owners: Vec<i64> = conn
+                .prepare(&format!("SELECT user_id FROM {table}"))
+                .unwrap()
+                .query_map([], |row| row.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(owners, [1], "{table}");
+        }
+        let lines: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM order_item JOIN orders USING (order_no)",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(lines, 1, "order lines still find their order");
+        let foreign_keys: i64 = conn
+            .query_row("PRAGMA foreign_keys", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(foreign_keys, 1, "a lent connection checks references");
+        // No user column takes a default: a row always names its user.
+        let err = conn
+            .execute(
+                "INSERT INTO cart_item (sku_code, quantity, added_price_fen, added_at)
+                      VALUES ('S', 1, 100, 0)",
+                [],
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("NOT NULL"), "{err}");
     }
 
     #[test]

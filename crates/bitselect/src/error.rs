@@ -25,6 +25,9 @@ pub enum ShopError {
     Corrupt(String),
     #[error("结果编码失败：{0}")]
     Encode(#[from] serde_json::Error),
+    /// A server that acts for each request's user got a request with none.
+    #[error("未登录：这个请求没有经过认证的用户，商城不知道为谁办理。请先登录再试")]
+    Unauthenticated,
 }
 
 impl ShopError {
@@ -40,6 +43,7 @@ impl ShopError {
         match self {
             Self::Refused(refusal) => refusal.code(),
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Self::Unauthenticated => "UNAUTHENTICATED",
             Self::Database(_)
             | Self::DataDir { .. }
             | Self::Seed { .. }
@@ -51,7 +55,10 @@ impl ShopError {
     /// True when the caller's request was at fault (a refusal or a bad
     /// argument), false for failures of the shop itself.
     pub fn is_caller_error(&self) -> bool {
-        matches!(self, Self::Refused(_) | Self::InvalidArgument { .. })
+        matches!(
+            self,
+            Self::Refused(_) | Self::InvalidArgument { .. } | Self::Unauthenticated
+        )
     }
 }
 

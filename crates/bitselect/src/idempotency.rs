@@ -5,13 +5,14 @@
 //! the first result are stored in the same transaction as the write, so a
 //! call re-sent after a crash returns the first result and changes nothing.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::clock::Millis;
 use crate::error::{Refusal, Result, ShopError};
+use crate::users::UserConn;
 
 /// The `_meta` key a caller puts the idempotency key under.
 pub const META_KEY: &str = "ragent/idempotency_key";
@@ -79,11 +80,11 @@ fn canonical(value: &Value, out: &mut String) {
 
 /// The stored first result for `key`, if the key was used before with the
 /// same tool and arguments; a refusal if it was used with different ones.
-pub fn lookup(conn: &Connection, key: &str, tool: &str, hash: &str) -> Result<Option<String>> {
+pub fn lookup(conn: &UserConn<'_>, key: &str, tool: &str, hash: &str) -> Result<Option<String>> {
     let stored: Option<(String, String, String)> = conn
         .query_row(
-            "SELECT tool, args_hash, result FROM idempotency WHERE key = ?1",
-            params![key],
+            "SELECT tool, args_hash, result FROM idempotency WHERE user_id = ?1 AND key = ?2",
+            params![conn.user(), key],
             |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
         )
         .optional()?;
@@ -102,7 +103,7 @@ pub fn lookup(conn: &Connection, key: &str, tool: &str, hash: &str) -> Result<Op
 
 /// Records the first result of a keyed call, inside the write's transaction.
 pub fn store(
-    conn: &Connection,
+    conn: &UserConn<'_>,
     key: &str,
     tool: &str,
     hash: &str,
@@ -110,9 +111,9 @@ pub fn store(
     now: Millis,
 ) -> Result<()> {
     conn.execute(
-        "INSERT INTO idempotency (key, tool, args_hash, result, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![key, tool, hash, result, now],
+        "INSERT INTO idempotency (user_id, key, tool, args_hash, result, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![conn.user(), key, tool, hash, result, now],
     )?;
     Ok(())
 }

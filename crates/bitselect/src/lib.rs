@@ -9,10 +9,15 @@
 //!   [`serve_stdio`] over stdin/stdout and [`serve_http`] over streamable
 //!   HTTP. The `bitselect-mcp` binary wraps these with a command line.
 //!
+//! Every cart, order, coupon held, parcel and after-sale belongs to a user;
+//! a [`Shop`] acts for one [`Caller`] (the demo user unless told otherwise)
+//! and sees only that user's rows ([`users`], [`callers`]).
+//!
 //! Money is integer fen throughout ([`money`]); time comes from an
 //! injectable [`Clock`].
 
 pub mod after_sale;
+pub mod callers;
 pub mod cart;
 pub mod catalog;
 pub mod cli;
@@ -21,20 +26,25 @@ pub mod coupons;
 mod db;
 pub mod error;
 pub mod idempotency;
+pub mod load_users;
 pub mod logistics;
 pub mod money;
 pub mod orders;
 pub mod params;
 pub mod preview;
+mod search_index;
 mod seed;
 pub mod serve;
 pub mod server;
 mod shop;
 pub mod tickets;
+pub mod users;
 
+pub use callers::Callers;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use db::SCHEMA_VERSION;
 pub use error::{Refusal, ShopError};
-pub use serve::{MCP_PATH, ServeError, serve_http, serve_io, serve_stdio};
+pub use serve::{MCP_PATH, ServeError, http_service, serve_http, serve_io, serve_stdio};
 pub use server::ShopServer;
 pub use shop::{DB_FILE, Shop, ShopStats, Written};
+pub use users::{Caller, Subject};

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
@@ -11,6 +11,7 @@ use crate::clock::{Millis, format_rfc3339};
 use crate::error::{Refusal, Result, ShopError};
 use crate::orders;
 use crate::params::{QueryLogisticsParams, given};
+use crate::users::UserConn;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -32,7 +33,7 @@ pub struct Trace {
     pub events: Vec<TraceEvent>,
 }
 
-pub fn query(conn: &Connection, p: &QueryLogisticsParams) -> Result<Trace> {
+pub fn query(conn: &UserConn<'_>, p: &QueryLogisticsParams) -> Result<Trace> {
     let tracking = p
         .tracking_no
         .as_deref()
@@ -43,8 +44,8 @@ pub fn query(conn: &Connection, p: &QueryLogisticsParams) -> Result<Trace> {
         (Some(tracking_no), _) => {
             let found: Option<(String, String)> = conn
                 .query_row(
-                    "SELECT order_no, status FROM orders WHERE tracking_no = ?1",
-                    params![tracking_no],
+                    "SELECT order_no, status FROM orders WHERE user_id = ?1 AND tracking_no = ?2",
+                    params![conn.user(), tracking_no],
                     |row| Ok((row.get(0)?, row.get(1)?)),
                 )
                 .optional()?;
@@ -56,8 +57,8 @@ pub fn query(conn: &Connection, p: &QueryLogisticsParams) -> Result<Trace> {
         (None, Some(order_no)) => {
             let status = orders::facts(conn, order_no)?.status;
             let tracking: Option<String> = conn.query_row(
-                "SELECT tracking_no FROM orders WHERE order_no = ?1",
-                params![order_no],
+                "SELECT tracking_no FROM orders WHERE user_id = ?1 AND order_no = ?2",
+                params![conn.user(), order_no],
                 |row| row.get(0),
             )?;
             let Some(tracking_no) = tracking else {

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use crate::after_sale::{self, AfterSaleWindows};
@@ -19,6 +19,7 @@ use crate::params::{
     MAX_ORDER_LIMIT, MAX_ORDER_LINES, MAX_QUANTITY, OrderStatus, PayOrderParams, QueryOrderParams,
     given,
 };
+use crate::users::UserConn;
 
 /// Who receives a parcel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,7 +98,7 @@ struct OrderRow {
 const SELECT_ORDER: &str = "SELECT order_no, status, total_fen, discount_fen, pay_fen,
             coupon_code, receiver_name, receiver_phone, receiver_address, tracking_no,
             created_at, paid_at, shipped_at, received_at, cancelled_at
-     FROM orders";
+     FROM orders WHERE user_id = ?1";
 
 fn order_from_row(row: &Row<'_>) -> rusqlite::Result<OrderRow> {
     Ok(OrderRow {
@@ -121,10 +122,10 @@ fn order_from_row(row: &Row<'_>) -> rusqlite::Result<OrderRow> {
     })
 }
 
-fn find(conn: &Connection, order_no: &str) -> Result<OrderRow> {
+fn find(conn: &UserConn<'_>, order_no: &str) -> Result<OrderRow> {
     conn.query_row(
-        &format!("{SELECT_ORDER} WHERE order_no = ?1"),
-        params![order_no],
+        &format!("{SELECT_ORDER} AND order_no = ?2"),
+        params![conn.user(), order_no],
         order_from_row,
     )
     .optional()?
@@ -138,7 +139,7 @@ fn find(conn: &Connection, order_no: &str) -> Result<OrderRow> {
 
 /// Passes an optional order number through, refusing one that does not exist.
 pub(crate) fn existing<'a>(
-    conn: &Connection,
+    conn: &UserConn<'_>,
     order_no: Option<&'a str>,
 ) -> Result<Option<&'a str>> {
     if let Some(order_no) = order_no {
@@ -155,7 +156,7 @@ pub(crate) struct OrderFacts {
     pub discount: Fen,
 }
 
-pub(crate) fn facts(conn: &Connection, order_no: &str) -> Result<OrderFacts> {
+pub(crate) fn facts(conn: &UserConn<'_>, order_no: &str) -> Result<OrderFacts> {
     let row = find(conn, order_no)?;
     Ok(OrderFacts {
         status: row.status,
@@ -165,7 +166,7 @@ pub(crate) fn facts(conn: &Connection, order_no: &str) -> Result<OrderFacts> {
     })
 }
 
-fn lines(conn: &Connection, order_no: &str) -> Result<Vec<OrderLine>> {
+fn lines(conn: &UserConn<'_>, order_no: &str) -> Result<Vec<OrderLine>> {
     let mut stmt = conn.prepare(
         "SELECT line_no, sku_code, sku_name, price_fen, quantity
          FROM order_item WHERE order_no = ?1 ORDER BY line_no",
@@ -189,7 +190,7 @@ fn lines(conn: &Connection, order_no: &str) -> Result<Vec<OrderLine>> {
 
 /// The line of `order_no` for `sku_code`, if the order has one.
 pub(crate) fn line_for(
-    conn: &Connection,
+    conn: &UserConn<'_>,
     order_no: &str,
     sku_code: &str,
 ) -> Result<Option<OrderLine>> {
@@ -212,7 +213,7 @@ fn next_actions(status: &str, windows: Option<&AfterSaleWindows>) -> Vec<String>
     actions.iter().map(|a| (*a).to_owned()).collect()
 }
 
-fn view(conn: &Connection, now: Millis, row: OrderRow) -> Result<OrderView> {
+fn view(conn: &UserConn<'_>, now: Millis, row: OrderRow) -> Result<OrderView> {
     let lines = lines(conn, &row.order_no)?;
     let windows = match (row.status.as_str(), row.received_at) {
         ("已签收", Some(received)) => Some(after_sale::windows(received, now)),
@@ -243,7 +244,7 @@ fn view(conn: &Connection, now: Millis, row: OrderRow) -> Result<OrderView> {
 }
 
 /// Loads and shows one order.
-pub fn get(conn: &Connection, now: Millis, order_no: &str) -> Result<OrderView> {
+pub fn get(conn: &UserConn<'_>, now: Millis, order_no: &str) -> Result<OrderView> {
     let row = find(conn, order_no)?;
     view(conn, now, row)
 }
@@ -258,7 +259,7 @@ pub struct OrderList {
 }
 
 /// One order by number, or the most recent ones.
-pub fn query(conn: &Connection, now: Millis, p: &QueryOrderParams) -> Result<OrderList> {
+pub fn query(conn: &UserConn<'_>, now: Millis, p: &QueryOrderParams) -> Result<OrderList> {
     if let Some(order_no) = given(&p.order_no) {
         return Ok(OrderList {
             orders: vec![get(conn, now, order_no)?],
@@ -274,16 +275,16 @@ pub fn query(conn: &Connection, now: Millis, p: &QueryOrderParams) -> Result<Ord
     }
     let status = p.status.map(OrderStatus::as_str);
     let matched: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM orders WHERE ?1 IS NULL OR status = ?1",
-        params![status],
+        "SELECT COUNT(*) FROM orders WHERE user_id = ?1 AND (?2 IS NULL OR status = ?2)",
+        params![conn.user(), status],
         |row| row.get(0),
     )?;
     let mut stmt = conn.prepare(&format!(
-        "{SELECT_ORDER} WHERE ?1 IS NULL OR status = ?1
-         ORDER BY created_at DESC, order_no DESC LIMIT ?2"
+        "{SELECT_ORDER} AND (?2 IS NULL OR status = ?2)
+         ORDER BY created_at DESC, order_no DESC LIMIT ?3"
     ))?;
     let rows = stmt
-        .query_map(params![status, limit], order_from_row)?
+        .query_map(params![conn.user(), status, limit], order_from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let orders = rows
         .into_iter()
@@ -352,12 +353,13 @@ fn receiver_from(
     }
 }
 
-fn latest_receiver(conn: &Connection) -> Result<Option<Receiver>> {
+fn latest_receiver(conn: &UserConn<'_>) -> Result<Option<Receiver>> {
     Ok(conn
         .query_row(
             "SELECT receiver_name, receiver_phone, receiver_address FROM orders
+             WHERE user_id = ?1
              ORDER BY created_at DESC, order_no DESC LIMIT 1",
-            [],
+            params![conn.user()],
             |row| {
                 Ok(Receiver {
                     name: row.get(0)?,
@@ -370,7 +372,7 @@ fn latest_receiver(conn: &Connection) -> Result<Option<Receiver>> {
 }
 
 /// Continues the shop's numbering: the seed ends at 88238, so 88239 is next.
-fn next_order_no(conn: &Connection) -> Result<String> {
+fn next_order_no(conn: &UserConn<'_>) -> Result<String> {
     let last: Option<i64> = conn.query_row(
         "SELECT MAX(CAST(order_no AS INTEGER)) FROM orders",
         [],
@@ -461,7 +463,7 @@ fn check_items(p: &CreateOrderParams) -> Result<Vec<(String, i64)>> {
 /// Each line against catalogue, cart and stock. An unknown SKU is an error;
 /// the other refusals are blockers, a line's in the order the write checks.
 fn plan_lines(
-    conn: &Connection,
+    conn: &UserConn<'_>,
     p: &CreateOrderParams,
     blockers: &mut Blockers,
 ) -> Result<Vec<PlannedLine>> {
@@ -501,7 +503,7 @@ fn plan_lines(
 }
 
 /// Plans an order: every check and amount of `create_order`, no writes.
-pub fn plan_create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<OrderPlan> {
+pub fn plan_create(conn: &UserConn<'_>, now: Millis, p: &CreateOrderParams) -> Result<OrderPlan> {
     let mut blockers = Blockers::default();
     let lines = plan_lines(conn, p, &mut blockers)?;
     let mut basket = Basket::default();
@@ -554,7 +556,7 @@ pub fn plan_create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Res
 }
 
 /// Writes a planned order: reserves stock, deducts the cart, uses the coupon.
-fn commit_create(conn: &Connection, now: Millis, plan: OrderPlan) -> Result<OrderView> {
+fn commit_create(conn: &UserConn<'_>, now: Millis, plan: OrderPlan) -> Result<OrderView> {
     let receiver = plan.receiver.clone().ok_or(Refusal::NoDefaultReceiver)?;
     let order_no = next_order_no(conn)?;
     let coupon_code = plan
@@ -564,8 +566,9 @@ fn commit_create(conn: &Connection, now: Millis, plan: OrderPlan) -> Result<Orde
         .map(|c| c.code.clone());
     conn.execute(
         "INSERT INTO orders (order_no, status, total_fen, discount_fen, pay_fen, coupon_code,
-                             receiver_name, receiver_phone, receiver_address, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                             receiver_name, receiver_phone, receiver_address, created_at,
+                             user_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             order_no,
             OrderStatus::Pending.as_str(),
@@ -576,7 +579,8 @@ fn commit_create(conn: &Connection, now: Millis, plan: OrderPlan) -> Result<Orde
             receiver.name,
             receiver.phone,
             receiver.address,
-            now
+            now,
+            conn.user()
         ],
     )?;
     for (index, line) in plan.lines.iter().enumerate() {
@@ -618,7 +622,7 @@ fn commit_create(conn: &Connection, now: Millis, plan: OrderPlan) -> Result<Orde
 
 /// Places an order from cart lines: reserves stock, deducts the cart, uses
 /// the coupon. The caller runs it inside one immediate transaction.
-pub fn create(conn: &Connection, now: Millis, p: &CreateOrderParams) -> Result<OrderView> {
+pub fn create(conn: &UserConn<'_>, now: Millis, p: &CreateOrderParams) -> Result<OrderView> {
     let plan = plan_create(conn, now, p)?;
     plan.blockers.check()?;
     commit_create(conn, now, plan)
@@ -653,7 +657,7 @@ pub struct PayPlan {
 }
 
 /// Plans a payment: the order must await payment; its amount to pay is charged.
-pub fn plan_pay(conn: &Connection, now: Millis, p: &PayOrderParams) -> Result<PayPlan> {
+pub fn plan_pay(conn: &UserConn<'_>, now: Millis, p: &PayOrderParams) -> Result<PayPlan> {
     let order = get(conn, now, p.order_no.trim())?;
     Ok(PayPlan {
         blockers: status_blocker(&order, &[OrderStatus::Pending], "支付", "「待支付」"),
@@ -673,13 +677,13 @@ pub struct Payment {
 }
 
 /// Simulated payment: 待支付 -> 已支付待发货.
-pub fn pay(conn: &Connection, now: Millis, p: &PayOrderParams) -> Result<Payment> {
+pub fn pay(conn: &UserConn<'_>, now: Millis, p: &PayOrderParams) -> Result<Payment> {
     let plan = plan_pay(conn, now, p)?;
     plan.blockers.check()?;
     let order_no = plan.order.order_no;
     conn.execute(
-        "UPDATE orders SET status = ?2, paid_at = ?3 WHERE order_no = ?1",
-        params![order_no, OrderStatus::Paid.as_str(), now],
+        "UPDATE orders SET status = ?2, paid_at = ?3 WHERE order_no = ?1 AND user_id = ?4",
+        params![order_no, OrderStatus::Paid.as_str(), now, conn.user()],
     )?;
     Ok(Payment {
         paid_amount_fen: plan.amount,
@@ -727,7 +731,7 @@ pub struct CancelPlan {
 
 /// Plans a cancellation: only before shipping; stock, coupon and what was
 /// paid come back.
-pub fn plan_cancel(conn: &Connection, now: Millis, p: &CancelOrderParams) -> Result<CancelPlan> {
+pub fn plan_cancel(conn: &UserConn<'_>, now: Millis, p: &CancelOrderParams) -> Result<CancelPlan> {
     let order = get(conn, now, p.order_no.trim())?;
     let reason = p
         .reason
@@ -753,7 +757,7 @@ pub fn plan_cancel(conn: &Connection, now: Millis, p: &CancelOrderParams) -> Res
 }
 
 /// Cancels an order that has not shipped: stock and coupon come back.
-pub fn cancel(conn: &Connection, now: Millis, p: &CancelOrderParams) -> Result<Cancellation> {
+pub fn cancel(conn: &UserConn<'_>, now: Millis, p: &CancelOrderParams) -> Result<Cancellation> {
     let plan = plan_cancel(conn, now, p)?;
     plan.blockers.check()?;
     let order_no = plan.order.order_no;
@@ -776,8 +780,8 @@ pub fn cancel(conn: &Connection, now: Millis, p: &CancelOrderParams) -> Result<C
     }
     let coupon_returned = coupons::release(conn, &order_no)?;
     conn.execute(
-        "UPDATE orders SET status = ?2, cancelled_at = ?3 WHERE order_no = ?1",
-        params![order_no, OrderStatus::Cancelled.as_str(), now],
+        "UPDATE orders SET status = ?2, cancelled_at = ?3 WHERE order_no = ?1 AND user_id = ?4",
+        params![order_no, OrderStatus::Cancelled.as_str(), now, conn.user()],
     )?;
     Ok(Cancellation {
         previous_status: plan.order.status,
@@ -813,7 +817,7 @@ pub struct AddressPlan {
 
 /// Plans a change of receiver: only before shipping, at least one field.
 pub fn plan_change_address(
-    conn: &Connection,
+    conn: &UserConn<'_>,
     now: Millis,
     p: &ChangeAddressParams,
 ) -> Result<AddressPlan> {
@@ -845,7 +849,7 @@ pub fn plan_change_address(
 
 /// Changes the receiver of an order that has not shipped.
 pub fn change_address(
-    conn: &Connection,
+    conn: &UserConn<'_>,
     now: Millis,
     p: &ChangeAddressParams,
 ) -> Result<AddressChange> {
@@ -855,8 +859,14 @@ pub fn change_address(
     let receiver = plan.receiver;
     conn.execute(
         "UPDATE orders SET receiver_name = ?2, receiver_phone = ?3, receiver_address = ?4
-         WHERE order_no = ?1",
-        params![order_no, receiver.name, receiver.phone, receiver.address],
+         WHERE order_no = ?1 AND user_id = ?5",
+        params![
+            order_no,
+            receiver.name,
+            receiver.phone,
+            receiver.address,
+            conn.user()
+        ],
     )?;
     Ok(AddressChange {
         previous_receiver: plan.order.receiver,

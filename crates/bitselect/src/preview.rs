@@ -11,7 +11,6 @@
 
 use std::fmt;
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::after_sale::AfterSalePlan;
@@ -22,6 +21,7 @@ use crate::error::{Blockers, Result};
 use crate::money::{Fen, format_rmb};
 use crate::orders::{AddressPlan, CancelPlan, OrderLine, OrderPlan, OrderView, PayPlan, Receiver};
 use crate::params::{AfterSaleType, CartAction};
+use crate::users::UserConn;
 
 /// What a write would do now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,7 +181,12 @@ fn summary(text: String, blockers: &Blockers) -> String {
 }
 
 /// A line of goods named the card's way.
-fn goods_line(conn: &Connection, code: &str, sku_name: &str, quantity: i64) -> Result<PreviewLine> {
+fn goods_line(
+    conn: &UserConn<'_>,
+    code: &str,
+    sku_name: &str,
+    quantity: i64,
+) -> Result<PreviewLine> {
     let label = catalog::label(conn, code, sku_name)?;
     Ok(PreviewLine {
         name: label.name,
@@ -219,7 +224,7 @@ fn price_warning(name: &str, added: Option<Fen>, now: Fen) -> Option<Warning> {
 
 /// `update_cart_item`: the line before and after, and the cart's orderable
 /// total after.
-pub fn cart(conn: &Connection, plan: &CartPlan) -> Result<Preview> {
+pub fn cart(conn: &UserConn<'_>, plan: &CartPlan) -> Result<Preview> {
     let sku = &plan.sku;
     let price = sku.price_fen;
     let mut line = goods_line(conn, &sku.sku_code, &sku.name, plan.quantity)?;
@@ -264,7 +269,7 @@ pub fn cart(conn: &Connection, plan: &CartPlan) -> Result<Preview> {
 
 /// `create_order`: the lines at today's prices with the stock they would
 /// leave, goods, coupon and amount to pay, and where it would ship.
-pub fn create_order(conn: &Connection, plan: &OrderPlan) -> Result<Preview> {
+pub fn create_order(conn: &UserConn<'_>, plan: &OrderPlan) -> Result<Preview> {
     let mut lines = Vec::with_capacity(plan.lines.len());
     let mut notes = Vec::new();
     for planned in &plan.lines {
@@ -309,7 +314,11 @@ pub fn create_order(conn: &Connection, plan: &OrderPlan) -> Result<Preview> {
 
 /// An existing order's lines at the prices bought at; with `restock`, the
 /// stock each SKU would have once the order's units come back.
-fn order_lines(conn: &Connection, lines: &[OrderLine], restock: bool) -> Result<Vec<PreviewLine>> {
+fn order_lines(
+    conn: &UserConn<'_>,
+    lines: &[OrderLine],
+    restock: bool,
+) -> Result<Vec<PreviewLine>> {
     lines
         .iter()
         .map(|l| {
@@ -324,7 +333,7 @@ fn order_lines(conn: &Connection, lines: &[OrderLine], restock: bool) -> Result<
 }
 
 /// The order's goods, and its discount when it has one.
-fn order_totals(conn: &Connection, order: &OrderView) -> Result<Vec<Total>> {
+fn order_totals(conn: &UserConn<'_>, order: &OrderView) -> Result<Vec<Total>> {
     let mut totals = vec![Total::new(
         TotalKind::Goods,
         "商品金额",
@@ -348,7 +357,7 @@ fn order_totals(conn: &Connection, order: &OrderView) -> Result<Vec<Total>> {
 }
 
 /// `pay_order`: the order and what would be charged.
-pub fn pay_order(conn: &Connection, plan: &PayPlan) -> Result<Preview> {
+pub fn pay_order(conn: &UserConn<'_>, plan: &PayPlan) -> Result<Preview> {
     let mut totals = order_totals(conn, &plan.order)?;
     totals.push(Total::new(TotalKind::Pay, "支付金额", plan.amount));
     Ok(Preview {
@@ -370,7 +379,7 @@ pub fn pay_order(conn: &Connection, plan: &PayPlan) -> Result<Preview> {
 
 /// `cancel_order`: the order's lines with the stock they give back, the
 /// refund when it was paid, and the coupon that comes back.
-pub fn cancel_order(conn: &Connection, plan: &CancelPlan) -> Result<Preview> {
+pub fn cancel_order(conn: &UserConn<'_>, plan: &CancelPlan) -> Result<Preview> {
     let order = &plan.order;
     let text = if plan.refund > 0 {
         format!(
@@ -407,7 +416,7 @@ pub fn cancel_order(conn: &Connection, plan: &CancelPlan) -> Result<Preview> {
 }
 
 /// `change_address`: the receiver before and after.
-pub fn change_address(conn: &Connection, plan: &AddressPlan) -> Result<Preview> {
+pub fn change_address(conn: &UserConn<'_>, plan: &AddressPlan) -> Result<Preview> {
     let before = &plan.order.receiver;
     let after = &plan.receiver;
     Ok(Preview {
@@ -427,7 +436,7 @@ pub fn change_address(conn: &Connection, plan: &AddressPlan) -> Result<Preview> 
 }
 
 /// `apply_after_sale`: the line concerned and, for a return, the refund.
-pub fn apply_after_sale(conn: &Connection, plan: &AfterSalePlan) -> Result<Preview> {
+pub fn apply_after_sale(conn: &UserConn<'_>, plan: &AfterSalePlan) -> Result<Preview> {
     let line = &plan.line;
     let text = match (plan.kind, plan.refund) {
         (AfterSaleType::ReturnRefund, Some(refund)) => format!(

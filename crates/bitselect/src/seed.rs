@@ -13,6 +13,7 @@ use crate::clock::{MINUTE_MS, Millis};
 use crate::db::CallTx;
 use crate::error::{Result, ShopError};
 use crate::money::{Fen, de_fen};
+use crate::users::{DEMO_USER, UserConn};
 
 const PRODUCTS: &str = include_str!("../data/products.json");
 const SKUS: &str = include_str!("../data/skus.json");
@@ -276,35 +277,77 @@ fn insert_coupons(
             c.valid_to.at(now)
         ])?;
     }
-    let mut insert = tx.prepare(
-        "INSERT INTO user_coupon (code, status, order_no, claimed_at, used_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
+    let demo = UserConn::new(tx, DEMO_USER);
     for h in held {
-        insert.execute(params![
-            h.code,
-            h.status,
-            h.order_no,
+        hand_out_coupon(
+            &demo,
+            &h.code,
+            &h.status,
+            h.order_no.as_deref(),
             h.claimed_at.at(now),
-            at_opt(&h.used_at, now)
-        ])?;
+            at_opt(&h.used_at, now),
+        )?;
     }
     Ok(())
 }
 
+/// Gives the user a coupon of the shop's.
+pub(crate) fn hand_out_coupon(
+    conn: &UserConn<'_>,
+    code: &str,
+    status: &str,
+    order_no: Option<&str>,
+    claimed_at: Millis,
+    used_at: Option<Millis>,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO user_coupon (user_id, code, status, order_no, claimed_at, used_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        conn.user(),
+        code,
+        status,
+        order_no,
+        claimed_at,
+        used_at
+    ])?;
+    Ok(())
+}
+
 fn insert_cart(tx: &Connection, cart: &[CartRow], now: Millis) -> Result<()> {
-    let mut insert = tx.prepare(
-        "INSERT INTO cart_item (sku_code, quantity, added_price_fen, added_at)
-         VALUES (?1, ?2, ?3, ?4)",
-    )?;
+    let demo = UserConn::new(tx, DEMO_USER);
     for line in cart {
-        insert.execute(params![
-            line.sku_code,
+        put_in_cart(
+            &demo,
+            &line.sku_code,
             line.quantity,
             line.added_price,
-            line.added_at.at(now)
-        ])?;
+            line.added_at.at(now),
+        )?;
     }
+    Ok(())
+}
+
+/// A new line in the user's cart, as seeded.
+pub(crate) fn put_in_cart(
+    conn: &UserConn<'_>,
+    sku_code: &str,
+    quantity: i64,
+    added_price: Fen,
+    added_at: Millis,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO cart_item (user_id, sku_code, quantity, added_price_fen, added_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        conn.user(),
+        sku_code,
+        quantity,
+        added_price,
+        added_at
+    ])?;
     Ok(())
 }
 
@@ -312,8 +355,9 @@ fn insert_orders(tx: &Connection, orders: &[OrderRow], now: Millis) -> Result<()
     let mut insert_order = tx.prepare(
         "INSERT INTO orders (order_no, status, total_fen, discount_fen, pay_fen, coupon_code,
                              receiver_name, receiver_phone, receiver_address, tracking_no,
-                             created_at, paid_at, shipped_at, received_at, cancelled_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                             created_at, paid_at, shipped_at, received_at, cancelled_at,
+                             user_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
     let mut insert_line = tx.prepare(
         "INSERT INTO order_item (order_no, line_no, sku_code, sku_name, price_fen, quantity)
@@ -335,7 +379,8 @@ fn insert_orders(tx: &Connection, orders: &[OrderRow], now: Millis) -> Result<()
             at_opt(&o.paid_at, now),
             at_opt(&o.shipped_at, now),
             at_opt(&o.received_at, now),
-            at_opt(&o.cancelled_at, now)
+            at_opt(&o.cancelled_at, now),
+            DEMO_USER
         ])?;
         for (index, item) in o.items.iter().enumerate() {
             insert_line.execute(params![
@@ -353,13 +398,13 @@ fn insert_orders(tx: &Connection, orders: &[OrderRow], now: Millis) -> Result<()
 
 fn insert_logistics(tx: &Connection, parcels: &[ParcelRow], now: Millis) -> Result<()> {
     let mut insert_parcel =
-        tx.prepare("INSERT INTO parcel (tracking_no, order_no) VALUES (?1, ?2)")?;
+        tx.prepare("INSERT INTO parcel (tracking_no, order_no, user_id) VALUES (?1, ?2, ?3)")?;
     let mut insert_event = tx.prepare(
         "INSERT INTO parcel_event (tracking_no, seq, at, location, description)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for p in parcels {
-        insert_parcel.execute(params![p.tracking_no, p.order_no])?;
+        insert_parcel.execute(params![p.tracking_no, p.order_no, DEMO_USER])?;
         for (index, e) in p.events.iter().enumerate() {
             insert_event.execute(params![
                 p.tracking_no,
@@ -376,8 +421,8 @@ fn insert_logistics(tx: &Connection, parcels: &[ParcelRow], now: Millis) -> Resu
 fn insert_after_sales(tx: &Connection, rows: &[AfterSaleRow], now: Millis) -> Result<()> {
     let mut insert = tx.prepare(
         "INSERT INTO after_sale (after_sale_no, order_no, sku_code, kind, reason, status,
-                                 created_at, finished_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                 created_at, finished_at, user_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     for a in rows {
         insert.execute(params![
@@ -388,7 +433,8 @@ fn insert_after_sales(tx: &Connection, rows: &[AfterSaleRow], now: Millis) -> Re
             a.reason,
             a.status,
             a.created_at.at(now),
-            at_opt(&a.finished_at, now)
+            at_opt(&a.finished_at, now),
+            DEMO_USER
         ])?;
     }
     Ok(())

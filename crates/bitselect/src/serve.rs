@@ -14,6 +14,7 @@ use tokio::net::TcpListener;
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
+use crate::callers::Callers;
 use crate::server::ShopServer;
 use crate::shop::Shop;
 
@@ -107,6 +108,22 @@ fn stdio_pipes() -> Option<(tokio::io::Empty, tokio::io::Sink)> {
     None
 }
 
+/// The streamable HTTP MCP service, to mount in a router. With
+/// [`Callers::PerRequest`] each call acts for the [`crate::Subject`] that a
+/// layer in front of it put in the request's extensions: the hook an
+/// authentication layer fills.
+pub fn http_service(
+    shop: Shop,
+    callers: Callers,
+    config: StreamableHttpServerConfig,
+) -> StreamableHttpService<ShopServer, LocalSessionManager> {
+    StreamableHttpService::new(
+        move || Ok(ShopServer::with_callers(shop.clone(), callers.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
 /// Serves streamable HTTP at `http://<addr>/mcp` until `shutdown` fires.
 /// `on_ready` is told the bound address (useful with port 0) once the
 /// listener accepts connections. Non-loopback addresses need `allow_remote`.
@@ -133,12 +150,10 @@ pub async fn serve_http(
         // server deliberately opened to the network is reached by other names.
         config = config.disable_allowed_hosts();
     }
-    let service = StreamableHttpService::new(
-        move || Ok(ShopServer::new(shop.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let router = axum::Router::new().nest_service(MCP_PATH, service);
+    // The default HTTP mode acts for the shop's own caller (the demo user):
+    // no request chooses its user until an authentication layer sets one.
+    let callers = Callers::Fixed(shop.caller().clone());
+    let router = axum::Router::new().nest_service(MCP_PATH, http_service(shop, callers, config));
     on_ready(bound);
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown.cancelled_owned())

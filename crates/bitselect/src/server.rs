@@ -13,8 +13,8 @@ use std::sync::Arc;
 use rmcp::handler::server::common::{schema_for_input, schema_for_type};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolResult, ContentBlock, ExperimentalCapabilities, Implementation, JsonObject, MetaObject,
-    RequestMetaObject, ServerCapabilities, ServerConfig,
+    CallToolResult, ContentBlock, ExperimentalCapabilities, Extensions, Implementation, JsonObject,
+    MetaObject, RequestMetaObject, ServerCapabilities, ServerConfig,
 };
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::idempotency::META_KEY;
 use crate::params::{
@@ -102,10 +103,11 @@ fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     Arc::new(schema)
 }
 
-/// The shop as an MCP server.
+/// The shop as an MCP server, acting for the users its [`Callers`] say.
 #[derive(Debug, Clone)]
 pub struct ShopServer {
     shop: Shop,
+    callers: Callers,
     tool_router: ToolRouter<Self>,
 }
 
@@ -167,21 +169,27 @@ fn idempotency_key(meta: &RequestMetaObject) -> Result<Option<String>> {
 }
 
 impl ShopServer {
-    /// Runs a domain call on the blocking pool and maps its outcome.
-    async fn run<T, F>(&self, f: F) -> CallToolResult
+    /// Runs a domain call for the call's user on the blocking pool and maps
+    /// its outcome.
+    async fn run<T, F>(&self, ext: &Extensions, f: F) -> CallToolResult
     where
         T: Serialize + Display + Send + 'static,
         F: FnOnce(&Shop) -> Result<Written<T>> + Send + 'static,
     {
+        let acting = match self.callers.acting(ext) {
+            Ok(acting) => acting,
+            Err(error) => return failure(&error),
+        };
         let shop = self.shop.clone();
-        match tokio::task::spawn_blocking(move || f(&shop)).await {
+        let call = move || f(&acting.shop(&shop)?);
+        match tokio::task::spawn_blocking(call).await {
             Ok(Ok(written)) => success(written),
             Ok(Err(error)) => failure(&error),
             Err(join) => failure(&ShopError::Corrupt(format!("工具调用异常中止：{join}"))),
         }
     }
 
-    async fn read<P, T, F>(&self, args: JsonObject, f: F) -> CallToolResult
+    async fn read<P, T, F>(&self, ext: Extensions, args: JsonObject, f: F) -> CallToolResult
     where
         P: DeserializeOwned + Send + 'static,
         T: Serialize + Display + Send + 'static,
@@ -189,7 +197,7 @@ impl ShopServer {
     {
         match parse::<P>(args) {
             Ok(params) => {
-                self.run(move |shop| {
+                self.run(&ext, move |shop| {
                     f(shop, params).map(|value| Written {
                         value,
                         replayed: false,
@@ -203,6 +211,7 @@ impl ShopServer {
 
     async fn write<P, T, F>(
         &self,
+        ext: Extensions,
         meta: RequestMetaObject,
         args: JsonObject,
         f: F,
@@ -214,7 +223,10 @@ impl ShopServer {
     {
         let parsed = idempotency_key(&meta).and_then(|key| Ok((key, parse::<P>(args)?)));
         match parsed {
-            Ok((key, params)) => self.run(move |shop| f(shop, params, key.as_deref())).await,
+            Ok((key, params)) => {
+                self.run(&ext, move |shop| f(shop, params, key.as_deref()))
+                    .await
+            }
             Err(error) => failure(&error),
         }
     }
@@ -222,9 +234,16 @@ impl ShopServer {
 
 #[tool_router]
 impl ShopServer {
+    /// A server whose every call acts for the user `shop` acts for.
     pub fn new(shop: Shop) -> Self {
+        let callers = Callers::Fixed(shop.caller().clone());
+        Self::with_callers(shop, callers)
+    }
+
+    pub fn with_callers(shop: Shop, callers: Callers) -> Self {
         Self {
             shop,
+            callers,
             tool_router: Self::tool_router(),
         }
     }
@@ -246,9 +265,11 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn search_product(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: SearchProductParams| shop.search_product(&p))
-            .await
+    async fn search_product(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: SearchProductParams| {
+            shop.search_product(&p)
+        })
+        .await
     }
 
     /// 查看购物车：每行的加入时价格与现价、价格变化、库存、能否下单（已下架/无货/库存不足）和小计，以及合计与可下单合计。
@@ -264,8 +285,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn query_cart(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, _: QueryCartParams| shop.query_cart())
+    async fn query_cart(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, _: QueryCartParams| shop.query_cart())
             .await
     }
 
@@ -282,9 +303,11 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn query_coupons(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: QueryCouponsParams| shop.query_coupons(&p))
-            .await
+    async fn query_coupons(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: QueryCouponsParams| {
+            shop.query_coupons(&p)
+        })
+        .await
     }
 
     /// 查询订单：给 orderNo 返回该订单全部信息（状态、下单/支付/发货/签收/取消时间、商品行、金额与优惠、运单号、收货人、7 天无理由退货和 15 天换货的剩余天数、可用操作）；不给则按下单时间倒序列出最近几个订单，可按状态筛选。
@@ -300,8 +323,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn query_order(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: QueryOrderParams| shop.query_order(&p))
+    async fn query_order(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: QueryOrderParams| shop.query_order(&p))
             .await
     }
 
@@ -318,8 +341,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn query_logistics(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: QueryLogisticsParams| {
+    async fn query_logistics(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: QueryLogisticsParams| {
             shop.query_logistics(&p)
         })
         .await
@@ -338,8 +361,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn query_after_sale(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: QueryAfterSaleParams| {
+    async fn query_after_sale(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: QueryAfterSaleParams| {
             shop.query_after_sale(&p)
         })
         .await
@@ -359,8 +382,13 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn update_cart_item(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
-        self.write(meta, args, |shop, p: UpdateCartItemParams, key| {
+    async fn update_cart_item(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: UpdateCartItemParams, key| {
             shop.update_cart_item(&p, key)
         })
         .await
@@ -382,8 +410,13 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn create_order(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
-        self.write(meta, args, |shop, p: CreateOrderParams, key| {
+    async fn create_order(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: CreateOrderParams, key| {
             shop.create_order(&p, key)
         })
         .await
@@ -404,8 +437,13 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn pay_order(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
-        self.write(meta, args, |shop, p: PayOrderParams, key| {
+    async fn pay_order(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: PayOrderParams, key| {
             shop.pay_order(&p, key)
         })
         .await
@@ -426,8 +464,13 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn cancel_order(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
-        self.write(meta, args, |shop, p: CancelOrderParams, key| {
+    async fn cancel_order(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: CancelOrderParams, key| {
             shop.cancel_order(&p, key)
         })
         .await
@@ -447,8 +490,13 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn change_address(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
-        self.write(meta, args, |shop, p: ChangeAddressParams, key| {
+    async fn change_address(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: ChangeAddressParams, key| {
             shop.change_address(&p, key)
         })
         .await
@@ -469,8 +517,13 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn apply_after_sale(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
-        self.write(meta, args, |shop, p: ApplyAfterSaleParams, key| {
+    async fn apply_after_sale(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: ApplyAfterSaleParams, key| {
             shop.apply_after_sale(&p, key)
         })
         .await
@@ -489,8 +542,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn preview_update_cart_item(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: UpdateCartItemParams| {
+    async fn preview_update_cart_item(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: UpdateCartItemParams| {
             shop.preview_update_cart_item(&p)
         })
         .await
@@ -509,8 +562,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn preview_create_order(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: CreateOrderParams| {
+    async fn preview_create_order(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: CreateOrderParams| {
             shop.preview_create_order(&p)
         })
         .await
@@ -529,9 +582,11 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn preview_pay_order(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: PayOrderParams| shop.preview_pay_order(&p))
-            .await
+    async fn preview_pay_order(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: PayOrderParams| {
+            shop.preview_pay_order(&p)
+        })
+        .await
     }
 
     /// 预览取消订单（只读，不执行）：参数与 cancel_order 完全相同，返回现在调用 cancel_order 会做什么：订单的商品和取消后的库存、已支付时的退款金额、将退回的优惠券；已发货等不能取消时说明原因。参数无效或订单、商品不存在时返回与 cancel_order 相同的错误。
@@ -547,8 +602,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn preview_cancel_order(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: CancelOrderParams| {
+    async fn preview_cancel_order(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: CancelOrderParams| {
             shop.preview_cancel_order(&p)
         })
         .await
@@ -567,8 +622,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn preview_change_address(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: ChangeAddressParams| {
+    async fn preview_change_address(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: ChangeAddressParams| {
             shop.preview_change_address(&p)
         })
         .await
@@ -587,8 +642,8 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn preview_apply_after_sale(&self, args: JsonObject) -> CallToolResult {
-        self.read(args, |shop, p: ApplyAfterSaleParams| {
+    async fn preview_apply_after_sale(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
+        self.read(ext, args, |shop, p: ApplyAfterSaleParams| {
             shop.preview_apply_after_sale(&p)
         })
         .await
@@ -610,8 +665,13 @@ impl ShopServer {
             open_world_hint = true
         )
     )]
-    async fn submit_ticket(&self, meta: RequestMetaObject, args: JsonObject) -> CallToolResult {
-        self.write(meta, args, |shop, p: SubmitTicketParams, key| {
+    async fn submit_ticket(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: SubmitTicketParams, key| {
             shop.submit_ticket(&p, key)
         })
         .await

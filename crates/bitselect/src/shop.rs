@@ -20,6 +20,7 @@ use crate::coupons::{self, CouponReport};
 use crate::db::{CallTx, Db};
 use crate::error::{Result, ShopError};
 use crate::idempotency;
+use crate::load_users::{self, SeededUsers};
 use crate::logistics::{self, Trace};
 use crate::orders::{self, AddressChange, Cancellation, OrderList, OrderView, Payment};
 use crate::params::{
@@ -28,8 +29,10 @@ use crate::params::{
     QueryOrderParams, SearchProductParams, SubmitTicketParams, UpdateCartItemParams,
 };
 use crate::preview::{self, Preview};
+use crate::search_index;
 use crate::seed;
 use crate::tickets::{self, Ticket};
+use crate::users::{self, Caller, UserConn};
 
 /// The database file's name inside the data directory.
 pub const DB_FILE: &str = "shop.db";
@@ -59,12 +62,15 @@ pub struct ShopStats {
     pub tickets: i64,
 }
 
-/// The Bit Select shop over its SQLite database. Cheap to clone; clones share
-/// the file and the clock.
+/// The Bit Select shop over its SQLite database, acting for one caller.
+/// Cheap to clone; clones share the file and the clock. [`Shop::open`] acts
+/// for the demo user (the desktop app's one shopper); [`Shop::acting_for`]
+/// gives a handle on the same file acting for another user.
 #[derive(Debug, Clone)]
 pub struct Shop {
     db: Arc<Db>,
     clock: Arc<dyn Clock>,
+    caller: Caller,
 }
 
 impl Shop {
@@ -83,7 +89,60 @@ impl Shop {
         })?;
         let db = Arc::new(Db::open(&dir.join(DB_FILE))?);
         seed::seed_once(&*db.connect()?, clock.now_ms())?;
-        Ok(Self { db, clock })
+        {
+            let conn = db.connect()?;
+            let tx = CallTx::write(&conn)?;
+            search_index::refresh(&tx)?;
+            tx.commit()?;
+        }
+        Ok(Self {
+            db,
+            clock,
+            caller: Caller::demo(),
+        })
+    }
+
+    /// The same shop acting for `caller`: every call sees and changes only
+    /// that user's cart, coupons, orders, parcels, after-sales and tickets.
+    pub fn acting_for(&self, caller: Caller) -> Self {
+        Self {
+            db: self.db.clone(),
+            clock: self.clock.clone(),
+            caller,
+        }
+    }
+
+    /// Whom this handle acts for.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// The user with this subject, if the shop has one.
+    pub fn find_user(&self, sub: &str) -> Result<Option<Caller>> {
+        self.read_shared(|conn, _| users::find(conn, sub))
+    }
+
+    /// The user with this subject, created on first sight (as a verified
+    /// token's `sub` is): the way a per-request caller is resolved.
+    pub fn user_for_subject(&self, sub: &str, display_name: &str) -> Result<Caller> {
+        if let Some(caller) = self.find_user(sub)? {
+            return Ok(caller);
+        }
+        let conn = self.db.connect()?;
+        let tx = CallTx::write(&conn)?;
+        let caller = users::find_or_create(&tx, sub, display_name)?;
+        tx.commit()?;
+        Ok(caller)
+    }
+
+    /// Creates `count` load-test users, each with cart lines and a coupon of
+    /// their own (see [`load_users`]); users that exist are left as they are.
+    pub fn seed_users(&self, count: u32) -> Result<SeededUsers> {
+        let conn = self.db.connect()?;
+        let tx = CallTx::write(&conn)?;
+        let seeded = load_users::seed(&tx, count, self.now())?;
+        tx.commit()?;
+        Ok(seeded)
     }
 
     /// Where the shop keeps its data unless told otherwise:
@@ -105,8 +164,14 @@ impl Shop {
         self.db.open_connection()
     }
 
-    /// Runs reads in one deferred transaction: a consistent snapshot.
-    fn read<T>(&self, f: impl FnOnce(&Connection, Millis) -> Result<T>) -> Result<T> {
+    /// Runs reads for the caller in one deferred transaction: a consistent
+    /// snapshot.
+    fn read<T>(&self, f: impl FnOnce(&UserConn<'_>, Millis) -> Result<T>) -> Result<T> {
+        self.read_shared(|conn, now| f(&UserConn::new(conn, self.caller.id()), now))
+    }
+
+    /// Runs reads of what every user shares (the catalogue, the users).
+    fn read_shared<T>(&self, f: impl FnOnce(&Connection, Millis) -> Result<T>) -> Result<T> {
         let conn = self.db.connect()?;
         let tx = CallTx::read(&conn)?;
         let out = f(&tx, self.now())?;
@@ -121,7 +186,7 @@ impl Shop {
         tool: &'static str,
         params: &P,
         key: Option<&str>,
-        f: impl FnOnce(&Connection, Millis) -> Result<T>,
+        f: impl FnOnce(&UserConn<'_>, Millis) -> Result<T>,
     ) -> Result<Written<T>>
     where
         P: Serialize,
@@ -136,10 +201,11 @@ impl Shop {
         };
         let conn = self.db.connect()?;
         let tx = CallTx::write(&conn)?;
+        let acting = UserConn::new(&tx, self.caller.id());
         // Read the clock under the write lock, so times follow commit order.
         let now = self.now();
         if let Some((key, hash)) = &keyed
-            && let Some(first) = idempotency::lookup(&tx, key, tool, hash)?
+            && let Some(first) = idempotency::lookup(&acting, key, tool, hash)?
         {
             tracing::info!(
                 tool,
@@ -151,10 +217,10 @@ impl Shop {
                 replayed: true,
             });
         }
-        let value = f(&tx, now)?;
+        let value = f(&acting, now)?;
         if let Some((key, hash)) = &keyed {
             let result = serde_json::to_string(&value)?;
-            idempotency::store(&tx, key, tool, hash, &result, now)?;
+            idempotency::store(&acting, key, tool, hash, &result, now)?;
         }
         tx.commit()?;
         Ok(Written {
@@ -164,12 +230,18 @@ impl Shop {
     }
 
     pub fn search_product(&self, p: &SearchProductParams) -> Result<SearchResult> {
-        self.read(|conn, _| catalog::search(conn, p))
+        self.read_shared(|conn, _| catalog::search(conn, p))
+    }
+
+    /// [`Shop::search_product`] scoring every SKU rather than those the
+    /// keyword index finds: the old way, kept to compare the index with.
+    pub fn search_product_by_scan(&self, p: &SearchProductParams) -> Result<SearchResult> {
+        self.read_shared(|conn, _| catalog::search_with(conn, p, catalog::KeywordLookup::Scan))
     }
 
     /// One SKU by code, if it exists.
     pub fn sku(&self, sku_code: &str) -> Result<Option<SkuHit>> {
-        self.read(|conn, _| catalog::find_sku(conn, &catalog::normalize_code(sku_code)))
+        self.read_shared(|conn, _| catalog::find_sku(conn, &catalog::normalize_code(sku_code)))
     }
 
     pub fn query_cart(&self) -> Result<CartView> {

@@ -2,13 +2,14 @@
 
 use std::fmt;
 
-use rusqlite::{Connection, params};
+use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::{Millis, format_rfc3339};
 use crate::error::{Result, ShopError};
 use crate::orders;
 use crate::params::{SubmitTicketParams, TicketTopic, given};
+use crate::users::UserConn;
 
 pub const OPEN: &str = "待处理";
 
@@ -24,7 +25,7 @@ pub struct Ticket {
     pub created_at: String,
 }
 
-pub fn submit(conn: &Connection, now: Millis, p: &SubmitTicketParams) -> Result<Ticket> {
+pub fn submit(conn: &UserConn<'_>, now: Millis, p: &SubmitTicketParams) -> Result<Ticket> {
     let description = p.description.trim();
     if !(5..=500).contains(&description.chars().count()) {
         return Err(ShopError::invalid(
@@ -41,9 +42,18 @@ pub fn submit(conn: &Connection, now: Millis, p: &SubmitTicketParams) -> Result<
     )?;
     let ticket_no = format!("TK{:06}", last.unwrap_or(0) + 1);
     conn.execute(
-        "INSERT INTO ticket (ticket_no, order_no, topic, description, status, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![ticket_no, order_no, topic, description, OPEN, now],
+        "INSERT INTO ticket (ticket_no, order_no, topic, description, status, created_at,
+                             user_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            ticket_no,
+            order_no,
+            topic,
+            description,
+            OPEN,
+            now,
+            conn.user()
+        ],
     )?;
     Ok(Ticket {
         ticket_no,

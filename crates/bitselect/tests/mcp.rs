@@ -7,93 +7,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
 use std::time::Duration;
 
+use bitselect::Shop;
 use bitselect::server::PREVIEW_META_KEY;
-use bitselect::{Shop, serve_io};
 use pretty_assertions::assert_eq;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, RequestMetaObject, Tool};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::{JsonObject, Tool};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
+use support::client::*;
 use support::*;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio_util::sync::CancellationToken;
-
-type Client = RunningService<RoleClient, ()>;
 
 const BIN: &str = env!("CARGO_BIN_EXE_bitselect-mcp");
-
-async fn connect(shop: Shop) -> Client {
-    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(serve_io(shop, server_io, CancellationToken::new()));
-    ().serve(client_io).await.expect("client connects")
-}
-
-fn request(tool: &str, arguments: Value) -> CallToolRequestParams {
-    let arguments: JsonObject = match arguments {
-        Value::Object(map) => map,
-        other => panic!("arguments must be an object, got {other}"),
-    };
-    CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)
-}
-
-async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
-    client
-        .call_tool(request(tool, arguments))
-        .await
-        .expect("the call gets an answer")
-}
-
-async fn call_keyed(client: &Client, tool: &str, arguments: Value, key: Value) -> CallToolResult {
-    let mut params = request(tool, arguments);
-    let mut meta = RequestMetaObject::new();
-    meta.insert("ragent/idempotency_key".to_owned(), key);
-    params.meta = Some(meta);
-    client
-        .call_tool(params)
-        .await
-        .expect("the call gets an answer")
-}
-
-/// The structured content of a successful call.
-fn ok(result: &CallToolResult) -> &Value {
-    assert_eq!(
-        result.is_error,
-        Some(false),
-        "expected success: {}",
-        text(result)
-    );
-    result
-        .structured_content
-        .as_ref()
-        .expect("structured content")
-}
-
-/// The error code of a refused call.
-fn refused(result: &CallToolResult) -> String {
-    assert_eq!(
-        result.is_error,
-        Some(true),
-        "expected a tool error: {}",
-        text(result)
-    );
-    result
-        .structured_content
-        .as_ref()
-        .expect("structured error")["error"]["code"]
-        .as_str()
-        .expect("error code")
-        .to_owned()
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// What a tool's definition declares: its annotations and whether its
 /// `_meta` says it places an order or moves money.

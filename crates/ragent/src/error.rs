@@ -50,6 +50,10 @@ pub enum AgentError {
     PreviewChanged { call_id: String },
     #[error("there is nothing to retry in session {0}: the model has answered its last message")]
     NothingToRetry(String),
+    #[error(
+        "there is no final answer to write again in session {0}: the model has not answered its last message, or its answer asked for tools"
+    )]
+    NothingToRegenerate(String),
     #[error("a confirmation waits in session {0}; answer it before retrying")]
     ConfirmationPending(String),
     #[error("the settings cannot be saved: {0}")]
@@ -97,6 +101,7 @@ impl AgentError {
             AgentError::DefinitionChangedAgain { .. } => ErrorCode::DefinitionChangedAgain,
             AgentError::PreviewChanged { .. } => ErrorCode::PreviewChanged,
             AgentError::NothingToRetry(_) => ErrorCode::NothingToRetry,
+            AgentError::NothingToRegenerate(_) => ErrorCode::NothingToRegenerate,
             AgentError::ConfirmationPending(_) => ErrorCode::ConfirmationPending,
             AgentError::InvalidSettings(SettingsError::AutoApproveNotAllowed { .. }) => {
                 ErrorCode::AutoApproveNotAllowed

@@ -47,8 +47,25 @@ pub struct EventEnvelope {
 pub enum AgentEvent {
     /// A run began (after a message or a reply to a card).
     RunStarted,
+    /// The model's request failed and is sent again after `delay_ms`
+    /// (429, 5xx, no connection): the page says so instead of waiting in
+    /// silence.
+    ModelRetrying {
+        /// Which retry comes next, from 1, of at most `retries`.
+        attempt: u32,
+        retries: u32,
+        #[ts(type = "number")]
+        delay_ms: u64,
+        kind: ModelFailureKind,
+    },
     /// A piece of the assistant's text, as the model streams it.
     TextDelta { text: String },
+    /// A final answer was taken out of the conversation, to be written
+    /// again by the run that follows (`regenerate_answer`).
+    AnswerWithdrawn {
+        #[ts(type = "number")]
+        message_id: i64,
+    },
     /// The assistant's text of one model turn, complete and stored.
     AssistantMessage {
         #[ts(type = "number")]
@@ -180,6 +197,8 @@ pub enum ErrorCode {
     AutoApproveNotAllowed,
     /// `retry_run` found nothing the model has yet to answer.
     NothingToRetry,
+    /// `regenerate_answer` found no final answer to write again.
+    NothingToRegenerate,
     /// `retry_run` while a card waits: the card is answered first.
     ConfirmationPending,
     /// An MCP configuration that cannot be imported; nothing was added.
@@ -327,6 +346,9 @@ pub struct Transcript {
     /// A run is answering in the session now (the window was switched to
     /// another session and back while it ran): its events follow.
     pub running: bool,
+    /// How the session's last run failed, when it did and no run has
+    /// started since: the page shows it as the live `error` event was.
+    pub failure: Option<ErrorInfo>,
 }
 
 /// One line of a transcript.

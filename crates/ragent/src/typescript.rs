@@ -5,6 +5,7 @@
 
 use ts_rs::{Config, TS};
 
+use crate::llm::models::ModelInfo;
 use crate::mcp::ServerStatus;
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::mcp::export::{McpExport, SecretKind, WithheldSecret};
@@ -76,6 +77,7 @@ pub fn render() -> String {
         ToolOverride::decl(&cfg),
         ServerStatus::decl(&cfg),
         ModelStatus::decl(&cfg),
+        ModelInfo::decl(&cfg),
         ModelState::decl(&cfg),
         ToolPolicyView::decl(&cfg),
         ToolGroup::decl(&cfg),

@@ -14,7 +14,11 @@ export type EventEnvelope = { session_id: string,
  */
 run_id: string | null, event: AgentEvent, };
 
-export type AgentEvent = { "type": "run_started" } | { "type": "text_delta", text: string, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
+export type AgentEvent = { "type": "run_started" } | { "type": "model_retrying", 
+/**
+ * Which retry comes next, from 1, of at most `retries`.
+ */
+attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
 
 export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" };
 
@@ -26,7 +30,7 @@ export type ErrorInfo = { code: ErrorCode, message: string,
  */
 model_failure?: ModelFailure, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "confirmation_pending" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "store" | "internal";
 
 export type ModelFailure = { kind: ModelFailureKind, 
 /**
@@ -158,7 +162,12 @@ pending: ConfirmationCard | null,
  * A run is answering in the session now (the window was switched to
  * another session and back while it ran): its events follow.
  */
-running: boolean, };
+running: boolean, 
+/**
+ * How the session's last run failed, when it did and no run has
+ * started since: the page shows it as the live `error` event was.
+ */
+failure: ErrorInfo | null, };
 
 export type TranscriptItem = { "type": "user", id: number, text: string, at: number, } | { "type": "assistant", id: number, text: string, at: number, } | { "type": "tool_call", call: ToolCallView, } | { "type": "notice", id: number, text: string, at: number, };
 
@@ -296,6 +305,17 @@ export type ModelStatus = { state: ModelState,
  * What went wrong, in words, when the state is not `ok`.
  */
 message: string | null, };
+
+export type ModelInfo = { id: string, 
+/**
+ * Its context window in tokens, when the provider says.
+ */
+context_tokens: number | null, 
+/**
+ * The history budget that leaves room in that window for the tools
+ * and the answer ([`history_budget_for`]), when the window is known.
+ */
+history_budget: number | null, };
 
 export type ModelState = "ok" | "not_configured" | "unreachable";
 

@@ -11,6 +11,7 @@ import type {
   ImportPreview,
   McpExport,
   ModelEdit,
+  ModelInfo,
   ModelStatus,
   Secret,
   SessionInfo,
@@ -43,15 +44,15 @@ export class FakeApi implements Api {
   /** Tool definition changes by qualified name; accepting removes one. */
   changes = new Map<string, DefinitionChange>();
   check: ModelStatus = { state: "ok", message: null };
-  /** What list_models answers: these ids, or a rejection with this error. */
-  models: string[] | ErrorInfo = ["scripted"];
+  /** What list_models answers: these models (an id alone knows no context window), or a rejection with this error. */
+  models: Array<string | ModelInfo> | ErrorInfo = ["scripted"];
   /** What preview_mcp_import answers. */
   importPreview: ImportPreview = { outcome: "refused", problems: [{ kind: "no_servers" }] };
   /** Servers apply_mcp_import adds to the settings, or an error it rejects with. */
   imported: SettingsView["mcp_servers"] | ErrorInfo = {};
   /** What export_mcp_config answers. */
   exported: McpExport = { text: '{\n  "mcpServers": {}\n}', withheld: [] };
-  /** The next respond_confirmation / send_message fails with this. */
+  /** The next respond_confirmation / send_message / retry / regenerate fails with this. */
   failNext: ErrorInfo | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
   hold = false;
@@ -99,6 +100,11 @@ export class FakeApi implements Api {
     this.record("cancel_run", sessionId);
   }
 
+  async regenerateAnswer(sessionId: string): Promise<void> {
+    this.record("regenerate_answer", sessionId);
+    return this.maybeFail();
+  }
+
   async retryRun(sessionId: string): Promise<void> {
     this.record("retry_run", sessionId);
     return this.maybeFail();
@@ -120,7 +126,7 @@ export class FakeApi implements Api {
     this.record("open_session", sessionId);
     const session = this.sessions.find((s) => s.id === sessionId);
     if (!session) throw { code: "session_not_found", message: `no session ${sessionId}` } satisfies ErrorInfo;
-    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null, running: false };
+    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null, running: false, failure: null };
   }
 
   async renameSession(sessionId: string, title: string): Promise<SessionInfo> {
@@ -170,10 +176,10 @@ export class FakeApi implements Api {
     return this.check;
   }
 
-  async listModels(model: ModelEdit): Promise<string[]> {
+  async listModels(model: ModelEdit): Promise<ModelInfo[]> {
     this.record("list_models", structuredClone(model));
     if (!Array.isArray(this.models)) throw this.models;
-    return [...this.models];
+    return this.models.map((m) => (typeof m === "string" ? { id: m, context_tokens: null, history_budget: null } : m));
   }
 
   async listTools(): Promise<ToolPolicyView[]> {

@@ -43,7 +43,7 @@ describe("the window", () => {
       session: api.sessions[0],
       items: [{ type: "user", id: 1, text: "加一副耳机", at: 1 }],
       pending: card([cardCall({ call_id: "a" })]),
-      running: false,
+      running: false, failure: null
     });
     await start();
     expect(api.of("open_session")).toEqual([["s1"]]);

@@ -11,6 +11,7 @@ import { readPreview } from "../preview-content";
 import type { ToolCallView } from "../protocol";
 import type { ArgJson } from "../schema";
 import { argumentList } from "./args";
+import { elapsedClock } from "./elapsed";
 import { previewView } from "./card-preview";
 
 export interface DecidedCardView {
@@ -62,11 +63,12 @@ export function callSummary(call: Pick<ToolCallView, "preview" | "title" | "tool
 function decidedLine(initial: ToolCallView, i18n: I18n): { el: HTMLLIElement; update(call: ToolCallView): void } {
   const mark = h("span", { class: "line-mark", attrs: { "aria-hidden": "true" } });
   const label = h("span", { class: "line-status", attrs: { "data-testid": "call-status" } });
+  const elapsed = elapsedClock(i18n);
   const what = h("span", { class: "line-what" });
   const reason = h("span", { class: "line-reason", attrs: { "data-testid": "call-reason" } });
   const body = h("div", { class: "line-body" });
   const beforeReason = separator();
-  const line = h("span", { class: "line-summary" }, mark, " ", label, separator(), what, beforeReason, reason);
+  const line = h("span", { class: "line-summary" }, mark, " ", label, elapsed.el, separator(), what, beforeReason, reason);
   const details = disclosure(line, [body], {
     class: "card-line",
     attrs: { "data-testid": "card-line", title: i18n.t("outcome.details") },
@@ -80,6 +82,8 @@ function decidedLine(initial: ToolCallView, i18n: I18n): { el: HTMLLIElement; up
     el.dataset.tone = outcome.tone;
     mark.textContent = outcome.mark;
     label.textContent = outcome.label;
+    if (call.status === "running") elapsed.running();
+    else elapsed.stop();
     what.textContent = callSummary(call);
     what.title = call.qualified_name;
     reason.textContent = outcome.reason ?? "";

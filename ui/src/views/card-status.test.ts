@@ -167,7 +167,7 @@ describe("a deny reason being typed", () => {
     session: { id: "s1", title: "", created_at: 1, updated_at: 2 },
     items: [],
     pending: card([cardCall({ call_id: "a" })]),
-    running: false,
+    running: false, failure: null
   };
 
   it("survives closing and reopening the app, and is dropped once the call is decided", async () => {
@@ -237,7 +237,7 @@ describe("a calm history", () => {
         { type: "tool_call", call: deniedOrder() },
       ],
       pending: null,
-      running: false,
+      running: false, failure: null
     };
     chat.load(ChatLog.fromTranscript(transcript));
     expect(all("confirmation-card").map((el) => el.outerHTML)).toEqual(live);

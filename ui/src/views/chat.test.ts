@@ -210,7 +210,7 @@ describe("cards in the chat", () => {
         { type: "assistant", id: 2, text: "好的，请确认。", at: 2 },
       ],
       pending,
-      running: false,
+      running: false, failure: null
     };
     chat.load(ChatLog.fromTranscript(transcript));
     expect(all("message-user").map((m) => m.textContent)).toEqual(["把耳机加入购物车"]);
@@ -224,13 +224,75 @@ describe("cards in the chat", () => {
   });
 });
 
+describe("regenerating the last answer", () => {
+  const regenerateButtons = () => all("regenerate").filter((button) => !button.hidden);
+
+  it("is offered on the final answer only, once the run has stopped", () => {
+    emit({ type: "run_started" });
+    emit({ type: "assistant_message", message_id: 1, text: "先查一下" });
+    emit({ type: "tool_call_started", call: chipCall({ call_id: "t1", status: "running" }) });
+    emit({ type: "text_delta", text: "查到了" });
+    expect(regenerateButtons()).toHaveLength(0);
+    emit({ type: "assistant_message", message_id: 2, text: "查到了两款。" });
+    expect(regenerateButtons()).toHaveLength(0);
+    emit({ type: "run_stopped", reason: { type: "completed" } });
+    expect(regenerateButtons()).toHaveLength(1);
+    expect(regenerateButtons()[0].closest('[data-testid="message-assistant"]')?.textContent).toContain("查到了两款。");
+  });
+
+  it("is not offered on an answer that asked for a card", () => {
+    emit({ type: "run_started" });
+    emit({ type: "assistant_message", message_id: 1, text: "我来下单。" });
+    emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "c1" })]) });
+    emit({ type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } });
+    expect(regenerateButtons()).toHaveLength(0);
+  });
+
+  it("asks the core, and the withdrawn answer makes way for the new one", async () => {
+    emit({ type: "run_started" });
+    emit({ type: "assistant_message", message_id: 5, text: "推荐 AirPods Pro。" });
+    emit({ type: "run_stopped", reason: { type: "completed" } });
+    regenerateButtons()[0].click();
+    await settle();
+    expect(api.of("regenerate_answer")).toEqual([["s1"]]);
+
+    emit({ type: "answer_withdrawn", message_id: 5 });
+    emit({ type: "run_started" });
+    expect(all("message-assistant")).toHaveLength(0);
+    emit({ type: "text_delta", text: "也可以看看 Sony。" });
+    emit({ type: "assistant_message", message_id: 6, text: "也可以看看 Sony。" });
+    emit({ type: "run_stopped", reason: { type: "completed" } });
+    expect(all("message-assistant").map((m) => m.textContent)).toEqual(["也可以看看 Sony。"]);
+    expect(regenerateButtons()).toHaveLength(1);
+  });
+
+  it("offers it on a reopened session's final answer, and says why the core refused", async () => {
+    chat.load(
+      ChatLog.fromTranscript({
+        session: { id: "s1", title: "耳机", created_at: 1, updated_at: 2 },
+        items: [
+          { type: "user", id: 1, text: "有什么耳机推荐？", at: 1 },
+          { type: "assistant", id: 2, text: "推荐 AirPods Pro。", at: 2 },
+        ],
+        pending: null,
+        running: false, failure: null
+      }),
+    );
+    expect(regenerateButtons()).toHaveLength(1);
+    api.failNext = { code: "nothing_to_regenerate", message: "no final answer" };
+    regenerateButtons()[0].click();
+    await settle();
+    expect(chat.el.textContent).toContain("只有最后一条回答能重新生成");
+  });
+});
+
 describe("a session reopened while its run goes on", () => {
   it("offers stop, not send, and takes the run's events", () => {
     const transcript: Transcript = {
       session: { id: "s1", title: "查订单", created_at: 1, updated_at: 2 },
       items: [{ type: "user", id: 1, text: "查一下我的订单", at: 1 }],
       pending: null,
-      running: true,
+      running: true, failure: null
     };
     chat.load(ChatLog.fromTranscript(transcript));
     expect(one<HTMLButtonElement>("send").disabled).toBe(true);

@@ -10,7 +10,7 @@ import { ChatLog, type Entry } from "../state";
 import { cardEntryView } from "./card-entry";
 import { toolChip } from "./chip";
 import { composer, type Composer } from "./composer";
-import { assistantMessage, noticeView, userMessage } from "./messages";
+import { assistantMessage, noticeView, retryingView, userMessage } from "./messages";
 import { modelErrorView } from "./model-error";
 
 export interface ChatDeps {
@@ -112,6 +112,13 @@ export class ChatView {
     }
   }
 
+  /** Asks for another final answer; the core withdraws the shown one. */
+  private regenerate(): void {
+    const sessionId = this.log?.sessionId;
+    if (!sessionId) return;
+    this.deps.api.regenerateAnswer(sessionId).catch((error: unknown) => this.composer.showError(error));
+  }
+
   private stop(): void {
     const sessionId = this.log?.sessionId;
     if (!sessionId) return;
@@ -141,7 +148,7 @@ export class ChatView {
       case "user":
         return adapt(userMessage(entry.text, i18n), (e) => (e.kind === "user" ? e.text : null));
       case "assistant":
-        return adapt(assistantMessage(entry, i18n), (e) => (e.kind === "assistant" ? e : null));
+        return adapt(assistantMessage(entry, i18n, { regenerate: () => this.regenerate() }), (e) => (e.kind === "assistant" ? e : null));
       case "notice": {
         const { notice } = entry;
         const sessionId = this.log?.sessionId;
@@ -154,7 +161,8 @@ export class ChatView {
           });
           return adapt(view, (e) => (e.kind === "notice" && e.notice.type === "error" ? e.notice.error : null));
         }
-        return adapt(noticeView(notice, i18n), (e) => (e.kind === "notice" ? e.notice : null));
+        const view = notice.type === "retrying" ? retryingView(notice, i18n) : noticeView(notice, i18n);
+        return adapt(view, (e) => (e.kind === "notice" ? e.notice : null));
       }
       case "call":
         return adapt(toolChip(entry.call, i18n), (e) => (e.kind === "call" ? e.call : null));
@@ -187,6 +195,12 @@ export class ChatView {
     this.empty.hidden = (log?.entries.length ?? 0) > 0;
     this.composer.setRunning(log?.running ?? false);
     this.composer.setHint(log?.pendingCard() != null);
+    // Only the final answer that ends the chat can be written again.
+    const regenerable = log?.regenerable()?.key;
+    for (const [key, view] of this.views) {
+      const button = view.el.querySelector<HTMLElement>(':scope > .message-actions > [data-testid="regenerate"]');
+      if (button) button.hidden = key !== regenerable;
+    }
   }
 
   private isNearEnd(): boolean {

@@ -9,6 +9,7 @@ import { outcomeOf } from "../call-outcome";
 import { disclosure, h, prettyJson, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { JsonValue, ToolCallView } from "../protocol";
+import { elapsedClock } from "./elapsed";
 import { resultView } from "./result-view";
 
 export interface ChipView {
@@ -20,6 +21,7 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
   const title = h("span", { class: "chip-title" });
   const status = h("span", { class: "chip-status", attrs: { "data-testid": "call-status" } });
   const reason = h("span", { class: "chip-reason", attrs: { "data-testid": "call-reason" } });
+  const elapsed = elapsedClock(i18n);
   const args = h("pre", { class: "chip-pre" });
   const output = h("pre", { class: "chip-pre" });
   const shopperView = h("div", { class: "chip-result" });
@@ -29,7 +31,7 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
   });
   const result = h("div", {}, output);
   const el = disclosure(
-    h("span", { class: "chip-summary" }, h("span", { class: "chip-dot", attrs: { "aria-hidden": "true" } }), title, status, reason),
+    h("span", { class: "chip-summary" }, h("span", { class: "chip-dot", attrs: { "aria-hidden": "true" } }), title, status, elapsed.el, reason),
     [
       h(
         "div",
@@ -68,6 +70,8 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
     const outcome = outcomeOf(next, i18n);
     el.dataset.tone = outcome.tone;
     status.textContent = outcome.label;
+    if (next.status === "running") elapsed.running();
+    else elapsed.stop();
     reason.textContent = outcome.reason ?? "";
     reason.hidden = outcome.reason === null;
     args.textContent = prettyJson(next.arguments);

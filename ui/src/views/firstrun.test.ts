@@ -76,6 +76,18 @@ describe("the first run", () => {
     expect(q<HTMLInputElement>("provider-custom").checked).toBe(true);
   });
 
+  it("sets the history budget from the model's context window when the provider tells it", async () => {
+    api.models = [{ id: "qwen-plus", context_tokens: 131072, history_budget: 98304 }];
+    q<HTMLInputElement>("provider-qwen").click();
+    type("model-api-key", "sk-dash");
+    q("test-models").click();
+    await settle();
+    expect(q("model-context").textContent).toBe("上下文窗口 131,072 tokens；对话历史的预算按它设定（可在“确认”中修改）。");
+    q("save-settings").click();
+    await settle();
+    expect(api.settings.history_token_budget).toBe(98304);
+  });
+
   it("fills the model list from the provider with the key typed, then Done saves and opens the chat", async () => {
     api.models = ["qwen-max", "qwen-plus", "qwen-turbo"];
     q<HTMLInputElement>("provider-qwen").click();

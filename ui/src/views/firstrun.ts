@@ -37,7 +37,13 @@ export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Pro
     const settings = await loadSettings(api, i18n, form);
     if (!settings) return;
     const draft = editOf(settings);
-    const model = modelSection(settings.model, draft.model, i18n, api, { advancedOpen: false });
+    const model = modelSection(settings.model, draft.model, i18n, api, {
+      advancedOpen: false,
+      // A first setup takes the history budget from the model's window.
+      onModelChosen: (info) => {
+        if (info.history_budget !== null) draft.history_token_budget = info.history_budget;
+      },
+    });
     const bar = saveBar(
       api,
       i18n,

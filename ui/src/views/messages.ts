@@ -2,7 +2,8 @@
 // assistant text goes through the safe Markdown renderer.
 
 import { h } from "../dom";
-import type { I18n } from "../i18n";
+import type { I18n, MessageKey } from "../i18n";
+import type { ModelFailureKind } from "../protocol";
 import { MarkdownStream } from "../markdown-stream";
 import type { Notice } from "../state";
 import { addCodeCopyButtons, copyButton } from "./copy-button";
@@ -14,8 +15,8 @@ export interface MessageView<T> {
 }
 
 /**
- * What a message's action row can do besides copying. `regenerate` is for
- * the core's retry command: no button is shown until it is given.
+ * What a message's action row can do besides copying: `regenerate` asks
+ * for another answer; no button is shown unless it is given.
  */
 export interface MessageActions {
   regenerate?(): void;
@@ -107,6 +108,8 @@ function noticeText(notice: Notice, i18n: I18n): string {
       return i18n.error(notice.error);
     case "server_restarted":
       return t("chat.serverRestarted", { server: notice.server, reason: notice.reason });
+    case "retrying":
+      return retryingText(notice, i18n, Date.now());
     case "stopped":
       switch (notice.reason.type) {
         case "max_turns":
@@ -117,4 +120,45 @@ function noticeText(notice: Notice, i18n: I18n): string {
           return t("chat.stopped.failed");
       }
   }
+}
+
+const RETRY_REASONS: Partial<Record<ModelFailureKind["type"], MessageKey>> = {
+  rate_limited: "retrying.rate_limited",
+  server_error: "retrying.server_error",
+  unreachable: "retrying.unreachable",
+  timeout: "retrying.timeout",
+};
+
+type Retrying = Extract<Notice, { type: "retrying" }>;
+
+/** "…; retrying in 3 s (attempt 1 of 3)…", as of `now`. */
+export function retryingText(notice: Retrying, i18n: I18n, now: number): string {
+  const { t } = i18n;
+  const reason = t(RETRY_REASONS[notice.kind.type] ?? "retrying.other");
+  const seconds = Math.ceil((notice.until - now) / 1000);
+  const facts = { reason, attempt: notice.attempt, retries: notice.retries };
+  return seconds > 0 ? t("retrying.in", { ...facts, seconds }) : t("retrying.now", facts);
+}
+
+/** A retry notice that counts down each second until the request goes again. */
+export function retryingView(notice: Retrying, i18n: I18n): MessageView<Notice> {
+  const el = h("p", { class: "notice notice-retrying", attrs: { role: "status", "data-testid": "model-retrying" } });
+  let shown = notice;
+  const draw = (): void => {
+    el.textContent = retryingText(shown, i18n, Date.now());
+  };
+  const timer = setInterval(() => {
+    // Gone from the chat (the run moved on): stop counting.
+    if (el.isConnected) draw();
+    else clearInterval(timer);
+  }, 1000);
+  draw();
+  return {
+    el,
+    update(next) {
+      if (next.type !== "retrying") return;
+      shown = next;
+      draw();
+    },
+  };
 }

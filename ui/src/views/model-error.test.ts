@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import { createI18n } from "../i18n";
 import type { AgentEvent, ErrorInfo, ModelFailureKind } from "../protocol";
@@ -136,5 +136,73 @@ describe("a failed model turn in the chat", () => {
     failTurn({ code: "mcp", message: "shop: stopped" });
     expect(chat.el.querySelector('[data-testid="model-error"]')).toBeNull();
     expect(one("notice").textContent).toBe("工具服务出错了，请稍后再试。");
+  });
+
+  it("says once that the run stopped: the error is the notice", () => {
+    failTurn({ code: "mcp", message: "shop: stopped" });
+    expect(chat.el.querySelectorAll('[data-testid="notice"]')).toHaveLength(1);
+  });
+
+  it("is shown again, with Retry, when the session is reopened (after a restart too)", async () => {
+    chat.load(
+      ChatLog.fromTranscript({
+        session: { id: "s1", title: "耳机", created_at: 1, updated_at: 2 },
+        items: [{ type: "user", id: 1, text: "有什么耳机推荐？", at: 1 }],
+        pending: null,
+        running: false,
+        failure: failure({ type: "unauthorized" }, { status: 401 }),
+      }),
+    );
+    expect(one("model-error-message").textContent).toBe("模型服务拒绝了密钥，请检查 API Key。");
+    one("model-error-retry").click();
+    await settle();
+    expect(api.of("retry_run")).toEqual([["s1"]]);
+  });
+
+  it("goes when a new run answers what the failed one could not", () => {
+    failTurn(failure({ type: "server_error" }, { status: 500 }));
+    emit({ type: "run_started" });
+    expect(chat.el.querySelector('[data-testid="model-error"]')).toBeNull();
+    emit({ type: "assistant_message", message_id: 2, text: "推荐 AirPods Pro。" });
+    expect(one("message-assistant").textContent).toBe("推荐 AirPods Pro。");
+  });
+});
+
+describe("a request the client sends again", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("says why and counts down to the retry, then gives way to the answer", () => {
+    vi.useFakeTimers();
+    emit({ type: "run_started" });
+    emit({ type: "model_retrying", attempt: 1, retries: 3, delay_ms: 3000, kind: { type: "rate_limited", retry_after_secs: 3 } });
+    expect(one("model-retrying").textContent).toBe("模型服务限制了请求频率，3 秒后自动重试（第 1/3 次）…");
+    vi.advanceTimersByTime(1000);
+    expect(one("model-retrying").textContent).toBe("模型服务限制了请求频率，2 秒后自动重试（第 1/3 次）…");
+    vi.advanceTimersByTime(2000);
+    expect(one("model-retrying").textContent).toBe("模型服务限制了请求频率，正在自动重试（第 1/3 次）…");
+
+    emit({ type: "model_retrying", attempt: 2, retries: 3, delay_ms: 1000, kind: { type: "server_error" } });
+    expect(chat.el.querySelectorAll('[data-testid="model-retrying"]')).toHaveLength(1);
+    expect(one("model-retrying").textContent).toBe("模型服务内部出错，1 秒后自动重试（第 2/3 次）…");
+
+    emit({ type: "text_delta", text: "推荐" });
+    expect(chat.el.querySelector('[data-testid="model-retrying"]')).toBeNull();
+    expect(one("message-assistant").textContent).toBe("推荐");
+  });
+
+  it("gives way to the error when the last retry fails too", () => {
+    emit({ type: "run_started" });
+    emit({ type: "model_retrying", attempt: 1, retries: 1, delay_ms: 500, kind: { type: "unreachable" } });
+    failTurn(failure({ type: "unreachable" }));
+    expect(chat.el.querySelector('[data-testid="model-retrying"]')).toBeNull();
+    expect(one("model-error-message").textContent).toContain("无法连接模型服务");
+  });
+
+  it("speaks English when the page does", () => {
+    mount("en");
+    emit({ type: "model_retrying", attempt: 1, retries: 3, delay_ms: 2000, kind: { type: "timeout" } });
+    expect(one("model-retrying").textContent).toBe("The model service did not answer in time; retrying in 2 s (attempt 1 of 3)…");
   });
 });

@@ -9,7 +9,7 @@
 import type { Api } from "../api";
 import { button, h } from "../dom";
 import type { I18n } from "../i18n";
-import type { ModelEdit, ModelView } from "../protocol";
+import type { ModelEdit, ModelInfo, ModelView } from "../protocol";
 import { PageMessage, showFailure } from "./error-text";
 import { checkbox, field, select, textInput } from "./form";
 import { secretField, secretMap } from "./secret-fields";
@@ -38,6 +38,8 @@ export function providerOf(baseUrl: string): ProviderId {
 export interface ModelSectionOptions {
   /** Open "Advanced" from the start (the settings screen shows everything). */
   advancedOpen: boolean;
+  /** A model was chosen from the provider's list (its context window, when told). */
+  onModelChosen?(model: ModelInfo): void;
 }
 
 export function modelSection(view: ModelView, draft: ModelEdit, i18n: I18n, api: Api, options: ModelSectionOptions): Section {
@@ -93,13 +95,26 @@ export function modelSection(view: ModelView, draft: ModelEdit, i18n: I18n, api:
 
   const testStatus = h("p", { class: "test-status", attrs: { role: "status", "data-testid": "test-status" } });
   const testError = h("p", { class: "save-error", attrs: { role: "alert", "data-testid": "test-error", hidden: true } });
-  const list = select<string>([], "", (id) => (model.value = draft.model = id), {
+  let listed: readonly ModelInfo[] = [];
+  const contextNote = h("p", { class: "section-help", attrs: { "data-testid": "model-context", hidden: true } });
+  const chooseListed = (id: string): void => {
+    model.value = draft.model = id;
+    const info = listed.find((m) => m.id === id);
+    contextNote.hidden = info?.context_tokens == null;
+    if (info?.context_tokens != null) {
+      contextNote.textContent = t("provider.context", { tokens: info.context_tokens.toLocaleString("en-US") });
+    }
+    if (info) options.onModelChosen?.(info);
+  };
+  const list = select<string>([], "", chooseListed, {
     "data-testid": "model-list",
     "aria-label": t("provider.models"),
   });
-  const listField = field(t("provider.models"), list);
+  const listField = field(t("provider.models"), list, contextNote);
   listField.hidden = true;
-  const showModels = (ids: readonly string[]): void => {
+  const showModels = (models: readonly ModelInfo[]): void => {
+    listed = models;
+    const ids = models.map((m) => m.id);
     list.replaceChildren(...ids.map((id) => h("option", { text: id, attrs: { value: id } })));
     listField.hidden = ids.length === 0;
     if (ids.length === 0) {
@@ -110,7 +125,7 @@ export function modelSection(view: ModelView, draft: ModelEdit, i18n: I18n, api:
     // Keep the model already chosen when the provider lists it.
     const chosen = ids.includes(draft.model) ? draft.model : ids[0];
     list.value = chosen;
-    model.value = draft.model = chosen;
+    chooseListed(chosen);
     testStatus.textContent = t("provider.found", { count: ids.length });
   };
   const test = button(t("provider.test"), async () => {

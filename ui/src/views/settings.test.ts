@@ -448,4 +448,28 @@ describe("model list in the settings", () => {
     list.dispatchEvent(new Event("change"));
     expect((await save()).model.model).toBe("deepseek-reasoner");
   });
+
+  it("takes the history budget from the chosen model's context window, unless the user typed one", async () => {
+    api.models = [
+      { id: "deepseek-chat", context_tokens: 65536, history_budget: 49152 },
+      { id: "deepseek-reasoner", context_tokens: null, history_budget: null },
+    ];
+    q<HTMLButtonElement>('[data-testid="test-models"]').click();
+    await settle();
+    expect(q('[data-testid="model-context"]').textContent).toContain("65,536");
+    expect(q<HTMLInputElement>('[data-testid="history-budget"]').value).toBe("49152");
+    // A model whose window is not told leaves the budget as it was.
+    const list = q<HTMLSelectElement>('[data-testid="model-list"]');
+    list.value = "deepseek-reasoner";
+    list.dispatchEvent(new Event("change"));
+    expect(q('[data-testid="model-context"]').hidden).toBe(true);
+    expect((await save()).history_token_budget).toBe(49152);
+
+    await mount();
+    input('[data-testid="history-budget"]', "30000");
+    q<HTMLButtonElement>('[data-testid="test-models"]').click();
+    await settle();
+    expect(q<HTMLInputElement>('[data-testid="history-budget"]').value).toBe("30000");
+    expect((await save()).history_token_budget).toBe(30000);
+  });
 });

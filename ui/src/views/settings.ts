@@ -79,9 +79,13 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
   const render = (settings: SettingsView, tools: ToolPolicyView[], check?: ModelStatus): void => {
     const draft: SettingsEdit = editOf(settings);
     const builtin = [...new Set(tools.map((tool) => tool.server))].filter((name) => !(name in draft.mcp_servers));
-    const model = modelSection(settings.model, draft.model, i18n, api, { advancedOpen: true });
+    const limits = limitsSection(draft, i18n);
+    const model = modelSection(settings.model, draft.model, i18n, api, {
+      advancedOpen: true,
+      onModelChosen: (info) => limits.suggestHistoryBudget(info.history_budget),
+    });
     const servers = serversSection(settings.mcp_servers, builtin, i18n, (value) => (draft.mcp_servers = value));
-    const sections: Section[] = [model, servers, limitsSection(draft, i18n), appearanceSection(draft, i18n)];
+    const sections: Section[] = [model, servers, limits, appearanceSection(draft, i18n)];
     const collect = (): SettingsEdit | string => {
       for (const section of sections) {
         const problem = section.validate();
@@ -145,12 +149,14 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
       const now = collect();
       bar.setDirty(typeof now === "string" || stableJson(now) !== baseline);
     };
-    // Captured, so a field's event is seen before any handler stops it.
+    // Captured, so a field's event is seen before any handler stops it, and
+    // checked in a later task: a browser runs microtasks between listeners of
+    // a user's event, before the field's own handler has written the draft.
     for (const type of ["input", "change", "click"]) {
       form.addEventListener(
         type,
         (event) => {
-          if (!bar.el.contains(event.target as Node)) queueMicrotask(update);
+          if (!bar.el.contains(event.target as Node)) setTimeout(update, 0);
         },
         true,
       );
@@ -161,23 +167,39 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
 }
 
 /** Card expiry and run limits, as whole numbers. */
-function limitsSection(draft: SettingsEdit, i18n: I18n): Section {
+function limitsSection(draft: SettingsEdit, i18n: I18n): Section & { suggestHistoryBudget(budget: number | null): void } {
   const { t } = i18n;
   const fields = [
     { key: "settings.cardExpiry" as const, text: String(Math.round(draft.card_expiry_secs / 60)), set: (n: number) => (draft.card_expiry_secs = n * 60), testid: "card-expiry" },
     { key: "settings.maxTurns" as const, text: String(draft.max_turns_per_run), set: (n: number) => (draft.max_turns_per_run = n), testid: "max-turns" },
     { key: "settings.historyBudget" as const, text: String(draft.history_token_budget), set: (n: number) => (draft.history_token_budget = n), testid: "history-budget" },
   ];
+  const budget = fields[2];
+  // A budget the user typed is theirs: a model chosen later does not change it.
+  let budgetTyped = false;
+  const inputs = fields.map((f) =>
+    textInput(
+      f.text,
+      (v) => {
+        f.text = v;
+        if (f === budget) budgetTyped = true;
+      },
+      { inputmode: "numeric", "data-testid": f.testid },
+    ),
+  );
   const el = h(
     "section",
     { class: "settings-section", attrs: { "aria-label": t("settings.limits") } },
     h("h3", { text: t("settings.limits") }),
-    ...fields.map((f) =>
-      field(t(f.key), textInput(f.text, (v) => (f.text = v), { inputmode: "numeric", "data-testid": f.testid })),
-    ),
+    ...fields.map((f, i) => field(t(f.key), inputs[i])),
   );
   return {
     el,
+    suggestHistoryBudget(suggested) {
+      if (suggested === null || budgetTyped) return;
+      budget.text = inputs[2].value = String(suggested);
+      draft.history_token_budget = suggested;
+    },
     validate() {
       for (const f of fields) {
         const n = positiveInt(f.text);

@@ -5,7 +5,9 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use bitselect::cli::{self, Command, DATA_DIR_ENV, Options, Transport, USAGE};
+use std::path::PathBuf;
+
+use bitselect::cli::{self, Command, DATA_DIR_ENV, Options, SeedUsersOptions, Transport, USAGE};
 use bitselect::serve::{serve_http, serve_stdio};
 use bitselect::{MCP_PATH, Shop};
 use tokio_util::sync::CancellationToken;
@@ -23,6 +25,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Command::Serve(options)) => serve(options),
+        Ok(Command::SeedUsers(options)) => seed_users(options),
         Err(error) => {
             eprintln!("bitselect-mcp: {error}\n\n{USAGE}");
             ExitCode::from(2)
@@ -30,7 +33,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(options: Options) -> ExitCode {
+fn init_logs() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
@@ -38,22 +41,56 @@ fn serve(options: Options) -> ExitCode {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .init();
+}
 
-    let Some(data_dir) = options.data_dir.or_else(Shop::default_data_dir) else {
+/// Opens the shop in the chosen data directory, or says on stderr why not.
+fn open_shop(data_dir: Option<PathBuf>) -> Result<Shop, ExitCode> {
+    let Some(data_dir) = data_dir.or_else(Shop::default_data_dir) else {
         eprintln!("bitselect-mcp: no user data directory on this system; pass --data-dir DIR");
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
     };
-    let shop = match Shop::open(&data_dir) {
-        Ok(shop) => shop,
+    match Shop::open(&data_dir) {
+        Ok(shop) => {
+            tracing::info!(db = %shop.db_path().display(), "shop opened");
+            Ok(shop)
+        }
         Err(error) => {
             eprintln!(
                 "bitselect-mcp: cannot open the shop in {}: {error}",
                 data_dir.display()
             );
-            return ExitCode::FAILURE;
+            Err(ExitCode::FAILURE)
         }
+    }
+}
+
+fn seed_users(options: SeedUsersOptions) -> ExitCode {
+    init_logs();
+    let shop = match open_shop(options.data_dir) {
+        Ok(shop) => shop,
+        Err(code) => return code,
     };
-    tracing::info!(db = %shop.db_path().display(), "shop opened");
+    match shop.seed_users(options.count) {
+        Ok(seeded) => {
+            println!(
+                "{}",
+                serde_json::json!({ "created": seeded.created, "existing": seeded.existing })
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("bitselect-mcp: cannot seed users: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(options: Options) -> ExitCode {
+    init_logs();
+    let shop = match open_shop(options.data_dir) {
+        Ok(shop) => shop,
+        Err(code) => return code,
+    };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -170,3 +170,137 @@ fn search_limits_and_price_ranges_are_checked() {
         "INVALID_ARGUMENT"
     );
 }
+
+/// Keywords a shopper or a model may type: Chinese and English, one and two
+/// characters (below what the index's trigrams hold), mixed case, codes,
+/// several terms, and characters that mean something to a query language.
+const KEYWORDS: &[&str] = &[
+    "iPhone 17",
+    "iphone",
+    "IPHONE 17 PRO",
+    "Pro Max",
+    "pro",
+    "macbook air",
+    "iPad",
+    "AirPods",
+    "watch",
+    "手机",
+    "耳机",
+    "平板",
+    "电脑",
+    "苹果",
+    "华为",
+    "小米",
+    "黑色",
+    "256GB",
+    "1TB",
+    "M4",
+    "USB-C",
+    "4K",
+    "降噪",
+    "充电",
+    "保护壳",
+    "手",
+    "机",
+    "黑",
+    "17",
+    "a",
+    "i",
+    "ai",
+    "5G",
+    "mg6w4ch/a",
+    "MG6W4CH",
+    "IPHONE-17",
+    "6w4",
+    "苹 果",
+    "iPhone 手机",
+    "pro 黑色 256gb",
+    "\"",
+    "\"pro\"",
+    "pro*",
+    "NOT",
+    "OR",
+    "AND pro",
+    "(pro)",
+    "%",
+    "_",
+    "a%b",
+    "column:pro",
+    "-",
+    "+",
+    "^",
+    "''",
+    "💻",
+    "zzzz",
+    "不存在的商品",
+];
+
+fn keyword(text: &str, limit: u32) -> SearchProductParams {
+    SearchProductParams {
+        keyword: Some(text.to_owned()),
+        limit: Some(limit),
+        ..Default::default()
+    }
+}
+
+/// Words of the catalogue's own names, and their beginnings of one to four
+/// characters: every kind of term the index has to find.
+fn catalogue_words(t: &TestShop) -> Vec<String> {
+    let every = t
+        .shop
+        .search_product(&SearchProductParams {
+            limit: Some(50),
+            sort: Some(SortOrder::PriceDesc),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut words = Vec::new();
+    for hit in every.items {
+        for word in hit.name.split_whitespace() {
+            let chars: Vec<char> = word.chars().collect();
+            for len in 1..=chars.len().min(4) {
+                words.push(chars[..len].iter().collect::<String>());
+            }
+            words.push(word.to_owned());
+        }
+    }
+    words.sort();
+    words.dedup();
+    words
+}
+
+#[test]
+fn keyword_search_through_the_index_finds_exactly_what_scoring_every_sku_found() {
+    let t = open_shop();
+    let mut keywords: Vec<String> = KEYWORDS.iter().map(|k| (*k).to_owned()).collect();
+    keywords.extend(catalogue_words(&t));
+    let mut found_any = 0;
+    for text in &keywords {
+        let indexed = t.shop.search_product(&keyword(text, 50)).unwrap();
+        let scanned = t.shop.search_product_by_scan(&keyword(text, 50)).unwrap();
+        assert_eq!(indexed, scanned, "keyword {text:?}");
+        found_any += usize::from(indexed.matched > 0);
+    }
+    assert!(
+        found_any > keywords.len() / 2,
+        "the keywords mostly match something"
+    );
+
+    // With the other filters too.
+    let filtered = |text: &str| SearchProductParams {
+        keyword: Some(text.to_owned()),
+        category: Some("手机".to_owned()),
+        in_stock_only: true,
+        max_price: Some(YuanInput(800_000)),
+        sort: Some(SortOrder::PriceAsc),
+        limit: Some(50),
+        ..Default::default()
+    };
+    for text in ["iphone", "黑", "pro 256gb", "17"] {
+        assert_eq!(
+            t.shop.search_product(&filtered(text)).unwrap(),
+            t.shop.search_product_by_scan(&filtered(text)).unwrap(),
+            "keyword {text:?} with filters"
+        );
+    }
+}

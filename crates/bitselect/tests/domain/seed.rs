@@ -56,3 +56,62 @@ fn order_88233_carries_the_edu_coupon_discount_in_exact_fen() {
     assert_eq!(order.pay_amount.to_string(), "9199.08");
     assert_eq!(order.coupon_code.as_deref(), Some("EDU-MAC-920"));
 }
+
+/// Each load-test user's cart lines and coupons, by subject.
+fn load_users(
+    shop: &bitselect::Shop,
+    count: u32,
+) -> Vec<(String, Vec<(String, i64)>, Vec<String>)> {
+    (1..=count)
+        .map(|n| {
+            let sub = bitselect::load_users::load_sub(n);
+            let user = shop.find_user(&sub).unwrap().expect("seeded user");
+            let theirs = shop.acting_for(user);
+            let lines = theirs
+                .query_cart()
+                .unwrap()
+                .lines
+                .into_iter()
+                .map(|l| (l.sku_code, l.quantity))
+                .collect();
+            let coupons = theirs
+                .query_coupons(&Default::default())
+                .unwrap()
+                .coupons
+                .into_iter()
+                .map(|c| c.code)
+                .collect();
+            (sub, lines, coupons)
+        })
+        .collect()
+}
+
+#[test]
+fn seeding_load_users_is_deterministic_and_leaves_existing_users_alone() {
+    let (one, two) = (open_shop(), open_shop());
+    let first = one.shop.seed_users(4).unwrap();
+    assert_eq!((first.created, first.existing), (4, 0));
+    two.shop.seed_users(4).unwrap();
+    let users = load_users(&one.shop, 4);
+    assert_eq!(users, load_users(&two.shop, 4));
+    for (sub, lines, coupons) in &users {
+        assert_eq!(lines.len(), 3, "{sub}");
+        assert_eq!(coupons.len(), 1, "{sub}");
+    }
+
+    // User 1 changes their cart; seeding again keeps the change.
+    let user = one.shop.find_user("load-00001").unwrap().unwrap();
+    let theirs = one.shop.acting_for(user);
+    let (sku, _) = users[0].1[0].clone();
+    theirs
+        .update_cart_item(&add(&sku, 1), None)
+        .expect("add another unit");
+    let again = one.shop.seed_users(6).unwrap();
+    assert_eq!((again.created, again.existing), (2, 4));
+    assert_eq!(cart_quantity(&theirs, &sku), 2);
+    assert_eq!(
+        one.shop.query_cart().unwrap().lines.len(),
+        5,
+        "the demo cart"
+    );
+}

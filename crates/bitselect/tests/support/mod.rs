@@ -3,6 +3,8 @@
 //! the shop refused or holds.
 #![allow(dead_code)]
 
+pub mod client;
+
 use std::sync::Arc;
 
 use bitselect::params::{

@@ -6,7 +6,7 @@ use super::Agent;
 use super::batch::{KnownTool, verdict};
 use crate::AgentError;
 use crate::llm::LlmError;
-use crate::llm::models;
+use crate::llm::models::{self, ModelInfo};
 use crate::llm::openai::OpenAiClient;
 use crate::policy::{Trust, Verdict};
 use crate::protocol::{ModelState, ModelStatus, PolicyVerdict, ToolPolicyView};
@@ -36,7 +36,7 @@ impl Agent {
     /// The models the provider lists, asked with the model settings being
     /// edited (a kept key or header is the stored one), before anything is
     /// saved. Nothing is stored.
-    pub async fn list_models(&self, edit: ModelEdit) -> Result<Vec<String>, AgentError> {
+    pub async fn list_models(&self, edit: ModelEdit) -> Result<Vec<ModelInfo>, AgentError> {
         let model = edit.apply(&self.inner.settings().model)?;
         model.validate()?;
         let timeout = self.inner.llm_options.list_models_timeout;

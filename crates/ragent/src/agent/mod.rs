@@ -401,6 +401,26 @@ impl Agent {
         Ok(slot.spawn(run::Start::Fresh))
     }
 
+    /// Asks the model for another final answer: the last one is withdrawn
+    /// (kept in the database, no longer in the conversation) and a run
+    /// answers again. Refused while a run is going, while a card waits, and
+    /// when the conversation does not end with an answer that asked for no
+    /// tool. Returns the run id.
+    pub fn regenerate(&self, session_id: &str) -> Result<String, AgentError> {
+        self.inner.session(session_id)?;
+        let slot = RunSlot::claim(&self.inner, session_id)?;
+        batch::expire_if_due(&self.inner, session_id)?;
+        let message_id = retry::withdraw_final_answer(&self.inner, session_id)?;
+        // The open window holds the withdrawn answer: read the store again.
+        self.inner.windows.forget(session_id);
+        self.inner.emit(
+            session_id,
+            Some(&slot.run_id),
+            AgentEvent::AnswerWithdrawn { message_id },
+        );
+        Ok(slot.spawn(run::Start::Fresh))
+    }
+
     /// Records decisions on the pending card. Once every call on it is
     /// decided, the batch runs in the model's order and the loop goes on.
     /// A stale reply, an unknown call, a second decision for a call or

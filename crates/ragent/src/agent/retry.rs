@@ -1,5 +1,5 @@
-//! Asking the model again after a failed turn: what the stored
-//! conversation must look like for that to make sense.
+//! Asking the model again, after a failed turn or for another answer:
+//! what the stored conversation must look like for that to make sense.
 
 use super::Inner;
 use crate::error::AgentError;
@@ -30,4 +30,34 @@ pub(crate) fn check(inner: &Inner, session_id: &str) -> Result<(), AgentError> {
         (Some(BatchState::Executing), _) | (_, Some(Role::User | Role::Tool)) => Ok(()),
         _ => Err(AgentError::NothingToRetry(session_id.to_string())),
     }
+}
+
+/// Withdraws the session's final answer so the model can write it again,
+/// and returns its id. Only an answer that ends the conversation and asked
+/// for no call can be written again: calls it made have run or been
+/// decided, and asking again from before them could repeat a write.
+pub(crate) fn withdraw_final_answer(inner: &Inner, session_id: &str) -> Result<i64, AgentError> {
+    inner.store.with_tx(|c| {
+        if let Some(open) = calls::open_batch(c, session_id)? {
+            if open.state == BatchState::Pending {
+                return Err(AgentError::ConfirmationPending(session_id.to_string()));
+            }
+            return Err(AgentError::NothingToRegenerate(session_id.to_string()));
+        }
+        let mut last = None;
+        messages::visit_newest_first(c, session_id, |message| {
+            if message.role == Role::Notice {
+                return true;
+            }
+            last = Some(message);
+            false
+        })?;
+        match last {
+            Some(answer) if answer.role == Role::Assistant && answer.tool_calls.is_empty() => {
+                messages::withdraw(c, answer.id, inner.now())?;
+                Ok(answer.id)
+            }
+            _ => Err(AgentError::NothingToRegenerate(session_id.to_string())),
+        }
+    })
 }

@@ -13,11 +13,12 @@ use super::{Inner, execute, reads_first, release};
 use crate::error::AgentError;
 use crate::history;
 use crate::instructions::system_prompt;
-use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec, turn};
+use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec, TurnNews, turn};
 use crate::mcp::pin;
 use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo, StopReason};
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord};
+use crate::store::failures;
 use crate::store::messages::{self, NewMessage, Role};
 use crate::toolcall::CallStatus;
 
@@ -69,6 +70,7 @@ pub(crate) async fn drive(
         cancel,
     };
     ctx.emit(AgentEvent::RunStarted);
+    forget_last_failure(&ctx);
     let outcome = async {
         let tools = match &start {
             Start::ResumeBatch { reply_id } => match execute_batch(&ctx, reply_id).await? {
@@ -92,14 +94,39 @@ pub(crate) async fn drive(
         Err(Halt::Cancelled) => StopReason::Cancelled,
         Err(Halt::Failed(error)) => {
             tracing::warn!(%error, session_id, run_id, "run failed");
-            ctx.emit(AgentEvent::Error {
-                error: error.info(),
-            });
+            let info = error.info();
+            keep_failure(&ctx, &info);
+            ctx.emit(AgentEvent::Error { error: info });
             StopReason::Failed
         }
     };
     release(inner, session_id, run_id);
     ctx.emit(AgentEvent::RunStopped { reason });
+}
+
+/// A new run answers: the last one's failure is no longer what the
+/// session shows. A store error here costs only a stale note (logged).
+fn forget_last_failure(ctx: &Ctx<'_>) {
+    if let Err(error) = ctx
+        .inner
+        .store
+        .with_conn(|c| failures::clear(c, ctx.session_id))
+    {
+        tracing::warn!(%error, session_id = ctx.session_id, "the last failure could not be cleared");
+    }
+}
+
+/// Keeps how the run failed, for a window opened later. The event is sent
+/// either way: a store that fails here is what the error may be about.
+fn keep_failure(ctx: &Ctx<'_>, info: &ErrorInfo) {
+    let now = ctx.inner.now();
+    if let Err(error) = ctx
+        .inner
+        .store
+        .with_conn(|c| failures::record(c, ctx.session_id, ctx.run_id, info, now))
+    {
+        tracing::warn!(%error, session_id = ctx.session_id, "the failure could not be kept");
+    }
 }
 
 async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReason, Halt> {
@@ -120,12 +147,18 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
         }
         let (request, estimated) = build_request(ctx, &offer, settings.history_token_budget)?;
         let model = ctx.inner.model()?;
-        let on_text = |text: &str| {
-            ctx.emit(AgentEvent::TextDelta {
+        let news = |news: TurnNews<'_>| match news {
+            TurnNews::Text(text) => ctx.emit(AgentEvent::TextDelta {
                 text: text.to_string(),
-            })
+            }),
+            TurnNews::Retrying(retrying) => ctx.emit(AgentEvent::ModelRetrying {
+                attempt: retrying.attempt,
+                retries: retrying.retries,
+                delay_ms: u64::try_from(retrying.delay.as_millis()).unwrap_or(u64::MAX),
+                kind: retrying.kind,
+            }),
         };
-        let mut answer = match model.complete(&request, &on_text, ctx.cancel).await {
+        let mut answer = match model.complete(&request, &news, ctx.cancel).await {
             Ok(answer) => answer,
             Err(LlmError::Cancelled) => return Err(Halt::Cancelled),
             Err(error) => return Err(error.into()),

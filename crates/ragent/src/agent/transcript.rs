@@ -10,6 +10,7 @@ use crate::error::AgentError;
 use crate::protocol::{ToolCallView, Transcript, TranscriptItem};
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchState, CallRecord};
+use crate::store::failures;
 use crate::store::messages::{self, Role};
 use crate::toolcall::CallStatus;
 
@@ -123,11 +124,17 @@ pub(crate) fn build(
             Some(open) if open.state == BatchState::Pending => Some(batch::card(conn, &open)?),
             _ => None,
         };
+        let failure = if running {
+            None
+        } else {
+            failures::last(conn, session_id)?
+        };
         Ok::<_, StoreError>(Transcript {
             session,
             items,
             pending,
             running,
+            failure,
         })
     })?)
 }

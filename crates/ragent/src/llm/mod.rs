@@ -106,17 +106,37 @@ pub struct TokenUsage {
     pub completion_tokens: u64,
 }
 
-/// Receives text deltas as they stream in.
-pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+/// What a turn tells while it goes: its text as it streams in, and a
+/// failed attempt that will be made again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnNews<'a> {
+    Text(&'a str),
+    Retrying(Retrying),
+}
 
-/// A chat model. Implementations stream text to `on_text` and return the
+/// A request that failed and will be sent again after `delay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retrying {
+    /// Which retry comes next, from 1.
+    pub attempt: u32,
+    /// How many retries the client makes at most.
+    pub retries: u32,
+    pub delay: std::time::Duration,
+    /// The failure's kind as the page would name it.
+    pub kind: crate::protocol::ModelFailureKind,
+}
+
+/// Receives a turn's news as it happens.
+pub type TurnSink<'a> = &'a (dyn Fn(TurnNews<'_>) + Send + Sync);
+
+/// A chat model. Implementations stream text to `news` and return the
 /// assembled turn; they stop early with [`LlmError::Cancelled`] when
 /// `cancel` fires.
 pub trait ChatModel: Send + Sync {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
-        on_text: TextSink<'a>,
+        news: TurnSink<'a>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<AssistantTurn, LlmError>>;
 }

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::failure::{Scrubber, request_id_in_body};
 use super::sse::{SseParser, Step, TurnAssembler, not_a_stream};
-use super::{AssistantTurn, ChatModel, ChatRequest, LlmError, TextSink, wire};
+use super::{AssistantTurn, ChatModel, ChatRequest, LlmError, Retrying, TurnNews, TurnSink, wire};
 use crate::settings::ModelSettings;
 
 /// Timeouts and retry behaviour.
@@ -200,11 +200,12 @@ impl OpenAiClient {
     async fn send(
         &self,
         request: &ChatRequest,
+        news: TurnSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<reqwest::Response, LlmError> {
         let ask_usage = self.ask_usage.load(Ordering::Relaxed);
         match self
-            .send_with_retry(self.body(request, ask_usage)?, cancel)
+            .send_with_retry(self.body(request, ask_usage)?, news, cancel)
             .await
         {
             Err(LlmError::Http { status, body, .. })
@@ -215,7 +216,7 @@ impl OpenAiClient {
                     "the model endpoint refuses stream_options: not asking it for token usage"
                 );
                 self.ask_usage.store(false, Ordering::Relaxed);
-                self.send_with_retry(self.body(request, false)?, cancel)
+                self.send_with_retry(self.body(request, false)?, news, cancel)
                     .await
             }
             other => other,
@@ -225,6 +226,7 @@ impl OpenAiClient {
     async fn send_with_retry(
         &self,
         body: Bytes,
+        news: TurnSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<reqwest::Response, LlmError> {
         let mut attempt = 0u32;
@@ -268,6 +270,15 @@ impl OpenAiClient {
                 None => backoff(&self.options, attempt),
             };
             tracing::warn!(%error, attempt, ?delay, "model request failed; retrying");
+            // Said, so the page does not sit silent while it waits.
+            if let Some(failure) = error.failure() {
+                news(TurnNews::Retrying(Retrying {
+                    attempt: attempt + 1,
+                    retries: self.options.max_retries,
+                    delay,
+                    kind: failure.kind,
+                }));
+            }
             tokio::select! {
                 _ = cancel.cancelled() => return Err(LlmError::Cancelled),
                 _ = tokio::time::sleep(delay) => {}
@@ -279,7 +290,7 @@ impl OpenAiClient {
     async fn stream_turn(
         &self,
         response: reqwest::Response,
-        on_text: TextSink<'_>,
+        news: TurnSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<AssistantTurn, LlmError> {
         let mut stream = response.bytes_stream();
@@ -309,7 +320,7 @@ impl OpenAiClient {
             seen_event |= !payloads.is_empty();
             for data in payloads {
                 match turn.apply(&data)? {
-                    Step::Text(text) if !text.is_empty() => on_text(&text),
+                    Step::Text(text) if !text.is_empty() => news(TurnNews::Text(&text)),
                     Step::Text(_) => {}
                     Step::Done => return Ok(turn.finish()),
                 }
@@ -336,12 +347,12 @@ impl ChatModel for OpenAiClient {
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest,
-        on_text: TextSink<'a>,
+        news: TurnSink<'a>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<AssistantTurn, LlmError>> {
         Box::pin(async move {
-            let response = self.send(request, cancel).await?;
-            self.stream_turn(response, on_text, cancel)
+            let response = self.send(request, news, cancel).await?;
+            self.stream_turn(response, news, cancel)
                 .await
                 .map_err(|error| self.scrubbed(error))
         })

@@ -1,5 +1,7 @@
 //! The conversation, append-only: user and assistant messages, tool
-//! results (in the model's order), and notices for the user alone.
+//! results (in the model's order), and notices for the user alone. An
+//! answer written again is withdrawn, not changed: its row stays, and
+//! nothing here reads it.
 
 use rusqlite::{Connection, params};
 
@@ -111,7 +113,8 @@ macro_rules! session_messages {
     ($rest:literal) => {
         concat!(
             "SELECT id, session_id, run_id, role, content, tool_calls, tool_call_id, call_id, created_at
-             FROM messages WHERE session_id = ?1 ",
+             FROM messages WHERE session_id = ?1
+               AND id NOT IN (SELECT message_id FROM withdrawn_messages) ",
             $rest
         )
     };
@@ -158,6 +161,16 @@ fn visit_rows(
             break;
         }
     }
+    Ok(())
+}
+
+/// Takes message `id` out of the conversation (a final answer the user asked
+/// the model to write again).
+pub fn withdraw(conn: &Connection, id: i64, now: i64) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO withdrawn_messages (message_id, withdrawn_at) VALUES (?1, ?2)",
+        params![id, now],
+    )?;
     Ok(())
 }
 

@@ -153,6 +153,21 @@ ALTER TABLE tool_calls ADD COLUMN deny_reason TEXT;
 ALTER TABLE audit_log ADD COLUMN preview TEXT;
 "#,
     },
+    Migration {
+        description: "answers the user asked the model to write again: kept, but no longer part of the conversation (messages stay append-only); and how a session's last run failed, until the next one starts",
+        sql: r#"
+CREATE TABLE withdrawn_messages (
+    message_id    INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    withdrawn_at  INTEGER NOT NULL
+);
+CREATE TABLE run_failures (
+    session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    run_id      TEXT NOT NULL,
+    error       TEXT NOT NULL,
+    failed_at   INTEGER NOT NULL
+);
+"#,
+    },
 ];
 
 /// Brings the schema up to date.

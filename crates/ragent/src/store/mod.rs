@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod calls;
 mod checkpoint;
+pub mod failures;
 pub mod file_mode;
 pub mod kv;
 pub mod messages;

@@ -179,7 +179,7 @@ impl ragent::llm::ChatModel for Parrot {
     fn complete<'a>(
         &'a self,
         request: &'a ragent::llm::ChatRequest,
-        on_text: ragent::llm::TextSink<'a>,
+        news: ragent::llm::TurnSink<'a>,
         _cancel: &'a tokio_util::sync::CancellationToken,
     ) -> futures::future::BoxFuture<'a, Result<ragent::llm::AssistantTurn, ragent::llm::LlmError>>
     {
@@ -189,7 +189,7 @@ impl ragent::llm::ChatModel for Parrot {
                 other => panic!("expected the user's message last, got {other:?}"),
             };
             let text = format!("你说：{heard}");
-            on_text(&text);
+            news(ragent::llm::TurnNews::Text(&text));
             Ok(ragent::llm::AssistantTurn {
                 text,
                 ..Default::default()

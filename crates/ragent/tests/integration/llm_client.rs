@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use ragent::llm::openai::{ClientOptions, OpenAiClient};
-use ragent::llm::{ChatMessage, ChatModel, ChatRequest, LlmError, TokenUsage};
+use ragent::llm::{ChatMessage, ChatModel, ChatRequest, LlmError, Retrying, TokenUsage, TurnNews};
+use ragent::protocol::ModelFailureKind;
 use ragent::settings::ModelSettings;
 use serde_json::{Value, json};
 use test_support::Reply;
@@ -38,7 +39,7 @@ fn hello() -> ChatRequest {
 
 async fn complete(client: &OpenAiClient, cancel: &CancellationToken) -> Result<String, LlmError> {
     let request = hello();
-    let sink = |_: &str| {};
+    let sink = |_: TurnNews<'_>| {};
     client
         .complete(&request, &sink, cancel)
         .await
@@ -46,15 +47,33 @@ async fn complete(client: &OpenAiClient, cancel: &CancellationToken) -> Result<S
 }
 
 #[tokio::test]
-async fn retry_after_is_honoured_and_headers_are_sent() {
+async fn retry_after_is_honoured_told_and_headers_are_sent() {
     let model = ScriptedModel::start().unwrap();
     model.push(Reply::new(429).header("retry-after", "1"));
     model.push_turn(text_turn("好"));
     let client = client(model.base_url(), test_llm_options());
     let started = Instant::now();
+    let retries = std::sync::Mutex::new(Vec::new());
+    let sink = |news: TurnNews<'_>| {
+        if let TurnNews::Retrying(retrying) = news {
+            retries.lock().unwrap().push(retrying)
+        }
+    };
+    let answer = client
+        .complete(&hello(), &sink, &CancellationToken::new())
+        .await
+        .map(|t| t.text);
+    assert_eq!(answer, Ok("好".into()));
     assert_eq!(
-        complete(&client, &CancellationToken::new()).await,
-        Ok("好".into())
+        *retries.lock().unwrap(),
+        vec![Retrying {
+            attempt: 1,
+            retries: test_llm_options().max_retries,
+            delay: Duration::from_secs(1),
+            kind: ModelFailureKind::RateLimited {
+                retry_after_secs: Some(1)
+            },
+        }]
     );
     assert!(
         started.elapsed() >= Duration::from_secs(1),
@@ -139,7 +158,11 @@ async fn a_stream_that_stalls_times_out_between_chunks() {
     let client = client(stalling_server().await, options);
     let request = hello();
     let seen = std::sync::Mutex::new(String::new());
-    let sink = |t: &str| seen.lock().unwrap().push_str(t);
+    let sink = |news: TurnNews<'_>| {
+        if let TurnNews::Text(t) = news {
+            seen.lock().unwrap().push_str(t)
+        }
+    };
     let error = client
         .complete(&request, &sink, &CancellationToken::new())
         .await
@@ -162,7 +185,7 @@ async fn cancelling_stops_a_waiting_request() {
 /// The assembled turn of one request.
 async fn turn(client: &OpenAiClient) -> Result<ragent::llm::AssistantTurn, LlmError> {
     let request = hello();
-    let sink = |_: &str| {};
+    let sink = |_: TurnNews<'_>| {};
     client
         .complete(&request, &sink, &CancellationToken::new())
         .await

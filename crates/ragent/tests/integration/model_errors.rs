@@ -5,7 +5,7 @@
 use pretty_assertions::assert_eq;
 use ragent::AgentError;
 use ragent::protocol::{
-    ErrorCode, ErrorInfo, ModelFailureDetails, ModelFailureKind, StopReason, TranscriptItem,
+    AgentEvent, ErrorCode, ErrorInfo, ModelFailureDetails, ModelFailureKind, StopReason,
 };
 use serde_json::json;
 use test_support::Reply;
@@ -141,20 +141,11 @@ async fn retrying_after_a_server_error_stores_the_answer_once_and_the_question_o
 
     let last = h.model.requests().pop().unwrap();
     assert_eq!(roles(&last), vec!["system", "user"]);
-    let items = h.agent.transcript(&h.session).unwrap().items;
-    let texts: Vec<(&str, &str)> = items
-        .iter()
-        .filter_map(|item| match item {
-            TranscriptItem::User { text, .. } => Some(("user", text.as_str())),
-            TranscriptItem::Assistant { text, .. } => Some(("assistant", text.as_str())),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        texts,
+        h.conversation(),
         vec![
-            ("user", "有什么耳机推荐？"),
-            ("assistant", "推荐 AirPods Pro。")
+            ("user", "有什么耳机推荐？".to_string()),
+            ("assistant", "推荐 AirPods Pro。".to_string())
         ]
     );
 
@@ -195,4 +186,58 @@ async fn retry_is_refused_with_nothing_to_answer_while_a_run_goes_and_while_a_ca
         ErrorCode::ConfirmationPending
     );
     assert!(notebook.notes().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_turn_is_shown_in_the_transcript_after_a_restart_until_a_run_answers() {
+    let mut h = Harness::start(Setup::bare()).await;
+    h.model.push(
+        Reply::new(401)
+            .header("x-request-id", "req-7")
+            .body("bad key"),
+    );
+    let error = the_error(&h.say("有什么耳机推荐？").await);
+
+    h.restart(Setup::bare()).await;
+    let kept = h.agent.transcript(&h.session).unwrap().failure;
+    assert_eq!(kept, Some(error));
+    assert_eq!(
+        kept.and_then(|e| e.model_failure).map(|f| f.kind),
+        Some(ModelFailureKind::Unauthorized)
+    );
+
+    h.model.push_turn(text_turn("推荐 AirPods Pro。"));
+    h.agent.retry(&h.session).unwrap();
+    assert_eq!(h.events.until_stop().await.reason, StopReason::Completed);
+    assert_eq!(h.agent.transcript(&h.session).unwrap().failure, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_client_sends_again_is_told_before_the_wait() {
+    let mut h = Harness::start(Setup::bare()).await;
+    h.model.push(Reply::new(503).body("busy"));
+    h.model.push_turn(text_turn("推荐 AirPods Pro。"));
+    let run = h.say("有什么耳机推荐？").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    let told: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ModelRetrying {
+                attempt,
+                retries,
+                kind,
+                ..
+            } => Some((*attempt, *retries, *kind)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        told,
+        vec![(
+            1,
+            test_llm_options().max_retries,
+            ModelFailureKind::ServerError
+        )]
+    );
 }

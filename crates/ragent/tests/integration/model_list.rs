@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use ragent::AgentError;
-use ragent::llm::models::{ModelListError, list_models};
+use ragent::llm::models::{ModelInfo, ModelListError, list_models};
 use ragent::protocol::ErrorCode;
 use ragent::settings::{Appearance, Language, ModelSettings, Theme};
 use ragent::settings_view::{ModelEdit, Secret};
@@ -33,7 +33,7 @@ async fn the_model_list_is_asked_with_the_edited_key_and_nothing_is_saved() {
         Reply::status(
             200,
             json!({"object": "list", "data": [
-                {"id": "qwen-plus", "object": "model"},
+                {"id": "qwen-plus", "object": "model", "context_window": 131072},
                 {"id": "deepseek-chat", "object": "model"},
             ]})
             .to_string(),
@@ -53,7 +53,21 @@ async fn the_model_list_is_asked_with_the_edited_key_and_nothing_is_saved() {
         .await
         .unwrap();
 
-    assert_eq!(models, vec!["deepseek-chat", "qwen-plus"]);
+    assert_eq!(
+        models,
+        vec![
+            ModelInfo {
+                id: "deepseek-chat".into(),
+                context_tokens: None,
+                history_budget: None
+            },
+            ModelInfo {
+                id: "qwen-plus".into(),
+                context_tokens: Some(131_072),
+                history_budget: Some(98_304)
+            },
+        ]
+    );
     let asked = provider.listing_headers();
     assert_eq!(asked.len(), 1);
     let authorization = asked[0].iter().find(|(name, _)| name == "authorization");
@@ -72,7 +86,8 @@ async fn a_kept_key_is_the_stored_one() {
         .list_models(edit(h.model.base_url(), Secret::Keep))
         .await
         .unwrap();
-    assert_eq!(models, vec!["scripted"]);
+    let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, vec!["scripted"]);
     let asked = h.model.listing_headers();
     let authorization = asked[0].iter().find(|(name, _)| name == "authorization");
     assert_eq!(

@@ -128,7 +128,24 @@ impl Harness {
         self.say(text).await.card().clone()
     }
 
-    /// Sends a message and follows the run to its stop.
+    /// The session's user and assistant messages as a reopened window
+    /// gets them, in order.
+    pub fn conversation(&self) -> Vec<(&'static str, String)> {
+        self.agent
+            .transcript(&self.session)
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|item| match item {
+                ragent::protocol::TranscriptItem::User { text, .. } => Some(("user", text)),
+                ragent::protocol::TranscriptItem::Assistant { text, .. } => {
+                    Some(("assistant", text))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The session's tool calls as a reopened window gets them, in order.
     pub fn transcript_calls(&self) -> Vec<ToolCallView> {
         self.agent
@@ -143,6 +160,7 @@ impl Harness {
             .collect()
     }
 
+    /// Sends a message and follows the run to its stop.
     pub async fn say(&mut self, text: &str) -> Run {
         self.agent.send_message(&self.session, text).unwrap();
         self.events.until_stop().await

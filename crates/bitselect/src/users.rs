@@ -1,0 +1,144 @@
+//! Who a call acts for. Every cart line, held coupon, order, parcel,
+//! after-sale, ticket and idempotency key belongs to one user; the catalogue
+//! and its stock are shared.
+//!
+//! A [`Caller`] is a user the shop found in its own `users` table, never a
+//! value taken from a request's words. The domain reaches the database through
+//! a [`UserConn`], which carries the caller's id next to the connection, so
+//! every per-user query has the id at hand and none reads it from anywhere
+//! global.
+
+use std::ops::Deref;
+
+use rusqlite::types::{ToSql, ToSqlOutput};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::{Result, ShopError};
+
+/// The `users.id` of a shop user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct UserId(i64);
+
+impl UserId {
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl ToSql for UserId {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        self.0.to_sql()
+    }
+}
+
+/// The demo user: the desktop app's one shopper, who owns the seed's cart,
+/// coupons and orders (schema version 2 made it user 1).
+pub const DEMO_USER: UserId = UserId(1);
+
+/// The demo user's subject.
+pub const DEMO_SUB: &str = "demo";
+
+/// The longest subject the shop keeps; OAuth `sub` values are short.
+const MAX_SUB_CHARS: usize = 255;
+
+/// The user a call acts for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    id: UserId,
+    sub: String,
+}
+
+impl Caller {
+    /// The demo user, whom stdio and the default HTTP mode act for.
+    pub fn demo() -> Self {
+        Self {
+            id: DEMO_USER,
+            sub: DEMO_SUB.to_owned(),
+        }
+    }
+
+    pub fn id(&self) -> UserId {
+        self.id
+    }
+
+    /// The stable external subject, as an access token's `sub` names it.
+    pub fn sub(&self) -> &str {
+        &self.sub
+    }
+}
+
+/// The authenticated subject of one HTTP request. An authentication layer
+/// (a later JWT check) puts it in the request's extensions; a server that
+/// serves callers per request acts for it and for nobody else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject(pub String);
+
+/// A connection acting for one user: what the domain's per-user functions
+/// take. It derefs to the connection, so shared reads (the catalogue) take
+/// it as they are.
+#[derive(Debug, Clone, Copy)]
+pub struct UserConn<'c> {
+    conn: &'c Connection,
+    user: UserId,
+}
+
+impl<'c> UserConn<'c> {
+    pub fn new(conn: &'c Connection, user: UserId) -> Self {
+        Self { conn, user }
+    }
+
+    /// Whose rows the call may see and change.
+    pub fn user(&self) -> UserId {
+        self.user
+    }
+}
+
+impl Deref for UserConn<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+fn check_sub(sub: &str) -> Result<()> {
+    if sub.trim().is_empty() || sub.chars().count() > MAX_SUB_CHARS || sub.trim() != sub {
+        return Err(ShopError::invalid(
+            "sub",
+            format!("用户标识须为 1 到 {MAX_SUB_CHARS} 个字符，首尾不能有空白"),
+        ));
+    }
+    Ok(())
+}
+
+/// The user with this subject, if the shop has one.
+pub fn find(conn: &Connection, sub: &str) -> Result<Option<Caller>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, sub FROM users WHERE sub = ?1",
+            params![sub],
+            |row| {
+                Ok(Caller {
+                    id: UserId(row.get(0)?),
+                    sub: row.get(1)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// The user with this subject, created on first sight with `display_name`.
+pub fn find_or_create(conn: &Connection, sub: &str, display_name: &str) -> Result<Caller> {
+    check_sub(sub)?;
+    if let Some(caller) = find(conn, sub)? {
+        return Ok(caller);
+    }
+    conn.execute(
+        "INSERT INTO users (sub, display_name) VALUES (?1, ?2)",
+        params![sub, display_name],
+    )?;
+    Ok(Caller {
+        id: UserId(conn.last_insert_rowid()),
+        sub: sub.to_owned(),
+    })
+}
