@@ -183,7 +183,10 @@ fn the_page_lists_the_models_of_the_provider_it_is_editing() {
         }})
     };
     let listed = invoke(&shell.window, "list_models", edit(provider.base_url())).unwrap();
-    assert_eq!(listed, json!(["scripted"]));
+    assert_eq!(
+        listed,
+        json!([{ "id": "scripted", "context_tokens": null, "history_budget": null }])
+    );
 
     provider.answer_listing(test_support::model::Reply::status(401, "bad key"));
     let refused = invoke(&shell.window, "list_models", edit(provider.base_url())).unwrap_err();
