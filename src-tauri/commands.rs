@@ -5,12 +5,12 @@
 //! its runs.
 
 use ragent::llm::models::ModelInfo;
+use ragent::mcp::export::McpExport;
+use ragent::mcp::import::ImportPreview;
 use ragent::protocol::{
     AuditEntry, CallDecision, DefinitionChange, InputOutcome, ModelStatus, SessionInfo,
     ToolPolicyView, Transcript,
 };
-use ragent::mcp::export::McpExport;
-use ragent::mcp::import::ImportPreview;
 use ragent::settings_view::{ModelEdit, SettingsEdit, SettingsView};
 use ragent::{Agent, AgentError};
 use tauri::State;

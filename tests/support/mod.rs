@@ -88,6 +88,15 @@ look();
 
 impl RunningApp {
     pub fn launch(data_dir: &Path) -> Result<RunningApp, Box<dyn std::error::Error>> {
+        RunningApp::launch_with_env(data_dir, &[])
+    }
+
+    /// [`RunningApp::launch`] with these environment variables changed for
+    /// the app (a desktop session's PATH, another SHELL).
+    pub fn launch_with_env(
+        data_dir: &Path,
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Result<RunningApp, Box<dyn std::error::Error>> {
         let shop = Path::new(app_binary()).with_file_name("bitselect-mcp");
         if !shop.is_file() {
             return Err(format!(
@@ -96,13 +105,21 @@ impl RunningApp {
             )
             .into());
         }
-        RunningApp::launch_binary(Path::new(app_binary()), data_dir)
+        RunningApp::start(Path::new(app_binary()), data_dir, env)
     }
 
     /// Launches a given app binary, such as the one a package installed.
     pub fn launch_binary(
         binary: &Path,
         data_dir: &Path,
+    ) -> Result<RunningApp, Box<dyn std::error::Error>> {
+        RunningApp::start(binary, data_dir, &[])
+    }
+
+    fn start(
+        binary: &Path,
+        data_dir: &Path,
+        env: &[(&str, &std::ffi::OsStr)],
     ) -> Result<RunningApp, Box<dyn std::error::Error>> {
         // Closing a WebDriver session does not always end the app (the
         // driver may stop before it does): end a copy a test left on this
@@ -112,7 +129,7 @@ impl RunningApp {
             data_dir,
             PREVIOUS_COPY_EXIT,
         )?);
-        let driver = TauriDriver::start()?;
+        let driver = TauriDriver::start_with_env(env)?;
         let args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
         let session = Session::start(driver.url(), &binary.display().to_string(), &args)?;
         // The page draws itself once in the system's language and again in

@@ -30,6 +30,13 @@ pub struct TauriDriver {
 
 impl TauriDriver {
     pub fn start() -> Result<TauriDriver, DriverError> {
+        TauriDriver::start_with_env(&[])
+    }
+
+    /// Starts the driver with these environment variables changed; the app
+    /// it launches inherits them (as an app started from a desktop entry
+    /// gets the session's environment).
+    pub fn start_with_env(env: &[(&str, &std::ffi::OsStr)]) -> Result<TauriDriver, DriverError> {
         if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
             return Err(DriverError::NoDisplay);
         }
@@ -43,6 +50,7 @@ impl TauriDriver {
                 "--native-port",
                 &native_port.to_string(),
             ])
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

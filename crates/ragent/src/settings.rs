@@ -7,9 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::mcp::config::{
-    MAX_TIMEOUT_SECS, ServerConfig, timeout_is_valid, validate_server_name,
-};
+use crate::mcp::config::{MAX_TIMEOUT_SECS, ServerConfig, timeout_is_valid, validate_server_name};
 use crate::policy::{AutoApproveRefusal, ToolOverride};
 
 /// Everything the user can set.

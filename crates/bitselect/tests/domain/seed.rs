@@ -57,11 +57,11 @@ fn order_88233_carries_the_edu_coupon_discount_in_exact_fen() {
     assert_eq!(order.coupon_code.as_deref(), Some("EDU-MAC-920"));
 }
 
+/// A load-test user as seeded: subject, cart lines (SKU, quantity), coupons.
+type LoadUser = (String, Vec<(String, i64)>, Vec<String>);
+
 /// Each load-test user's cart lines and coupons, by subject.
-fn load_users(
-    shop: &bitselect::Shop,
-    count: u32,
-) -> Vec<(String, Vec<(String, i64)>, Vec<String>)> {
+fn load_users(shop: &bitselect::Shop, count: u32) -> Vec<LoadUser> {
     (1..=count)
         .map(|n| {
             let sub = bitselect::load_users::load_sub(n);

@@ -30,10 +30,7 @@ impl Agent {
         let mut settings = self.inner.settings();
         settings.mcp_servers.extend(import.servers);
         self.save_settings(settings).await?;
-        tracing::info!(
-            servers = import.plan.servers.len(),
-            "MCP servers imported"
-        );
+        tracing::info!(servers = import.plan.servers.len(), "MCP servers imported");
         Ok(self.settings_view())
     }
 

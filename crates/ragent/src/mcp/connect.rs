@@ -231,8 +231,7 @@ impl Connect for HttpConnector {
                     .map_err(|_| format!("bad value for header {name}"))?;
                 headers.insert(name, value);
             }
-            let config = StreamableHttpClientTransportConfig::with_uri(url)
-                .custom_headers(headers);
+            let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
             let client = client_config()
                 .serve(transport)

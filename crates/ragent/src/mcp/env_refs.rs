@@ -84,7 +84,10 @@ mod tests {
             expand("${env:TOKEN}/${env:TOKEN}", lookup),
             Ok("t-1/t-1".into())
         );
-        assert_eq!(expand("plain $HOME ${x", lookup), Ok("plain $HOME ${x".into()));
+        assert_eq!(
+            expand("plain $HOME ${x", lookup),
+            Ok("plain $HOME ${x".into())
+        );
         assert_eq!(
             expand("${workspaceFolder}/a", lookup),
             Ok("${workspaceFolder}/a".into())

@@ -146,8 +146,13 @@ mod tests {
         let servers = servers();
         let exported = export(&servers);
         assert_eq!(exported.withheld, vec![]);
-        let import = plan(&exported.text, &["bitselect".into()], &BTreeMap::new(), |_| true)
-            .unwrap_or_else(|p| panic!("{p:?}"));
+        let import = plan(
+            &exported.text,
+            &["bitselect".into()],
+            &BTreeMap::new(),
+            |_| true,
+        )
+        .unwrap_or_else(|p| panic!("{p:?}"));
         assert_eq!(import.servers, servers);
         assert!(import.plan.servers.iter().all(|s| s.rename.is_none()));
         assert_eq!(import.plan.notes, vec![]);
@@ -156,7 +161,9 @@ mod tests {
     #[test]
     fn the_export_is_in_the_mcp_servers_shape_without_trust() {
         let mut servers = servers();
-        servers.get_mut("notes").map(|s| s.trusted = true);
+        if let Some(server) = servers.get_mut("notes") {
+            server.trusted = true;
+        }
         let exported: Value = serde_json::from_str(&export(&servers).text).unwrap();
         assert_eq!(
             exported,

@@ -525,7 +525,10 @@ exec sleep 30
                 seconds: 1
             })
         );
-        assert!(started.elapsed() < Duration::from_secs(20), "not the default 120 s");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "not the default 120 s"
+        );
         let home = std::env::var("HOME").unwrap_or_default();
         assert_eq!(
             std::fs::read_to_string(&out).unwrap(),

@@ -115,7 +115,9 @@ pub struct VariableUse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, thiserror::Error)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ImportNote {
-    #[error("server {server:?}: {key:?} is not carried over (this app decides itself which calls ask)")]
+    #[error(
+        "server {server:?}: {key:?} is not carried over (this app decides itself which calls ask)"
+    )]
     IgnoredKey { server: String, key: String },
     #[error("{key:?} at the top level is not carried over")]
     IgnoredTopLevelKey { key: String },
@@ -564,9 +566,7 @@ impl Reader<'_> {
     }
 
     fn seconds(&mut self, key: &str, value: &Value) -> Option<u64> {
-        let secs = value
-            .as_u64()
-            .filter(|secs| timeout_is_valid(*secs));
+        let secs = value.as_u64().filter(|secs| timeout_is_valid(*secs));
         if secs.is_none() {
             self.wrong(key, Expected::Seconds);
         }

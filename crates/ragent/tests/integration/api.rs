@@ -242,7 +242,10 @@ async fn an_import_adds_its_servers_untrusted_in_one_save_and_a_stale_preview_ad
     let ImportPreview::Plan { plan } = h.agent.preview_mcp_import(text) else {
         panic!("refused")
     };
-    assert!(h.agent.settings().mcp_servers.is_empty(), "a preview saves nothing");
+    assert!(
+        h.agent.settings().mcp_servers.is_empty(),
+        "a preview saves nothing"
+    );
 
     // A server named like one of the import is added meanwhile.
     let mut settings = h.agent.settings();
@@ -256,14 +259,24 @@ async fn an_import_adds_its_servers_untrusted_in_one_save_and_a_stale_preview_ad
     h.agent.save_settings(settings.clone()).await.unwrap();
     let stale = h.agent.apply_mcp_import(text, &plan.fingerprint).await;
     assert!(matches!(stale, Err(AgentError::ImportChanged)), "{stale:?}");
-    let refused = h.agent.apply_mcp_import("{\"mcpServers\": {\"x\": {\"cwd\": \"/\"}}}", "").await;
-    assert!(matches!(refused, Err(AgentError::ImportRefused(_))), "{refused:?}");
+    let refused = h
+        .agent
+        .apply_mcp_import("{\"mcpServers\": {\"x\": {\"cwd\": \"/\"}}}", "")
+        .await;
+    assert!(
+        matches!(refused, Err(AgentError::ImportRefused(_))),
+        "{refused:?}"
+    );
     assert_eq!(h.agent.settings(), settings, "nothing was added");
 
     let ImportPreview::Plan { plan } = h.agent.preview_mcp_import(text) else {
         panic!("refused")
     };
-    let view = h.agent.apply_mcp_import(text, &plan.fingerprint).await.unwrap();
+    let view = h
+        .agent
+        .apply_mcp_import(text, &plan.fingerprint)
+        .await
+        .unwrap();
     assert_eq!(
         view.mcp_servers.keys().collect::<Vec<_>>(),
         vec!["notes", "notes-2", "tracker"]

@@ -69,7 +69,10 @@ fn claude_desktop_servers_are_planned_untrusted_with_their_commands_and_env() {
     assert_eq!(import.plan.format, ImportFormat::McpServers);
     assert_eq!(
         names(&import),
-        vec![("filesystem", "filesystem", None), ("github", "github", None)]
+        vec![
+            ("filesystem", "filesystem", None),
+            ("github", "github", None)
+        ]
     );
     assert_eq!(
         import.servers["github"],
@@ -100,7 +103,11 @@ fn cursor_env_references_are_kept_as_written_and_a_name_with_a_space_is_renamed(
     assert_eq!(
         names(&import),
         vec![
-            ("remote notes", "remote-notes", Some(RenameReason::InvalidName)),
+            (
+                "remote notes",
+                "remote-notes",
+                Some(RenameReason::InvalidName)
+            ),
             ("web-search", "web-search", None),
         ]
     );
@@ -206,7 +213,11 @@ fn cherry_studio_base_url_inactive_flag_and_timeout_in_seconds_are_read() {
             ..ServerConfig::untrusted(http("https://mcp.example.cn/mcp?key=${env:AMAP_KEY}", &[]))
         }
     );
-    assert_eq!(import.plan.notes, vec![], "display keys are left out quietly");
+    assert_eq!(
+        import.plan.notes,
+        vec![],
+        "display keys are left out quietly"
+    );
 }
 
 #[test]
