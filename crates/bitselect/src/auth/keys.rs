@@ -1,0 +1,187 @@
+//! The authorization server's signing keys: its metadata names its
+//! `jwks_uri`; the key set is fetched once and cached, and fetched again when
+//! a token names a key id the cache does not hold (a key rotation), at most
+//! once per [`REFETCH_INTERVAL`], so a stream of tokens with made-up key ids
+//! cannot make the shop hammer the authorization server.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::Jwk;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use super::config::AuthConfig;
+
+/// The shortest time between two fetches of the key set.
+pub const REFETCH_INTERVAL: Duration = Duration::from_secs(30);
+/// How long one request to the authorization server may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("cannot reach the authorization server at {url}: {source}")]
+    Fetch {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("the authorization server's metadata was not found at {tried:?}")]
+    NoMetadata { tried: Vec<String> },
+    #[error("the authorization server's metadata names the issuer `{found}`, not `{expected}`")]
+    IssuerMismatch { expected: String, found: String },
+    #[error("the key set was fetched less than {} s ago; not fetching it again yet", REFETCH_INTERVAL.as_secs())]
+    TooSoon,
+}
+
+#[derive(Debug, Deserialize)]
+struct IssuerMetadata {
+    issuer: String,
+    jwks_uri: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct KeySet {
+    keys: Vec<Value>,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    jwks_uri: Option<String>,
+    /// Signing keys by `kid`; a key without one is kept under "".
+    keys: HashMap<String, Jwk>,
+    fetched_at: Option<Instant>,
+}
+
+/// Where the shop gets the keys that sign access tokens.
+#[derive(Debug)]
+pub struct KeySource {
+    config: AuthConfig,
+    http: reqwest::Client,
+    cache: Mutex<Cache>,
+}
+
+impl KeySource {
+    pub fn new(config: AuthConfig) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .build()
+            .unwrap_or_default();
+        Self {
+            config,
+            http,
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+
+    /// The key a token's header names. `kid: None` finds a key only when the
+    /// set holds exactly one. An unknown key id fetches the set again, unless
+    /// it was fetched within [`REFETCH_INTERVAL`].
+    pub async fn key(&self, kid: Option<&str>) -> Result<Option<Jwk>, KeyError> {
+        let mut cache = self.cache.lock().await;
+        if let Some(key) = find(&cache, kid) {
+            return Ok(Some(key));
+        }
+        let recently = cache
+            .fetched_at
+            .is_some_and(|at| at.elapsed() < REFETCH_INTERVAL);
+        if recently {
+            return Err(KeyError::TooSoon);
+        }
+        self.refresh(&mut cache).await?;
+        Ok(find(&cache, kid))
+    }
+
+    /// Fetches the key set now (at start, so the first request need not wait).
+    pub async fn warm_up(&self) -> Result<usize, KeyError> {
+        let mut cache = self.cache.lock().await;
+        self.refresh(&mut cache).await?;
+        Ok(cache.keys.len())
+    }
+
+    async fn refresh(&self, cache: &mut Cache) -> Result<(), KeyError> {
+        // Counted from the attempt: a failing server is not asked again at once.
+        cache.fetched_at = Some(Instant::now());
+        let jwks_uri = match &cache.jwks_uri {
+            Some(uri) => uri.clone(),
+            None => {
+                let uri = self.discover().await?;
+                cache.jwks_uri = Some(uri.clone());
+                uri
+            }
+        };
+        let set: KeySet = self.get_json(&jwks_uri).await?;
+        cache.keys = signing_keys(set);
+        tracing::info!(
+            keys = cache.keys.len(),
+            jwks_uri,
+            "authorization server keys fetched"
+        );
+        Ok(())
+    }
+
+    /// The `jwks_uri` from the issuer's metadata, whose `issuer` must be
+    /// the one configured (RFC 8414 §3.3).
+    async fn discover(&self) -> Result<String, KeyError> {
+        let tried = self.config.issuer_metadata_urls();
+        for url in &tried {
+            let metadata: IssuerMetadata = match self.get_json(url).await {
+                Ok(metadata) => metadata,
+                Err(error) => {
+                    tracing::debug!(%error, url, "no authorization server metadata here");
+                    continue;
+                }
+            };
+            if metadata.issuer != self.config.issuer() {
+                return Err(KeyError::IssuerMismatch {
+                    expected: self.config.issuer().to_owned(),
+                    found: metadata.issuer,
+                });
+            }
+            return Ok(metadata.jwks_uri);
+        }
+        Err(KeyError::NoMetadata { tried })
+    }
+
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, KeyError> {
+        let fetch = |source| KeyError::Fetch {
+            url: url.to_owned(),
+            source,
+        };
+        self.http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(fetch)?
+            .json()
+            .await
+            .map_err(fetch)
+    }
+}
+
+fn find(cache: &Cache, kid: Option<&str>) -> Option<Jwk> {
+    match kid {
+        Some(kid) => cache.keys.get(kid).cloned(),
+        None if cache.keys.len() == 1 => cache.keys.values().next().cloned(),
+        None => None,
+    }
+}
+
+/// The set's signing keys. A key this crate cannot read (a type it does not
+/// know) or one marked for encryption is left out, not the whole set.
+fn signing_keys(set: KeySet) -> HashMap<String, Jwk> {
+    set.keys
+        .into_iter()
+        .filter_map(|value| serde_json::from_value::<Jwk>(value).ok())
+        .filter(|jwk| {
+            !matches!(
+                jwk.common.public_key_use,
+                Some(jsonwebtoken::jwk::PublicKeyUse::Encryption)
+            )
+        })
+        .map(|jwk| (jwk.common.key_id.clone().unwrap_or_default(), jwk))
+        .collect()
+}
