@@ -24,7 +24,11 @@ pub struct AuthConfig {
     issuer: String,
     resource: String,
     resource_url: Url,
+    leeway_secs: u64,
 }
+
+/// How far clocks may disagree when `exp` and `nbf` are checked, in seconds.
+pub const DEFAULT_LEEWAY_SECS: u64 = 30;
 
 fn http_url(flag: &'static str, value: &str) -> Result<Url, ConfigError> {
     let url = Url::parse(value).map_err(|_| ConfigError::NotHttpUrl {
@@ -54,7 +58,18 @@ impl AuthConfig {
             issuer: issuer.to_owned(),
             resource: resource.to_owned(),
             resource_url,
+            leeway_secs: DEFAULT_LEEWAY_SECS,
         })
+    }
+
+    /// Another clock leeway (a test of expiry uses 0).
+    pub fn with_leeway(mut self, secs: u64) -> Self {
+        self.leeway_secs = secs;
+        self
+    }
+
+    pub fn leeway_secs(&self) -> u64 {
+        self.leeway_secs
     }
 
     /// The issuer, exactly as a token's `iss` must name it.

@@ -1,7 +1,8 @@
 //! What makes an access token valid here: a JWT signed with an allowed
 //! asymmetric algorithm by a key of the configured authorization server,
 //! issued by it (`iss`), for the shop (`aud` holds the resource URL), within
-//! its lifetime (`exp`, `nbf`, with a little leeway for clocks), naming a
+//! its lifetime (`exp`, `nbf`, with a little leeway for clocks,
+//! [`super::config::DEFAULT_LEEWAY_SECS`]), naming a
 //! user (`sub`).
 
 use jsonwebtoken::jwk::Jwk;
@@ -23,9 +24,6 @@ pub const ALLOWED_ALGORITHMS: [Algorithm; 8] = [
     Algorithm::ES256,
     Algorithm::ES384,
 ];
-
-/// How far clocks may disagree, in seconds.
-pub const LEEWAY_SECS: u64 = 30;
 
 /// Why a token was refused. Every variant answers 401 `invalid_token`; the
 /// text goes to the log only, never to the client.
@@ -81,7 +79,7 @@ pub struct Validator {
 impl Validator {
     pub fn new(config: &AuthConfig) -> Self {
         let mut validation = Validation::new(Algorithm::RS256);
-        validation.leeway = LEEWAY_SECS;
+        validation.leeway = config.leeway_secs();
         validation.validate_nbf = true;
         validation.validate_aud = true;
         validation.set_issuer(&[config.issuer()]);
