@@ -75,6 +75,24 @@ impl KeySource {
         }
     }
 
+    /// A source that already holds these keys, fetched just now (tests).
+    #[cfg(test)]
+    pub(crate) fn holding(config: AuthConfig, keys: Vec<Jwk>) -> Self {
+        let source = Self::new(config);
+        let cache = Cache {
+            jwks_uri: None,
+            keys: keys
+                .into_iter()
+                .map(|jwk| (jwk.common.key_id.clone().unwrap_or_default(), jwk))
+                .collect(),
+            fetched_at: Some(Instant::now()),
+        };
+        Self {
+            cache: Mutex::new(cache),
+            ..source
+        }
+    }
+
     /// The key a token's header names. `kid: None` finds a key only when the
     /// set holds exactly one. An unknown key id fetches the set again, unless
     /// it was fetched within [`REFETCH_INTERVAL`].

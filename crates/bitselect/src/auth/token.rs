@@ -78,6 +78,10 @@ pub struct Validator {
 
 impl Validator {
     pub fn new(config: &AuthConfig) -> Self {
+        Self::with_keys(config, KeySource::new(config.clone()))
+    }
+
+    fn with_keys(config: &AuthConfig, keys: KeySource) -> Self {
         let mut validation = Validation::new(Algorithm::RS256);
         validation.leeway = config.leeway_secs();
         validation.validate_nbf = true;
@@ -86,7 +90,7 @@ impl Validator {
         validation.set_audience(&[config.resource()]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         Self {
-            keys: KeySource::new(config.clone()),
+            keys,
             validation_base: validation,
         }
     }
@@ -132,5 +136,169 @@ fn check_key_algorithm(jwk: &Jwk, alg: Algorithm, kid: &Option<String>) -> Resul
             })
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_lc_rs::rand::SystemRandom;
+    use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+    use jsonwebtoken::{EncodingKey, Header, encode, get_current_timestamp};
+    use serde_json::{Value, json};
+
+    const ISSUER: &str = "https://as.example";
+    const RESOURCE: &str = "https://shop.example/mcp";
+    const KID: &str = "key-1";
+
+    fn p256() -> EncodingKey {
+        let pkcs8 =
+            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
+                .unwrap();
+        EncodingKey::from_ec_der(pkcs8.as_ref())
+    }
+
+    /// A validator whose issuer holds `key` under [`KID`], declared for `alg`.
+    fn validator(key: &EncodingKey, alg: Algorithm) -> Validator {
+        let config = AuthConfig::new(ISSUER, RESOURCE).unwrap();
+        let mut jwk = Jwk::from_encoding_key(key, Algorithm::ES256).unwrap();
+        jwk.common.key_id = Some(KID.to_owned());
+        jwk.common.key_algorithm = Some(alg.into());
+        Validator::with_keys(&config, KeySource::holding(config.clone(), vec![jwk]))
+    }
+
+    fn claims(change: impl FnOnce(&mut Value)) -> Value {
+        let now = get_current_timestamp();
+        let mut claims = json!({"iss": ISSUER, "aud": RESOURCE, "sub": "alice",
+                                "iat": now, "exp": now + 300});
+        change(&mut claims);
+        claims
+    }
+
+    fn token(key: &EncodingKey, kid: &str, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(kid.to_owned());
+        encode(&header, claims, key).unwrap()
+    }
+
+    fn ago(secs: u64) -> u64 {
+        get_current_timestamp() - secs
+    }
+
+    fn ahead(secs: u64) -> u64 {
+        get_current_timestamp() + secs
+    }
+
+    #[tokio::test]
+    async fn the_claims_decide_as_the_rules_say() {
+        let key = p256();
+        let check = validator(&key, Algorithm::ES256);
+        let cases: Vec<(&str, Value, bool)> = vec![
+            ("valid", claims(|_| {}), true),
+            (
+                "aud is a list holding the resource",
+                claims(|c| c["aud"] = json!(["other", RESOURCE])),
+                true,
+            ),
+            (
+                "expired within the leeway",
+                claims(|c| c["exp"] = json!(ago(10))),
+                true,
+            ),
+            (
+                "not yet valid within the leeway",
+                claims(|c| c["nbf"] = json!(ahead(10))),
+                true,
+            ),
+            (
+                "another issuer",
+                claims(|c| c["iss"] = json!("https://evil.example")),
+                false,
+            ),
+            (
+                "the issuer with a trailing slash",
+                claims(|c| c["iss"] = json!(format!("{ISSUER}/"))),
+                false,
+            ),
+            (
+                "another audience",
+                claims(|c| c["aud"] = json!("https://other.example/api")),
+                false,
+            ),
+            (
+                "no audience",
+                claims(|c| {
+                    c.as_object_mut().unwrap().remove("aud");
+                }),
+                false,
+            ),
+            ("expired", claims(|c| c["exp"] = json!(ago(120))), false),
+            (
+                "no expiry",
+                claims(|c| {
+                    c.as_object_mut().unwrap().remove("exp");
+                }),
+                false,
+            ),
+            (
+                "not yet valid",
+                claims(|c| c["nbf"] = json!(ahead(120))),
+                false,
+            ),
+            (
+                "no subject",
+                claims(|c| {
+                    c.as_object_mut().unwrap().remove("sub");
+                }),
+                false,
+            ),
+            ("a blank subject", claims(|c| c["sub"] = json!("  ")), false),
+        ];
+        for (what, claims, accepted) in cases {
+            let outcome = check.subject(&token(&key, KID, &claims)).await;
+            assert_eq!(outcome.is_ok(), accepted, "{what}: {outcome:?}");
+            if accepted {
+                assert_eq!(outcome.unwrap(), "alice", "{what}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_token_needs_the_issuers_key_and_the_keys_own_algorithm() {
+        let key = p256();
+        let good = claims(|_| {});
+        let foreign = token(&p256(), KID, &good);
+        assert!(matches!(
+            validator(&key, Algorithm::ES256).subject(&foreign).await,
+            Err(TokenError::Rejected(_))
+        ));
+        // Fetched just now: an unknown key id is not fetched again yet.
+        assert!(matches!(
+            validator(&key, Algorithm::ES256)
+                .subject(&token(&key, "key-2", &good))
+                .await,
+            Err(TokenError::UnknownKey(Some(_)))
+        ));
+        // A key declared for RS256 is not used for an ES256 token.
+        assert!(matches!(
+            validator(&key, Algorithm::RS256)
+                .subject(&token(&key, KID, &good))
+                .await,
+            Err(TokenError::KeyAlgorithm { .. })
+        ));
+        let hmac = {
+            let mut header = Header::new(Algorithm::HS256);
+            header.kid = Some(KID.to_owned());
+            encode(
+                &header,
+                &good,
+                &EncodingKey::from_secret(b"guessed").unwrap(),
+            )
+            .unwrap()
+        };
+        assert!(matches!(
+            validator(&key, Algorithm::ES256).subject(&hmac).await,
+            Err(TokenError::Algorithm(Algorithm::HS256))
+        ));
     }
 }
