@@ -60,6 +60,7 @@ pub struct KeySource {
     config: AuthConfig,
     http: reqwest::Client,
     cache: Mutex<Cache>,
+    refetch_interval: Duration,
 }
 
 impl KeySource {
@@ -72,6 +73,7 @@ impl KeySource {
             config,
             http,
             cache: Mutex::new(Cache::default()),
+            refetch_interval: REFETCH_INTERVAL,
         }
     }
 
@@ -103,7 +105,7 @@ impl KeySource {
         }
         let recently = cache
             .fetched_at
-            .is_some_and(|at| at.elapsed() < REFETCH_INTERVAL);
+            .is_some_and(|at| at.elapsed() < self.refetch_interval);
         if recently {
             return Err(KeyError::TooSoon);
         }
@@ -202,4 +204,106 @@ fn signing_keys(set: KeySet) -> HashMap<String, Jwk> {
         })
         .map(|jwk| (jwk.common.key_id.clone().unwrap_or_default(), jwk))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use aws_lc_rs::rand::SystemRandom;
+    use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+    use jsonwebtoken::{Algorithm, EncodingKey};
+    use serde_json::json;
+
+    use super::*;
+
+    /// An authorization server's metadata and key set, whose keys a test
+    /// changes, counting the key set's fetches.
+    #[derive(Clone, Default)]
+    struct KeyServer {
+        keys: Arc<std::sync::Mutex<Vec<Value>>>,
+        fetches: Arc<AtomicUsize>,
+    }
+
+    impl KeyServer {
+        async fn start(&self) -> String {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            let issuer = base.clone();
+            let keys = self.clone();
+            let router = axum::Router::new()
+                .route(
+                    "/.well-known/oauth-authorization-server",
+                    axum::routing::get(move || async move {
+                        json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")}).to_string()
+                    }),
+                )
+                .route(
+                    "/jwks",
+                    axum::routing::get(move || async move {
+                        keys.fetches.fetch_add(1, Ordering::SeqCst);
+                        json!({"keys": *keys.keys.lock().unwrap()}).to_string()
+                    }),
+                );
+            tokio::spawn(async move { axum::serve(listener, router).await });
+            base
+        }
+
+        fn publish(&self, kids: &[&str]) {
+            *self.keys.lock().unwrap() = kids.iter().map(|kid| public_key(kid)).collect();
+        }
+
+        fn fetches(&self) -> usize {
+            self.fetches.load(Ordering::SeqCst)
+        }
+    }
+
+    fn public_key(kid: &str) -> Value {
+        let pkcs8 =
+            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
+                .unwrap();
+        let key = EncodingKey::from_ec_der(pkcs8.as_ref());
+        let mut jwk = Jwk::from_encoding_key(&key, Algorithm::ES256).unwrap();
+        jwk.common.key_id = Some(kid.to_owned());
+        serde_json::to_value(jwk).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_unknown_key_id_fetches_the_set_again_at_most_once_per_interval() {
+        let server = KeyServer::default();
+        server.publish(&["key-1"]);
+        let issuer = server.start().await;
+        let config = AuthConfig::new(&issuer, "https://shop.example/mcp").unwrap();
+        let interval = Duration::from_millis(300);
+        let source = KeySource {
+            refetch_interval: interval,
+            ..KeySource::new(config)
+        };
+
+        assert!(source.key(Some("key-1")).await.unwrap().is_some());
+        assert_eq!(server.fetches(), 1, "the first use fetches the set");
+
+        // The server rotates; a token with the new key id comes at once.
+        server.publish(&["key-1", "key-2"]);
+        assert!(matches!(
+            source.key(Some("key-2")).await,
+            Err(KeyError::TooSoon)
+        ));
+        assert_eq!(server.fetches(), 1, "not fetched again within the interval");
+
+        tokio::time::sleep(interval).await;
+        assert!(source.key(Some("key-2")).await.unwrap().is_some());
+        assert_eq!(server.fetches(), 2, "fetched once more for the new key");
+
+        // Made-up key ids do not make it fetch again and again.
+        for kid in ["made-up-1", "made-up-2", "made-up-3"] {
+            assert!(source.key(Some(kid)).await.is_err());
+        }
+        assert_eq!(server.fetches(), 2);
+        assert!(
+            source.key(Some("key-1")).await.unwrap().is_some(),
+            "known keys still work"
+        );
+    }
 }
