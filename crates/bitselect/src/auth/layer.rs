@@ -59,8 +59,9 @@ impl Authenticator {
         } else {
             (
                 format!("Bearer resource_metadata=\"{metadata}\""),
-                serde_json::json!({"error": "unauthorized",
-                                   "error_description": "sign in: this request carries no access token"}),
+                // No error code: RFC 6750 §3.1 gives none to a request
+                // that did not try to authenticate.
+                serde_json::json!({"error_description": "sign in: this request carries no access token"}),
             )
         };
         let mut response = json_response(StatusCode::UNAUTHORIZED, &body);
