@@ -42,6 +42,17 @@ impl Callers {
     }
 }
 
+impl Callers {
+    /// Who a call with these request extensions is, for the log: the
+    /// subject, or `None` when a per-request call has none.
+    pub(crate) fn sub_for_log(&self, extensions: &Extensions) -> Option<String> {
+        match self {
+            Self::Fixed(caller) => Some(caller.sub().to_owned()),
+            Self::PerRequest => subject_of(extensions),
+        }
+    }
+}
+
 impl Acting {
     /// The shop acting for this caller; a new subject becomes a user. Runs
     /// on the blocking pool, as it may write.

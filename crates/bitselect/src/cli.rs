@@ -5,8 +5,14 @@ use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
+use crate::auth::AuthConfig;
+
 /// Environment variable that sets the data directory (the flag wins).
 pub const DATA_DIR_ENV: &str = "BITSELECT_DATA_DIR";
+/// Environment variables that set the authorization server and the
+/// resource URL (the flags win).
+pub const AUTH_ISSUER_ENV: &str = "BITSELECT_AUTH_ISSUER";
+pub const RESOURCE_URL_ENV: &str = "BITSELECT_RESOURCE_URL";
 /// Where `--http` listens when given no address.
 pub const DEFAULT_HTTP_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8848);
 
@@ -14,6 +20,7 @@ pub const USAGE: &str = "\
 bitselect-mcp: the Bit Select shop (比特严选) as an MCP server
 
 Usage: bitselect-mcp [--data-dir DIR] [--http [ADDR]] [--allow-remote]
+                     [--auth-issuer URL --resource-url URL]
        bitselect-mcp seed-users --count N [--data-dir DIR]
 
 Commands:
@@ -32,13 +39,32 @@ Options:
                    picks a free port. The bound address is printed to stderr
                    as `bitselect-mcp listening on http://ADDR/mcp`.
   --allow-remote   allow --http on a non-loopback address
+  --auth-issuer URL
+                   (--http) require sign-in: accept only JWT access tokens
+                   issued by this OAuth authorization server (its metadata at
+                   URL/.well-known/oauth-authorization-server or
+                   /openid-configuration names its keys); default:
+                   $BITSELECT_AUTH_ISSUER. Needs --resource-url.
+  --resource-url URL
+                   (--http) the URL clients reach the MCP endpoint by (e.g.
+                   https://shop.example/mcp): a token's audience must hold it,
+                   and the resource metadata is served at
+                   /.well-known/oauth-protected-resource<its path>; default:
+                   $BITSELECT_RESOURCE_URL. Needs --auth-issuer.
   --count N        (seed-users) how many users, 1 to 100000
   -h, --help       print this help
   -V, --version    print the version
 
-Without --http the server speaks MCP over stdin/stdout. Either way every
-call acts for the demo user (the seed's shopper). Logs go to stderr; set
-RUST_LOG (e.g. RUST_LOG=debug) to change their level.";
+Without --http the server speaks MCP over stdin/stdout, and every call acts
+for the demo user (the seed's shopper). With --http alone every call acts
+for the demo user too, with no sign-in (a warning says so). With --http,
+--auth-issuer and --resource-url each request must carry
+`Authorization: Bearer <JWT>`; its `sub` is the shopper (created on first
+sight), and a request without a valid token gets 401 with a
+WWW-Authenticate header that names the resource metadata. GET /healthz
+answers `ok` without sign-in. Logs go to stderr, one line per tool call
+(user, tool, outcome, ms); set RUST_LOG (e.g. RUST_LOG=debug) to change
+their level.";
 
 /// How the server talks to its client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +79,26 @@ pub struct Options {
     pub data_dir: Option<PathBuf>,
     pub transport: Transport,
     pub allow_remote: bool,
+    /// Sign-in over HTTP; `None`: none (stdio, or HTTP for the demo user).
+    pub auth: Option<AuthConfig>,
+}
+
+/// The environment variables the command line reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    pub data_dir: Option<OsString>,
+    pub auth_issuer: Option<OsString>,
+    pub resource_url: Option<OsString>,
+}
+
+impl Env {
+    pub fn from_process() -> Self {
+        Self {
+            data_dir: std::env::var_os(DATA_DIR_ENV),
+            auth_issuer: std::env::var_os(AUTH_ISSUER_ENV),
+            resource_url: std::env::var_os(RESOURCE_URL_ENV),
+        }
+    }
 }
 
 /// What `seed-users` is asked to do.
@@ -129,17 +175,66 @@ fn data_dir_or_env(data_dir: Option<PathBuf>, env_data_dir: Option<OsString>) ->
     data_dir.or_else(|| env_data_dir.filter(|d| !d.is_empty()).map(PathBuf::from))
 }
 
-/// Parses the arguments after the program name. `env_data_dir` is the value
-/// of [`DATA_DIR_ENV`], if set.
-pub fn parse(
-    args: impl IntoIterator<Item = OsString>,
-    env_data_dir: Option<OsString>,
-) -> Result<Command, UsageError> {
+/// A flag's text value, else the environment's when set and not empty.
+fn text_or_env(
+    flag: Option<OsString>,
+    env: &Option<OsString>,
+    name: &str,
+) -> Result<Option<String>, UsageError> {
+    let value = flag.or_else(|| env.clone().filter(|v| !v.is_empty()));
+    value
+        .map(|v| {
+            v.into_string()
+                .map_err(|raw| UsageError(format!("{name} {raw:?} is not valid UTF-8")))
+        })
+        .transpose()
+}
+
+/// Sign-in settings: both the issuer and the resource URL, or neither; only
+/// for HTTP. The environment's are ignored for stdio, whose one client is
+/// the app that spawned it.
+fn auth_options(
+    issuer: Option<OsString>,
+    resource: Option<OsString>,
+    transport: Transport,
+    env: &Env,
+) -> Result<Option<AuthConfig>, UsageError> {
+    if matches!(transport, Transport::Stdio) {
+        if issuer.is_some() || resource.is_some() {
+            return Err(UsageError(
+                "--auth-issuer and --resource-url are for --http only; stdio is not signed in"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let issuer = text_or_env(issuer, &env.auth_issuer, "--auth-issuer")?;
+    let resource = text_or_env(resource, &env.resource_url, "--resource-url")?;
+    match (issuer, resource) {
+        (None, None) => Ok(None),
+        (Some(issuer), Some(resource)) => AuthConfig::new(&issuer, &resource)
+            .map(Some)
+            .map_err(|error| UsageError(error.to_string())),
+        (Some(_), None) => Err(UsageError(format!(
+            "--auth-issuer needs --resource-url (or ${RESOURCE_URL_ENV})"
+        ))),
+        (None, Some(_)) => Err(UsageError(format!(
+            "--resource-url needs --auth-issuer (or ${AUTH_ISSUER_ENV})"
+        ))),
+    }
+}
+
+/// Parses the arguments after the program name, with the environment's
+/// values for what the flags leave out.
+pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Command, UsageError> {
+    let env_data_dir = env.data_dir.clone();
     let mut args = args.into_iter().peekable();
     if args.peek().is_some_and(|first| first == SEED_USERS) {
         args.next();
         return parse_seed_users(args, env_data_dir);
     }
+    let mut auth_issuer = None;
+    let mut resource_url = None;
     let mut data_dir = None;
     let mut transport = Transport::Stdio;
     let mut allow_remote = false;
@@ -172,9 +267,16 @@ pub fn parse(
                 });
             }
             "--allow-remote" if inline.is_none() => allow_remote = true,
+            "--auth-issuer" => {
+                auth_issuer = Some(flag_value(&flag, inline, &mut args, "a URL")?);
+            }
+            "--resource-url" => {
+                resource_url = Some(flag_value(&flag, inline, &mut args, "a URL")?);
+            }
             _ => return Err(unknown(&flag, inline)),
         }
     }
+    let auth = auth_options(auth_issuer, resource_url, transport, env)?;
     if let Transport::Http(addr) = transport
         && !addr.ip().is_loopback()
         && !allow_remote
@@ -187,6 +289,7 @@ pub fn parse(
         data_dir: data_dir_or_env(data_dir, env_data_dir),
         transport,
         allow_remote,
+        auth,
     }))
 }
 
@@ -243,7 +346,15 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn run(args: &[&str], env: Option<&str>) -> Result<Command, UsageError> {
-        parse(args.iter().map(OsString::from), env.map(OsString::from))
+        let env = Env {
+            data_dir: env.map(OsString::from),
+            ..Env::default()
+        };
+        parse(args.iter().map(OsString::from), &env)
+    }
+
+    fn run_with_env(args: &[&str], env: Env) -> Result<Command, UsageError> {
+        parse(args.iter().map(OsString::from), &env)
     }
 
     fn serve(data_dir: Option<&str>, transport: Transport, allow_remote: bool) -> Command {
@@ -251,6 +362,7 @@ mod tests {
             data_dir: data_dir.map(PathBuf::from),
             transport,
             allow_remote,
+            auth: None,
         })
     }
 
@@ -369,5 +481,66 @@ mod tests {
     fn help_and_version_win() {
         assert_eq!(run(&["--http", "--help"], None), Ok(Command::Help));
         assert_eq!(run(&["-V"], None), Ok(Command::Version));
+    }
+
+    const ISSUER: &str = "http://127.0.0.1:9000";
+    const RESOURCE: &str = "http://127.0.0.1:8848/mcp";
+
+    fn auth_of(command: Result<Command, UsageError>) -> Option<AuthConfig> {
+        match command {
+            Ok(Command::Serve(options)) => options.auth,
+            other => panic!("expected serve, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sign_in_takes_the_issuer_and_the_resource_url_from_flags_or_environment() {
+        let expected = Some(AuthConfig::new(ISSUER, RESOURCE).unwrap());
+        let flags = [
+            "--http",
+            "--auth-issuer",
+            ISSUER,
+            "--resource-url",
+            RESOURCE,
+        ];
+        assert_eq!(auth_of(run(&flags, None)), expected);
+        let env = Env {
+            auth_issuer: Some(ISSUER.into()),
+            resource_url: Some(RESOURCE.into()),
+            ..Env::default()
+        };
+        assert_eq!(auth_of(run_with_env(&["--http"], env.clone())), expected);
+        // The flag wins over the environment.
+        let other = "https://as.example";
+        let mixed = run_with_env(&["--http", &format!("--auth-issuer={other}")], env.clone());
+        assert_eq!(
+            auth_of(mixed),
+            Some(AuthConfig::new(other, RESOURCE).unwrap())
+        );
+        // Stdio ignores the environment: its client is the app that spawned it.
+        assert_eq!(auth_of(run_with_env(&[], env)), None);
+        assert_eq!(auth_of(run(&["--http"], None)), None);
+    }
+
+    #[test]
+    fn sign_in_needs_both_urls_and_http() {
+        for args in [
+            &["--http", "--auth-issuer", ISSUER][..],
+            &["--http", "--resource-url", RESOURCE],
+            &["--auth-issuer", ISSUER, "--resource-url", RESOURCE],
+            &[
+                "--http",
+                "--auth-issuer",
+                "not a url",
+                "--resource-url",
+                RESOURCE,
+            ],
+            &["--http", "--auth-issuer", ISSUER, "--resource-url", "/mcp"],
+        ] {
+            assert!(run(args, None).is_err(), "{args:?} should be refused");
+        }
+        assert!(USAGE.contains("--auth-issuer URL"));
+        assert!(USAGE.contains("--resource-url URL"));
+        assert!(USAGE.contains("/healthz"));
     }
 }

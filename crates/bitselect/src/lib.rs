@@ -17,6 +17,7 @@
 //! injectable [`Clock`].
 
 pub mod after_sale;
+pub mod auth;
 pub mod callers;
 pub mod cart;
 pub mod catalog;
@@ -40,11 +41,15 @@ mod shop;
 pub mod tickets;
 pub mod users;
 
+pub use auth::AuthConfig;
 pub use callers::Callers;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use db::SCHEMA_VERSION;
 pub use error::{Refusal, ShopError};
-pub use serve::{MCP_PATH, ServeError, http_service, serve_http, serve_io, serve_stdio};
+pub use serve::{
+    HEALTH_PATH, MCP_PATH, ServeError, http_service, serve_http, serve_http_authenticated,
+    serve_io, serve_stdio,
+};
 pub use server::ShopServer;
 pub use shop::{DB_FILE, Shop, ShopStats, Written};
 pub use users::{Caller, Subject};

@@ -14,6 +14,8 @@ use tokio::net::TcpListener;
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::config::RESOURCE_METADATA_NAME;
+use crate::auth::{AuthConfig, Authenticator, require_bearer};
 use crate::callers::Callers;
 use crate::server::ShopServer;
 use crate::shop::Shop;
@@ -124,9 +126,14 @@ pub fn http_service(
     )
 }
 
-/// Serves streamable HTTP at `http://<addr>/mcp` until `shutdown` fires.
-/// `on_ready` is told the bound address (useful with port 0) once the
-/// listener accepts connections. Non-loopback addresses need `allow_remote`.
+/// The path of the health check, served without authentication.
+pub const HEALTH_PATH: &str = "/healthz";
+
+/// Serves streamable HTTP at `http://<addr>/mcp` until `shutdown` fires,
+/// every call acting for the shop's caller (the demo user), with no sign-in:
+/// a warning says so. `on_ready` is told the bound address (useful with port
+/// 0) once the listener accepts connections. Non-loopback addresses need
+/// `allow_remote`.
 pub async fn serve_http(
     shop: Shop,
     addr: SocketAddr,
@@ -134,26 +141,98 @@ pub async fn serve_http(
     shutdown: CancellationToken,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
+    let listener = listen(addr, allow_remote).await?;
+    tracing::warn!(
+        "serving HTTP without authentication: every request acts for the demo user; \
+         pass --auth-issuer and --resource-url to require sign-in"
+    );
+    // No request chooses its user without an authentication layer.
+    let callers = Callers::Fixed(shop.caller().clone());
+    let mcp = http_service(shop, callers, mcp_config(allow_remote, &shutdown));
+    let router = axum::Router::new().nest_service(MCP_PATH, mcp);
+    run(listener, with_health(router), shutdown, on_ready).await
+}
+
+/// Serves streamable HTTP at `http://<addr>/mcp` as an OAuth protected
+/// resource: each call acts for the user its bearer token names (created on
+/// first sight); a request without a valid token gets 401. The resource
+/// metadata is served at [`AuthConfig::metadata_path`] (and at the root
+/// well-known path), the health check at [`HEALTH_PATH`].
+pub async fn serve_http_authenticated(
+    shop: Shop,
+    addr: SocketAddr,
+    allow_remote: bool,
+    auth: AuthConfig,
+    shutdown: CancellationToken,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let listener = listen(addr, allow_remote).await?;
+    let auth = Arc::new(Authenticator::new(auth));
+    tracing::info!(
+        issuer = auth.config().issuer(),
+        resource = auth.config().resource(),
+        "serving HTTP as an OAuth protected resource"
+    );
+    let warm = auth.clone();
+    tokio::spawn(async move {
+        if let Err(error) = warm.validator().keys().warm_up().await {
+            tracing::warn!(%error, "the authorization server's keys could not be fetched yet; trying again on the first request");
+        }
+    });
+    let mcp = http_service(
+        shop,
+        Callers::PerRequest,
+        mcp_config(allow_remote, &shutdown),
+    );
+    let guarded = axum::Router::new().nest_service(MCP_PATH, mcp).layer(
+        axum::middleware::from_fn_with_state(auth.clone(), require_bearer),
+    );
+    let metadata = {
+        let auth = auth.clone();
+        axum::routing::get(move || async move { auth.metadata_response() })
+    };
+    let root_path = format!("/.well-known/{RESOURCE_METADATA_NAME}");
+    let mut router = guarded.route(&auth.config().metadata_path(), metadata.clone());
+    if auth.config().metadata_path() != root_path {
+        router = router.route(&root_path, metadata);
+    }
+    run(listener, with_health(router), shutdown, on_ready).await
+}
+
+async fn listen(addr: SocketAddr, allow_remote: bool) -> Result<TcpListener, ServeError> {
     if !addr.ip().is_loopback() && !allow_remote {
         return Err(ServeError::RemoteNotAllowed(addr));
     }
-    let listener = TcpListener::bind(addr)
+    TcpListener::bind(addr)
         .await
-        .map_err(|source| ServeError::Bind { addr, source })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind { addr, source })?;
-    let mut config =
+        .map_err(|source| ServeError::Bind { addr, source })
+}
+
+fn mcp_config(allow_remote: bool, shutdown: &CancellationToken) -> StreamableHttpServerConfig {
+    let config =
         StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
     if allow_remote {
         // The Host check guards a loopback server against DNS rebinding; a
         // server deliberately opened to the network is reached by other names.
-        config = config.disable_allowed_hosts();
+        return config.disable_allowed_hosts();
     }
-    // The default HTTP mode acts for the shop's own caller (the demo user):
-    // no request chooses its user until an authentication layer sets one.
-    let callers = Callers::Fixed(shop.caller().clone());
-    let router = axum::Router::new().nest_service(MCP_PATH, http_service(shop, callers, config));
+    config
+}
+
+/// The health check: the process serves requests. It says nothing about
+/// the database or the authorization server, so a load balancer does not
+/// take every instance out when one of those hiccups.
+fn with_health(router: axum::Router) -> axum::Router {
+    router.route(HEALTH_PATH, axum::routing::get(|| async { "ok" }))
+}
+
+async fn run(
+    listener: TcpListener,
+    router: axum::Router,
+    shutdown: CancellationToken,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let bound = listener.local_addr().map_err(ServeError::Http)?;
     on_ready(bound);
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown.cancelled_owned())

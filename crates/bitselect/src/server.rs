@@ -9,14 +9,18 @@
 
 use std::fmt::Display;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rmcp::handler::server::common::{schema_for_input, schema_for_type};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResult, ContentBlock, ExperimentalCapabilities, Extensions, Implementation, JsonObject,
-    MetaObject, RequestMetaObject, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    ExperimentalCapabilities, Extensions, Implementation, JsonObject, MetaObject,
+    RequestMetaObject, ServerCapabilities, ServerConfig,
 };
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -127,8 +131,10 @@ fn success<T: Serialize + Display>(written: Written<T>) -> CallToolResult {
 }
 
 fn failure(error: &ShopError) -> CallToolResult {
+    // The call's own log line (`call_tool`) carries the code; the message
+    // may quote arguments, so it is only for debugging.
     if error.is_caller_error() {
-        tracing::info!(code = error.code(), %error, "tool call refused");
+        tracing::debug!(code = error.code(), %error, "tool call refused");
     } else {
         tracing::error!(%error, "tool call failed inside the shop");
     }
@@ -678,8 +684,50 @@ impl ShopServer {
     }
 }
 
+/// What became of a call, for its log line: `ok`, the refusal's code, or
+/// `protocol_error` when it got no tool result at all.
+fn outcome(response: &std::result::Result<CallToolResponse, ErrorData>) -> String {
+    let result = match response {
+        Ok(CallToolResponse::Complete(result)) => result,
+        Ok(_) => return "ok".to_owned(),
+        Err(_) => return "protocol_error".to_owned(),
+    };
+    if result.is_error != Some(true) {
+        return "ok".to_owned();
+    }
+    result
+        .structured_content
+        .as_ref()
+        .and_then(|content| content["error"]["code"].as_str())
+        .unwrap_or("error")
+        .to_owned()
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for ShopServer {
+    /// Every call through the router, with one log line: who (the subject),
+    /// which tool, the outcome and how long it took. Never the arguments or
+    /// any token: those may hold what the log must not keep.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let tool = request.name.clone();
+        let user = self.callers.sub_for_log(&context.extensions);
+        let call = ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(call).await;
+        tracing::info!(
+            user = user.as_deref().unwrap_or("-"),
+            tool = %tool,
+            outcome = %outcome(&response),
+            ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "tool call"
+        );
+        response
+    }
+
     fn get_info(&self) -> ServerConfig {
         // Declares that write tools honour `_meta["ragent/idempotency_key"]`:
         // the agent core re-sends an interrupted call only to such servers.

@@ -68,8 +68,9 @@ impl Caller {
 }
 
 /// The authenticated subject of one HTTP request. An authentication layer
-/// (a later JWT check) puts it in the request's extensions; a server that
-/// serves callers per request acts for it and for nobody else.
+/// ([`crate::auth::require_bearer`], the JWT check) puts it in the request's
+/// extensions; a server that serves callers per request acts for it and for
+/// nobody else.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject(pub String);
 

@@ -7,14 +7,14 @@ use std::process::ExitCode;
 
 use std::path::PathBuf;
 
-use bitselect::cli::{self, Command, DATA_DIR_ENV, Options, SeedUsersOptions, Transport, USAGE};
-use bitselect::serve::{serve_http, serve_stdio};
+use bitselect::cli::{self, Command, Env, Options, SeedUsersOptions, Transport, USAGE};
+use bitselect::serve::{serve_http, serve_http_authenticated, serve_stdio};
 use bitselect::{MCP_PATH, Shop};
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let command = cli::parse(std::env::args_os().skip(1), std::env::var_os(DATA_DIR_ENV));
+    let command = cli::parse(std::env::args_os().skip(1), &Env::from_process());
     match command {
         Ok(Command::Help) => {
             println!("{USAGE}");
@@ -116,10 +116,22 @@ fn serve(options: Options) -> ExitCode {
                 tracing::info!(?reason, "stdio session ended");
             }),
             Transport::Http(addr) => {
-                serve_http(shop, addr, options.allow_remote, shutdown, |bound| {
-                    eprintln!("bitselect-mcp listening on http://{bound}{MCP_PATH}");
-                })
-                .await
+                let ready =
+                    |bound| eprintln!("bitselect-mcp listening on http://{bound}{MCP_PATH}");
+                match options.auth {
+                    Some(auth) => {
+                        serve_http_authenticated(
+                            shop,
+                            addr,
+                            options.allow_remote,
+                            auth,
+                            shutdown,
+                            ready,
+                        )
+                        .await
+                    }
+                    None => serve_http(shop, addr, options.allow_remote, shutdown, ready).await,
+                }
             }
         }
     });

@@ -1,9 +1,13 @@
 //! An MCP client of the shop served in process, and readers of its answers.
 
+use std::net::SocketAddr;
+
 use bitselect::{Shop, serve_io};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, RequestMetaObject};
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -13,6 +17,21 @@ pub async fn connect(shop: Shop) -> Client {
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(serve_io(shop, server_io, CancellationToken::new()));
     ().serve(client_io).await.expect("client connects")
+}
+
+/// A client of the shop served over streamable HTTP at `addr`, sending
+/// `Authorization: Bearer <bearer>` when given one.
+pub async fn http_client(addr: SocketAddr, bearer: Option<&str>) -> Client {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(format!(
+        "http://{addr}{}",
+        bitselect::MCP_PATH
+    ));
+    if let Some(token) = bearer {
+        config = config.auth_header(token.to_owned());
+    }
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap()
 }
 
 pub fn request(tool: &str, arguments: Value) -> CallToolRequestParams {

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod client;
+pub mod isolation;
+pub mod oauth;
 
 use std::sync::Arc;
 

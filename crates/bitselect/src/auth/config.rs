@@ -1,0 +1,194 @@
+//! The two facts a merchant gives the shop (`--auth-issuer`,
+//! `--resource-url`) and the URLs that follow from them.
+
+use reqwest::Url;
+
+/// The well-known name of a protected resource's metadata (RFC 9728 §3).
+pub const RESOURCE_METADATA_NAME: &str = "oauth-protected-resource";
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{flag} `{value}` is not an absolute http(s) URL")]
+    NotHttpUrl { flag: &'static str, value: String },
+    #[error("{flag} `{value}` must not carry a query or a fragment")]
+    QueryOrFragment { flag: &'static str, value: String },
+}
+
+/// Whom the shop trusts to issue tokens, and the URL it is known by.
+///
+/// Both are kept as given: a token's `iss` must equal the issuer and its
+/// `aud` must hold the resource URL character for character, so neither is
+/// re-serialized (a URL parser would add a trailing `/` to a bare origin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthConfig {
+    issuer: String,
+    resource: String,
+    resource_url: Url,
+    leeway_secs: u64,
+}
+
+/// How far clocks may disagree when `exp` and `nbf` are checked, in seconds.
+pub const DEFAULT_LEEWAY_SECS: u64 = 30;
+
+fn http_url(flag: &'static str, value: &str) -> Result<Url, ConfigError> {
+    let url = Url::parse(value).map_err(|_| ConfigError::NotHttpUrl {
+        flag,
+        value: value.to_owned(),
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(ConfigError::NotHttpUrl {
+            flag,
+            value: value.to_owned(),
+        });
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ConfigError::QueryOrFragment {
+            flag,
+            value: value.to_owned(),
+        });
+    }
+    Ok(url)
+}
+
+impl AuthConfig {
+    pub fn new(issuer: &str, resource: &str) -> Result<Self, ConfigError> {
+        http_url("--auth-issuer", issuer)?;
+        let resource_url = http_url("--resource-url", resource)?;
+        Ok(Self {
+            issuer: issuer.to_owned(),
+            resource: resource.to_owned(),
+            resource_url,
+            leeway_secs: DEFAULT_LEEWAY_SECS,
+        })
+    }
+
+    /// Another clock leeway (a test of expiry uses 0).
+    pub fn with_leeway(mut self, secs: u64) -> Self {
+        self.leeway_secs = secs;
+        self
+    }
+
+    pub fn leeway_secs(&self) -> u64 {
+        self.leeway_secs
+    }
+
+    /// The issuer, exactly as a token's `iss` must name it.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The shop's resource URL, exactly as a token's `aud` must hold it.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The path of the resource's metadata on this server: the well-known
+    /// name put between the host and the resource URL's path (RFC 9728 §3.1),
+    /// so `https://shop.example/mcp` has its metadata at
+    /// `/.well-known/oauth-protected-resource/mcp`.
+    pub fn metadata_path(&self) -> String {
+        let path = self.resource_url.path().trim_end_matches('/');
+        format!("/.well-known/{RESOURCE_METADATA_NAME}{path}")
+    }
+
+    /// The absolute URL of the metadata, for `WWW-Authenticate`.
+    pub fn metadata_url(&self) -> String {
+        let origin = self.resource_url.origin().ascii_serialization();
+        format!("{origin}{}", self.metadata_path())
+    }
+
+    /// Where the authorization server's metadata may be, in the order tried:
+    /// RFC 8414 (the well-known name put before the issuer's path), then
+    /// OpenID Connect Discovery (appended to it), as the MCP authorization
+    /// spec lists them.
+    pub fn issuer_metadata_urls(&self) -> Vec<String> {
+        let trimmed = self.issuer.trim_end_matches('/');
+        let Ok(url) = Url::parse(trimmed) else {
+            return Vec::new();
+        };
+        let origin = url.origin().ascii_serialization();
+        let path = url.path().trim_end_matches('/');
+        let mut urls = vec![format!(
+            "{origin}/.well-known/oauth-authorization-server{path}"
+        )];
+        if !path.is_empty() {
+            urls.push(format!("{origin}/.well-known/openid-configuration{path}"));
+        }
+        urls.push(format!("{trimmed}/.well-known/openid-configuration"));
+        urls
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn config(issuer: &str, resource: &str) -> AuthConfig {
+        AuthConfig::new(issuer, resource).unwrap()
+    }
+
+    #[test]
+    fn the_metadata_path_puts_the_well_known_name_before_the_resource_path() {
+        let c = config("https://as.example", "https://shop.example/mcp");
+        assert_eq!(
+            c.metadata_path(),
+            "/.well-known/oauth-protected-resource/mcp"
+        );
+        assert_eq!(
+            c.metadata_url(),
+            "https://shop.example/.well-known/oauth-protected-resource/mcp"
+        );
+        let root = config("https://as.example", "https://shop.example:8443/");
+        assert_eq!(
+            root.metadata_path(),
+            "/.well-known/oauth-protected-resource"
+        );
+        assert_eq!(
+            root.metadata_url(),
+            "https://shop.example:8443/.well-known/oauth-protected-resource"
+        );
+    }
+
+    #[test]
+    fn urls_are_kept_as_given() {
+        let c = config("http://127.0.0.1:9000", "http://127.0.0.1:8848/mcp");
+        assert_eq!(c.issuer(), "http://127.0.0.1:9000");
+        assert_eq!(c.resource(), "http://127.0.0.1:8848/mcp");
+    }
+
+    #[test]
+    fn the_issuer_metadata_is_looked_for_where_rfc_8414_and_oidc_put_it() {
+        assert_eq!(
+            config("https://as.example", "https://shop.example/mcp").issuer_metadata_urls(),
+            [
+                "https://as.example/.well-known/oauth-authorization-server",
+                "https://as.example/.well-known/openid-configuration",
+            ]
+        );
+        assert_eq!(
+            config("https://as.example/tenant/", "https://shop.example/mcp").issuer_metadata_urls(),
+            [
+                "https://as.example/.well-known/oauth-authorization-server/tenant",
+                "https://as.example/.well-known/openid-configuration/tenant",
+                "https://as.example/tenant/.well-known/openid-configuration",
+            ]
+        );
+    }
+
+    #[test]
+    fn urls_that_are_not_plain_http_are_refused() {
+        for (issuer, resource) in [
+            ("as.example", "https://shop.example/mcp"),
+            ("ftp://as.example", "https://shop.example/mcp"),
+            ("https://as.example", "https://shop.example/mcp?x=1"),
+            ("https://as.example", "https://shop.example/mcp#top"),
+            ("https://as.example", "/mcp"),
+        ] {
+            assert!(
+                AuthConfig::new(issuer, resource).is_err(),
+                "{issuer} {resource} should be refused"
+            );
+        }
+    }
+}
