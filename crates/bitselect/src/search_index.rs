@@ -43,6 +43,11 @@ pub(crate) fn refresh(conn: &Connection) -> Result<()> {
 /// SQL conditions on `s.sku_code` that keep the SKUs whose text holds every
 /// term (lower-cased, without whitespace), with the values they bind.
 pub(crate) fn filter(terms: &[String]) -> (Vec<&'static str>, Vec<String>) {
+    // No catalogue text holds a NUL, so such a term matches nothing; and
+    // SQLite would read the query text only up to it (a broken query).
+    if terms.iter().any(|term| term.contains('\0')) {
+        return (vec!["0"], Vec::new());
+    }
     let (long, short): (Vec<&String>, Vec<&String>) = terms
         .iter()
         .partition(|term| term.chars().count() >= TRIGRAM_CHARS);

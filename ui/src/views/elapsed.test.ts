@@ -19,6 +19,7 @@ describe("a running call's elapsed time", () => {
     document.body.replaceChildren(chip.el);
     const clock = chip.el.querySelector<HTMLElement>('[data-testid="call-elapsed"]')!;
     expect(clock.hidden).toBe(true);
+    expect(clock.textContent).toBe("");
     vi.advanceTimersByTime(1000);
     expect(clock.hidden).toBe(false);
     expect(clock.textContent).toBe("· 1 秒");
@@ -28,6 +29,7 @@ describe("a running call's elapsed time", () => {
     expect(clock.textContent).toBe("· 3 秒");
     chip.update(callView({ call_id: "t1", status: "succeeded", output: "ok" }));
     expect(clock.hidden).toBe(true);
+    expect(clock.textContent).toBe("");
   });
 
   it("is never shown for a call that ends within a second", () => {

@@ -23,13 +23,15 @@ export function elapsedClock(i18n: I18n): ElapsedClock {
     if (since === null) return;
     const ms = Date.now() - since;
     el.hidden = ms < SHOWN_AFTER_MS;
-    el.textContent = i18n.t("chip.elapsed", { seconds: Math.floor(ms / 1000) });
+    // Emptied when hidden: a line's text is what a reader (and a copy) gets.
+    el.textContent = el.hidden ? "" : i18n.t("chip.elapsed", { seconds: Math.floor(ms / 1000) });
   };
   const stop = (): void => {
     if (timer !== null) clearInterval(timer);
     timer = null;
     since = null;
     el.hidden = true;
+    el.textContent = "";
   };
   return {
     el,

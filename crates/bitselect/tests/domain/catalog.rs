@@ -230,6 +230,11 @@ const KEYWORDS: &[&str] = &[
     "+",
     "^",
     "''",
+    // SQLite reads query text up to a NUL: a term holding one is refused
+    // by nothing and matches nothing.
+    "\0a¯",
+    "a\0",
+    "iphone\0 17",
     "💻",
     "zzzz",
     "不存在的商品",
