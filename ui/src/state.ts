@@ -144,18 +144,21 @@ export class ChatLog {
     }
   }
 
+  /** The retry notice: it goes at the run's next news, so it is always the last entry. */
+  private shownRetrying(): Extract<Entry, { kind: "notice" }> | undefined {
+    const last = this.entries[this.entries.length - 1];
+    return last?.kind === "notice" && last.notice.type === "retrying" ? last : undefined;
+  }
+
   private showRetrying(notice: Notice): Entry {
-    const shown = this.entries.find((entry) => entry.kind === "notice" && entry.notice.type === "retrying");
-    if (shown?.kind === "notice") {
-      shown.notice = notice;
-      return shown;
-    }
-    return this.notice(notice);
+    const shown = this.shownRetrying();
+    if (!shown) return this.notice(notice);
+    shown.notice = notice;
+    return shown;
   }
 
   private dropRetrying(): Entry[] {
-    const index = this.entries.findIndex((entry) => entry.kind === "notice" && entry.notice.type === "retrying");
-    return index < 0 ? [] : this.entries.splice(index, 1);
+    return this.shownRetrying() ? this.entries.splice(-1, 1) : [];
   }
 
   /** An answer the core took out of the conversation (it is written again). */

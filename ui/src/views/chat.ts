@@ -33,6 +33,8 @@ export class ChatView {
   readonly el: HTMLElement;
   private log: ChatLog | null = null;
   private readonly views = new Map<string, EntryView>();
+  /** The entry whose regenerate button is shown, if any. */
+  private regenerableKey: string | undefined;
   private readonly list: HTMLElement;
   private readonly empty: HTMLElement;
   private readonly composer: Composer;
@@ -61,6 +63,7 @@ export class ChatView {
   load(log: ChatLog | null): void {
     this.log = log;
     this.views.clear();
+    this.regenerableKey = undefined;
     this.list.replaceChildren();
     for (const entry of log?.entries ?? []) this.render(entry);
     this.refresh();
@@ -147,8 +150,12 @@ export class ChatView {
     switch (entry.kind) {
       case "user":
         return adapt(userMessage(entry.text, i18n), (e) => (e.kind === "user" ? e.text : null));
-      case "assistant":
-        return adapt(assistantMessage(entry, i18n, { regenerate: () => this.regenerate() }), (e) => (e.kind === "assistant" ? e : null));
+      case "assistant": {
+        const message = assistantMessage(entry, i18n, { regenerate: () => this.regenerate() });
+        // Shown by refresh() on the one answer that can be written again.
+        message.el.querySelector('[data-testid="regenerate"]')?.setAttribute("hidden", "");
+        return adapt(message, (e) => (e.kind === "assistant" ? e : null));
+      }
       case "notice": {
         const { notice } = entry;
         const sessionId = this.log?.sessionId;
@@ -195,12 +202,19 @@ export class ChatView {
     this.empty.hidden = (log?.entries.length ?? 0) > 0;
     this.composer.setRunning(log?.running ?? false);
     this.composer.setHint(log?.pendingCard() != null);
-    // Only the final answer that ends the chat can be written again.
+    // Only the final answer that ends the chat can be written again; the
+    // buttons change only when that answer does (refresh runs per event).
     const regenerable = log?.regenerable()?.key;
-    for (const [key, view] of this.views) {
-      const button = view.el.querySelector<HTMLElement>(':scope > .message-actions > [data-testid="regenerate"]');
-      if (button) button.hidden = key !== regenerable;
+    if (regenerable !== this.regenerableKey) {
+      this.regenerateButton(this.regenerableKey)?.setAttribute("hidden", "");
+      this.regenerateButton(regenerable)?.removeAttribute("hidden");
+      this.regenerableKey = regenerable;
     }
+  }
+
+  private regenerateButton(key: string | undefined): HTMLElement | null {
+    const view = key === undefined ? undefined : this.views.get(key);
+    return view?.el.querySelector<HTMLElement>(':scope > .message-actions > [data-testid="regenerate"]') ?? null;
   }
 
   private isNearEnd(): boolean {

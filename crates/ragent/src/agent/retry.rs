@@ -5,7 +5,8 @@ use super::Inner;
 use crate::error::AgentError;
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchState};
-use crate::store::messages::{self, Role};
+use crate::store::messages::{self, MessageRecord, Role};
+use rusqlite::Connection;
 
 /// Refuses a retry unless the conversation ends where the model has yet
 /// to answer: a user message, a tool result, or a batch its failed run
@@ -13,14 +14,7 @@ use crate::store::messages::{self, Role};
 pub(crate) fn check(inner: &Inner, session_id: &str) -> Result<(), AgentError> {
     let (open, last) = inner.store.with_conn(|c| {
         let open = calls::open_batch(c, session_id)?;
-        let mut last = None;
-        messages::visit_newest_first(c, session_id, |message| {
-            if message.role == Role::Notice {
-                return true;
-            }
-            last = Some(message.role);
-            false
-        })?;
+        let last = last_message(c, session_id)?.map(|m| m.role);
         Ok::<_, StoreError>((open.map(|b| b.state), last))
     })?;
     match (open, last) {
@@ -44,15 +38,7 @@ pub(crate) fn withdraw_final_answer(inner: &Inner, session_id: &str) -> Result<i
             }
             return Err(AgentError::NothingToRegenerate(session_id.to_string()));
         }
-        let mut last = None;
-        messages::visit_newest_first(c, session_id, |message| {
-            if message.role == Role::Notice {
-                return true;
-            }
-            last = Some(message);
-            false
-        })?;
-        match last {
+        match last_message(c, session_id)? {
             Some(answer) if answer.role == Role::Assistant && answer.tool_calls.is_empty() => {
                 messages::withdraw(c, answer.id, inner.now())?;
                 Ok(answer.id)
@@ -60,4 +46,17 @@ pub(crate) fn withdraw_final_answer(inner: &Inner, session_id: &str) -> Result<i
             _ => Err(AgentError::NothingToRegenerate(session_id.to_string())),
         }
     })
+}
+
+/// The conversation's last message the model sees (notices are the user's alone).
+fn last_message(conn: &Connection, session_id: &str) -> Result<Option<MessageRecord>, StoreError> {
+    let mut last = None;
+    messages::visit_newest_first(conn, session_id, |message| {
+        if message.role == Role::Notice {
+            return true;
+        }
+        last = Some(message);
+        false
+    })?;
+    Ok(last)
 }

@@ -128,13 +128,14 @@ impl Harness {
         self.say(text).await.card().clone()
     }
 
+    fn transcript_items(&self) -> Vec<ragent::protocol::TranscriptItem> {
+        self.agent.transcript(&self.session).unwrap().items
+    }
+
     /// The session's user and assistant messages as a reopened window
     /// gets them, in order.
     pub fn conversation(&self) -> Vec<(&'static str, String)> {
-        self.agent
-            .transcript(&self.session)
-            .unwrap()
-            .items
+        self.transcript_items()
             .into_iter()
             .filter_map(|item| match item {
                 ragent::protocol::TranscriptItem::User { text, .. } => Some(("user", text)),
@@ -148,10 +149,7 @@ impl Harness {
 
     /// The session's tool calls as a reopened window gets them, in order.
     pub fn transcript_calls(&self) -> Vec<ToolCallView> {
-        self.agent
-            .transcript(&self.session)
-            .unwrap()
-            .items
+        self.transcript_items()
             .into_iter()
             .filter_map(|item| match item {
                 ragent::protocol::TranscriptItem::ToolCall { call } => Some(*call),
