@@ -11,19 +11,19 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
+use super::client::HubClient;
 use super::config::{ServerConfig, ServerTransport};
 use super::env_refs::{expand, process_env};
 use super::login_path::LoginPath;
 use crate::hashing::hash_json;
 
 /// A live client session with a server.
-pub type McpClient = RunningService<RoleClient, ClientConfig>;
+pub type McpClient = RunningService<RoleClient, HubClient>;
 
 /// A connection and, for a child process, its process id.
 pub struct Connected {
@@ -39,14 +39,6 @@ pub trait Connect: Send + Sync {
     fn identity(&self) -> String;
     /// For logs: never includes secrets.
     fn describe(&self) -> String;
-}
-
-/// How this client introduces itself to servers.
-pub fn client_config() -> ClientConfig {
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("ragent", env!("CARGO_PKG_VERSION")),
-    )
 }
 
 /// A server's stderr log beyond this size is moved to `<file>.1` (replacing
@@ -194,7 +186,7 @@ impl Connect for StdioConnector {
                     }
                 });
             }
-            let client = client_config()
+            let client = HubClient::new()
                 .serve(transport)
                 .await
                 .map_err(|e| e.to_string())?;
@@ -233,7 +225,7 @@ impl Connect for HttpConnector {
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
-            let client = client_config()
+            let client = HubClient::new()
                 .serve(transport)
                 .await
                 .map_err(|e| e.to_string())?;
