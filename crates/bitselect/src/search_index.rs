@@ -8,7 +8,7 @@
 //! `catalog::searchable_text` makes (the fields the score looks at, in
 //! lower case), so a term is in it exactly where the score finds it.
 
-use rusqlite::{Connection, params};
+use crate::store::{Conn, params};
 
 use crate::catalog::{self, searchable_text};
 use crate::error::Result;
@@ -21,20 +21,22 @@ const TRIGRAM_CHARS: usize = 3;
 /// Fills the index when it does not hold one row per SKU (a new or upgraded
 /// database). The catalogue's text only changes with the seed, so this runs
 /// once per database; the caller's write transaction makes it all or nothing.
-pub(crate) fn refresh(conn: &Connection) -> Result<()> {
+pub(crate) fn refresh(conn: &dyn Conn) -> Result<()> {
     let counts: (i64, i64) = conn.query_row(
         "SELECT (SELECT COUNT(*) FROM sku), (SELECT COUNT(*) FROM sku_search)",
-        [],
+        params![],
         |row| Ok((row.get(0)?, row.get(1)?)),
     )?;
     if counts.0 == counts.1 {
         return Ok(());
     }
-    conn.execute("DELETE FROM sku_search", [])?;
-    let mut insert = conn.prepare("INSERT INTO sku_search (sku_code, body) VALUES (?1, ?2)")?;
+    conn.execute("DELETE FROM sku_search", params![])?;
     let skus = catalog::all_skus(conn)?;
     for hit in &skus {
-        insert.execute(params![hit.sku_code, searchable_text(hit)])?;
+        conn.execute(
+            "INSERT INTO sku_search (sku_code, body) VALUES (?1, ?2)",
+            params![hit.sku_code, searchable_text(hit)],
+        )?;
     }
     tracing::info!(skus = skus.len(), "built the keyword index");
     Ok(())

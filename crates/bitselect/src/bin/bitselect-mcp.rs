@@ -51,7 +51,9 @@ fn open_shop(data_dir: Option<PathBuf>) -> Result<Shop, ExitCode> {
     };
     match Shop::open(&data_dir) {
         Ok(shop) => {
-            tracing::info!(db = %shop.db_path().display(), "shop opened");
+            if let Some(path) = shop.db_path() {
+                tracing::info!(db = %path.display(), "shop opened");
+            }
             Ok(shop)
         }
         Err(error) => {
