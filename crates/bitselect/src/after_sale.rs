@@ -195,7 +195,7 @@ pub fn query(conn: &UserConn<'_>, p: &QueryAfterSaleParams) -> Result<AfterSaleL
     let after_sales = conn
         .query_all(
             &format!(
-                "{SELECT_AFTER_SALE} WHERE a.user_id = ?1 AND (?2 IS NULL OR a.order_no = ?2)
+                "{SELECT_AFTER_SALE} WHERE a.user_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR a.order_no = ?2)
                  ORDER BY a.created_at DESC, a.after_sale_no"
             ),
             params![conn.user(), order_no],

@@ -358,7 +358,7 @@ fn commit_update(conn: &UserConn<'_>, now: Millis, plan: CartPlan) -> Result<Car
                 "INSERT INTO cart_item (user_id, sku_code, quantity, added_price_fen, added_at)
                  VALUES (?5, ?1, ?2, ?3, ?4)
                  ON CONFLICT (user_id, sku_code)
-                 DO UPDATE SET quantity = quantity + excluded.quantity",
+                 DO UPDATE SET quantity = cart_item.quantity + excluded.quantity",
                 params![
                     sku_code,
                     plan.quantity - plan.previous,

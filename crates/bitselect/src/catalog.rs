@@ -12,7 +12,6 @@ use crate::money::{Fen, Yuan};
 use crate::params::{
     DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchProductParams, SortOrder, given,
 };
-use crate::search_index;
 
 pub const ON_SALE: &str = "在售";
 
@@ -248,31 +247,32 @@ pub fn search_with(
     // the primary key and reads only those rows (an `?n IS NULL OR ...`
     // filter would make SQLite scan the catalogue), and a keyword through
     // its index. Each shape is prepared once per connection.
-    let mut clauses: Vec<&str> = Vec::new();
+    let dialect = conn.dialect();
+    let mut clauses: Vec<String> = Vec::new();
     let mut values: Vec<Box<dyn ToValue>> = Vec::new();
     if lookup == KeywordLookup::Index {
-        let (found, terms) = search_index::filter(&query.terms);
-        clauses.extend(found);
+        let (found, terms) = (dialect.keyword_filter)(&query.terms);
+        clauses.extend(found.into_iter().map(str::to_owned));
         values.extend(terms.into_iter().map(|t| Box::new(t) as Box<dyn ToValue>));
     }
     if let Some(category) = category {
-        clauses.push("p.category = ?");
+        clauses.push("p.category = ?".to_owned());
         values.push(Box::new(category.to_owned()));
     }
     if let Some(min) = min {
-        clauses.push("s.price_fen >= ?");
+        clauses.push("s.price_fen >= ?".to_owned());
         values.push(Box::new(min));
     }
     if let Some(max) = max {
-        clauses.push("s.price_fen <= ?");
+        clauses.push("s.price_fen <= ?".to_owned());
         values.push(Box::new(max));
     }
     if !sku_codes.is_empty() {
-        clauses.push("s.sku_code IN (SELECT value FROM json_each(?))");
+        clauses.push(format!("s.sku_code IN ({})", dialect.json_text_list));
         values.push(Box::new(serde_json::to_string(&sku_codes)?));
     }
     if !spu_codes.is_empty() {
-        clauses.push("s.spu_code IN (SELECT value FROM json_each(?))");
+        clauses.push(format!("s.spu_code IN ({})", dialect.json_text_list));
         values.push(Box::new(serde_json::to_string(&spu_codes)?));
     }
     let filter = if clauses.is_empty() {

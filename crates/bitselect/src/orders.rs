@@ -274,13 +274,13 @@ pub fn query(conn: &UserConn<'_>, now: Millis, p: &QueryOrderParams) -> Result<O
     }
     let status = p.status.map(OrderStatus::as_str);
     let matched: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM orders WHERE user_id = ?1 AND (?2 IS NULL OR status = ?2)",
+        "SELECT COUNT(*) FROM orders WHERE user_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)",
         params![conn.user(), status],
         |row| row.get(0),
     )?;
     let rows = conn.query_all(
         &format!(
-            "{SELECT_ORDER} AND (?2 IS NULL OR status = ?2)
+            "{SELECT_ORDER} AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)
              ORDER BY created_at DESC, order_no DESC LIMIT ?3"
         ),
         params![conn.user(), status, limit],

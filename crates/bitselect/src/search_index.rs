@@ -70,3 +70,27 @@ pub(crate) fn filter(terms: &[String]) -> (Vec<&'static str>, Vec<String>) {
     }
     (clauses, values)
 }
+
+/// [`filter`] for PostgreSQL: every term, whatever its length, a `LIKE`
+/// on the indexed text, which `pg_trgm`'s GIN index answers for terms of
+/// three characters or more and a scan of the index table for shorter
+/// ones; `%`, `_` and `\` in a term are matched as themselves.
+pub(crate) fn filter_trigram_like(terms: &[String]) -> (Vec<&'static str>, Vec<String>) {
+    // PostgreSQL text cannot hold a NUL, and no catalogue text does.
+    if terms.iter().any(|term| term.contains('\0')) {
+        return (vec!["FALSE"], Vec::new());
+    }
+    terms
+        .iter()
+        .map(|term| {
+            let escaped = term
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            (
+                "s.sku_code IN (SELECT sku_code FROM sku_search WHERE body LIKE ?)",
+                format!("%{escaped}%"),
+            )
+        })
+        .unzip()
+}

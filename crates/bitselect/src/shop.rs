@@ -31,6 +31,7 @@ use crate::params::{
 use crate::preview::{self, Preview};
 use crate::search_index;
 use crate::seed;
+use crate::store::postgres::PgStore;
 use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
 use crate::users::{self, Caller, UserConn};
@@ -89,6 +90,19 @@ impl Shop {
             source,
         })?;
         let store = Store::Sqlite(Arc::new(Db::open(&dir.join(DB_FILE))?));
+        Self::on_store(store, clock)
+    }
+
+    /// The shop on the PostgreSQL database at `url`: its schema brought up
+    /// to date and, on first start, seeded. Any number of shops (instances)
+    /// may share one database.
+    pub fn open_postgres(url: &str) -> Result<Self> {
+        Self::open_postgres_with_clock(url, Arc::new(SystemClock))
+    }
+
+    /// Like [`Shop::open_postgres`], with the clock the shop reads "now" from.
+    pub fn open_postgres_with_clock(url: &str, clock: Arc<dyn Clock>) -> Result<Self> {
+        let store = Store::Postgres(Arc::new(PgStore::connect(url)?));
         Self::on_store(store, clock)
     }
 
@@ -152,6 +166,16 @@ impl Shop {
     pub fn db_path(&self) -> Option<&Path> {
         match &self.store {
             Store::Sqlite(db) => Some(db.path()),
+            Store::Postgres(_) => None,
+        }
+    }
+
+    /// Where the shop keeps its data, for logs: the SQLite file, or the
+    /// PostgreSQL server and database (never a password).
+    pub fn store_description(&self) -> String {
+        match &self.store {
+            Store::Sqlite(db) => db.path().display().to_string(),
+            Store::Postgres(pg) => pg.target().to_owned(),
         }
     }
 
@@ -163,6 +187,9 @@ impl Shop {
     pub fn connection(&self) -> Result<Connection> {
         match &self.store {
             Store::Sqlite(db) => db.open_connection(),
+            Store::Postgres(_) => Err(ShopError::Store(
+                "这个商城在 PostgreSQL 上，没有 SQLite 连接".to_owned(),
+            )),
         }
     }
 

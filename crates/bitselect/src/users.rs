@@ -11,7 +11,7 @@
 use std::ops::Deref;
 
 use crate::error::{Result, ShopError};
-use crate::store::{Conn, Row, StoreKind, ToValue, params};
+use crate::store::{Conn, Dialect, Row, StoreKind, ToValue, params};
 
 /// The `users.id` of a shop user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -115,6 +115,10 @@ impl Conn for UserConn<'_> {
 
     fn kind(&self) -> StoreKind {
         self.conn.kind()
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        self.conn.dialect()
     }
 }
 

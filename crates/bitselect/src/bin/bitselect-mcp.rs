@@ -43,17 +43,29 @@ fn init_logs() {
         .init();
 }
 
-/// Opens the shop in the chosen data directory, or says on stderr why not.
-fn open_shop(data_dir: Option<PathBuf>) -> Result<Shop, ExitCode> {
+/// Opens the shop on the chosen PostgreSQL database, else in the chosen
+/// data directory, or says on stderr why not.
+fn open_shop(data_dir: Option<PathBuf>, database_url: Option<String>) -> Result<Shop, ExitCode> {
+    if let Some(url) = database_url {
+        return match Shop::open_postgres(&url) {
+            Ok(shop) => {
+                tracing::info!(database = %shop.store_description(), "shop opened");
+                Ok(shop)
+            }
+            Err(error) => {
+                // The error names the server, never the password.
+                eprintln!("bitselect-mcp: cannot open the shop's PostgreSQL database: {error}");
+                Err(ExitCode::FAILURE)
+            }
+        };
+    }
     let Some(data_dir) = data_dir.or_else(Shop::default_data_dir) else {
         eprintln!("bitselect-mcp: no user data directory on this system; pass --data-dir DIR");
         return Err(ExitCode::from(2));
     };
     match Shop::open(&data_dir) {
         Ok(shop) => {
-            if let Some(path) = shop.db_path() {
-                tracing::info!(db = %path.display(), "shop opened");
-            }
+            tracing::info!(db = %shop.store_description(), "shop opened");
             Ok(shop)
         }
         Err(error) => {
@@ -68,7 +80,7 @@ fn open_shop(data_dir: Option<PathBuf>) -> Result<Shop, ExitCode> {
 
 fn seed_users(options: SeedUsersOptions) -> ExitCode {
     init_logs();
-    let shop = match open_shop(options.data_dir) {
+    let shop = match open_shop(options.data_dir, options.database_url) {
         Ok(shop) => shop,
         Err(code) => return code,
     };
@@ -89,7 +101,7 @@ fn seed_users(options: SeedUsersOptions) -> ExitCode {
 
 fn serve(options: Options) -> ExitCode {
     init_logs();
-    let shop = match open_shop(options.data_dir) {
+    let shop = match open_shop(options.data_dir, options.database_url) {
         Ok(shop) => shop,
         Err(code) => return code,
     };

@@ -7,6 +7,8 @@
 //! placeholders (or bare `?`, numbered in order); a store that spells them
 //! otherwise translates them in one place.
 
+pub(crate) mod postgres;
+mod postgres_schema;
 pub(crate) mod sqlite;
 
 use std::sync::Arc;
@@ -182,13 +184,31 @@ pub trait Conn {
     /// Which store this is: for the few statements the dialects spell
     /// differently, each kept in one named place per store.
     fn kind(&self) -> StoreKind;
+
+    /// The few statements this store spells its own way.
+    fn dialect(&self) -> &'static Dialect;
 }
 
 /// The stores the shop runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreKind {
     Sqlite,
+    Postgres,
 }
+
+/// What the dialects spell differently, one value per store
+/// (`sqlite::DIALECT`, `postgres::DIALECT`): everything else is the same SQL.
+#[derive(Debug)]
+pub struct Dialect {
+    /// A subquery yielding the texts of a JSON array bound as one parameter.
+    pub json_text_list: &'static str,
+    /// Conditions on `s.sku_code` keeping the SKUs whose keyword text holds
+    /// every term, with the values they bind (`search_index`).
+    pub keyword_filter: KeywordFilter,
+}
+
+/// Conditions and their values, from a keyword's lower-cased terms.
+pub type KeywordFilter = fn(&[String]) -> (Vec<&'static str>, Vec<String>);
 
 impl dyn Conn + '_ {
     /// The first row, if any, read by `read`.
@@ -238,6 +258,7 @@ pub enum TxKind {
 #[derive(Debug, Clone)]
 pub(crate) enum Store {
     Sqlite(Arc<Db>),
+    Postgres(Arc<postgres::PgStore>),
 }
 
 impl Store {
@@ -260,6 +281,7 @@ impl Store {
                 tx.commit()?;
                 Ok(out)
             }
+            Self::Postgres(pg) => pg.run(kind, call),
         }
     }
 }

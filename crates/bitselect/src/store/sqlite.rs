@@ -4,8 +4,15 @@
 use rusqlite::Connection;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
-use super::{Column, Conn, Row, StoreKind, ToValue, Value};
+use super::{Column, Conn, Dialect, Row, StoreKind, ToValue, Value};
 use crate::error::{Result, ShopError};
+use crate::search_index;
+
+/// What SQLite spells differently from PostgreSQL.
+pub(crate) const DIALECT: Dialect = Dialect {
+    json_text_list: "SELECT value FROM json_each(?)",
+    keyword_filter: search_index::filter,
+};
 
 /// Statements kept prepared per connection: the domain has a few dozen
 /// shapes, and the catalogue's search a few more.
@@ -66,5 +73,9 @@ impl Conn for Connection {
 
     fn kind(&self) -> StoreKind {
         StoreKind::Sqlite
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        &DIALECT
     }
 }
