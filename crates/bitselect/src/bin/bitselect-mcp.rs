@@ -99,6 +99,33 @@ fn seed_users(options: SeedUsersOptions) -> ExitCode {
     }
 }
 
+/// Waits for Ctrl-C or (on Unix) SIGTERM, what a service manager or a
+/// container runtime sends to stop a process; returns its name.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => "SIGINT",
+                    _ = terminate.recv() => "SIGTERM",
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; Ctrl-C still stops the shop");
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}
+
 fn serve(options: Options) -> ExitCode {
     init_logs();
     let shop = match open_shop(options.data_dir, options.database_url) {
@@ -120,10 +147,9 @@ fn serve(options: Options) -> ExitCode {
     let outcome = runtime.block_on(async {
         let on_signal = shutdown.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                tracing::info!("interrupted; shutting down");
-                on_signal.cancel();
-            }
+            let signal = shutdown_signal().await;
+            tracing::info!(signal, "shutting down: finishing the calls in flight");
+            on_signal.cancel();
         });
         match options.transport {
             Transport::Stdio => serve_stdio(shop, shutdown).await.map(|reason| {
