@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bitselect::Shop;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -399,4 +400,51 @@ async fn sigterm_stops_an_instance_cleanly_after_answering() {
             .any(|line| line.contains("shutting down") && line.contains("SIGTERM")),
         "{said:?}"
     );
+}
+
+#[test]
+fn two_instances_racing_with_one_idempotency_key_place_one_order() {
+    let database = cluster().seeded_database();
+    let url = cluster().url(&database);
+    let clock = Arc::new(bitselect::FixedClock::new(support::T0));
+    let open = || Shop::open_postgres_with_clock(&url, clock.clone()).expect("open on PostgreSQL");
+    let (first, second) = (open(), open());
+    first
+        .update_cart_item(&support::add(IPHONE_17, 1), None)
+        .expect("one in the cart");
+    let order = support::order(&[(IPHONE_17, 1)]);
+    for round in 0..10 {
+        let key = format!("the-same-order-{round}");
+        let racing = std::sync::Barrier::new(2);
+        let run = |shop: &Shop| {
+            racing.wait();
+            shop.create_order(&order, Some(&key))
+        };
+        let (a, b) = std::thread::scope(|scope| {
+            let a = scope.spawn(|| run(&first));
+            let b = scope.spawn(|| run(&second));
+            (a.join().expect("no panic"), b.join().expect("no panic"))
+        });
+        let (a, b) = (a.expect("an answer"), b.expect("an answer"));
+        assert_eq!(a.value.order_no, b.value.order_no, "round {round}");
+        assert!(a.replayed != b.replayed, "one placed it, one replayed it");
+        // Cancel it (stock and cart line come back) for the next round.
+        first
+            .cancel_order(
+                &bitselect::params::CancelOrderParams {
+                    order_no: a.value.order_no.clone(),
+                    reason: None,
+                },
+                None,
+            )
+            .expect("cancel");
+        first
+            .update_cart_item(&support::add(IPHONE_17, 1), None)
+            .expect("back in the cart");
+    }
+    let orders = cluster().psql(
+        &database,
+        "SELECT count(*) FROM orders WHERE user_id = 1 AND order_no > '88238'",
+    );
+    assert_eq!(orders, "10", "one order per key");
 }
