@@ -10,9 +10,12 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitationCapability, FormElicitationCapability,
+    Implementation, ProtocolVersion, UrlElicitationCapability,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::IntoTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
@@ -41,12 +44,46 @@ pub trait Connect: Send + Sync {
     fn describe(&self) -> String;
 }
 
-/// How this client introduces itself to servers.
+/// How this client introduces itself to servers: it can show a form or
+/// hand over to a page when a server asks the user for input, and checks
+/// a form's answer against its schema before sending it.
 pub fn client_config() -> ClientConfig {
+    let mut form = FormElicitationCapability::default();
+    form.schema_validation = Some(true);
+    let mut elicitation = ElicitationCapability::default();
+    elicitation.form = Some(form);
+    elicitation.url = Some(UrlElicitationCapability::new());
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation = Some(elicitation);
     ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("ragent", env!("CARGO_PKG_VERSION")),
     )
+}
+
+/// The protocol revision asked for first: its `tools/call` may answer
+/// `input_required`, which is how a server asks the user mid-call.
+pub const PREFERRED_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// The revision spoken with a server that refuses `server/discover`.
+pub const LEGACY_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// Opens a client session: `server/discover` for [`PREFERRED_PROTOCOL`],
+/// and `initialize` for [`LEGACY_PROTOCOL`] at once when the server
+/// answers that it does not know it.
+pub async fn start_client<T, E, A>(transport: T) -> Result<McpClient, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![PREFERRED_PROTOCOL],
+        legacy_version: Some(LEGACY_PROTOCOL),
+    };
+    client_config()
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// A server's stderr log beyond this size is moved to `<file>.1` (replacing
@@ -194,10 +231,7 @@ impl Connect for StdioConnector {
                     }
                 });
             }
-            let client = client_config()
-                .serve(transport)
-                .await
-                .map_err(|e| e.to_string())?;
+            let client = start_client(transport).await?;
             Ok(Connected { client, pid })
         })
     }
@@ -233,10 +267,7 @@ impl Connect for HttpConnector {
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
-            let client = client_config()
-                .serve(transport)
-                .await
-                .map_err(|e| e.to_string())?;
+            let client = start_client(transport).await?;
             Ok(Connected { client, pid: None })
         })
     }

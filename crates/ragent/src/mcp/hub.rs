@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, join_all};
-use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, MetaObject, RequestMetaObject,
+};
 use rmcp::service::ServiceError;
 use serde_json::{Map, Value};
 use tokio::sync::{Mutex, RwLock};
@@ -15,8 +17,8 @@ use tokio::sync::{Mutex, RwLock};
 use super::connect::McpClient;
 use super::pin::tool_info;
 use super::{
-    CallOutcome, IDEMPOTENCY_KEY, McpError, ServerEntry, ServerProblem, ServerStatus, ToolInfo,
-    ToolInvocation, ToolListing, ToolOutput, ToolSource,
+    CallAnswer, CallOutcome, IDEMPOTENCY_KEY, InputRequired, McpError, ServerEntry, ServerProblem,
+    ServerStatus, ToolInfo, ToolInvocation, ToolListing, ToolOutput, ToolSource,
 };
 
 /// Time limits for servers.
@@ -219,17 +221,34 @@ impl McpHub {
             meta.insert(IDEMPOTENCY_KEY.to_string(), Value::String(key));
             params.meta = Some(RequestMetaObject(MetaObject(meta)));
         }
+        if let Some(retry) = call.retry {
+            params.input_responses = Some(retry.responses.into_iter().collect());
+            params.request_state = retry.request_state;
+        }
         let server = call.server;
         let limit = slot.entry.call_timeout.unwrap_or(self.options.call_timeout);
-        let answer = tokio::time::timeout(limit, live.client.peer().call_tool(params)).await;
+        // One round only: a request for input goes to the user, who may
+        // answer after the app was closed and opened again.
+        let answer = tokio::time::timeout(limit, live.client.peer().call_tool_once(params)).await;
         match answer {
             Err(_) => Err(McpError::Timeout {
                 server,
                 seconds: limit.as_secs(),
             }),
-            Ok(Ok(result)) => Ok(CallOutcome {
-                output: render_result(&result),
+            Ok(Ok(CallToolResponse::Complete(result))) => Ok(CallOutcome {
+                answer: CallAnswer::Done(render_result(&result)),
                 restarted,
+            }),
+            Ok(Ok(CallToolResponse::InputRequired(required))) => Ok(CallOutcome {
+                answer: CallAnswer::InputRequired(InputRequired {
+                    requests: serde_json::to_value(&required.input_requests).unwrap_or(Value::Null),
+                    request_state: required.request_state,
+                }),
+                restarted,
+            }),
+            Ok(Ok(_)) => Err(McpError::Refused {
+                server,
+                message: "the server answered with a task, which this app does not follow".into(),
             }),
             // A JSON-RPC error is the server refusing the request (unknown
             // tool, invalid params): it answered, so nothing is in doubt.
@@ -460,6 +479,7 @@ mod tests {
                 tool: "x".into(),
                 arguments: Map::new(),
                 idempotency_key: None,
+                retry: None,
             })
             .await;
         assert!(matches!(call, Err(McpError::Start { .. })), "{call:?}");
@@ -476,11 +496,17 @@ mod tests {
         );
     }
 
-    /// A stdio server that answers `initialize` (after writing its `TOKEN`
-    /// to `$OUT`) and then never answers again.
+    /// A stdio server of an older protocol revision (it refuses
+    /// `server/discover`) that answers `initialize` (after writing its
+    /// `TOKEN` to `$OUT`) and then never answers again.
     const SILENT_AFTER_START: &str = r#"
 read -r line
 id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+case "$line" in *'"server/discover"'*)
+  printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id"
+  read -r line
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p');;
+esac
 version=$(printf '%s' "$line" | sed -n 's/.*"protocolVersion":"\([^"]*\)".*/\1/p')
 printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}}\n' "$id" "$version"
 printf '%s' "$TOKEN" > "$OUT"
@@ -516,6 +542,7 @@ exec sleep 30
                 tool: "wait".into(),
                 arguments: Map::new(),
                 idempotency_key: None,
+                retry: None,
             })
             .await;
         assert_eq!(
