@@ -6,6 +6,8 @@
 app_commands![
     send_message,
     respond_confirmation,
+    answer_input,
+    open_input_url,
     cancel_run,
     retry_run,
     regenerate_answer,

@@ -8,7 +8,7 @@ use ragent::llm::models::ModelInfo;
 use ragent::mcp::export::McpExport;
 use ragent::mcp::import::ImportPreview;
 use ragent::protocol::{
-    AuditEntry, CallDecision, DefinitionChange, InputOutcome, ModelStatus, SessionInfo,
+    AuditEntry, CallDecision, DefinitionChange, InputOutcome, KeyedReply, ModelStatus, SessionInfo,
     ToolPolicyView, Transcript,
 };
 use ragent::settings_view::{ModelEdit, SettingsEdit, SettingsView};
@@ -16,6 +16,7 @@ use ragent::{Agent, AgentError};
 use tauri::State;
 
 use crate::app_dirs::AppDirs;
+use crate::browser::{self, OpenUrlError};
 use crate::logs_folder::{self, OpenFolderError};
 
 /// How many audit rows the page gets when it does not say.
@@ -40,6 +41,32 @@ pub async fn respond_confirmation(
     decisions: Vec<CallDecision>,
 ) -> Result<InputOutcome, AgentError> {
     agent.respond(&session_id, &reply_id, decisions).await
+}
+
+/// Only an answer to a request for input the core stored and asked is
+/// accepted; the core checks it against the request's form before the
+/// server sees anything.
+#[tauri::command]
+pub async fn answer_input(
+    agent: State<'_, Agent>,
+    session_id: String,
+    request_id: String,
+    replies: Vec<KeyedReply>,
+) -> Result<InputOutcome, AgentError> {
+    agent.answer_input(&session_id, &request_id, replies)
+}
+
+/// Opens the page of a waiting URL-mode request in the browser: the core
+/// gives the address, so the page can open nothing else.
+#[tauri::command]
+pub async fn open_input_url(
+    agent: State<'_, Agent>,
+    session_id: String,
+    request_id: String,
+    key: String,
+) -> Result<(), OpenUrlError> {
+    let url = agent.input_url(&session_id, &request_id, &key)?;
+    browser::open(&url).await
 }
 
 #[tauri::command]

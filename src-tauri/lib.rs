@@ -3,6 +3,7 @@
 //! exposes the core through commands, and forwards the core's events.
 
 mod app_dirs;
+mod browser;
 mod commands;
 mod data_dir_lock;
 mod events;

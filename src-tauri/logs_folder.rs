@@ -37,13 +37,14 @@ impl Serialize for OpenFolderError {
     }
 }
 
-/// The program that opens a folder the way the user's desktop does.
+/// The program that opens a folder (or an address) the way the user's
+/// desktop does.
 #[cfg(target_os = "macos")]
-const OPENER: &str = "open";
+pub(crate) const OPENER: &str = "open";
 #[cfg(target_os = "windows")]
-const OPENER: &str = "explorer";
+pub(crate) const OPENER: &str = "explorer";
 #[cfg(not(any(target_os = "macos", target_os = "windows")))]
-const OPENER: &str = "xdg-open";
+pub(crate) const OPENER: &str = "xdg-open";
 
 /// Opens `dir` (created first, so a fresh install has one to show).
 pub async fn open(dir: &Path) -> Result<(), OpenFolderError> {

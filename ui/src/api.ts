@@ -12,6 +12,7 @@ import type {
   ErrorInfo,
   EventEnvelope,
   ImportPreview,
+  KeyedReply,
   McpExport,
   ModelEdit,
   ModelInfo,
@@ -29,6 +30,10 @@ export const AGENT_EVENT = "agent-event";
 export interface Api {
   sendMessage(sessionId: string, text: string): Promise<void>;
   respondConfirmation(sessionId: string, replyId: string, decisions: CallDecision[]): Promise<void>;
+  /** Answers a server's request for input that the core stored and showed. */
+  answerInput(sessionId: string, requestId: string, replies: KeyedReply[]): Promise<void>;
+  /** Opens the page of a waiting URL request in the browser (the core gives the address). */
+  openInputUrl(sessionId: string, requestId: string, key: string): Promise<void>;
   cancelRun(sessionId: string): Promise<void>;
   /** Asks the model again after a failed turn (no new message). */
   retryRun(sessionId: string): Promise<void>;
@@ -73,6 +78,8 @@ export function tauriApi(): Api {
     sendMessage: (sessionId, text) => call("send_message", { sessionId, text }),
     respondConfirmation: (sessionId, replyId, decisions) =>
       call("respond_confirmation", { sessionId, replyId, decisions }),
+    answerInput: (sessionId, requestId, replies) => call("answer_input", { sessionId, requestId, replies }),
+    openInputUrl: (sessionId, requestId, key) => call("open_input_url", { sessionId, requestId, key }),
     cancelRun: (sessionId) => call("cancel_run", { sessionId }),
     retryRun: (sessionId) => call("retry_run", { sessionId }),
     regenerateAnswer: (sessionId) => call("regenerate_answer", { sessionId }),

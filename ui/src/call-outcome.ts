@@ -33,6 +33,7 @@ const TONES: Record<CallStatus, Tone> = {
   expired: "bad",
   superseded: "bad",
   interrupted: "unknown",
+  awaiting_input: "wait",
 };
 
 const MARKS: Record<Tone, string> = { ok: "✓", bad: "✗", wait: "…", unknown: "?" };

@@ -51,6 +51,7 @@ api.transcripts.set("s1", {
     },
   ],
   pending: null,
+  pending_input: null,
   running: false, failure: null
 });
 

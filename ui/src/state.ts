@@ -16,6 +16,8 @@ import type {
   CardCall,
   ConfirmationCard,
   ErrorInfo,
+  InputCard,
+  InputCardOutcome,
   ModelFailureKind,
   StopReason,
   ToolCallView,
@@ -35,6 +37,8 @@ export type Entry =
   | { kind: "assistant"; key: string; text: string; streaming: boolean; messageId: number | null }
   | { kind: "call"; key: string; call: LiveCall }
   | { kind: "card"; key: string; replyId: string; card: ConfirmationCard | null; calls: LiveCall[] }
+  /** A server's request for the user's input; `outcome` once the core closed it. */
+  | { kind: "input"; key: string; card: InputCard; outcome: InputCardOutcome | null }
   | { kind: "notice"; key: string; notice: Notice };
 
 /** Something to tell the user that is not a chat message. */
@@ -75,6 +79,7 @@ export class ChatLog {
       }
     }
     if (transcript.pending) log.addCard(transcript.pending);
+    if (transcript.pending_input) log.addInput(transcript.pending_input);
     // The last run failed: shown with its way out, as when it happened.
     if (transcript.failure) log.notice({ type: "error", error: transcript.failure });
     log.running = transcript.running;
@@ -90,13 +95,22 @@ export class ChatLog {
     return null;
   }
 
+  /** The server's request for input still waiting for the user, if any. */
+  pendingInput(): InputCard | null {
+    for (let i = this.entries.length - 1; i >= 0; i -= 1) {
+      const entry = this.entries[i];
+      if (entry.kind === "input" && entry.outcome === null) return entry.card;
+    }
+    return null;
+  }
+
   /**
    * The answer the user may ask the model to write again: the final answer
    * that ends the chat (only notices after it), when nothing runs or waits.
    * The core decides; this only says where the button is shown.
    */
   regenerable(): Entry | null {
-    if (this.running || this.pendingCard()) return null;
+    if (this.running || this.pendingCard() || this.pendingInput()) return null;
     for (let i = this.entries.length - 1; i >= 0; i -= 1) {
       const entry = this.entries[i];
       if (entry.kind === "notice") continue;
@@ -144,6 +158,10 @@ export class ChatLog {
         return this.addCard(this.keepDecided(event.card));
       case "call_status_changed":
         return this.setStatus(event.call_id, event.status);
+      case "input_requested":
+        return this.addInput(event.card);
+      case "input_closed":
+        return this.closeInput(event.request_id, event.outcome);
       case "server_restarted":
         return [this.notice({ type: "server_restarted", server: event.server, reason: event.reason })];
       case "run_stopped":
@@ -223,7 +241,7 @@ export class ChatLog {
   }
 
   private stopNotice(reason: StopReason): Entry[] {
-    if (reason.type === "completed" || reason.type === "awaiting_confirmation") return [];
+    if (reason.type === "completed" || reason.type === "awaiting_confirmation" || reason.type === "awaiting_input") return [];
     // The error event just before says what stopped the run.
     const last = this.entries[this.entries.length - 1];
     if (reason.type === "failed" && last?.kind === "notice" && last.notice.type === "error") return [];
@@ -265,6 +283,24 @@ export class ChatLog {
       return { ...viewOf(call, card.reply_id), ...pickKnown(known), status: call.status };
     });
     return [...removed, entry];
+  }
+
+  /** A request for input, after the call it belongs to (sent again: the same entry). */
+  private addInput(card: InputCard): Entry[] {
+    const key = `input-${card.request_id}`;
+    const known = this.entries.find((entry): entry is InputEntry => entry.kind === "input" && entry.key === key);
+    if (known) {
+      known.card = card;
+      return [known];
+    }
+    return [this.push({ kind: "input", key, card, outcome: null })];
+  }
+
+  private closeInput(requestId: string, outcome: InputCardOutcome): Entry[] {
+    const entry = this.entries.find((e): e is InputEntry => e.kind === "input" && e.card.request_id === requestId);
+    if (!entry || entry.outcome !== null) return [];
+    entry.outcome = outcome;
+    return [entry];
   }
 
   private upsertCall(call: ToolCallView): Entry[] {
@@ -362,6 +398,7 @@ export class ChatLog {
 }
 
 export type CardEntry = Extract<Entry, { kind: "card" }>;
+export type InputEntry = Extract<Entry, { kind: "input" }>;
 
 /** A card entry whose card still waits for a decision. */
 export function isPending(entry: CardEntry): entry is CardEntry & { card: ConfirmationCard } {

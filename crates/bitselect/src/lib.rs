@@ -17,6 +17,7 @@
 //! injectable [`Clock`].
 
 pub mod after_sale;
+pub mod asking;
 pub mod auth;
 pub mod callers;
 pub mod cart;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use rmcp::handler::server::common::{schema_for_input, schema_for_type};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::tool::{InputResponses, RequestState, ToolCallContext};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ExperimentalCapabilities, Extensions, Implementation, JsonObject, MetaObject,
@@ -26,6 +26,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::asking::{self, PaymentAnswer};
 use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::idempotency::META_KEY;
@@ -35,6 +36,7 @@ use crate::params::{
     QueryLogisticsParams, QueryOrderParams, SearchProductParams, SubmitTicketParams,
     UpdateCartItemParams,
 };
+use crate::preview::{Preview, TotalKind};
 use crate::shop::{Shop, Written};
 
 /// Set in a result's `_meta` when it is the stored first result of a call
@@ -182,17 +184,109 @@ impl ShopServer {
         T: Serialize + Display + Send + 'static,
         F: FnOnce(&Shop) -> Result<Written<T>> + Send + 'static,
     {
-        let acting = match self.callers.acting(ext) {
-            Ok(acting) => acting,
-            Err(error) => return failure(&error),
-        };
+        match self.domain(ext, f).await {
+            Ok(written) => success(written),
+            Err(error) => failure(&error),
+        }
+    }
+
+    /// Runs a domain call for the call's user on the blocking pool.
+    async fn domain<T, F>(&self, ext: &Extensions, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Shop) -> Result<T> + Send + 'static,
+    {
+        let acting = self.callers.acting(ext)?;
         let shop = self.shop.clone();
         let call = move || f(&acting.shop(&shop)?);
         match tokio::task::spawn_blocking(call).await {
-            Ok(Ok(written)) => success(written),
-            Ok(Err(error)) => failure(&error),
-            Err(join) => failure(&ShopError::Corrupt(format!("工具调用异常中止：{join}"))),
+            Ok(outcome) => outcome,
+            Err(join) => Err(ShopError::Corrupt(format!("工具调用异常中止：{join}"))),
         }
+    }
+
+    /// What paying the order would charge now, when it can be paid.
+    async fn amount_to_pay(&self, ext: &Extensions, p: &PayOrderParams) -> Option<i64> {
+        let p = p.clone();
+        let preview: Preview = self
+            .domain(ext, move |shop| shop.preview_pay_order(&p))
+            .await
+            .ok()?;
+        if preview.warnings.iter().any(|w| w.blocking) {
+            return None;
+        }
+        preview
+            .totals
+            .iter()
+            .find(|t| t.kind == TotalKind::Pay)
+            .map(|t| t.amount_fen)
+    }
+
+    /// `pay_order` for a client that can be asked: the first call asks the
+    /// shopper to confirm the amount and choose how to pay; the call sent
+    /// again with the answer pays (accept) or leaves the order unpaid.
+    async fn pay_after_asking(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+        answer: Option<(rmcp::model::InputResponses, Option<String>)>,
+    ) -> CallToolResponse {
+        let p: PayOrderParams = match parse(args.clone()) {
+            Ok(p) => p,
+            Err(error) => return failure(&error).into(),
+        };
+        let Some((responses, state)) = answer else {
+            // An order that cannot be paid is refused as before, unasked.
+            let question = match self.amount_to_pay(&ext, &p).await {
+                Some(amount) => asking::payment_question(&p.order_no, amount),
+                None => return self.pay(ext, meta, args).await.into(),
+            };
+            return match question {
+                Ok(question) => question.into(),
+                Err(error) => failure(&error).into(),
+            };
+        };
+        let not_paid = |text: &str| CallToolResult::success(vec![ContentBlock::text(text)]).into();
+        match asking::payment_answer(&p.order_no, &responses, state.as_deref()) {
+            Err(error) => failure(&error).into(),
+            Ok(PaymentAnswer::Declined) => not_paid(&format!(
+                "用户没有确认支付，订单 {} 仍为待支付，未扣款。",
+                p.order_no
+            )),
+            Ok(PaymentAnswer::Cancelled) => not_paid(&format!(
+                "用户取消了支付，订单 {} 仍为待支付，未扣款。",
+                p.order_no
+            )),
+            Ok(PaymentAnswer::Pay { method, confirmed }) => {
+                let now = self.amount_to_pay(&ext, &p).await;
+                if now.is_some() && now != Some(confirmed) {
+                    return failure(&ShopError::invalid(
+                        "amount",
+                        "应付金额与用户确认的金额不同，未扣款。请重新调用 pay_order，让用户确认新的金额",
+                    ))
+                    .into();
+                }
+                let mut paid = self.pay(ext, meta, args).await;
+                if paid.is_error != Some(true) {
+                    paid.content
+                        .push(ContentBlock::text(format!("支付方式：{}", method.title())));
+                }
+                paid.into()
+            }
+        }
+    }
+
+    async fn pay(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: PayOrderParams, key| {
+            shop.pay_order(&p, key)
+        })
+        .await
     }
 
     async fn read<P, T, F>(&self, ext: Extensions, args: JsonObject, f: F) -> CallToolResult
@@ -446,13 +540,18 @@ impl ShopServer {
     async fn pay_order(
         &self,
         ext: Extensions,
+        // Before `meta`, whose extractor takes the request's `_meta` away.
+        context: RequestContext<RoleServer>,
         meta: RequestMetaObject,
+        InputResponses(responses): InputResponses,
+        RequestState(state): RequestState,
         args: JsonObject,
-    ) -> CallToolResult {
-        self.write(ext, meta, args, |shop, p: PayOrderParams, key| {
-            shop.pay_order(&p, key)
-        })
-        .await
+    ) -> CallToolResponse {
+        if !asking::may_ask(&context) {
+            return self.pay(ext, meta, args).await.into();
+        }
+        let answer = responses.map(|responses| (responses, state));
+        self.pay_after_asking(ext, meta, args, answer).await
     }
 
     /// 取消订单：仅限待支付或已支付待发货（未发货）的订单。取消后库存退回，所用优惠券恢复为未使用，已支付的订单原路退款。已发货的订单不能取消，可在签收后申请售后。

@@ -56,6 +56,12 @@ pub enum AgentError {
     NothingToRegenerate(String),
     #[error("a confirmation waits in session {0}; answer it before retrying")]
     ConfirmationPending(String),
+    #[error("there is no request for input {0} waiting in this session")]
+    NoPendingInput(String),
+    #[error("the answer was not sent: {0}")]
+    InvalidInput(#[from] crate::elicitation::AnswerRefusal),
+    #[error("the request for input {0} expired before it was answered; nothing was sent")]
+    InputExpired(String),
     #[error("the settings cannot be saved: {0}")]
     InvalidSettings(#[from] SettingsError),
     #[error("the MCP configuration cannot be imported: {}", problems_text(.0))]
@@ -103,6 +109,9 @@ impl AgentError {
             AgentError::NothingToRetry(_) => ErrorCode::NothingToRetry,
             AgentError::NothingToRegenerate(_) => ErrorCode::NothingToRegenerate,
             AgentError::ConfirmationPending(_) => ErrorCode::ConfirmationPending,
+            AgentError::NoPendingInput(_) => ErrorCode::NoPendingInput,
+            AgentError::InvalidInput(_) => ErrorCode::InvalidInput,
+            AgentError::InputExpired(_) => ErrorCode::InputExpired,
             AgentError::InvalidSettings(SettingsError::AutoApproveNotAllowed { .. }) => {
                 ErrorCode::AutoApproveNotAllowed
             }

@@ -107,6 +107,37 @@ pub mod results {
             .to_string()
     }
 
+    /// The server asked the user for input and the user wrote a new
+    /// message instead of answering.
+    pub fn input_superseded() -> String {
+        "服务器在执行此操作时请用户补充信息，用户没有回答，而是发送了新消息，因此此操作没有完成。\
+         请回应用户的新消息；除非用户再次提出，否则不要重试此操作。"
+            .to_string()
+    }
+
+    /// The server's request for input was not answered in time.
+    pub fn input_expired() -> String {
+        "服务器在执行此操作时请用户补充信息，但请求在用户回答之前已过期，此操作没有完成。\
+         除非用户再次提出，否则不要重试此操作。"
+            .to_string()
+    }
+
+    /// Code refused what the server asked the user for.
+    pub fn input_refused(why: &str) -> String {
+        format!(
+            "服务器在执行此操作时请用户补充信息，但这个请求不能展示给用户（{why}），此操作没有完成。\
+             不要重试；如有需要，请告诉用户。"
+        )
+    }
+
+    /// The server kept asking for input past the limit.
+    pub fn input_rounds_exceeded(limit: u32) -> String {
+        format!(
+            "服务器在执行此操作时已连续 {limit} 次请用户补充信息，仍没有给出结果，调用已停止。\
+             请先用只读工具核实当前状态，再告诉用户。"
+        )
+    }
+
     /// The arguments about to be sent differ from those approved.
     pub fn approval_mismatch() -> String {
         "要发送的参数与用户批准的参数不一致，调用没有执行。".to_string()

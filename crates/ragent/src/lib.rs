@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod clock;
+pub mod elicitation;
 pub mod error;
 pub mod hashing;
 pub mod history;

@@ -86,6 +86,14 @@ pub enum AgentEvent {
     ConfirmationRequested { card: ConfirmationCard },
     /// A call on a card changed state (approved, denied, expired, superseded).
     CallStatusChanged { call_id: String, status: CallStatus },
+    /// A call's server asked the user for input before it can finish; the
+    /// run stopped. Answer with `answer_input`.
+    InputRequested { card: InputCard },
+    /// The request was answered (or closed): the card shows the outcome.
+    InputClosed {
+        request_id: String,
+        outcome: InputCardOutcome,
+    },
     /// An MCP server had stopped and was started again.
     ServerRestarted { server: String, reason: String },
     /// The run ended.
@@ -117,6 +125,8 @@ pub enum StopReason {
     Completed,
     /// A confirmation card waits for the user.
     AwaitingConfirmation { reply_id: String },
+    /// A server's request for input waits for the user.
+    AwaitingInput { request_id: String },
     /// The run used its allowed number of model turns.
     MaxTurns { limit: u32 },
     /// The user cancelled the run.
@@ -222,6 +232,12 @@ pub enum ErrorCode {
     NothingToRegenerate,
     /// `retry_run` while a card waits: the card is answered first.
     ConfirmationPending,
+    /// `answer_input` names no request waiting in the session.
+    NoPendingInput,
+    /// An answer that does not fit the request's form; nothing was sent.
+    InvalidInput,
+    /// The request was not answered in time.
+    InputExpired,
     /// An MCP configuration that cannot be imported; nothing was added.
     ImportRefused,
     /// The servers an import would add changed since its preview; nothing
@@ -346,6 +362,88 @@ pub enum InputOutcome {
     AwaitingDecisions { remaining: Vec<String> },
 }
 
+/// A server's request for the user's input during a call (an MCP
+/// elicitation), as its card shows it. Stored with its call, so it is
+/// shown again after a restart and can still be answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct InputCard {
+    pub request_id: String,
+    pub session_id: String,
+    pub call_id: String,
+    pub server: String,
+    pub tool: String,
+    /// The tool's title, when the server gives one.
+    pub title: Option<String>,
+    /// Whether the server is trusted; an untrusted one's request is marked.
+    pub trusted: bool,
+    /// Which round of asking this is, from 1 (a server may ask again
+    /// after an answer, a few times at most).
+    pub round: u32,
+    pub max_rounds: u32,
+    #[ts(type = "number")]
+    pub created_at: i64,
+    #[ts(type = "number")]
+    pub expires_at: i64,
+    /// Kept across a restart (an `input_required` result); `false` for a
+    /// request that lives on the server's connection only.
+    pub durable: bool,
+    pub asks: Vec<InputAsk>,
+}
+
+/// One thing a server asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct InputAsk {
+    /// The server's name for the request; an answer names it.
+    pub key: String,
+    /// The server's own words: untrusted text.
+    pub message: String,
+    pub kind: InputAskKind,
+}
+
+/// A form to fill, or a page to visit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InputAskKind {
+    /// A form generated from this schema (the restricted subset MCP
+    /// allows: a flat object of strings, numbers, booleans and enums).
+    Form { schema: Value },
+    /// A page the user opens in the browser; `origin` is what the card
+    /// shows plainly (scheme, host and port).
+    Url {
+        url: String,
+        origin: String,
+        elicitation_id: String,
+    },
+}
+
+/// The user's answer to one request of an [`InputCard`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct KeyedReply {
+    pub key: String,
+    pub reply: InputReply,
+}
+
+/// Accept (with the form's content; none for a page), decline, or cancel,
+/// as MCP elicitation defines them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InputReply {
+    Accept { content: Option<Value> },
+    Decline,
+    Cancel,
+}
+
+/// What became of an input card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum InputCardOutcome {
+    Accepted,
+    Declined,
+    Cancelled,
+    Expired,
+    Superseded,
+}
+
 /// A stored session, as listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct SessionInfo {
@@ -364,6 +462,8 @@ pub struct Transcript {
     pub items: Vec<TranscriptItem>,
     /// The card still waiting for decisions, if any.
     pub pending: Option<ConfirmationCard>,
+    /// A server's request for input still waiting for the user, if any.
+    pub pending_input: Option<InputCard>,
     /// A run is answering in the session now (the window was switched to
     /// another session and back while it ran): its events follow.
     pub running: bool,
@@ -490,6 +590,16 @@ pub enum AuditDecision {
     /// An approval was refused because what the call would do changed
     /// since its card was shown; the row holds the new preview.
     PreviewChanged,
+    /// A call's server asked the user for input (the row's reason holds
+    /// what it asked); the hash is of the request.
+    ServerRequestedInput,
+    /// Code refused a server's request for input before anyone saw it
+    /// (a secret asked for in a form, a schema or URL outside the rules).
+    InputRequestRefused,
+    /// The user answered a request: accepted (the hash is of what was sent).
+    UserAcceptedInput,
+    UserDeclinedInput,
+    UserCancelledInput,
 }
 
 /// The parts of a tool's definition a user compares when it changes.

@@ -5,6 +5,10 @@
 //!
 //! ```text
 //! proposed -> asking  -> approved -> running -> succeeded | failed | interrupted
+//! running  -> awaiting_input -> running     (the server asked the user for input;
+//!                                            the answer is sent with the call again)
+//! awaiting_input -> expired | superseded    (not answered in time, or the user
+//!                                            wrote a new message instead)
 //! proposed -> allowed -> running
 //! proposed -> rejected                      (unknown tool, bad arguments, policy deny)
 //! asking   -> denied | expired | superseded
@@ -48,6 +52,9 @@ pub enum CallStatus {
     Superseded,
     /// The app stopped while it ran and the outcome is unknown.
     Interrupted,
+    /// Its server answered that it needs the user's input first (an MCP
+    /// `input_required` result); the request is stored with the call.
+    AwaitingInput,
 }
 
 /// A move the state machine refuses.
@@ -60,7 +67,7 @@ pub struct IllegalTransition {
 
 impl CallStatus {
     /// Every status, for tests and for parsing.
-    pub const ALL: [CallStatus; 12] = [
+    pub const ALL: [CallStatus; 13] = [
         CallStatus::Proposed,
         CallStatus::Asking,
         CallStatus::Allowed,
@@ -73,6 +80,7 @@ impl CallStatus {
         CallStatus::Expired,
         CallStatus::Superseded,
         CallStatus::Interrupted,
+        CallStatus::AwaitingInput,
     ];
 
     /// The one place that says which moves are legal.
@@ -86,7 +94,8 @@ impl CallStatus {
                     Allowed | Approved,
                     Running | Expired | Superseded | Asking | Rejected
                 )
-                | (Running, Succeeded | Failed | Interrupted)
+                | (Running, Succeeded | Failed | Interrupted | AwaitingInput)
+                | (AwaitingInput, Running | Expired | Superseded)
         );
         if legal {
             Ok(to)
@@ -116,6 +125,7 @@ impl CallStatus {
             CallStatus::Expired => "expired",
             CallStatus::Superseded => "superseded",
             CallStatus::Interrupted => "interrupted",
+            CallStatus::AwaitingInput => "awaiting_input",
         }
     }
 }
@@ -170,6 +180,10 @@ mod tests {
         (Running, Succeeded),
         (Running, Failed),
         (Running, Interrupted),
+        (Running, AwaitingInput),
+        (AwaitingInput, Running),
+        (AwaitingInput, Expired),
+        (AwaitingInput, Superseded),
     ];
 
     #[test]

@@ -15,11 +15,12 @@ use crate::mcp::import::{
 };
 use crate::policy::ToolOverride;
 use crate::protocol::{
-    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CardCall,
-    ConfirmationCard, Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo,
-    EventEnvelope, InputOutcome, ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState,
-    ModelStatus, PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView,
-    ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
+    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CardCall, ConfirmationCard,
+    Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputAsk,
+    InputAskKind, InputCard, InputCardOutcome, InputOutcome, InputReply, KeyedReply, ModelFailure,
+    ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus, PolicyVerdict, PreviewOutcome,
+    Rejection, SessionInfo, StopReason, ToolCallView, ToolDefinitionView, ToolGroup,
+    ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{Appearance, Language, ModelSettings, Settings, Theme};
 use crate::settings_view::{
@@ -46,6 +47,12 @@ pub fn render() -> String {
         ModelFailureKind::decl(&cfg),
         ModelFailureDetails::decl(&cfg),
         InputOutcome::decl(&cfg),
+        InputCard::decl(&cfg),
+        InputAsk::decl(&cfg),
+        InputAskKind::decl(&cfg),
+        KeyedReply::decl(&cfg),
+        InputReply::decl(&cfg),
+        InputCardOutcome::decl(&cfg),
         ConfirmationCard::decl(&cfg),
         CardCall::decl(&cfg),
         CallPreview::decl(&cfg),

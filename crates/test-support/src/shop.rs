@@ -201,6 +201,17 @@ impl ShopDb {
             .expect("the order's amount")
     }
 
+    /// An order's status (待支付, 已支付待发货, …).
+    pub fn order_status(&self, order_no: &str) -> String {
+        self.conn
+            .query_row(
+                "SELECT status FROM orders WHERE order_no = ?1",
+                params![order_no],
+                |r| r.get(0),
+            )
+            .expect("the order's status")
+    }
+
     pub fn order_count(&self) -> i64 {
         self.conn
             .query_row("SELECT count(*) FROM orders", [], |r| r.get(0))

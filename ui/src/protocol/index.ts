@@ -18,9 +18,9 @@ export type AgentEvent = { "type": "run_started" } | { "type": "model_retrying",
 /**
  * Which retry comes next, from 1, of at most `retries`.
  */
-attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
+attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "input_requested", card: InputCard, } | { "type": "input_closed", request_id: string, outcome: InputCardOutcome, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
 
-export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" };
+export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "awaiting_input", request_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" };
 
 export type ErrorInfo = { code: ErrorCode, message: string, 
 /**
@@ -30,7 +30,7 @@ export type ErrorInfo = { code: ErrorCode, message: string,
  */
 model_failure?: ModelFailure, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "store" | "internal";
 
 export type ModelFailure = { kind: ModelFailureKind, 
 /**
@@ -55,6 +55,44 @@ raw: string,
 request_id: string | null, };
 
 export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, };
+
+export type InputCard = { request_id: string, session_id: string, call_id: string, server: string, tool: string, 
+/**
+ * The tool's title, when the server gives one.
+ */
+title: string | null, 
+/**
+ * Whether the server is trusted; an untrusted one's request is marked.
+ */
+trusted: boolean, 
+/**
+ * Which round of asking this is, from 1 (a server may ask again
+ * after an answer, a few times at most).
+ */
+round: number, max_rounds: number, created_at: number, expires_at: number, 
+/**
+ * Kept across a restart (an `input_required` result); `false` for a
+ * request that lives on the server's connection only.
+ */
+durable: boolean, asks: Array<InputAsk>, };
+
+export type InputAsk = { 
+/**
+ * The server's name for the request; an answer names it.
+ */
+key: string, 
+/**
+ * The server's own words: untrusted text.
+ */
+message: string, kind: InputAskKind, };
+
+export type InputAskKind = { "type": "form", schema: JsonValue, } | { "type": "url", url: string, origin: string, elicitation_id: string, };
+
+export type KeyedReply = { key: string, reply: InputReply, };
+
+export type InputReply = { "type": "accept", content: JsonValue | null, } | { "type": "decline" } | { "type": "cancel" };
+
+export type InputCardOutcome = "accepted" | "declined" | "cancelled" | "expired" | "superseded";
 
 export type ConfirmationCard = { reply_id: string, session_id: string, 
 /**
@@ -123,7 +161,7 @@ export type PreviewOutcome = { "type": "computed", content: JsonValue, } | { "ty
 
 export type Rejection = { "type": "unknown_tool" } | { "type": "invalid_arguments", details: Array<string>, } | { "type": "policy_denied" };
 
-export type CallStatus = "proposed" | "asking" | "allowed" | "approved" | "rejected" | "running" | "succeeded" | "failed" | "denied" | "expired" | "superseded" | "interrupted";
+export type CallStatus = "proposed" | "asking" | "allowed" | "approved" | "rejected" | "running" | "succeeded" | "failed" | "denied" | "expired" | "superseded" | "interrupted" | "awaiting_input";
 
 export type ToolCallView = { call_id: string, qualified_name: string, server: string, tool: string, title: string | null, arguments: JsonValue, status: CallStatus, 
 /**
@@ -165,6 +203,10 @@ export type Transcript = { session: SessionInfo, items: Array<TranscriptItem>,
  */
 pending: ConfirmationCard | null, 
 /**
+ * A server's request for input still waiting for the user, if any.
+ */
+pending_input: InputCard | null, 
+/**
  * A run is answering in the session now (the window was switched to
  * another session and back while it ran): its events follow.
  */
@@ -200,7 +242,7 @@ preview: CallPreview | null,
  */
 call: ToolCallView | null, };
 
-export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded" | "user_accepted_definition" | "preview_changed";
+export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded" | "user_accepted_definition" | "preview_changed" | "server_requested_input" | "input_request_refused" | "user_accepted_input" | "user_declined_input" | "user_cancelled_input";
 
 export type Settings = { model: ModelSettings, 
 /**

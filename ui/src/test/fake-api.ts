@@ -9,6 +9,7 @@ import type {
   ErrorInfo,
   EventEnvelope,
   ImportPreview,
+  KeyedReply,
   McpExport,
   ModelEdit,
   ModelInfo,
@@ -52,7 +53,7 @@ export class FakeApi implements Api {
   imported: SettingsView["mcp_servers"] | ErrorInfo = {};
   /** What export_mcp_config answers. */
   exported: McpExport = { text: '{\n  "mcpServers": {}\n}', withheld: [] };
-  /** The next respond_confirmation / send_message / retry / regenerate fails with this. */
+  /** The next respond_confirmation / answer_input / send_message / retry / regenerate fails with this. */
   failNext: ErrorInfo | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
   hold = false;
@@ -96,6 +97,16 @@ export class FakeApi implements Api {
     return this.maybeFail();
   }
 
+  async answerInput(sessionId: string, requestId: string, replies: KeyedReply[]): Promise<void> {
+    this.record("answer_input", sessionId, requestId, replies);
+    if (this.hold) await new Promise<void>((resume) => this.held.push(resume));
+    return this.maybeFail();
+  }
+
+  async openInputUrl(sessionId: string, requestId: string, key: string): Promise<void> {
+    this.record("open_input_url", sessionId, requestId, key);
+  }
+
   async cancelRun(sessionId: string): Promise<void> {
     this.record("cancel_run", sessionId);
   }
@@ -126,7 +137,7 @@ export class FakeApi implements Api {
     this.record("open_session", sessionId);
     const session = this.sessions.find((s) => s.id === sessionId);
     if (!session) throw { code: "session_not_found", message: `no session ${sessionId}` } satisfies ErrorInfo;
-    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null, running: false, failure: null };
+    return this.transcripts.get(sessionId) ?? { session, items: [], pending: null, pending_input: null, running: false, failure: null };
   }
 
   async renameSession(sessionId: string, title: string): Promise<SessionInfo> {

@@ -43,6 +43,7 @@ describe("the window", () => {
       session: api.sessions[0],
       items: [{ type: "user", id: 1, text: "加一副耳机", at: 1 }],
       pending: card([cardCall({ call_id: "a" })]),
+      pending_input: null,
       running: false, failure: null
     });
     await start();

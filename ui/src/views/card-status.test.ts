@@ -167,6 +167,7 @@ describe("a deny reason being typed", () => {
     session: { id: "s1", title: "", created_at: 1, updated_at: 2 },
     items: [],
     pending: card([cardCall({ call_id: "a" })]),
+    pending_input: null,
     running: false, failure: null
   };
 
@@ -237,6 +238,7 @@ describe("a calm history", () => {
         { type: "tool_call", call: deniedOrder() },
       ],
       pending: null,
+      pending_input: null,
       running: false, failure: null
     };
     chat.load(ChatLog.fromTranscript(transcript));

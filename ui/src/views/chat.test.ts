@@ -210,6 +210,7 @@ describe("cards in the chat", () => {
         { type: "assistant", id: 2, text: "好的，请确认。", at: 2 },
       ],
       pending,
+      pending_input: null,
       running: false, failure: null
     };
     chat.load(ChatLog.fromTranscript(transcript));
@@ -275,6 +276,7 @@ describe("regenerating the last answer", () => {
           { type: "assistant", id: 2, text: "推荐 AirPods Pro。", at: 2 },
         ],
         pending: null,
+        pending_input: null,
         running: false, failure: null
       }),
     );
@@ -292,6 +294,7 @@ describe("a session reopened while its run goes on", () => {
       session: { id: "s1", title: "查订单", created_at: 1, updated_at: 2 },
       items: [{ type: "user", id: 1, text: "查一下我的订单", at: 1 }],
       pending: null,
+      pending_input: null,
       running: true, failure: null
     };
     chat.load(ChatLog.fromTranscript(transcript));

@@ -8,6 +8,7 @@ import type { I18n } from "../i18n";
 import type { EventEnvelope } from "../protocol";
 import { ChatLog, type Entry } from "../state";
 import { cardEntryView } from "./card-entry";
+import { inputCardView } from "./card-input";
 import { toolChip } from "./chip";
 import { composer, type Composer } from "./composer";
 import { assistantMessage, noticeView, retryingView, userMessage } from "./messages";
@@ -173,6 +174,16 @@ export class ChatView {
       }
       case "call":
         return adapt(toolChip(entry.call, i18n), (e) => (e.kind === "call" ? e.call : null));
+      case "input": {
+        const view = inputCardView(entry.card, { api, i18n });
+        if (entry.outcome !== null) view.close(entry.outcome);
+        return {
+          el: view.el,
+          update: (e) => {
+            if (e.kind === "input" && e.outcome !== null) view.close(e.outcome);
+          },
+        };
+      }
       case "card": {
         const card = cardEntryView(entry, {
           api,
@@ -201,7 +212,7 @@ export class ChatView {
     const log = this.log;
     this.empty.hidden = (log?.entries.length ?? 0) > 0;
     this.composer.setRunning(log?.running ?? false);
-    this.composer.setHint(log?.pendingCard() != null);
+    this.composer.setHint(log?.pendingCard() != null || log?.pendingInput() != null);
     // Only the final answer that ends the chat can be written again; the
     // buttons change only when that answer does (refresh runs per event).
     const regenerable = log?.regenerable()?.key;

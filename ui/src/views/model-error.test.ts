@@ -149,6 +149,7 @@ describe("a failed model turn in the chat", () => {
         session: { id: "s1", title: "耳机", created_at: 1, updated_at: 2 },
         items: [{ type: "user", id: 1, text: "有什么耳机推荐？", at: 1 }],
         pending: null,
+        pending_input: null,
         running: false,
         failure: failure({ type: "unauthorized" }, { status: 401 }),
       }),

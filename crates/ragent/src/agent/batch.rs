@@ -361,6 +361,29 @@ pub(crate) fn record_audit(
     reason: Option<&str>,
     now: i64,
 ) -> Result<(), StoreError> {
+    let hash = call.arguments_hash.as_deref().unwrap_or("");
+    record_audit_of(
+        conn,
+        call,
+        decision,
+        hash,
+        reason,
+        call.preview.as_ref(),
+        now,
+    )
+}
+
+/// An audit row about `call` whose hash is `hash` (what was decided on:
+/// the arguments, or a request or answer of the call's server).
+pub(crate) fn record_audit_of(
+    conn: &Connection,
+    call: &CallRecord,
+    decision: AuditDecision,
+    hash: &str,
+    reason: Option<&str>,
+    preview: Option<&crate::protocol::CallPreview>,
+    now: i64,
+) -> Result<(), StoreError> {
     audit::record(
         conn,
         &NewAudit {
@@ -368,10 +391,10 @@ pub(crate) fn record_audit(
             call_id: &call.id,
             server: call.server.as_deref().unwrap_or(""),
             tool: call.tool.as_deref().unwrap_or(&call.qualified_name),
-            arguments_hash: call.arguments_hash.as_deref().unwrap_or(""),
+            arguments_hash: hash,
             decision,
             reason,
-            preview: call.preview.as_ref(),
+            preview,
         },
         now,
     )
@@ -513,7 +536,8 @@ pub(crate) fn supersede_and_append(
     text: &str,
 ) -> Result<(), AgentError> {
     let now = inner.now();
-    let changed = inner.store.with_tx(|tx| {
+    let (changed, input_closed) = inner.store.with_tx(|tx| {
+        let input_closed = super::input::supersede_waiting(tx, session_id, now)?;
         let changed = match calls::open_batch(tx, session_id)? {
             Some(batch) if batch.state == BatchState::Pending => close_pending(
                 tx,
@@ -544,8 +568,9 @@ pub(crate) fn supersede_and_append(
             let title: String = text.chars().take(24).collect();
             sessions::rename(tx, session_id, &title, now)?;
         }
-        Ok::<_, StoreError>(changed)
+        Ok::<_, StoreError>((changed, input_closed))
     })?;
+    super::input::announce_superseded(inner, session_id, run_id, input_closed);
     for (call_id, status) in changed {
         inner.emit(
             session_id,

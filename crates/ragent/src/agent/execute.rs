@@ -19,11 +19,12 @@ use serde_json::Value;
 
 use super::Inner;
 use super::batch::finalize;
+use super::input::{self, Parked};
 use super::transcript::call_view;
 use crate::error::AgentError;
 use crate::hashing::hash_json;
 use crate::instructions::results;
-use crate::mcp::{McpError, ToolInvocation};
+use crate::mcp::{CallAnswer, InputRequired, InputRetry, McpError, ToolInvocation};
 use crate::policy::{self, Trust};
 use crate::protocol::AgentEvent;
 use crate::store::StoreError;
@@ -48,28 +49,43 @@ impl Ending {
             structured: None,
         }
     }
+
+    /// A failure with no result from the server: `output` says why.
+    pub(super) fn failed(output: String) -> Ending {
+        Ending::error(CallStatus::Failed, output)
+    }
 }
 
-fn ending_of(result: Result<crate::mcp::CallOutcome, McpError>) -> Ending {
-    match result {
-        Ok(outcome) => Ending {
-            status: if outcome.output.is_error {
-                CallStatus::Failed
-            } else {
-                CallStatus::Succeeded
+/// What sending a call brought back.
+enum Sent {
+    Ended(Ending),
+    /// The server needs the user's input before it can finish.
+    AsksInput(InputRequired),
+}
+
+fn ending_of(result: Result<crate::mcp::CallOutcome, McpError>) -> Sent {
+    Sent::Ended(match result {
+        Ok(outcome) => match outcome.answer {
+            CallAnswer::InputRequired(required) => return Sent::AsksInput(required),
+            CallAnswer::Done(output) => Ending {
+                status: if output.is_error {
+                    CallStatus::Failed
+                } else {
+                    CallStatus::Succeeded
+                },
+                output: output.text,
+                is_error: output.is_error,
+                structured: output.structured,
             },
-            output: outcome.output.text,
-            is_error: outcome.output.is_error,
-            structured: outcome.output.structured,
         },
         Err(e) if e.outcome_unknown() => {
             Ending::error(CallStatus::Interrupted, results::interrupted())
         }
         Err(e) => Ending::error(CallStatus::Failed, results::call_failed(&e.to_string())),
-    }
+    })
 }
 
-fn invocation(call: &CallRecord) -> Option<ToolInvocation> {
+fn invocation(call: &CallRecord, retry: Option<InputRetry>) -> Option<ToolInvocation> {
     let Some(Value::Object(arguments)) = call.arguments.clone() else {
         return None;
     };
@@ -78,6 +94,7 @@ fn invocation(call: &CallRecord) -> Option<ToolInvocation> {
         tool: call.tool.clone()?,
         arguments,
         idempotency_key: call.can_change.then(|| call.id.clone()),
+        retry,
     })
 }
 
@@ -108,13 +125,14 @@ async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
 async fn send(
     inner: &Inner,
     call: &CallRecord,
+    retry: Option<InputRetry>,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
-) -> Ending {
-    let Some(invocation) = invocation(call) else {
-        return Ending::error(
+) -> Sent {
+    let Some(invocation) = invocation(call, retry) else {
+        return Sent::Ended(Ending::error(
             CallStatus::Failed,
             results::call_failed("调用缺少服务器、工具或参数"),
-        );
+        ));
     };
     let progress = |progress| {
         emit(AgentEvent::ToolCallProgress {
@@ -234,10 +252,10 @@ pub(crate) async fn execute(
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
     closing: Option<&BatchRecord>,
 ) -> Result<CallRecord, AgentError> {
-    let (sent, ending) = if call.status == CallStatus::Running {
+    let (sent, outcome) = if call.status == CallStatus::Running {
         (
             call.clone(),
-            send_again_or_interrupt(inner, call, emit).await,
+            send_again_or_interrupt(inner, call, emit).await?,
         )
     } else {
         let started = match Storing::of(call) {
@@ -254,14 +272,52 @@ pub(crate) async fn execute(
         emit(AgentEvent::ToolCallStarted {
             call: call_view(&shown),
         });
-        let ending = if approval_holds(call) {
-            send(inner, &started, emit).await
+        let outcome = if approval_holds(call) {
+            send(inner, &started, None, emit).await
         } else {
-            Ending::error(CallStatus::Failed, results::approval_mismatch())
+            Sent::Ended(Ending::error(
+                CallStatus::Failed,
+                results::approval_mismatch(),
+            ))
         };
-        (started, ending)
+        (started, outcome)
     };
-    let done = finish(inner, &sent, ending, closing)?;
+    settle(inner, &sent, outcome, emit, closing)
+}
+
+/// Sends a call again with the user's answers to its server's request
+/// for input (`call` was moved back to `running` with the answer).
+pub(crate) async fn resume(
+    inner: &Inner,
+    call: &CallRecord,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<CallRecord, AgentError> {
+    let retry = inner.store.with_conn(|c| input::retry_of(c, &call.id))?;
+    emit(AgentEvent::ToolCallStarted {
+        call: call_view(call),
+    });
+    let outcome = send(inner, call, retry, emit).await;
+    settle(inner, call, outcome, emit, None)
+}
+
+/// Stores what sending brought: the call's ending, or, when its server
+/// asks the user for input, the request (the call then awaits input and
+/// is returned so).
+fn settle(
+    inner: &Inner,
+    sent: &CallRecord,
+    outcome: Sent,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+    closing: Option<&BatchRecord>,
+) -> Result<CallRecord, AgentError> {
+    let ending = match outcome {
+        Sent::Ended(ending) => ending,
+        Sent::AsksInput(required) => match input::park(inner, sent, required, emit)? {
+            Parked::Waiting(waiting) => return Ok(waiting),
+            Parked::Refused(ending) => ending,
+        },
+    };
+    let done = finish(inner, sent, ending, closing)?;
     emit(AgentEvent::ToolCallFinished {
         call: call_view(&done),
     });
@@ -275,17 +331,22 @@ fn approval_holds(call: &CallRecord) -> bool {
             && call.approved_hash == call.arguments.as_ref().map(hash_json))
 }
 
-/// A call found `running`: its outcome is unknown.
+/// A call found `running`: its outcome is unknown. Sent again, it
+/// carries the answers to its server's last request for input, if any.
 async fn send_again_or_interrupt(
     inner: &Inner,
     call: &CallRecord,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
-) -> Ending {
-    if safe_to_resend(inner, call).await {
-        send(inner, call, emit).await
+) -> Result<Sent, AgentError> {
+    Ok(if safe_to_resend(inner, call).await {
+        let retry = inner.store.with_conn(|c| input::retry_of(c, &call.id))?;
+        send(inner, call, retry, emit).await
     } else {
-        Ending::error(CallStatus::Interrupted, results::interrupted())
-    }
+        Sent::Ended(Ending::error(
+            CallStatus::Interrupted,
+            results::interrupted(),
+        ))
+    })
 }
 
 /// Sends calls that are not stored yet, in order, and returns how each
@@ -313,7 +374,13 @@ pub(crate) async fn send_unstored(
         emit(AgentEvent::ToolCallStarted {
             call: call_view(&shown),
         });
-        endings.push(send(inner, read, emit).await);
+        endings.push(match send(inner, read, None, emit).await {
+            Sent::Ended(ending) => ending,
+            // A read's turn is not stored yet: it cannot wait for the user.
+            Sent::AsksInput(_) => {
+                Ending::failed(results::input_refused("只读的调用不能请求用户输入"))
+            }
+        });
     }
     endings
 }

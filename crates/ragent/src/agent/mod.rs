@@ -8,6 +8,7 @@ mod batch;
 mod context;
 mod definitions;
 mod execute;
+mod input;
 mod inspect;
 mod mcp_config;
 mod preview;
@@ -37,7 +38,8 @@ use crate::mcp::login_path::LoginPath;
 use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
 use crate::policy::{ToolFacts, ToolOverride, Trust};
 use crate::protocol::{
-    AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, SessionInfo, Transcript,
+    AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, KeyedReply, SessionInfo,
+    Transcript,
 };
 use crate::schema::SchemaCache;
 use crate::secrets::{
@@ -48,6 +50,7 @@ use crate::settings::{Settings, SettingsError};
 use crate::settings_view::{SettingsEdit, SettingsView};
 use crate::store::{Store, StoreError, audit, calls, kv, sessions};
 
+pub use input::MAX_ROUNDS as MAX_INPUT_ROUNDS;
 pub use recovery::RecoveryReport;
 
 /// The title a session has until its first message names it.
@@ -449,6 +452,36 @@ impl Agent {
         respond::respond(&self.inner, slot, session_id, reply_id, decisions)
     }
 
+    /// Answers the request for input a call's server made (an MCP
+    /// elicitation stored with its call): accept with the form's content,
+    /// decline or cancel each of its requests. The answer is checked
+    /// against the request's form before anything is sent; then the call
+    /// goes to its server again with the answers and the server's state,
+    /// and the run goes on. A request not waiting, expired, or an answer
+    /// that does not fit changes nothing.
+    pub fn answer_input(
+        &self,
+        session_id: &str,
+        request_id: &str,
+        replies: Vec<KeyedReply>,
+    ) -> Result<InputOutcome, AgentError> {
+        self.inner.session(session_id)?;
+        let slot = RunSlot::claim(&self.inner, session_id)?;
+        input::answer(&self.inner, slot, session_id, request_id, replies)
+    }
+
+    /// The address of the waiting request's page `key` (a URL-mode
+    /// request), for the shell to open in the browser.
+    pub fn input_url(
+        &self,
+        session_id: &str,
+        request_id: &str,
+        key: &str,
+    ) -> Result<String, AgentError> {
+        self.inner.session(session_id)?;
+        input::url_to_open(&self.inner, session_id, request_id, key)
+    }
+
     /// Cancels the session's run. Returns whether one was running.
     pub fn cancel_run(&self, session_id: &str) -> Result<bool, AgentError> {
         self.inner.session(session_id)?;
@@ -510,6 +543,7 @@ impl Agent {
         let running = self.is_running(session_id);
         if !running {
             batch::expire_if_due(&self.inner, session_id)?;
+            input::expire_if_due(&self.inner, session_id)?;
         }
         transcript::build(&self.inner, session_id, running)
     }

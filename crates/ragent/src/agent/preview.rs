@@ -65,12 +65,18 @@ async fn ask(inner: &Inner, preview: &KnownTool, arguments: Map<String, Value>) 
         tool: preview.info.name.clone(),
         arguments,
         idempotency_key: None,
+        retry: None,
     };
-    match inner.tools.call_tool(invocation, IGNORE_PROGRESS).await {
-        Ok(outcome) if outcome.output.is_error => PreviewOutcome::Refused {
-            message: outcome.output.text,
+    match inner
+        .tools
+        .call_tool(invocation, IGNORE_PROGRESS)
+        .await
+        .map(|o| o.into_output())
+    {
+        Ok(output) if output.is_error => PreviewOutcome::Refused {
+            message: output.text,
         },
-        Ok(outcome) => match outcome.output.structured {
+        Ok(output) => match output.structured {
             Some(content) => PreviewOutcome::Computed { content },
             None => PreviewOutcome::Unavailable {
                 message: "the preview answered without structured content".into(),

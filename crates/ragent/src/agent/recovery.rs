@@ -90,6 +90,17 @@ pub(crate) async fn recover(inner: &Arc<Inner>) -> Result<RecoveryReport, AgentE
             }
             continue;
         }
+        // A call whose server asked the user for input waits on its card
+        // across the restart, like a pending batch.
+        let awaiting = inner
+            .store
+            .with_conn(|c| calls::calls_of_batch(c, &open_batch.reply_id))?
+            .iter()
+            .any(|call| call.status == CallStatus::AwaitingInput);
+        if awaiting {
+            super::input::expire_if_due(inner, &session_id)?;
+            continue;
+        }
         let emit = |event: AgentEvent| inner.emit(&session_id, None, event);
         settle_leftover(inner, &open_batch, &emit, &mut report, Leftover::AtStart).await?;
     }

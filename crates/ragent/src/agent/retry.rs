@@ -13,6 +13,10 @@ use rusqlite::Connection;
 /// left executing. A card that waits is answered first.
 pub(crate) fn check(inner: &Inner, session_id: &str) -> Result<(), AgentError> {
     let (open, last) = inner.store.with_conn(|c| {
+        // A server's request for input waits like a card.
+        if crate::store::inputs::waiting_in_session(c, session_id)?.is_some() {
+            return Ok((Some(BatchState::Pending), None));
+        }
         let open = calls::open_batch(c, session_id)?;
         let last = last_message(c, session_id)?.map(|m| m.role);
         Ok::<_, StoreError>((open.map(|b| b.state), last))

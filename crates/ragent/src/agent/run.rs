@@ -19,6 +19,7 @@ use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo, StopReason};
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord};
 use crate::store::failures;
+use crate::store::inputs;
 use crate::store::messages::{self, NewMessage, Role};
 use crate::toolcall::CallStatus;
 
@@ -28,6 +29,9 @@ pub(crate) enum Start {
     Fresh,
     /// Run a batch whose card was fully decided, then continue.
     ResumeBatch { reply_id: String },
+    /// Send a call again with the user's answer to its server's request
+    /// for input, run the rest of its batch, then continue.
+    ResumeInput { call_id: String },
 }
 
 enum Halt {
@@ -79,6 +83,23 @@ pub(crate) async fn drive(
                     return Ok(StopReason::AwaitingConfirmation {
                         reply_id: reply_id.clone(),
                     });
+                }
+                Resumed::AwaitsInput { request_id } => {
+                    return Ok(StopReason::AwaitingInput { request_id });
+                }
+            },
+            Start::ResumeInput { call_id } => match resume_input(&ctx, call_id).await? {
+                Resumed::Ran { tools } => tools,
+                Resumed::AsksAgain => {
+                    let reply_id = ctx
+                        .inner
+                        .store
+                        .with_conn(|c| calls::get_call(c, call_id))?
+                        .reply_id;
+                    return Ok(StopReason::AwaitingConfirmation { reply_id });
+                }
+                Resumed::AwaitsInput { request_id } => {
+                    return Ok(StopReason::AwaitingInput { request_id });
                 }
             },
             Start::Fresh => {
@@ -242,7 +263,11 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
                 reply_id: stored.batch.reply_id,
             });
         }
-        run_batch(ctx, &stored.batch, &stored.allowed).await?;
+        if let BatchRun::AwaitsInput { request_id } =
+            run_batch(ctx, &stored.batch, &stored.allowed).await?
+        {
+            return Ok(StopReason::AwaitingInput { request_id });
+        }
     }
     Ok(StopReason::MaxTurns {
         limit: settings.max_turns_per_run,
@@ -255,6 +280,32 @@ enum Resumed {
     Ran { tools: Option<ToolIndex> },
     /// A call asks again: its card is out and the run ends.
     AsksAgain,
+    /// A call's server asks the user for input: its card is out and the
+    /// run ends.
+    AwaitsInput { request_id: String },
+}
+
+/// Sends the answered call again, then runs what is left of its batch.
+async fn resume_input(ctx: &Ctx<'_>, call_id: &str) -> Result<Resumed, Halt> {
+    let call = ctx.inner.store.with_conn(|c| calls::get_call(c, call_id))?;
+    let emit = |event: AgentEvent| ctx.emit(event);
+    let done = execute::resume(ctx.inner, &call, &emit).await?;
+    if done.status == CallStatus::AwaitingInput {
+        return Ok(Resumed::AwaitsInput {
+            request_id: waiting_request(ctx, call_id)?,
+        });
+    }
+    execute_batch(ctx, &call.reply_id).await
+}
+
+/// The id of the request `call_id` awaits.
+fn waiting_request(ctx: &Ctx<'_>, call_id: &str) -> Result<String, Halt> {
+    let record = ctx
+        .inner
+        .store
+        .with_conn(|c| inputs::latest_of_call(c, call_id))?
+        .ok_or_else(|| StoreError::NotFound(format!("input request of call {call_id}")))?;
+    Ok(record.id)
 }
 
 /// Runs a stored batch whose card was decided, after judging its waiting
@@ -303,8 +354,19 @@ async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<Resumed, Halt> {
         ctx.emit(AgentEvent::ConfirmationRequested { card });
         return Ok(Resumed::AsksAgain);
     }
-    run_batch(ctx, &batch, &judged.runnable).await?;
+    if let BatchRun::AwaitsInput { request_id } = run_batch(ctx, &batch, &judged.runnable).await? {
+        return Ok(Resumed::AwaitsInput { request_id });
+    }
     Ok(Resumed::Ran { tools })
+}
+
+/// How running a batch went.
+enum BatchRun {
+    /// Every call ended and the batch is closed.
+    Done,
+    /// A call's server asked the user for input: the calls after it wait
+    /// with the batch.
+    AwaitsInput { request_id: String },
 }
 
 /// Tells the page about calls that moved when judged again.
@@ -336,13 +398,18 @@ async fn run_batch(
     ctx: &Ctx<'_>,
     batch: &BatchRecord,
     runnable: &[CallRecord],
-) -> Result<(), Halt> {
+) -> Result<BatchRun, Halt> {
     let emit = |event: AgentEvent| ctx.emit(event);
     let last = runnable.len().checked_sub(1);
     for (i, call) in runnable.iter().enumerate() {
         // The last call's ending and the batch's close are one transaction.
         let closing = (Some(i) == last).then_some(batch);
-        execute::execute(ctx.inner, call, &emit, closing).await?;
+        let done = execute::execute(ctx.inner, call, &emit, closing).await?;
+        if done.status == CallStatus::AwaitingInput {
+            return Ok(BatchRun::AwaitsInput {
+                request_id: waiting_request(ctx, &call.id)?,
+            });
+        }
     }
     if last.is_none() {
         let now = ctx.inner.now();
@@ -350,7 +417,7 @@ async fn run_batch(
             .store
             .with_tx(|tx| batch::finalize(tx, batch, BatchState::Done, now))?;
     }
-    Ok(())
+    Ok(BatchRun::Done)
 }
 
 /// A batch still `executing` with no run behind it (its run failed

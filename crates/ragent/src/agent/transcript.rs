@@ -124,6 +124,7 @@ pub(crate) fn build(
             Some(open) if open.state == BatchState::Pending => Some(batch::card(conn, &open)?),
             _ => None,
         };
+        let pending_input = super::input::waiting_card(conn, session_id)?;
         let failure = if running {
             None
         } else {
@@ -133,6 +134,7 @@ pub(crate) fn build(
             session,
             items,
             pending,
+            pending_input,
             running,
             failure,
         })

@@ -8,15 +8,25 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ClientCapabilities, ClientConfig, ElicitationCapability, FormElicitationCapability,
+    Implementation, ProgressNotificationParam, ProgressToken, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::watch;
 
-/// How this client introduces itself to servers.
+/// How this client introduces itself to servers: it can show a form or
+/// hand over to a page when a server asks the user for input, and checks
+/// a form's answer against its schema before sending it.
 pub fn client_config() -> ClientConfig {
+    let mut form = FormElicitationCapability::default();
+    form.schema_validation = Some(true);
+    let mut elicitation = ElicitationCapability::default();
+    elicitation.form = Some(form);
+    elicitation.url = Some(UrlElicitationCapability::new());
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation = Some(elicitation);
     ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("ragent", env!("CARGO_PKG_VERSION")),
     )
 }

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::ServiceExt;
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::IntoTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
@@ -39,6 +40,31 @@ pub trait Connect: Send + Sync {
     fn identity(&self) -> String;
     /// For logs: never includes secrets.
     fn describe(&self) -> String;
+}
+
+/// The protocol revision asked for first: its `tools/call` may answer
+/// `input_required`, which is how a server asks the user mid-call.
+pub const PREFERRED_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// The revision spoken with a server that refuses `server/discover`.
+pub const LEGACY_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// Opens a client session: `server/discover` for [`PREFERRED_PROTOCOL`],
+/// and `initialize` for [`LEGACY_PROTOCOL`] at once when the server
+/// answers that it does not know it.
+pub async fn start_client<T, E, A>(transport: T) -> Result<McpClient, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![PREFERRED_PROTOCOL],
+        legacy_version: Some(LEGACY_PROTOCOL),
+    };
+    HubClient::new()
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// A server's stderr log beyond this size is moved to `<file>.1` (replacing
@@ -186,10 +212,7 @@ impl Connect for StdioConnector {
                     }
                 });
             }
-            let client = HubClient::new()
-                .serve(transport)
-                .await
-                .map_err(|e| e.to_string())?;
+            let client = start_client(transport).await?;
             Ok(Connected { client, pid })
         })
     }
@@ -225,10 +248,7 @@ impl Connect for HttpConnector {
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
-            let client = HubClient::new()
-                .serve(transport)
-                .await
-                .map_err(|e| e.to_string())?;
+            let client = start_client(transport).await?;
             Ok(Connected { client, pid: None })
         })
     }

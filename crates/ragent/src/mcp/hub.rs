@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, join_all};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, MetaObject,
-    RequestMetaObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
+    MetaObject, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
@@ -19,8 +19,8 @@ use super::client::ProgressWatch;
 use super::connect::McpClient;
 use super::pin::tool_info;
 use super::{
-    CallOutcome, IDEMPOTENCY_KEY, McpError, ProgressSink, ServerEntry, ServerProblem, ServerStatus,
-    ToolInfo, ToolInvocation, ToolListing, ToolOutput, ToolSource,
+    CallAnswer, CallOutcome, IDEMPOTENCY_KEY, InputRequired, McpError, ProgressSink, ServerEntry,
+    ServerProblem, ServerStatus, ToolInfo, ToolInvocation, ToolListing, ToolOutput, ToolSource,
 };
 use crate::protocol::CallProgress;
 
@@ -228,6 +228,10 @@ impl McpHub {
             meta.insert(IDEMPOTENCY_KEY.to_string(), Value::String(key));
             params.meta = Some(RequestMetaObject(MetaObject(meta)));
         }
+        if let Some(retry) = call.retry {
+            params.input_responses = Some(retry.responses.into_iter().collect());
+            params.request_state = retry.request_state;
+        }
         let server = call.server;
         let limit = slot.entry.call_timeout.unwrap_or(self.options.call_timeout);
         let answer = send_call(&live, params, limit, progress).await;
@@ -236,9 +240,20 @@ impl McpHub {
                 server,
                 seconds: limit.as_secs(),
             }),
-            Ok(result) => Ok(CallOutcome {
-                output: render_result(&result),
+            Ok(CallToolResponse::Complete(result)) => Ok(CallOutcome {
+                answer: CallAnswer::Done(render_result(&result)),
                 restarted,
+            }),
+            Ok(CallToolResponse::InputRequired(required)) => Ok(CallOutcome {
+                answer: CallAnswer::InputRequired(InputRequired {
+                    requests: serde_json::to_value(&required.input_requests).unwrap_or(Value::Null),
+                    request_state: required.request_state,
+                }),
+                restarted,
+            }),
+            Ok(_) => Err(McpError::Refused {
+                server,
+                message: "the server answered with a task, which this app does not follow".into(),
             }),
             // A JSON-RPC error is the server refusing the request (unknown
             // tool, invalid params): it answered, so nothing is in doubt.
@@ -274,7 +289,7 @@ async fn send_call(
     params: CallToolRequestParams,
     limit: Duration,
     progress: ProgressSink<'_>,
-) -> Result<CallToolResult, ServiceError> {
+) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = live
         .client
@@ -285,8 +300,12 @@ async fn send_call(
         .client
         .service()
         .watch_progress(handle.progress_token.clone());
+    // One round only: a request for input goes to the user, who may
+    // answer after the app was closed and opened again.
     match told_progress(handle.await_response(), watch, progress).await? {
-        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
         _ => Err(ServiceError::UnexpectedResponse),
     }
 }
@@ -527,6 +546,7 @@ mod tests {
                     tool: "x".into(),
                     arguments: Map::new(),
                     idempotency_key: None,
+                    retry: None,
                 },
                 IGNORE_PROGRESS,
             )
@@ -545,11 +565,17 @@ mod tests {
         );
     }
 
-    /// A stdio server that answers `initialize` (after writing its `TOKEN`
-    /// to `$OUT`) and then never answers again.
+    /// A stdio server of an older protocol revision (it refuses
+    /// `server/discover`) that answers `initialize` (after writing its
+    /// `TOKEN` to `$OUT`) and then never answers again.
     const SILENT_AFTER_START: &str = r#"
 read -r line
 id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+case "$line" in *'"server/discover"'*)
+  printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id"
+  read -r line
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p');;
+esac
 version=$(printf '%s' "$line" | sed -n 's/.*"protocolVersion":"\([^"]*\)".*/\1/p')
 printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}}\n' "$id" "$version"
 printf '%s' "$TOKEN" > "$OUT"
@@ -586,6 +612,7 @@ exec sleep 30
                     tool: "wait".into(),
                     arguments: Map::new(),
                     idempotency_key: None,
+                    retry: None,
                 },
                 IGNORE_PROGRESS,
             )

@@ -105,6 +105,35 @@ pub struct ToolInvocation {
     pub arguments: Map<String, Value>,
     /// Sent in the request `_meta` under [`IDEMPOTENCY_KEY`].
     pub idempotency_key: Option<String>,
+    /// The user's answers to the server's last request for input, sent
+    /// with the call again.
+    pub retry: Option<InputRetry>,
+}
+
+/// What a call sent again after its server asked for input carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRetry {
+    /// `inputResponses`: an answer for every request the server made.
+    pub responses: Map<String, Value>,
+    /// `requestState`, exactly as the server sent it.
+    pub request_state: Option<String>,
+}
+
+/// A server's answer that it needs the user's input before the call can
+/// finish (MCP `input_required`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequired {
+    /// `inputRequests`, as JSON (a map from the server's key to a request).
+    pub requests: Value,
+    /// `requestState`, kept exactly as received.
+    pub request_state: Option<String>,
+}
+
+/// What a call's server answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallAnswer {
+    Done(ToolOutput),
+    InputRequired(InputRequired),
 }
 
 /// A call's result as text for the model and the user.
@@ -120,8 +149,23 @@ pub struct ToolOutput {
 /// The result of a call and whether its server had to be restarted first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallOutcome {
-    pub output: ToolOutput,
+    pub answer: CallAnswer,
     pub restarted: Option<String>,
+}
+
+impl CallOutcome {
+    /// The finished result, or what a caller that cannot ask the user
+    /// makes of a request for input: an error naming it.
+    pub fn into_output(self) -> ToolOutput {
+        match self.answer {
+            CallAnswer::Done(output) => output,
+            CallAnswer::InputRequired(_) => ToolOutput {
+                text: "the server asked for the user's input, which is not offered here".into(),
+                structured: None,
+                is_error: true,
+            },
+        }
+    }
 }
 
 /// A server as the settings page shows it.

@@ -31,10 +31,15 @@ fn decision_text(decision: AuditDecision) -> &'static str {
         AuditDecision::Superseded => "superseded",
         AuditDecision::UserAcceptedDefinition => "user_accepted_definition",
         AuditDecision::PreviewChanged => "preview_changed",
+        AuditDecision::ServerRequestedInput => "server_requested_input",
+        AuditDecision::InputRequestRefused => "input_request_refused",
+        AuditDecision::UserAcceptedInput => "user_accepted_input",
+        AuditDecision::UserDeclinedInput => "user_declined_input",
+        AuditDecision::UserCancelledInput => "user_cancelled_input",
     }
 }
 
-const DECISIONS: [AuditDecision; 10] = [
+const DECISIONS: [AuditDecision; 15] = [
     AuditDecision::PolicyAllowed,
     AuditDecision::AutoApprovedByUserSetting,
     AuditDecision::PolicyDenied,
@@ -45,6 +50,11 @@ const DECISIONS: [AuditDecision; 10] = [
     AuditDecision::Superseded,
     AuditDecision::UserAcceptedDefinition,
     AuditDecision::PreviewChanged,
+    AuditDecision::ServerRequestedInput,
+    AuditDecision::InputRequestRefused,
+    AuditDecision::UserAcceptedInput,
+    AuditDecision::UserDeclinedInput,
+    AuditDecision::UserCancelledInput,
 ];
 
 pub fn record(conn: &Connection, entry: &NewAudit<'_>, now: i64) -> Result<(), StoreError> {

@@ -457,7 +457,7 @@ fn query_calls(conn: &Connection, sql: &str, value: &str) -> Result<Vec<CallReco
     rows.map(|row| finish_call(row?)).collect()
 }
 
-#[cfg(any(test, feature = "internals"))]
+/// A call by id, which must exist.
 pub fn get_call(conn: &Connection, call_id: &str) -> Result<CallRecord, StoreError> {
     find_call(conn, call_id)?.ok_or_else(|| StoreError::NotFound(format!("tool call {call_id}")))
 }

@@ -168,6 +168,25 @@ CREATE TABLE run_failures (
 );
 "#,
     },
+    Migration {
+        description: "what a call's server asked the user for (MCP input requests), one row a round: the requests and the server's requestState exactly as received, when it expires, and the responses sent back",
+        sql: r#"
+CREATE TABLE input_requests (
+    id             TEXT PRIMARY KEY,
+    call_id        TEXT NOT NULL REFERENCES tool_calls(id) ON DELETE CASCADE,
+    session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    round          INTEGER NOT NULL,
+    requests       TEXT NOT NULL,
+    request_state  TEXT,
+    created_at     INTEGER NOT NULL,
+    expires_at     INTEGER NOT NULL,
+    responses      TEXT,
+    answered_at    INTEGER,
+    UNIQUE (call_id, round)
+);
+CREATE INDEX input_requests_by_session ON input_requests(session_id);
+"#,
+    },
 ];
 
 /// Brings the schema up to date.

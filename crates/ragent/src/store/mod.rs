@@ -8,6 +8,7 @@ pub mod calls;
 mod checkpoint;
 pub mod failures;
 pub mod file_mode;
+pub mod inputs;
 pub mod kv;
 pub mod messages;
 pub mod migrations;

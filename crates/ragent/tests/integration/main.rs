@@ -6,6 +6,7 @@ mod support;
 mod api;
 mod decisions;
 mod definitions;
+mod elicitation;
 mod llm_client;
 mod model_errors;
 mod model_faults;

@@ -2,6 +2,7 @@
 //! stdio, an in-process test server, and a harness that opens an agent on
 //! a temporary directory and follows its events.
 
+pub mod asking;
 pub mod model;
 pub mod notes;
 pub mod shop;

@@ -1,0 +1,421 @@
+//! When a call's server asks the user for input (MCP `input_required`):
+//! the request is judged by code, stored with its call, shown as a card
+//! and the run ends; no task waits. [`answer`] checks the user's answer
+//! against the request, records it and starts a run that sends the call
+//! again with the answers and the server's `requestState` echoed exactly
+//! as received. A server may ask again, [`MAX_ROUNDS`] times at most.
+//!
+//! A request lives as long as its card would: a new message supersedes
+//! it, and it expires like a card. Nothing of it is lost to a restart.
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+use super::batch::{self, finalize, record_audit};
+use super::execute::Ending;
+use super::{Inner, RunSlot, run};
+use crate::elicitation::{self, RequestRefusal};
+use crate::error::AgentError;
+use crate::hashing::hash_json;
+use crate::instructions::results;
+use crate::mcp::{InputRequired, InputRetry};
+use crate::protocol::{
+    AgentEvent, AuditDecision, InputCard, InputCardOutcome, InputOutcome, InputReply, KeyedReply,
+};
+use crate::store::StoreError;
+use crate::store::calls::{self, BatchState, CallRecord, CallUpdate};
+use crate::store::inputs::{self, InputRecord};
+use crate::toolcall::CallStatus;
+
+/// How many times one call's server may ask before the call is stopped.
+pub const MAX_ROUNDS: u32 = 5;
+
+/// What became of a request for input when it arrived.
+pub(super) enum Parked {
+    /// Stored; the call awaits the user's answer.
+    Waiting(CallRecord),
+    /// Not shown: the call ends this way instead.
+    Refused(Ending),
+}
+
+fn audit_input(
+    conn: &Connection,
+    call: &CallRecord,
+    decision: AuditDecision,
+    what: &Value,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<(), StoreError> {
+    batch::record_audit_of(conn, call, decision, &hash_json(what), reason, None, now)
+}
+
+/// Stores a request that arrived for `call` (stored `running`), or says
+/// how the call ends when it cannot be shown.
+pub(super) fn park(
+    inner: &Inner,
+    call: &CallRecord,
+    required: InputRequired,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<Parked, AgentError> {
+    // Only a call stored before it was sent can wait: a read's turn is
+    // not stored until its calls have ended.
+    if call.status != CallStatus::Running || !call.can_change {
+        return Ok(Parked::Refused(Ending::failed(results::input_refused(
+            "只读的调用不能请求用户输入",
+        ))));
+    }
+    let now = inner.now();
+    let round = inner
+        .store
+        .with_conn(|c| inputs::latest_of_call(c, &call.id))?
+        .map_or(0, |r| r.round)
+        + 1;
+    if round > MAX_ROUNDS {
+        return Ok(Parked::Refused(Ending::failed(
+            results::input_rounds_exceeded(MAX_ROUNDS),
+        )));
+    }
+    let asks = match elicitation::judge_requests(&required.requests) {
+        Ok(asks) => asks,
+        Err(refusal) => {
+            let reason = refusal.to_string();
+            inner.store.with_tx(|tx| {
+                audit_input(
+                    tx,
+                    call,
+                    AuditDecision::InputRequestRefused,
+                    &required.requests,
+                    Some(&reason),
+                    now,
+                )
+            })?;
+            tracing::warn!(call = %call.id, %reason, "refused a server's request for input");
+            return Ok(Parked::Refused(Ending::failed(results::input_refused(
+                &refusal_words(&refusal),
+            ))));
+        }
+    };
+    let expires_at = now.saturating_add(batch::expiry_ms(&inner.settings()));
+    let record = InputRecord {
+        id: uuid::Uuid::new_v4().to_string(),
+        call_id: call.id.clone(),
+        session_id: call.session_id.clone(),
+        round,
+        requests: required.requests.clone(),
+        request_state: required.request_state,
+        created_at: now,
+        expires_at,
+        responses: None,
+        answered_at: None,
+    };
+    let summary: Vec<&str> = asks.iter().map(|a| a.message.as_str()).collect();
+    let waiting = inner.store.with_durable_tx(|tx| {
+        let update = CallUpdate {
+            note: Some(format!("the server asked for input (round {round})")),
+            ..CallUpdate::default()
+        };
+        let waiting = calls::move_call(tx, call.clone(), CallStatus::AwaitingInput, &update, now)?;
+        inputs::insert(tx, &record)?;
+        audit_input(
+            tx,
+            call,
+            AuditDecision::ServerRequestedInput,
+            &record.requests,
+            Some(&summary.join("\n")),
+            now,
+        )?;
+        Ok::<_, StoreError>(waiting)
+    })?;
+    emit(AgentEvent::CallStatusChanged {
+        call_id: call.id.clone(),
+        status: CallStatus::AwaitingInput,
+    });
+    emit(AgentEvent::InputRequested {
+        card: card_of(&waiting, &record, asks),
+    });
+    Ok(Parked::Waiting(waiting))
+}
+
+/// The model's words for a refusal (it reads Chinese).
+fn refusal_words(refusal: &RequestRefusal) -> String {
+    match refusal {
+        RequestRefusal::Secret { field } => {
+            format!("表单要求填写 {field}，看起来是密码或令牌，表单不得收集此类信息")
+        }
+        RequestRefusal::Schema(why) => format!("表单格式不在 MCP 允许的范围内：{why}"),
+        RequestRefusal::Url { url, why } => format!("链接 {url} 不能打开：{why}"),
+        RequestRefusal::Unsupported { kind } => format!("本应用不支持 {kind}"),
+        RequestRefusal::Empty => "请求是空的".to_string(),
+    }
+}
+
+fn card_of(
+    call: &CallRecord,
+    record: &InputRecord,
+    asks: Vec<crate::protocol::InputAsk>,
+) -> InputCard {
+    InputCard {
+        request_id: record.id.clone(),
+        session_id: record.session_id.clone(),
+        call_id: call.id.clone(),
+        server: call.server.clone().unwrap_or_default(),
+        tool: call.tool.clone().unwrap_or_default(),
+        title: call.title.clone(),
+        trusted: call.trusted,
+        round: record.round,
+        max_rounds: MAX_ROUNDS,
+        created_at: record.created_at,
+        expires_at: record.expires_at,
+        durable: true,
+        asks,
+    }
+}
+
+/// The session's request that waits for the user, as its card.
+pub(crate) fn waiting_card(
+    conn: &Connection,
+    session_id: &str,
+) -> Result<Option<InputCard>, StoreError> {
+    let Some(record) = inputs::waiting_in_session(conn, session_id)? else {
+        return Ok(None);
+    };
+    let call = calls::get_call(conn, &record.call_id)?;
+    // It was judged when it arrived; a stored one that no longer passes
+    // (a rule grew stricter) is shown with nothing to fill.
+    let asks = elicitation::judge_requests(&record.requests).unwrap_or_default();
+    Ok(Some(card_of(&call, &record, asks)))
+}
+
+/// The answers to send with a call found `running` after its server had
+/// asked: the last answered round's, so a retry cut off is sent alike.
+pub(crate) fn retry_of(conn: &Connection, call_id: &str) -> Result<Option<InputRetry>, StoreError> {
+    Ok(inputs::latest_of_call(conn, call_id)?.and_then(|record| {
+        record.responses.map(|responses| InputRetry {
+            responses,
+            request_state: record.request_state,
+        })
+    }))
+}
+
+/// Closes the session's waiting request and its batch: the call and any
+/// call after it that never ran end as `to`.
+fn close_waiting(
+    conn: &Connection,
+    record: &InputRecord,
+    to: CallStatus,
+    now: i64,
+) -> Result<Vec<(String, CallStatus)>, StoreError> {
+    let (output, unsent, decision, state) = match to {
+        CallStatus::Expired => (
+            results::input_expired(),
+            results::not_sent_expired(),
+            AuditDecision::Expired,
+            BatchState::Expired,
+        ),
+        _ => (
+            results::input_superseded(),
+            results::not_sent_superseded(),
+            AuditDecision::Superseded,
+            BatchState::Superseded,
+        ),
+    };
+    let waiting = calls::get_call(conn, &record.call_id)?;
+    let mut changed = Vec::new();
+    for call in calls::calls_of_batch(conn, &waiting.reply_id)? {
+        let text = match call.status {
+            CallStatus::AwaitingInput => &output,
+            CallStatus::Allowed | CallStatus::Approved => &unsent,
+            _ => continue,
+        };
+        let update = CallUpdate {
+            output: Some(text.clone()),
+            ..CallUpdate::default()
+        };
+        let moved = calls::move_call(conn, call.clone(), to, &update, now)?;
+        if call.status == CallStatus::AwaitingInput {
+            record_audit(conn, &moved, decision, None, now)?;
+        }
+        changed.push((moved.id, to));
+    }
+    if let Some(batch) = calls::get_batch(conn, &waiting.reply_id)? {
+        finalize(conn, &batch, state, now)?;
+    }
+    Ok(changed)
+}
+
+fn announce_closed(
+    inner: &Inner,
+    session_id: &str,
+    run_id: Option<&str>,
+    request_id: &str,
+    outcome: InputCardOutcome,
+    changed: Vec<(String, CallStatus)>,
+) {
+    for (call_id, status) in changed {
+        inner.emit(
+            session_id,
+            run_id,
+            AgentEvent::CallStatusChanged { call_id, status },
+        );
+    }
+    inner.emit(
+        session_id,
+        run_id,
+        AgentEvent::InputClosed {
+            request_id: request_id.to_string(),
+            outcome,
+        },
+    );
+}
+
+/// Expires the session's waiting request if its time is up.
+pub(crate) fn expire_if_due(inner: &Inner, session_id: &str) -> Result<(), AgentError> {
+    let now = inner.now();
+    let closed = inner
+        .store
+        .with_tx(|tx| match inputs::waiting_in_session(tx, session_id)? {
+            Some(record) if now >= record.expires_at => {
+                let changed = close_waiting(tx, &record, CallStatus::Expired, now)?;
+                Ok::<_, StoreError>(Some((record.id, changed)))
+            }
+            _ => Ok(None),
+        })?;
+    if let Some((request_id, changed)) = closed {
+        announce_closed(
+            inner,
+            session_id,
+            None,
+            &request_id,
+            InputCardOutcome::Expired,
+            changed,
+        );
+    }
+    Ok(())
+}
+
+/// A new message instead of an answer: the waiting request is closed,
+/// inside the caller's transaction. Returns what to announce.
+pub(crate) fn supersede_waiting(
+    conn: &Connection,
+    session_id: &str,
+    now: i64,
+) -> Result<Option<(String, Vec<(String, CallStatus)>)>, StoreError> {
+    match inputs::waiting_in_session(conn, session_id)? {
+        Some(record) => {
+            let changed = close_waiting(conn, &record, CallStatus::Superseded, now)?;
+            Ok(Some((record.id, changed)))
+        }
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn announce_superseded(
+    inner: &Inner,
+    session_id: &str,
+    run_id: &str,
+    closed: Option<(String, Vec<(String, CallStatus)>)>,
+) {
+    if let Some((request_id, changed)) = closed {
+        announce_closed(
+            inner,
+            session_id,
+            Some(run_id),
+            &request_id,
+            InputCardOutcome::Superseded,
+            changed,
+        );
+    }
+}
+
+fn outcome_of(replies: &[KeyedReply]) -> InputCardOutcome {
+    if replies.iter().any(|r| r.reply == InputReply::Cancel) {
+        InputCardOutcome::Cancelled
+    } else if replies
+        .iter()
+        .all(|r| matches!(r.reply, InputReply::Accept { .. }))
+    {
+        InputCardOutcome::Accepted
+    } else {
+        InputCardOutcome::Declined
+    }
+}
+
+/// Records the user's answer to the waiting request `request_id` and
+/// starts the run that sends the call again. An answer that does not fit
+/// the request, a request not waiting (answered, closed, another
+/// session's) or expired changes nothing.
+pub(crate) fn answer(
+    inner: &Arc<Inner>,
+    slot: RunSlot,
+    session_id: &str,
+    request_id: &str,
+    replies: Vec<KeyedReply>,
+) -> Result<InputOutcome, AgentError> {
+    expire_if_due(inner, session_id)?;
+    let now = inner.now();
+    let call_id = inner.store.with_durable_tx(|tx| {
+        let record = inputs::get(tx, request_id)?
+            .filter(|r| r.session_id == session_id)
+            .ok_or_else(|| AgentError::NoPendingInput(request_id.to_string()))?;
+        let call = calls::get_call(tx, &record.call_id)?;
+        if record.is_answered() || call.status != CallStatus::AwaitingInput {
+            return Err(if call.status == CallStatus::Expired {
+                AgentError::InputExpired(request_id.to_string())
+            } else {
+                AgentError::NoPendingInput(request_id.to_string())
+            });
+        }
+        let asks = elicitation::judge_requests(&record.requests)
+            .map_err(|_| AgentError::NoPendingInput(request_id.to_string()))?;
+        let responses = elicitation::responses(&asks, &replies)?;
+        inputs::answer(tx, &record.id, &responses, now)?;
+        for reply in &replies {
+            let decision = match reply.reply {
+                InputReply::Accept { .. } => AuditDecision::UserAcceptedInput,
+                InputReply::Decline => AuditDecision::UserDeclinedInput,
+                InputReply::Cancel => AuditDecision::UserCancelledInput,
+            };
+            let sent = responses.get(&reply.key).cloned().unwrap_or(Value::Null);
+            audit_input(tx, &call, decision, &sent, Some(&reply.key), now)?;
+        }
+        let update = CallUpdate {
+            note: Some(format!("answered round {}; sent again", record.round)),
+            ..CallUpdate::default()
+        };
+        calls::move_call(tx, call, CallStatus::Running, &update, now)?;
+        Ok(record.call_id)
+    })?;
+    announce_closed(
+        inner,
+        session_id,
+        None,
+        request_id,
+        outcome_of(&replies),
+        vec![(call_id.clone(), CallStatus::Running)],
+    );
+    Ok(InputOutcome::RunStarted {
+        run_id: slot.spawn(run::Start::ResumeInput { call_id }),
+    })
+}
+
+/// The page address of the waiting request's URL ask `key`, for the shell
+/// to open in the browser: only an address the server asked for and code
+/// judged is ever opened, never one the page names.
+pub(crate) fn url_to_open(
+    inner: &Inner,
+    session_id: &str,
+    request_id: &str,
+    key: &str,
+) -> Result<String, AgentError> {
+    let card = inner.store.with_conn(|c| waiting_card(c, session_id))?;
+    card.filter(|card| card.request_id == request_id)
+        .and_then(|card| {
+            card.asks.into_iter().find_map(|ask| match ask.kind {
+                crate::protocol::InputAskKind::Url { url, .. } if ask.key == key => Some(url),
+                _ => None,
+            })
+        })
+        .ok_or_else(|| AgentError::NoPendingInput(request_id.to_string()))
+}

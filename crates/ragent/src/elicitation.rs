@@ -1,0 +1,445 @@
+//! What a server asks the user for in the middle of a call (MCP
+//! elicitation, inside an `input_required` result), judged by code before
+//! anyone sees it, and the user's answer checked before it is sent back.
+//!
+//! - A form's schema must stay inside the spec's restricted subset: one flat
+//!   object of strings (with `email`, `uri`, `date` or `date-time`
+//!   formats), numbers, integers, booleans and enums (with titles).
+//! - A form may not collect secrets (the spec: form mode must not be used
+//!   for passwords, tokens and the like); a field that looks like one makes
+//!   the whole request refused.
+//! - A URL is shown with its origin, and only `https` (or `http` to a
+//!   loopback host) is accepted.
+//! - An accepted form answer must fit the schema it answers.
+
+use serde_json::{Map, Value, json};
+
+use crate::protocol::{InputAsk, InputAskKind, InputReply, KeyedReply};
+
+/// Why a request cannot be put before the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestRefusal {
+    #[error("the server asked for {kind}, which this app does not provide")]
+    Unsupported { kind: String },
+    #[error("the form's schema is outside what MCP allows a form to ask: {0}")]
+    Schema(String),
+    #[error(
+        "the form asks for {field:?}, which looks like a secret; a form must never collect one"
+    )]
+    Secret { field: String },
+    #[error("the URL {url:?} cannot be shown: {why}")]
+    Url { url: String, why: String },
+    #[error("the server sent no input requests")]
+    Empty,
+}
+
+/// Why an answer is not sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerRefusal {
+    #[error("no answer was given for {0:?}")]
+    Missing(String),
+    #[error("{0:?} is not one of the requests")]
+    Unknown(String),
+    #[error("{0:?} was answered twice")]
+    Twice(String),
+    #[error("the answer to {key:?} does not fit its form: {details}")]
+    Invalid { key: String, details: String },
+}
+
+/// Words that name a secret in a field's name or title (lower-cased).
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passcode",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "private_key",
+    "privatekey",
+    "cvv",
+    "cvc",
+    "otp",
+    "pin",
+    "密码",
+    "口令",
+    "令牌",
+    "密钥",
+    "验证码",
+    "安全码",
+];
+
+const STRING_FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
+
+/// The requests of an `input_required` result (its `inputRequests` map,
+/// as JSON), each judged; the first that cannot be shown refuses all.
+pub fn judge_requests(requests: &Value) -> Result<Vec<InputAsk>, RequestRefusal> {
+    let Some(map) = requests.as_object() else {
+        return Err(RequestRefusal::Empty);
+    };
+    if map.is_empty() {
+        return Err(RequestRefusal::Empty);
+    }
+    map.iter()
+        .map(|(key, request)| judge_one(key, request))
+        .collect()
+}
+
+fn judge_one(key: &str, request: &Value) -> Result<InputAsk, RequestRefusal> {
+    let method = request["method"].as_str().unwrap_or_default();
+    if method != "elicitation/create" {
+        return Err(RequestRefusal::Unsupported {
+            kind: if method.is_empty() {
+                "an unnamed request".to_string()
+            } else {
+                method.to_string()
+            },
+        });
+    }
+    let params = &request["params"];
+    let message = params["message"].as_str().unwrap_or_default().to_string();
+    let kind = match params["mode"].as_str().unwrap_or("form") {
+        "url" => url_kind(params)?,
+        "form" => {
+            let schema = params["requestedSchema"].clone();
+            check_form_schema(&schema)?;
+            InputAskKind::Form { schema }
+        }
+        other => {
+            return Err(RequestRefusal::Unsupported {
+                kind: format!("elicitation mode {other:?}"),
+            });
+        }
+    };
+    Ok(InputAsk {
+        key: key.to_string(),
+        message,
+        kind,
+    })
+}
+
+fn url_kind(params: &Value) -> Result<InputAskKind, RequestRefusal> {
+    let text = params["url"].as_str().unwrap_or_default().to_string();
+    let refuse = |why: &str| RequestRefusal::Url {
+        url: text.clone(),
+        why: why.to_string(),
+    };
+    let url = reqwest::Url::parse(&text).map_err(|e| refuse(&e.to_string()))?;
+    let host = url.host_str().unwrap_or_default();
+    let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        _ => {
+            return Err(refuse(
+                "only https addresses (or http on this computer) are opened",
+            ));
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(refuse("it carries a user name or password"));
+    }
+    Ok(InputAskKind::Url {
+        origin: url.origin().ascii_serialization(),
+        url: text,
+        elicitation_id: params["elicitationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    })
+}
+
+fn looks_secret(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    SECRET_WORDS.iter().any(|word| {
+        // Short words only as a whole word ("pin", not "shipping").
+        if word.len() <= 3 && word.is_ascii() {
+            lower
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|part| part == *word)
+        } else {
+            lower.contains(word)
+        }
+    })
+}
+
+/// Whether `schema` is a form MCP allows: a flat object of primitives.
+pub fn check_form_schema(schema: &Value) -> Result<(), RequestRefusal> {
+    let bad = |why: String| Err(RequestRefusal::Schema(why));
+    if schema["type"] != "object" {
+        return bad("the top level must be an object".into());
+    }
+    let Some(properties) = schema["properties"].as_object() else {
+        return bad("it has no properties".into());
+    };
+    for (name, property) in properties {
+        let title = property["title"].as_str().unwrap_or_default();
+        if looks_secret(name) || looks_secret(title) || property["format"] == "password" {
+            return Err(RequestRefusal::Secret {
+                field: name.clone(),
+            });
+        }
+        check_property(name, property).map_err(RequestRefusal::Schema)?;
+    }
+    if let Some(required) = schema.get("required") {
+        let listed = required.as_array().map(|names| {
+            names
+                .iter()
+                .all(|n| n.as_str().is_some_and(|n| properties.contains_key(n)))
+        });
+        if listed != Some(true) {
+            return bad("`required` must list properties of the form".into());
+        }
+    }
+    Ok(())
+}
+
+fn check_property(name: &str, property: &Value) -> Result<(), String> {
+    match property["type"].as_str() {
+        Some("string") => {
+            if let Some(format) = property.get("format") {
+                let known = format.as_str().is_some_and(|f| STRING_FORMATS.contains(&f));
+                if !known {
+                    return Err(format!("{name}: format {format} is not one a form may use"));
+                }
+            }
+            for list in ["enum", "oneOf", "anyOf"] {
+                if let Some(options) = property.get(list) {
+                    check_options(name, list, options)?;
+                }
+            }
+            Ok(())
+        }
+        Some("number" | "integer" | "boolean") => Ok(()),
+        Some("array") => {
+            // Multi-select enums: an array of string options.
+            let items = &property["items"];
+            let options = items.get("enum").or_else(|| items.get("anyOf"));
+            match options {
+                Some(options) => check_options(name, "items", options),
+                None => Err(format!("{name}: an array may only be a list of options")),
+            }
+        }
+        Some(other) => Err(format!("{name}: type {other:?} is not one a form may use")),
+        None => Err(format!("{name}: it has no type")),
+    }
+}
+
+fn check_options(name: &str, list: &str, options: &Value) -> Result<(), String> {
+    let Some(options) = options.as_array() else {
+        return Err(format!("{name}: {list} must be a list"));
+    };
+    let fine = options
+        .iter()
+        .all(|option| option.is_string() || option.get("const").is_some_and(Value::is_string));
+    if fine && !options.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{name}: {list} must list text options"))
+    }
+}
+
+/// The `inputResponses` to send: every request answered once, each
+/// accepted form's content fitting its schema. A URL request's accept
+/// carries no content (the user finished on the page).
+pub fn responses(
+    asks: &[InputAsk],
+    replies: &[KeyedReply],
+) -> Result<Map<String, Value>, AnswerRefusal> {
+    let mut out = Map::new();
+    for reply in replies {
+        let Some(ask) = asks.iter().find(|a| a.key == reply.key) else {
+            return Err(AnswerRefusal::Unknown(reply.key.clone()));
+        };
+        if out.contains_key(&reply.key) {
+            return Err(AnswerRefusal::Twice(reply.key.clone()));
+        }
+        out.insert(reply.key.clone(), response(ask, &reply.reply)?);
+    }
+    if let Some(missing) = asks.iter().find(|a| !out.contains_key(&a.key)) {
+        return Err(AnswerRefusal::Missing(missing.key.clone()));
+    }
+    Ok(out)
+}
+
+fn response(ask: &InputAsk, reply: &InputReply) -> Result<Value, AnswerRefusal> {
+    Ok(match reply {
+        InputReply::Decline => json!({"action": "decline"}),
+        InputReply::Cancel => json!({"action": "cancel"}),
+        InputReply::Accept { content } => match &ask.kind {
+            InputAskKind::Url { .. } => json!({"action": "accept"}),
+            InputAskKind::Form { schema } => {
+                let content = content.clone().unwrap_or_else(|| json!({}));
+                crate::schema::validate_arguments(schema, &content).map_err(|errors| {
+                    AnswerRefusal::Invalid {
+                        key: ask.key.clone(),
+                        details: errors.join("; "),
+                    }
+                })?;
+                json!({"action": "accept", "content": content})
+            }
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn form(schema: Value) -> Value {
+        json!({"method": "elicitation/create", "params": {"mode": "form", "message": "确认支付", "requestedSchema": schema}})
+    }
+
+    fn payment_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "method": {"type": "string", "title": "支付方式", "oneOf": [
+                    {"const": "alipay", "title": "支付宝"}, {"const": "wechat", "title": "微信支付"}
+                ]},
+                "note": {"type": "string", "format": "email"},
+                "copies": {"type": "integer", "minimum": 1},
+                "agree": {"type": "boolean"}
+            },
+            "required": ["method"]
+        })
+    }
+
+    #[test]
+    fn a_form_of_primitives_and_titled_options_is_shown() {
+        let asks = judge_requests(&json!({"pay": form(payment_schema())})).unwrap();
+        assert_eq!(asks.len(), 1);
+        assert_eq!(asks[0].key, "pay");
+        assert_eq!(asks[0].message, "确认支付");
+        assert!(matches!(asks[0].kind, InputAskKind::Form { .. }));
+    }
+
+    #[test]
+    fn forms_outside_the_restricted_subset_are_refused() {
+        let nested =
+            json!({"type": "object", "properties": {"a": {"type": "object", "properties": {}}}});
+        let odd_format =
+            json!({"type": "object", "properties": {"a": {"type": "string", "format": "ipv4"}}});
+        let not_object = json!({"type": "string"});
+        let bad_required =
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]});
+        for schema in [nested, odd_format, not_object, bad_required] {
+            let refused = judge_requests(&json!({"k": form(schema.clone())}));
+            assert!(
+                matches!(refused, Err(RequestRefusal::Schema(_))),
+                "{schema}: {refused:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fields_that_look_like_secrets_are_refused() {
+        for (name, title) in [
+            ("password", ""),
+            ("api_token", ""),
+            ("code", "支付密码"),
+            ("card_pin", ""),
+            ("x", "短信验证码"),
+        ] {
+            let schema =
+                json!({"type": "object", "properties": {name: {"type": "string", "title": title}}});
+            assert_eq!(
+                judge_requests(&json!({"k": form(schema)})),
+                Err(RequestRefusal::Secret {
+                    field: name.to_string()
+                }),
+                "{name} / {title}"
+            );
+        }
+        let shipping = json!({"type": "object", "properties": {"shipping": {"type": "string", "title": "配送方式"}}});
+        assert!(judge_requests(&json!({"k": form(shipping)})).is_ok());
+    }
+
+    #[test]
+    fn a_url_is_shown_with_its_origin_and_only_over_https() {
+        let url = |u: &str| json!({"k": {"method": "elicitation/create", "params": {"mode": "url", "message": "去支付", "url": u, "elicitationId": "e1"}}});
+        let asks = judge_requests(&url("https://pay.example.com:8443/checkout?o=1")).unwrap();
+        assert_eq!(
+            asks[0].kind,
+            InputAskKind::Url {
+                url: "https://pay.example.com:8443/checkout?o=1".into(),
+                origin: "https://pay.example.com:8443".into(),
+                elicitation_id: "e1".into(),
+            }
+        );
+        assert!(judge_requests(&url("http://127.0.0.1:4000/pay")).is_ok());
+        for bad in [
+            "http://pay.example.com/",
+            "javascript:alert(1)",
+            "https://user:pw@pay.example.com/",
+            "not a url",
+        ] {
+            assert!(
+                matches!(judge_requests(&url(bad)), Err(RequestRefusal::Url { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn sampling_and_roots_are_not_provided() {
+        let sampling = json!({"k": {"method": "sampling/createMessage", "params": {}}});
+        assert!(matches!(
+            judge_requests(&sampling),
+            Err(RequestRefusal::Unsupported { .. })
+        ));
+        assert_eq!(judge_requests(&json!({})), Err(RequestRefusal::Empty));
+    }
+
+    #[test]
+    fn answers_are_checked_against_the_form_before_they_are_sent() {
+        let asks = judge_requests(&json!({"pay": form(payment_schema())})).unwrap();
+        let accept = |content: Value| {
+            vec![KeyedReply {
+                key: "pay".into(),
+                reply: InputReply::Accept {
+                    content: Some(content),
+                },
+            }]
+        };
+        assert_eq!(
+            responses(&asks, &accept(json!({"method": "alipay"}))).unwrap(),
+            json!({"pay": {"action": "accept", "content": {"method": "alipay"}}})
+                .as_object()
+                .unwrap()
+                .clone()
+        );
+        assert!(matches!(
+            responses(&asks, &accept(json!({"method": "cash"}))),
+            Err(AnswerRefusal::Invalid { .. })
+        ));
+        assert!(matches!(
+            responses(&asks, &accept(json!({}))),
+            Err(AnswerRefusal::Invalid { .. })
+        ));
+        let decline = vec![KeyedReply {
+            key: "pay".into(),
+            reply: InputReply::Decline,
+        }];
+        assert_eq!(
+            responses(&asks, &decline).unwrap()["pay"],
+            json!({"action": "decline"})
+        );
+        assert_eq!(
+            responses(&asks, &[]),
+            Err(AnswerRefusal::Missing("pay".into()))
+        );
+        let stray = vec![KeyedReply {
+            key: "other".into(),
+            reply: InputReply::Cancel,
+        }];
+        assert_eq!(
+            responses(&asks, &stray),
+            Err(AnswerRefusal::Unknown("other".into()))
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! A scripted MCP server that asks the user in the middle of a call, run
+//! in process over a duplex pipe and speaking the 2026-07-28 revision: its
+//! one write tool `pay` answers `input_required` (a form, or whatever the
+//! test scripts) until it is sent again with answers, and keeps every
+//! `inputResponses` and `requestState` it receives. Its state outlives a
+//! connection, as a real server's would across the app's restart.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use ragent::mcp::connect::start_client;
+use ragent::mcp::{Connect, Connected, IDEMPOTENCY_KEY, ServerEntry};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    ExperimentalCapabilities, InputRequests, InputRequiredResult, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// The state the server hands out: odd on purpose (spaces, escapes, a
+/// line separator, non-ASCII), so only a byte-exact echo matches it.
+pub const ODD_STATE: &str = " {\"order\": \"A1\",  \"amount\":\"¥6,799\"}\u{2028}\t\\u0041 ";
+
+/// What `pay` answers to a call.
+#[derive(Debug, Clone)]
+pub enum Ask {
+    /// `input_required` with these `inputRequests` and [`ODD_STATE`].
+    Input(Value),
+    /// The call's result, built from the responses it carried.
+    Finish,
+}
+
+/// One `pay` call as the server received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PayCall {
+    pub responses: Option<Value>,
+    pub request_state: Option<String>,
+    pub keyed: bool,
+}
+
+#[derive(Clone, Default)]
+pub struct AskingServer {
+    script: Arc<Mutex<VecDeque<Ask>>>,
+    pub calls: Arc<Mutex<Vec<PayCall>>>,
+}
+
+/// A form asking how to pay, with titled options.
+pub fn payment_form() -> Value {
+    json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": "确认支付 ¥6,799.00，并选择支付方式",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "method": {
+                        "type": "string",
+                        "title": "支付方式",
+                        "oneOf": [
+                            {"const": "alipay", "title": "支付宝"},
+                            {"const": "wechat", "title": "微信支付"}
+                        ]
+                    }
+                },
+                "required": ["method"]
+            }
+        }
+    })
+}
+
+/// `{"confirm": payment_form()}`.
+pub fn asks_payment() -> Ask {
+    Ask::Input(json!({ "confirm": payment_form() }))
+}
+
+impl AskingServer {
+    /// Answers calls as `script` says, in order; `Finish` once it runs out.
+    pub fn new(script: Vec<Ask>) -> AskingServer {
+        AskingServer {
+            script: Arc::new(Mutex::new(script.into())),
+            ..AskingServer::default()
+        }
+    }
+
+    pub fn calls(&self) -> Vec<PayCall> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    pub fn entry(&self, name: &str, trusted: bool) -> ServerEntry {
+        ServerEntry {
+            name: name.into(),
+            trusted,
+            call_timeout: None,
+            connector: Arc::new(InProcessAsking {
+                server: self.clone(),
+                identity: uuid::Uuid::new_v4().to_string(),
+            }),
+        }
+    }
+}
+
+struct Handler {
+    server: AskingServer,
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        let mut experimental = ExperimentalCapabilities::new();
+        experimental.insert(IDEMPOTENCY_KEY.into(), JsonObject::new());
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_experimental_with(experimental)
+                .enable_tools()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = json!({"type": "object", "properties": {"order": {"type": "string"}}});
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        let pay = Tool::new("pay", "Pay an order.", Arc::new(schema))
+            .with_title("支付")
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(false)
+                    .destructive(true)
+                    .open_world(false),
+            );
+        Ok(ListToolsResult::with_all_items(vec![pay]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let keyed = context.meta.0.contains_key(IDEMPOTENCY_KEY);
+        let responses = request
+            .input_responses
+            .as_ref()
+            .map(|r| serde_json::to_value(r).unwrap());
+        self.server.calls.lock().unwrap().push(PayCall {
+            responses: responses.clone(),
+            request_state: request.request_state.clone(),
+            keyed,
+        });
+        let next = self
+            .server
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Ask::Finish);
+        match next {
+            Ask::Input(requests) => {
+                let requests: InputRequests = serde_json::from_value(requests)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                    Some(requests),
+                    Some(ODD_STATE.to_string()),
+                )))
+            }
+            Ask::Finish => {
+                let action = responses
+                    .as_ref()
+                    .and_then(|r| r["confirm"]["action"].as_str().map(str::to_string))
+                    .unwrap_or_else(|| "none".into());
+                let method = responses
+                    .as_ref()
+                    .and_then(|r| {
+                        r["confirm"]["content"]["method"]
+                            .as_str()
+                            .map(str::to_string)
+                    })
+                    .unwrap_or_default();
+                let text = match action.as_str() {
+                    "accept" => format!("paid with {method}"),
+                    other => format!("not paid: the user chose {other}"),
+                };
+                Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+            }
+        }
+    }
+}
+
+struct InProcessAsking {
+    server: AskingServer,
+    identity: String,
+}
+
+impl Connect for InProcessAsking {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+        Box::pin(async move {
+            let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+            let handler = Handler {
+                server: self.server.clone(),
+            };
+            tokio::spawn(async move {
+                if let Ok(service) = handler.serve(server_io).await {
+                    let _ = service.waiting().await;
+                }
+            });
+            let client = start_client(client_io).await?;
+            Ok(Connected { client, pid: None })
+        })
+    }
+
+    fn identity(&self) -> String {
+        format!("in-process-asking:{}", self.identity)
+    }
+
+    fn describe(&self) -> String {
+        "in-process asking server".into()
+    }
+}
