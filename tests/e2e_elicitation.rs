@@ -11,36 +11,25 @@ use std::path::Path;
 
 use serde_json::json;
 use support::model::{ScriptedModel, Turn, text, tool_call};
+use support::purchase::seed_purchase;
 use support::{RunningApp, configure_model, shop_of};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
-const IPHONE: &str = "MG6W4CH/A";
-const COUPON: &str = "SHOP-5000-300";
 /// The order the purchase places: the seed's orders end at 88238.
 const NEW_ORDER: &str = "88239";
 
 /// The seed's purchase (the iPhone into the cart, ordered with the ¥300
 /// coupon), then its payment; then the model's closing words.
 fn purchase_and_pay(closing: &str) -> Vec<Turn> {
-    vec![
-        tool_call(
-            "call_cart",
-            "bitselect__update_cart_item",
-            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
-        ),
-        tool_call(
-            "call_order",
-            "bitselect__create_order",
-            json!({"items": [{"skuCode": IPHONE, "quantity": 1}], "couponCode": COUPON}),
-        ),
-        tool_call(
-            "call_pay",
-            "bitselect__pay_order",
-            json!({"orderNo": NEW_ORDER}),
-        ),
-        text(closing),
-    ]
+    let mut turns = seed_purchase();
+    turns.push(tool_call(
+        "call_pay",
+        "bitselect__pay_order",
+        json!({"orderNo": NEW_ORDER}),
+    ));
+    turns.push(text(closing));
+    turns
 }
 
 /// Approves the three cards and waits for the shop's payment form.

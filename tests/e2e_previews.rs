@@ -9,31 +9,19 @@ use std::error::Error;
 use std::path::Path;
 
 use bitselect::params::QueryOrderParams;
-use serde_json::{Value, json};
-use support::model::{ScriptedModel, Turn, text, tool_call};
+use serde_json::Value;
+use support::model::{ScriptedModel, Turn, text};
+use support::purchase::{COUPON, IPHONE, seed_purchase};
 use support::{Element, RunningApp, configure_model, shop_of};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
-const IPHONE: &str = "MG6W4CH/A";
-const COUPON: &str = "SHOP-5000-300";
-
 /// The seed's purchase: the iPhone into the cart, then ordered with the
 /// ¥300 coupon; then the model's closing words.
 fn purchase(closing: &str) -> Vec<Turn> {
-    vec![
-        tool_call(
-            "call_cart",
-            "bitselect__update_cart_item",
-            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
-        ),
-        tool_call(
-            "call_order",
-            "bitselect__create_order",
-            json!({"items": [{"skuCode": IPHONE, "quantity": 1}], "couponCode": COUPON}),
-        ),
-        text(closing),
-    ]
+    let mut turns = seed_purchase();
+    turns.push(text(closing));
+    turns
 }
 
 /// The app with the iPhone in the cart (approved on its card) and the

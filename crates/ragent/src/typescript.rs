@@ -15,12 +15,12 @@ use crate::mcp::import::{
 };
 use crate::policy::ToolOverride;
 use crate::protocol::{
-    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CardCall, ConfirmationCard,
-    Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputAsk,
-    InputAskKind, InputCard, InputCardOutcome, InputOutcome, InputReply, KeyedReply, ModelFailure,
-    ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus, PolicyVerdict, PreviewOutcome,
-    Rejection, SessionInfo, StopReason, ToolCallView, ToolDefinitionView, ToolGroup,
-    ToolPolicyView, Transcript, TranscriptItem,
+    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CardCall,
+    ConfirmationCard, Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo,
+    EventEnvelope, InputAsk, InputAskKind, InputCard, InputCardOutcome, InputOutcome, InputReply,
+    KeyedReply, ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus,
+    PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView,
+    ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{Appearance, Language, ModelSettings, Settings, Theme};
 use crate::settings_view::{
