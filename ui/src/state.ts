@@ -136,6 +136,9 @@ export class ChatLog {
         return this.setStatus(event.call_id, event.status);
       case "server_restarted":
         return [this.notice({ type: "server_restarted", server: event.server, reason: event.reason })];
+      case "sign_in_required":
+        // The run's stop says which servers wait for a sign-in.
+        return [];
       case "run_stopped":
         this.running = false;
         return [...this.endStreaming(), ...this.stopNotice(event.reason)];

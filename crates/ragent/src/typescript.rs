@@ -6,20 +6,20 @@
 use ts_rs::{Config, TS};
 
 use crate::llm::models::ModelInfo;
-use crate::mcp::ServerStatus;
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::mcp::export::{McpExport, SecretKind, WithheldSecret};
 use crate::mcp::import::{
     Expected, ImportFormat, ImportNote, ImportPlan, ImportPreview, ImportProblem, PlannedServer,
     RenameReason, VariableUse,
 };
+use crate::mcp::{ServerStatus, SignInStatus};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
     Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
     ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus, PolicyVerdict,
-    PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView, ToolDefinitionView,
-    ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
+    PreviewOutcome, Rejection, SessionInfo, SignInStarted, StopReason, ToolCallView,
+    ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{Appearance, Language, ModelSettings, Settings, Theme};
 use crate::settings_view::{
@@ -54,6 +54,7 @@ pub fn render() -> String {
         CallStatus::decl(&cfg),
         ToolCallView::decl(&cfg),
         SessionInfo::decl(&cfg),
+        SignInStarted::decl(&cfg),
         Transcript::decl(&cfg),
         TranscriptItem::decl(&cfg),
         AuditEntry::decl(&cfg),
@@ -76,6 +77,7 @@ pub fn render() -> String {
         Secret::decl(&cfg),
         ToolOverride::decl(&cfg),
         ServerStatus::decl(&cfg),
+        SignInStatus::decl(&cfg),
         ModelStatus::decl(&cfg),
         ModelInfo::decl(&cfg),
         ModelState::decl(&cfg),

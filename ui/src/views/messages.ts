@@ -116,6 +116,8 @@ function noticeText(notice: Notice, i18n: I18n): string {
           return t("chat.stopped.max_turns", { limit: notice.reason.limit });
         case "cancelled":
           return t("chat.stopped.cancelled");
+        case "sign_in_required":
+          return t("chat.stopped.sign_in_required", { servers: notice.reason.servers.join(", ") });
         default:
           return t("chat.stopped.failed");
       }

@@ -138,7 +138,17 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
     // definition is caught by the next run.
     let tools = match tools {
         Some(tools) => tools,
-        None => tool_index(ctx.inner, &|event| ctx.emit(event)).await?,
+        None => {
+            let (tools, needs_sign_in) = listed_tools(ctx.inner, &|event| ctx.emit(event)).await?;
+            // Before the model is asked: after the sign-in, `retry` takes
+            // the run up again from the same message.
+            if !needs_sign_in.is_empty() {
+                return Ok(StopReason::SignInRequired {
+                    servers: needs_sign_in,
+                });
+            }
+            tools
+        }
     };
     let offer = Offer::new(&tools).map_err(|e| LlmError::Encode(e.to_string()))?;
     for _ in 0..settings.max_turns_per_run {
@@ -383,7 +393,21 @@ pub(crate) async fn tool_index(
     inner: &Inner,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
 ) -> Result<ToolIndex, StoreError> {
+    Ok(listed_tools(inner, emit).await?.0)
+}
+
+/// The tools offered, and the servers that ask the user to sign in first
+/// (each also told as `sign_in_required`).
+async fn listed_tools(
+    inner: &Inner,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<(ToolIndex, Vec<String>), StoreError> {
     let listing = inner.tools.list_tools().await;
+    for server in &listing.needs_sign_in {
+        emit(AgentEvent::SignInRequired {
+            server: server.clone(),
+        });
+    }
     for problem in listing.restarted {
         emit(AgentEvent::ServerRestarted {
             server: problem.server,
@@ -399,14 +423,15 @@ pub(crate) async fn tool_index(
         });
     }
     let now = inner.now();
-    inner.store.with_tx(|tx| {
+    let index = inner.store.with_tx(|tx| {
         let mut index = ToolIndex::new();
         for info in listing.tools {
             let changed = pin::check(tx, &info, now)?;
             index.insert(info.qualified_name.clone(), KnownTool::new(info, changed));
         }
         Ok::<_, StoreError>(index)
-    })
+    })?;
+    Ok((index, listing.needs_sign_in))
 }
 
 /// The tools a run offers the model, in the model's terms, and the part

@@ -12,7 +12,9 @@ use futures::future::BoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::ClientInitializeError;
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
@@ -20,6 +22,7 @@ use tokio::io::AsyncBufReadExt;
 use super::config::{ServerConfig, ServerTransport};
 use super::env_refs::{expand, process_env};
 use super::login_path::LoginPath;
+use super::sign_in::ServerTokens;
 use crate::hashing::hash_json;
 
 /// A live client session with a server.
@@ -31,9 +34,25 @@ pub struct Connected {
     pub pid: Option<u32>,
 }
 
+/// Why a connection was not made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// The server answered 401: the user must sign in first.
+    #[error("the server asks to sign in")]
+    NeedsSignIn,
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for ConnectError {
+    fn from(message: String) -> Self {
+        ConnectError::Failed(message)
+    }
+}
+
 /// Makes connections to one server; called again to restart it.
 pub trait Connect: Send + Sync {
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>>;
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>>;
     /// Equal identities reach the same server the same way, so a
     /// reconfiguration keeps the running connection.
     fn identity(&self) -> String;
@@ -63,12 +82,14 @@ pub fn stderr_log_path(log_dir: &Path, server: &str) -> PathBuf {
 impl ServerConfig {
     /// With a `log_dir`, a stdio server's stderr goes to its own file there;
     /// with a `login_path`, it is started with the login shell's PATH when
-    /// the app's is minimal.
+    /// the app's is minimal; with `tokens`, an HTTP server's requests carry
+    /// the user's sign-in.
     pub fn connector(
         &self,
         name: &str,
         log_dir: Option<&Path>,
         login_path: Option<&Arc<LoginPath>>,
+        tokens: Option<ServerTokens>,
     ) -> Arc<dyn Connect> {
         let identity = serde_json::to_value(&self.transport)
             .map(|v| hash_json(&v))
@@ -87,6 +108,7 @@ impl ServerConfig {
                 url: url.clone(),
                 headers: headers.clone().into_iter().collect(),
                 identity,
+                tokens,
             }),
         }
     }
@@ -151,7 +173,7 @@ fn open_stderr_log(path: &Path) -> std::io::Result<File> {
 }
 
 impl Connect for StdioConnector {
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
         Box::pin(async move {
             let args = self
                 .args
@@ -216,10 +238,54 @@ pub struct HttpConnector {
     url: String,
     headers: Vec<(String, String)>,
     identity: String,
+    /// Where the user's sign-in to it is kept; without, requests go bare.
+    tokens: Option<ServerTokens>,
+}
+
+/// A failed initialization, a 401 told apart.
+fn initialize_error(error: ClientInitializeError) -> ConnectError {
+    if error.is_authorization_required() {
+        ConnectError::NeedsSignIn
+    } else {
+        ConnectError::Failed(error.to_string())
+    }
+}
+
+impl HttpConnector {
+    /// The stored sign-in's access token goes with each request, refreshed
+    /// when it is about to expire or the server refuses it; with none, the
+    /// server's 401 comes back as [`ConnectError::NeedsSignIn`].
+    async fn serve_signed_in(
+        &self,
+        tokens: &ServerTokens,
+        config: StreamableHttpClientTransportConfig,
+    ) -> Result<McpClient, ConnectError> {
+        let failed = |e: rmcp::transport::auth::AuthError| ConnectError::Failed(e.to_string());
+        let mut manager = AuthorizationManager::new(config.uri.as_ref())
+            .await
+            .map_err(failed)?;
+        manager.set_credential_store(tokens.clone());
+        // With stored tokens this finds the authorization server again
+        // (for a refresh); without, it does nothing.
+        manager.initialize_from_store().await.map_err(failed)?;
+        // An expired token is refreshed here, before the transport starts,
+        // so a refresh that fails for another reason than a sign-in being
+        // needed (the authorization server down) fails the start with it.
+        match manager.get_access_token().await {
+            Ok(_) | Err(rmcp::transport::auth::AuthError::AuthorizationRequired) => {}
+            Err(error) => return Err(failed(error)),
+        }
+        let client = AuthClient::new(reqwest::Client::new(), manager);
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        client_config()
+            .serve(transport)
+            .await
+            .map_err(initialize_error)
+    }
 }
 
 impl Connect for HttpConnector {
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
         Box::pin(async move {
             let url = filled(&self.url, "the URL")?;
             let mut headers = HashMap::new();
@@ -232,11 +298,13 @@ impl Connect for HttpConnector {
                 headers.insert(name, value);
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let client = client_config()
-                .serve(transport)
-                .await
-                .map_err(|e| e.to_string())?;
+            let client = match &self.tokens {
+                Some(tokens) => self.serve_signed_in(tokens, config).await?,
+                None => client_config()
+                    .serve(StreamableHttpClientTransport::from_config(config))
+                    .await
+                    .map_err(initialize_error)?,
+            };
             Ok(Connected { client, pid: None })
         })
     }
