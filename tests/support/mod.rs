@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this
 
 pub mod model;
+pub mod words;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -11,6 +11,7 @@
 
 import type {
   AgentEvent,
+  CallProgress,
   CallStatus,
   CardCall,
   ConfirmationCard,
@@ -21,12 +22,19 @@ import type {
   Transcript,
 } from "./protocol";
 
+/**
+ * A call as the page shows it: what the core says of it and, while it
+ * runs, how far its server says it has come (news that is never stored,
+ * so it goes with the next word of the call).
+ */
+export type LiveCall = ToolCallView & { progress?: CallProgress };
+
 export type Entry =
   | { kind: "user"; key: string; text: string }
   /** `messageId` is the stored message's, once the core has stored it. */
   | { kind: "assistant"; key: string; text: string; streaming: boolean; messageId: number | null }
-  | { kind: "call"; key: string; call: ToolCallView }
-  | { kind: "card"; key: string; replyId: string; card: ConfirmationCard | null; calls: ToolCallView[] }
+  | { kind: "call"; key: string; call: LiveCall }
+  | { kind: "card"; key: string; replyId: string; card: ConfirmationCard | null; calls: LiveCall[] }
   | { kind: "notice"; key: string; notice: Notice };
 
 /** Something to tell the user that is not a chat message. */
@@ -130,6 +138,8 @@ export class ChatLog {
       case "tool_call_started":
       case "tool_call_finished":
         return this.upsertCall(event.call);
+      case "tool_call_progress":
+        return this.setProgress(event.call_id, event.progress);
       case "confirmation_requested":
         return this.addCard(this.keepDecided(event.card));
       case "call_status_changed":
@@ -265,17 +275,27 @@ export class ChatLog {
     if (onCard) {
       const index = onCard.calls.findIndex((c) => c.call_id === call.call_id);
       // The card's reply_id stays: an event's view names a card only while the call was asked.
-      if (index >= 0) onCard.calls[index] = { ...onCard.calls[index], ...call, reply_id: onCard.replyId };
+      if (index >= 0) onCard.calls[index] = { ...onCard.calls[index], ...call, reply_id: onCard.replyId, progress: undefined };
       else onCard.calls.push(call);
       setCardCallStatus(onCard, call.call_id, call.status);
       return [onCard];
     }
     const existing = this.callEntry(call.call_id);
     if (existing) {
-      existing.call = { ...existing.call, ...call };
+      existing.call = { ...existing.call, ...call, progress: undefined };
       return [existing];
     }
     return [this.push({ kind: "call", key: `call-${call.call_id}`, call })];
+  }
+
+  /** A running call's news; a call that is not running any more keeps none. */
+  private setProgress(callId: string, progress: CallProgress): Entry[] {
+    const entry = this.cardOf(callId) ?? this.callEntry(callId);
+    if (!entry) return [];
+    const told = (call: LiveCall): LiveCall => (call.status === "running" ? { ...call, progress } : call);
+    if (entry.kind === "call") entry.call = told(entry.call);
+    else entry.calls = entry.calls.map((c) => (c.call_id === callId ? told(c) : c));
+    return [entry];
   }
 
   private setStatus(callId: string, status: CallStatus, denyReason?: string | null): Entry[] {

@@ -117,7 +117,7 @@ pub async fn run(options: &Options) -> Result<Part, BenchError> {
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| BenchError::Setup(format!("starting the shop: {e}")))?;
-    let client = ragent::mcp::connect::client_config()
+    let client = ragent::mcp::client::HubClient::new()
         .serve(transport)
         .await
         .map_err(|e| BenchError::Setup(format!("connecting to the shop: {e}")))?;

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use ragent::mcp::{
-    CallOutcome, McpError, ServerEntry, ServerStatus, ToolInvocation, ToolListing, ToolSource,
+    CallOutcome, McpError, ProgressSink, ServerEntry, ServerStatus, ToolInvocation, ToolListing,
+    ToolSource,
 };
 
 /// One timed operation.
@@ -77,12 +78,16 @@ impl ToolSource for TimedTools {
         })
     }
 
-    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>> {
+    fn call_tool<'a>(
+        &'a self,
+        call: ToolInvocation,
+        progress: ProgressSink<'a>,
+    ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
         Box::pin(async move {
             let tool = call.tool.clone();
             let key = call.idempotency_key.clone();
             let started = Instant::now();
-            let outcome = self.inner.call_tool(call).await;
+            let outcome = self.inner.call_tool(call, progress).await;
             let took = started.elapsed();
             self.log().calls.push(Timed {
                 started,

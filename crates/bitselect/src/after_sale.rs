@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::store::{Row, params};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
@@ -149,7 +149,7 @@ const SELECT_AFTER_SALE: &str = "SELECT a.after_sale_no, a.order_no, a.sku_code,
             a.kind, a.reason, a.status, a.created_at, a.finished_at
      FROM after_sale a";
 
-fn from_row(row: &Row<'_>) -> rusqlite::Result<AfterSaleView> {
+fn from_row(row: &Row) -> Result<AfterSaleView> {
     Ok(AfterSaleView {
         after_sale_no: row.get(0)?,
         order_no: row.get(1)?,
@@ -159,7 +159,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AfterSaleView> {
         reason: row.get(5)?,
         status: row.get(6)?,
         created_at: format_rfc3339(row.get(7)?),
-        finished_at: row.get::<_, Option<Millis>>(8)?.map(format_rfc3339),
+        finished_at: row.get::<Option<Millis>>(8)?.map(format_rfc3339),
         refund_amount_fen: None,
         refund_amount: None,
     })
@@ -167,12 +167,11 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AfterSaleView> {
 
 fn get(conn: &UserConn<'_>, after_sale_no: &str) -> Result<AfterSaleView> {
     let view = conn
-        .query_row(
+        .query_opt(
             &format!("{SELECT_AFTER_SALE} WHERE a.user_id = ?1 AND a.after_sale_no = ?2"),
             params![conn.user(), after_sale_no],
             from_row,
-        )
-        .optional()?
+        )?
         .ok_or_else(|| Refusal::UnknownAfterSale {
             after_sale_no: after_sale_no.to_owned(),
         })?;
@@ -193,13 +192,15 @@ pub fn query(conn: &UserConn<'_>, p: &QueryAfterSaleParams) -> Result<AfterSaleL
     }
     // Refuse an unknown order rather than answer "none".
     let order_no = orders::existing(conn, given(&p.order_no))?;
-    let mut stmt = conn.prepare(&format!(
-        "{SELECT_AFTER_SALE} WHERE a.user_id = ?1 AND (?2 IS NULL OR a.order_no = ?2)
-         ORDER BY a.created_at DESC, a.after_sale_no"
-    ))?;
-    let rows = stmt.query_map(params![conn.user(), order_no], from_row)?;
-    let after_sales = rows
-        .collect::<rusqlite::Result<Vec<_>>>()?
+    let after_sales = conn
+        .query_all(
+            &format!(
+                "{SELECT_AFTER_SALE} WHERE a.user_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR a.order_no = ?2)
+                 ORDER BY a.created_at DESC, a.after_sale_no"
+            ),
+            params![conn.user(), order_no],
+            from_row,
+        )?
         .into_iter()
         .map(|view| with_refund(conn, view))
         .collect::<Result<_>>()?;
@@ -254,14 +255,12 @@ pub fn plan_apply(
             None
         }
     };
-    let open: Option<String> = conn
-        .query_row(
-            "SELECT after_sale_no FROM after_sale
+    let open: Option<String> = conn.query_opt(
+        "SELECT after_sale_no FROM after_sale
              WHERE order_no = ?1 AND sku_code = ?2 AND status = ?3",
-            params![order_no, sku_code, IN_PROGRESS],
-            |row| row.get(0),
-        )
-        .optional()?;
+        params![order_no, sku_code, IN_PROGRESS],
+        |row| row.get(0),
+    )?;
     if let Some(after_sale_no) = open {
         blockers.push(Refusal::AfterSaleInProgress {
             order_no: order_no.to_owned(),

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use rusqlite::{OptionalExtension, params};
+use crate::store::params;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, ON_SALE, SkuHit};
@@ -143,7 +143,7 @@ impl CartView {
 
 /// The whole cart, newest line first.
 pub fn view(conn: &UserConn<'_>) -> Result<CartView> {
-    let mut stmt = conn.prepare(
+    let lines = conn.query_all(
         "SELECT c.sku_code, s.name, p.category, c.quantity, c.added_at, c.added_price_fen,
                 s.price_fen, s.stock, s.status
          FROM cart_item c
@@ -151,22 +151,23 @@ pub fn view(conn: &UserConn<'_>) -> Result<CartView> {
          JOIN product p ON p.spu_code = s.spu_code
          WHERE c.user_id = ?1
          ORDER BY c.added_at DESC, c.sku_code",
+        params![conn.user()],
+        |row| {
+            Ok(LineFacts {
+                sku_code: row.get(0)?,
+                name: row.get(1)?,
+                category: row.get(2)?,
+                quantity: row.get(3)?,
+                added_at: format_rfc3339(row.get(4)?),
+                added_price: row.get(5)?,
+                current_price: row.get(6)?,
+                stock: row.get(7)?,
+                status: row.get(8)?,
+            }
+            .line())
+        },
     )?;
-    let rows = stmt.query_map(params![conn.user()], |row| {
-        Ok(LineFacts {
-            sku_code: row.get(0)?,
-            name: row.get(1)?,
-            category: row.get(2)?,
-            quantity: row.get(3)?,
-            added_at: format_rfc3339(row.get(4)?),
-            added_price: row.get(5)?,
-            current_price: row.get(6)?,
-            stock: row.get(7)?,
-            status: row.get(8)?,
-        }
-        .line())
-    })?;
-    Ok(CartView::of(rows.collect::<rusqlite::Result<_>>()?))
+    Ok(CartView::of(lines))
 }
 
 /// The orderable lines as a coupon basket.
@@ -182,13 +183,11 @@ pub fn orderable_basket(conn: &UserConn<'_>) -> Result<Basket> {
 /// How many units of `sku_code` the cart holds and at what price the line
 /// was first added, if the cart has it.
 pub(crate) fn line_of(conn: &UserConn<'_>, sku_code: &str) -> Result<Option<(i64, Fen)>> {
-    Ok(conn
-        .query_row(
-            "SELECT quantity, added_price_fen FROM cart_item WHERE user_id = ?1 AND sku_code = ?2",
-            params![conn.user(), sku_code],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .optional()?)
+    conn.query_opt(
+        "SELECT quantity, added_price_fen FROM cart_item WHERE user_id = ?1 AND sku_code = ?2",
+        params![conn.user(), sku_code],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )
 }
 
 /// Takes `quantity` units of `sku_code` out of the cart, dropping the line
@@ -359,7 +358,7 @@ fn commit_update(conn: &UserConn<'_>, now: Millis, plan: CartPlan) -> Result<Car
                 "INSERT INTO cart_item (user_id, sku_code, quantity, added_price_fen, added_at)
                  VALUES (?5, ?1, ?2, ?3, ?4)
                  ON CONFLICT (user_id, sku_code)
-                 DO UPDATE SET quantity = quantity + excluded.quantity",
+                 DO UPDATE SET quantity = cart_item.quantity + excluded.quantity",
                 params![
                     sku_code,
                     plan.quantity - plan.previous,

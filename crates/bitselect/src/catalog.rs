@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use rusqlite::{Connection, OptionalExtension, Row, ToSql, params};
+use crate::store::{Conn, Row, ToValue, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -12,7 +12,6 @@ use crate::money::{Fen, Yuan};
 use crate::params::{
     DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchProductParams, SortOrder, given,
 };
-use crate::search_index;
 
 pub const ON_SALE: &str = "在售";
 
@@ -66,15 +65,14 @@ const SELECT_SKU: &str = "SELECT s.sku_code, s.spu_code, s.name, p.name, p.categ
             p.sub_category, p.brand, s.price_fen, s.stock, s.status, p.specs, s.specs, p.tags
      FROM sku s JOIN product p ON p.spu_code = s.spu_code";
 
-fn parse_json<T: for<'de> Deserialize<'de>>(text: &str, index: usize) -> rusqlite::Result<T> {
-    serde_json::from_str(text).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(e))
-    })
+fn parse_json<T: for<'de> Deserialize<'de>>(text: &str, index: usize) -> Result<T> {
+    serde_json::from_str(text)
+        .map_err(|e| ShopError::Corrupt(format!("第 {index} 列不是有效的 JSON：{e}")))
 }
 
-fn hit_from_row(row: &Row<'_>) -> rusqlite::Result<SkuHit> {
-    let mut specs: Map<String, Value> = parse_json(&row.get::<_, String>(10)?, 10)?;
-    let own: Map<String, Value> = parse_json(&row.get::<_, String>(11)?, 11)?;
+fn hit_from_row(row: &Row) -> Result<SkuHit> {
+    let mut specs: Map<String, Value> = parse_json(&row.get::<String>(10)?, 10)?;
+    let own: Map<String, Value> = parse_json(&row.get::<String>(11)?, 11)?;
     specs.extend(own);
     let price_fen: Fen = row.get(7)?;
     let stock: i64 = row.get(8)?;
@@ -93,23 +91,21 @@ fn hit_from_row(row: &Row<'_>) -> rusqlite::Result<SkuHit> {
         available: status == ON_SALE && stock > 0,
         status,
         specs,
-        tags: parse_json(&row.get::<_, String>(12)?, 12)?,
+        tags: parse_json(&row.get::<String>(12)?, 12)?,
     })
 }
 
 /// Looks a SKU up by code.
-pub fn find_sku(conn: &Connection, sku_code: &str) -> Result<Option<SkuHit>> {
-    Ok(conn
-        .query_row(
-            &format!("{SELECT_SKU} WHERE s.sku_code = ?1"),
-            params![sku_code],
-            hit_from_row,
-        )
-        .optional()?)
+pub fn find_sku(conn: &dyn Conn, sku_code: &str) -> Result<Option<SkuHit>> {
+    conn.query_opt(
+        &format!("{SELECT_SKU} WHERE s.sku_code = ?1"),
+        params![sku_code],
+        hit_from_row,
+    )
 }
 
 /// Looks a SKU up by code, refusing an unknown one.
-pub fn sku(conn: &Connection, sku_code: &str) -> Result<SkuHit> {
+pub fn sku(conn: &dyn Conn, sku_code: &str) -> Result<SkuHit> {
     find_sku(conn, sku_code)?.ok_or_else(|| {
         Refusal::UnknownSku {
             sku: sku_code.to_owned(),
@@ -130,15 +126,13 @@ pub struct SkuLabel {
 /// Splits `sku_name` into model and configuration: the rest of the name after
 /// the model's, else the SKU's own specs (some accessory names put the size
 /// first). A SKU gone from the catalogue keeps the name it was sold under.
-pub fn label(conn: &Connection, sku_code: &str, sku_name: &str) -> Result<SkuLabel> {
-    let found: Option<(String, String)> = conn
-        .query_row(
-            "SELECT p.name, s.specs FROM sku s JOIN product p ON p.spu_code = s.spu_code
+pub fn label(conn: &dyn Conn, sku_code: &str, sku_name: &str) -> Result<SkuLabel> {
+    let found: Option<(String, String)> = conn.query_opt(
+        "SELECT p.name, s.specs FROM sku s JOIN product p ON p.spu_code = s.spu_code
              WHERE s.sku_code = ?1",
-            params![sku_code],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .optional()?;
+        params![sku_code],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
     let Some((model, own_specs)) = found else {
         return Ok(SkuLabel {
             name: sku_name.to_owned(),
@@ -167,10 +161,12 @@ pub fn label(conn: &Connection, sku_code: &str, sku_name: &str) -> Result<SkuLab
 }
 
 /// The top-level categories, in a stable order.
-pub fn categories(conn: &Connection) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT DISTINCT category FROM product ORDER BY category")?;
-    let rows = stmt.query_map([], |row| row.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub fn categories(conn: &dyn Conn) -> Result<Vec<String>> {
+    conn.query_all(
+        "SELECT DISTINCT category FROM product ORDER BY category",
+        params![],
+        |row| row.get(0),
+    )
 }
 
 /// What `search_product` answers.
@@ -185,10 +181,8 @@ pub struct SearchResult {
 }
 
 /// Every SKU, for building the keyword index.
-pub(crate) fn all_skus(conn: &Connection) -> Result<Vec<SkuHit>> {
-    let mut stmt = conn.prepare(SELECT_SKU)?;
-    let rows = stmt.query_map([], hit_from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub(crate) fn all_skus(conn: &dyn Conn) -> Result<Vec<SkuHit>> {
+    conn.query_all(SELECT_SKU, params![], hit_from_row)
 }
 
 /// How a search finds the SKUs a keyword may match.
@@ -202,13 +196,13 @@ pub enum KeywordLookup {
 }
 
 /// Filters the catalogue; see [`SearchProductParams`] for the filters.
-pub fn search(conn: &Connection, p: &SearchProductParams) -> Result<SearchResult> {
+pub fn search(conn: &dyn Conn, p: &SearchProductParams) -> Result<SearchResult> {
     search_with(conn, p, KeywordLookup::Index)
 }
 
 /// [`search`], finding keyword matches as `lookup` says.
 pub fn search_with(
-    conn: &Connection,
+    conn: &dyn Conn,
     p: &SearchProductParams,
     lookup: KeywordLookup,
 ) -> Result<SearchResult> {
@@ -253,31 +247,32 @@ pub fn search_with(
     // the primary key and reads only those rows (an `?n IS NULL OR ...`
     // filter would make SQLite scan the catalogue), and a keyword through
     // its index. Each shape is prepared once per connection.
-    let mut clauses: Vec<&str> = Vec::new();
-    let mut values: Vec<Box<dyn ToSql>> = Vec::new();
+    let dialect = conn.dialect();
+    let mut clauses: Vec<String> = Vec::new();
+    let mut values: Vec<Box<dyn ToValue>> = Vec::new();
     if lookup == KeywordLookup::Index {
-        let (found, terms) = search_index::filter(&query.terms);
-        clauses.extend(found);
-        values.extend(terms.into_iter().map(|t| Box::new(t) as Box<dyn ToSql>));
+        let (found, terms) = (dialect.keyword_filter)(&query.terms);
+        clauses.extend(found.into_iter().map(str::to_owned));
+        values.extend(terms.into_iter().map(|t| Box::new(t) as Box<dyn ToValue>));
     }
     if let Some(category) = category {
-        clauses.push("p.category = ?");
+        clauses.push("p.category = ?".to_owned());
         values.push(Box::new(category.to_owned()));
     }
     if let Some(min) = min {
-        clauses.push("s.price_fen >= ?");
+        clauses.push("s.price_fen >= ?".to_owned());
         values.push(Box::new(min));
     }
     if let Some(max) = max {
-        clauses.push("s.price_fen <= ?");
+        clauses.push("s.price_fen <= ?".to_owned());
         values.push(Box::new(max));
     }
     if !sku_codes.is_empty() {
-        clauses.push("s.sku_code IN (SELECT value FROM json_each(?))");
+        clauses.push(format!("s.sku_code IN ({})", dialect.json_text_list));
         values.push(Box::new(serde_json::to_string(&sku_codes)?));
     }
     if !spu_codes.is_empty() {
-        clauses.push("s.spu_code IN (SELECT value FROM json_each(?))");
+        clauses.push(format!("s.spu_code IN ({})", dialect.json_text_list));
         values.push(Box::new(serde_json::to_string(&spu_codes)?));
     }
     let filter = if clauses.is_empty() {
@@ -285,14 +280,10 @@ pub fn search_with(
     } else {
         format!(" WHERE {}", clauses.join(" AND "))
     };
-    let mut stmt = conn.prepare_cached(&format!("{SELECT_SKU}{filter}"))?;
-    let rows = stmt.query_map(
-        rusqlite::params_from_iter(values.iter().map(|v| v.as_ref())),
-        hit_from_row,
-    )?;
+    let bound: Vec<&dyn ToValue> = values.iter().map(|v| v.as_ref()).collect();
+    let rows = conn.query_all(&format!("{SELECT_SKU}{filter}"), &bound, hit_from_row)?;
     let mut scored = Vec::new();
     for hit in rows {
-        let hit = hit?;
         if (!sku_codes.is_empty() && !sku_codes.contains(&hit.sku_code))
             || (!spu_codes.is_empty() && !spu_codes.contains(&hit.spu_code))
             || (p.in_stock_only && !hit.available)

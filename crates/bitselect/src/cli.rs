@@ -13,15 +13,17 @@ pub const DATA_DIR_ENV: &str = "BITSELECT_DATA_DIR";
 /// resource URL (the flags win).
 pub const AUTH_ISSUER_ENV: &str = "BITSELECT_AUTH_ISSUER";
 pub const RESOURCE_URL_ENV: &str = "BITSELECT_RESOURCE_URL";
+/// Environment variable that names a PostgreSQL database (the flag wins).
+pub const DATABASE_URL_ENV: &str = "BITSELECT_DATABASE_URL";
 /// Where `--http` listens when given no address.
 pub const DEFAULT_HTTP_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8848);
 
 pub const USAGE: &str = "\
 bitselect-mcp: the Bit Select shop (比特严选) as an MCP server
 
-Usage: bitselect-mcp [--data-dir DIR] [--http [ADDR]] [--allow-remote]
-                     [--auth-issuer URL --resource-url URL]
-       bitselect-mcp seed-users --count N [--data-dir DIR]
+Usage: bitselect-mcp [--data-dir DIR | --database-url URL] [--http [ADDR]]
+                     [--allow-remote] [--auth-issuer URL --resource-url URL]
+       bitselect-mcp seed-users --count N [--data-dir DIR | --database-url URL]
 
 Commands:
   (none)           serve the shop (below)
@@ -34,6 +36,15 @@ Commands:
 Options:
   --data-dir DIR   keep the shop database in DIR (file DIR/shop.db); default:
                    $BITSELECT_DATA_DIR, else <user data dir>/bitselect
+  --database-url URL
+                   keep the shop in this PostgreSQL database instead
+                   (postgres://USER:PASSWORD@HOST:PORT/DB, or the key=value
+                   form); default: $BITSELECT_DATABASE_URL, else SQLite in
+                   --data-dir. The schema is created or upgraded and, on first
+                   start, the demo data seeded. Any number of instances may
+                   share one database: with --http and sign-in they serve any
+                   shopper's request, so they can stand behind a load balancer.
+                   The password is never logged.
   --http [ADDR]    serve streamable HTTP at http://ADDR/mcp instead of stdio;
                    ADDR is HOST:PORT or PORT, default 127.0.0.1:8848; port 0
                    picks a free port. The bound address is printed to stderr
@@ -77,6 +88,8 @@ pub enum Transport {
 pub struct Options {
     /// `None`: the platform default.
     pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL database to keep the shop in instead of SQLite.
+    pub database_url: Option<String>,
     pub transport: Transport,
     pub allow_remote: bool,
     /// Sign-in over HTTP; `None`: none (stdio, or HTTP for the demo user).
@@ -87,6 +100,7 @@ pub struct Options {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Env {
     pub data_dir: Option<OsString>,
+    pub database_url: Option<OsString>,
     pub auth_issuer: Option<OsString>,
     pub resource_url: Option<OsString>,
 }
@@ -95,6 +109,7 @@ impl Env {
     pub fn from_process() -> Self {
         Self {
             data_dir: std::env::var_os(DATA_DIR_ENV),
+            database_url: std::env::var_os(DATABASE_URL_ENV),
             auth_issuer: std::env::var_os(AUTH_ISSUER_ENV),
             resource_url: std::env::var_os(RESOURCE_URL_ENV),
         }
@@ -106,6 +121,8 @@ impl Env {
 pub struct SeedUsersOptions {
     /// `None`: the platform default.
     pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL database to keep the shop in instead of SQLite.
+    pub database_url: Option<String>,
     pub count: u32,
 }
 
@@ -175,6 +192,23 @@ fn data_dir_or_env(data_dir: Option<PathBuf>, env_data_dir: Option<OsString>) ->
     data_dir.or_else(|| env_data_dir.filter(|d| !d.is_empty()).map(PathBuf::from))
 }
 
+/// The PostgreSQL database: the flag, else the environment's unless
+/// `--data-dir` asked for SQLite. Both flags at once are refused.
+fn database_url_or_env(
+    flag: Option<OsString>,
+    data_dir: &Option<PathBuf>,
+    env: &Env,
+) -> Result<Option<String>, UsageError> {
+    match (flag, data_dir) {
+        (Some(_), Some(_)) => Err(UsageError(
+            "--database-url and --data-dir choose two different stores; give one".into(),
+        )),
+        (Some(url), None) => text_or_env(Some(url), &None, "--database-url"),
+        (None, Some(_)) => Ok(None),
+        (None, None) => text_or_env(None, &env.database_url, DATABASE_URL_ENV),
+    }
+}
+
 /// A flag's text value, else the environment's when set and not empty.
 fn text_or_env(
     flag: Option<OsString>,
@@ -231,8 +265,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
     let mut args = args.into_iter().peekable();
     if args.peek().is_some_and(|first| first == SEED_USERS) {
         args.next();
-        return parse_seed_users(args, env_data_dir);
+        return parse_seed_users(args, env);
     }
+    let mut database_url = None;
     let mut auth_issuer = None;
     let mut resource_url = None;
     let mut data_dir = None;
@@ -246,6 +281,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
             "--data-dir" => {
                 let value = flag_value(&flag, inline, &mut args, "a directory")?;
                 data_dir = Some(PathBuf::from(value));
+            }
+            "--database-url" => {
+                database_url = Some(flag_value(&flag, inline, &mut args, "a URL")?);
             }
             "--http" => {
                 // The address is optional: take the next argument only if it
@@ -285,8 +323,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
             "--http {addr} is not a loopback address; add --allow-remote to expose the shop to the network"
         )));
     }
+    let database_url = database_url_or_env(database_url, &data_dir, env)?;
     Ok(Command::Serve(Options {
         data_dir: data_dir_or_env(data_dir, env_data_dir),
+        database_url,
         transport,
         allow_remote,
         auth,
@@ -303,9 +343,10 @@ fn unknown(flag: &str, inline: Option<String>) -> UsageError {
 /// `seed-users --count N [--data-dir DIR]`.
 fn parse_seed_users(
     mut args: impl Iterator<Item = OsString>,
-    env_data_dir: Option<OsString>,
+    env: &Env,
 ) -> Result<Command, UsageError> {
     let mut data_dir = None;
+    let mut database_url = None;
     let mut count = None;
     while let Some(arg) = args.next() {
         let (flag, inline) = split_flag(arg)?;
@@ -314,6 +355,9 @@ fn parse_seed_users(
             "--data-dir" => {
                 let value = flag_value(&flag, inline, &mut args, "a directory")?;
                 data_dir = Some(PathBuf::from(value));
+            }
+            "--database-url" => {
+                database_url = Some(flag_value(&flag, inline, &mut args, "a URL")?);
             }
             "--count" => {
                 let value = flag_value(&flag, inline, &mut args, "a number")?;
@@ -334,8 +378,10 @@ fn parse_seed_users(
         }
     }
     let count = count.ok_or_else(|| UsageError(format!("{SEED_USERS} needs --count N")))?;
+    let database_url = database_url_or_env(database_url, &data_dir, env)?;
     Ok(Command::SeedUsers(SeedUsersOptions {
-        data_dir: data_dir_or_env(data_dir, env_data_dir),
+        data_dir: data_dir_or_env(data_dir, env.data_dir.clone()),
+        database_url,
         count,
     }))
 }
@@ -360,6 +406,7 @@ mod tests {
     fn serve(data_dir: Option<&str>, transport: Transport, allow_remote: bool) -> Command {
         Command::Serve(Options {
             data_dir: data_dir.map(PathBuf::from),
+            database_url: None,
             transport,
             allow_remote,
             auth: None,
@@ -452,6 +499,7 @@ mod tests {
             ),
             Ok(Command::SeedUsers(SeedUsersOptions {
                 data_dir: Some("d".into()),
+                database_url: None,
                 count: 500,
             }))
         );
@@ -459,6 +507,7 @@ mod tests {
             run(&["seed-users", "--count=3"], Some("/env")),
             Ok(Command::SeedUsers(SeedUsersOptions {
                 data_dir: Some("/env".into()),
+                database_url: None,
                 count: 3,
             }))
         );
@@ -542,5 +591,54 @@ mod tests {
         assert!(USAGE.contains("--auth-issuer URL"));
         assert!(USAGE.contains("--resource-url URL"));
         assert!(USAGE.contains("/healthz"));
+    }
+
+    #[test]
+    fn database_url_comes_from_the_flag_or_the_environment_and_excludes_data_dir() {
+        let env = Env {
+            database_url: Some("postgres://env@db/shop".into()),
+            ..Env::default()
+        };
+        let url_of = |command: Result<Command, UsageError>| match command {
+            Ok(Command::Serve(options)) => options.database_url,
+            Ok(Command::SeedUsers(options)) => options.database_url,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            url_of(run_with_env(
+                &["--database-url", "postgres://a@h/db"],
+                env.clone()
+            )),
+            Some("postgres://a@h/db".to_owned())
+        );
+        assert_eq!(
+            url_of(run_with_env(&[], env.clone())),
+            Some("postgres://env@db/shop".to_owned())
+        );
+        assert_eq!(
+            url_of(run_with_env(&["--data-dir", "d"], env.clone())),
+            None
+        );
+        assert_eq!(
+            url_of(run_with_env(
+                &[
+                    "seed-users",
+                    "--count",
+                    "3",
+                    "--database-url=postgres://b@h/db"
+                ],
+                Env::default()
+            )),
+            Some("postgres://b@h/db".to_owned())
+        );
+        assert!(
+            run(
+                &["--database-url", "postgres://a@h/db", "--data-dir", "d"],
+                None
+            )
+            .is_err()
+        );
+        assert!(run(&["--database-url"], None).is_err());
+        assert!(USAGE.contains("--database-url URL") && USAGE.contains(DATABASE_URL_ENV));
     }
 }

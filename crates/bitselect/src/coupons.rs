@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::store::{Row, params};
 use serde::{Deserialize, Serialize};
 
 use crate::cart;
@@ -190,7 +190,7 @@ const SELECT_HELD: &str = "SELECT c.code, c.name, c.kind, c.threshold_fen, c.amo
      FROM user_coupon u JOIN coupon c ON c.code = u.code
      WHERE u.user_id = ?1";
 
-fn held_from_row(row: &Row<'_>) -> rusqlite::Result<HeldCoupon> {
+fn held_from_row(row: &Row) -> Result<HeldCoupon> {
     let kind: String = row.get(2)?;
     let kind = if kind == "折扣" {
         CouponKind::Percent(row.get(5)?)
@@ -212,12 +212,11 @@ fn held_from_row(row: &Row<'_>) -> rusqlite::Result<HeldCoupon> {
 
 /// The user's copy of one coupon, or a refusal if they do not hold it.
 pub(crate) fn held(conn: &UserConn<'_>, code: &str) -> Result<HeldCoupon> {
-    conn.query_row(
+    conn.query_opt(
         &format!("{SELECT_HELD} AND u.code = ?2"),
         params![conn.user(), code],
         held_from_row,
-    )
-    .optional()?
+    )?
     .ok_or_else(|| {
         Refusal::CouponNotHeld {
             code: code.to_owned(),
@@ -227,9 +226,11 @@ pub(crate) fn held(conn: &UserConn<'_>, code: &str) -> Result<HeldCoupon> {
 }
 
 fn all_held(conn: &UserConn<'_>) -> Result<Vec<HeldCoupon>> {
-    let mut stmt = conn.prepare(&format!("{SELECT_HELD} ORDER BY c.valid_to, c.code"))?;
-    let rows = stmt.query_map(params![conn.user()], held_from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    conn.query_all(
+        &format!("{SELECT_HELD} ORDER BY c.valid_to, c.code"),
+        params![conn.user()],
+        held_from_row,
+    )
 }
 
 /// Marks the coupon used on `order_no`; only an unused one can be.
@@ -254,24 +255,20 @@ pub(crate) fn mark_used(
 
 /// A coupon template's name, if the shop has it.
 pub(crate) fn name_of(conn: &UserConn<'_>, code: &str) -> Result<Option<String>> {
-    Ok(conn
-        .query_row(
-            "SELECT name FROM coupon WHERE code = ?1",
-            params![code],
-            |row| row.get(0),
-        )
-        .optional()?)
+    conn.query_opt(
+        "SELECT name FROM coupon WHERE code = ?1",
+        params![code],
+        |row| row.get(0),
+    )
 }
 
 /// The coupon used on `order_no`, which cancelling it gives back.
 pub(crate) fn used_on(conn: &UserConn<'_>, order_no: &str) -> Result<Option<String>> {
-    Ok(conn
-        .query_row(
-            "SELECT code FROM user_coupon WHERE user_id = ?3 AND order_no = ?1 AND status = ?2",
-            params![order_no, USED, conn.user()],
-            |row| row.get(0),
-        )
-        .optional()?)
+    conn.query_opt(
+        "SELECT code FROM user_coupon WHERE user_id = ?3 AND order_no = ?1 AND status = ?2",
+        params![order_no, USED, conn.user()],
+        |row| row.get(0),
+    )
 }
 
 /// Gives back the coupon used on a cancelled order. Returns its code.

@@ -362,6 +362,7 @@ impl Db {
                 | OpenFlags::SQLITE_OPEN_URI,
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_prepared_statement_cache_capacity(crate::store::sqlite::STATEMENT_CACHE);
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
         // Plans that do not depend on bound values: otherwise SQLite compiles
         // a cached statement again each time a parameter that could change

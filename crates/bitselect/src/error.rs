@@ -14,6 +14,11 @@ pub enum ShopError {
     InvalidArgument { field: String, message: String },
     #[error("数据库错误：{0}")]
     Database(#[from] rusqlite::Error),
+    #[error("数据库错误：{0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    /// The database could not be reached or set up.
+    #[error("数据库不可用：{0}")]
+    Store(String),
     #[error("无法使用数据目录 {path}：{source}")]
     DataDir {
         path: std::path::PathBuf,
@@ -45,6 +50,8 @@ impl ShopError {
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::Unauthenticated => "UNAUTHENTICATED",
             Self::Database(_)
+            | Self::Postgres(_)
+            | Self::Store(_)
             | Self::DataDir { .. }
             | Self::Seed { .. }
             | Self::Corrupt(_)

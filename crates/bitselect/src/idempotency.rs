@@ -5,7 +5,7 @@
 //! the first result are stored in the same transaction as the write, so a
 //! call re-sent after a crash returns the first result and changes nothing.
 
-use rusqlite::{OptionalExtension, params};
+use crate::store::params;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -81,13 +81,11 @@ fn canonical(value: &Value, out: &mut String) {
 /// The stored first result for `key`, if the key was used before with the
 /// same tool and arguments; a refusal if it was used with different ones.
 pub fn lookup(conn: &UserConn<'_>, key: &str, tool: &str, hash: &str) -> Result<Option<String>> {
-    let stored: Option<(String, String, String)> = conn
-        .query_row(
-            "SELECT tool, args_hash, result FROM idempotency WHERE user_id = ?1 AND key = ?2",
-            params![conn.user(), key],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-        )
-        .optional()?;
+    let stored: Option<(String, String, String)> = conn.query_opt(
+        "SELECT tool, args_hash, result FROM idempotency WHERE user_id = ?1 AND key = ?2",
+        params![conn.user(), key],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?;
     match stored {
         None => Ok(None),
         Some((stored_tool, stored_hash, result)) if stored_tool == tool && stored_hash == hash => {

@@ -38,6 +38,7 @@ mod seed;
 pub mod serve;
 pub mod server;
 mod shop;
+pub mod store;
 pub mod tickets;
 pub mod users;
 

@@ -4,7 +4,7 @@
 //! lines and coupons (only the times follow the clock), and running it again
 //! leaves existing users as they are.
 
-use rusqlite::{Connection, params};
+use crate::store::{Conn, params};
 use serde::Serialize;
 
 use crate::catalog::ON_SALE;
@@ -46,7 +46,7 @@ pub fn load_coupon(n: u32) -> String {
 }
 
 /// Makes users 1..=count that are missing, in the caller's transaction.
-pub(crate) fn seed(conn: &Connection, count: u32, now: Millis) -> Result<SeededUsers> {
+pub(crate) fn seed(conn: &dyn Conn, count: u32, now: Millis) -> Result<SeededUsers> {
     if !(1..=MAX_COUNT).contains(&count) {
         return Err(ShopError::invalid(
             "count",
@@ -73,19 +73,19 @@ pub(crate) fn seed(conn: &Connection, count: u32, now: Millis) -> Result<SeededU
             put_in_cart(&user, sku_code, 1, price, now)?;
         }
         let code = load_coupon(n);
-        conn.prepare_cached(
+        conn.execute(
             "INSERT INTO coupon (code, name, kind, threshold_fen, amount_off_fen, category,
                                  valid_from, valid_to)
              VALUES (?1, ?2, '满减', ?3, ?4, NULL, ?5, ?6)",
-        )?
-        .execute(params![
-            code,
-            "压测满减券",
-            COUPON_THRESHOLD,
-            COUPON_OFF,
-            now - DAY_MS,
-            now + COUPON_DAYS * DAY_MS
-        ])?;
+            params![
+                code,
+                "压测满减券",
+                COUPON_THRESHOLD,
+                COUPON_OFF,
+                now - DAY_MS,
+                now + COUPON_DAYS * DAY_MS
+            ],
+        )?;
         hand_out_coupon(&user, &code, "未使用", None, now, None)?;
         seeded.created += 1;
     }
@@ -98,12 +98,12 @@ pub(crate) fn seed(conn: &Connection, count: u32, now: Millis) -> Result<SeededU
 }
 
 /// The SKUs on sale with stock, by code: the lines are picked from these.
-fn orderable_skus(conn: &Connection) -> Result<Vec<(String, Fen)>> {
-    let mut stmt = conn.prepare(
+fn orderable_skus(conn: &dyn Conn) -> Result<Vec<(String, Fen)>> {
+    conn.query_all(
         "SELECT sku_code, price_fen FROM sku WHERE status = ?1 AND stock > 0 ORDER BY sku_code",
-    )?;
-    let rows = stmt.query_map(params![ON_SALE], |row| Ok((row.get(0)?, row.get(1)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        params![ON_SALE],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )
 }
 
 /// User `n`'s lines: distinct SKUs spread over the catalogue.

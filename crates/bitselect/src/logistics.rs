@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use rusqlite::{OptionalExtension, params};
+use crate::store::params;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
@@ -42,13 +42,11 @@ pub fn query(conn: &UserConn<'_>, p: &QueryLogisticsParams) -> Result<Trace> {
     let order_no = given(&p.order_no);
     let (tracking_no, order_no, order_status) = match (tracking, order_no) {
         (Some(tracking_no), _) => {
-            let found: Option<(String, String)> = conn
-                .query_row(
-                    "SELECT order_no, status FROM orders WHERE user_id = ?1 AND tracking_no = ?2",
-                    params![conn.user(), tracking_no],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .optional()?;
+            let found: Option<(String, String)> = conn.query_opt(
+                "SELECT order_no, status FROM orders WHERE user_id = ?1 AND tracking_no = ?2",
+                params![conn.user(), tracking_no],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )?;
             let Some((order_no, status)) = found else {
                 return Err(Refusal::UnknownTracking { tracking_no }.into());
             };
@@ -77,19 +75,18 @@ pub fn query(conn: &UserConn<'_>, p: &QueryLogisticsParams) -> Result<Trace> {
             ));
         }
     };
-    let mut stmt = conn.prepare(
+    let events = conn.query_all(
         "SELECT at, location, description FROM parcel_event
          WHERE tracking_no = ?1 ORDER BY at DESC, seq DESC",
-    )?;
-    let events = stmt
-        .query_map(params![tracking_no], |row| {
+        params![tracking_no],
+        |row| {
             Ok(TraceEvent {
-                at: format_rfc3339(row.get::<_, Millis>(0)?),
+                at: format_rfc3339(row.get::<Millis>(0)?),
                 location: row.get(1)?,
                 description: row.get(2)?,
             })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        },
+    )?;
     Ok(Trace {
         delivered: order_status == "已签收",
         latest: events.first().cloned(),

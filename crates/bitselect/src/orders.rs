@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::store::{Row, params};
 use serde::{Deserialize, Serialize};
 
 use crate::after_sale::{self, AfterSaleWindows};
@@ -100,7 +100,7 @@ const SELECT_ORDER: &str = "SELECT order_no, status, total_fen, discount_fen, pa
             created_at, paid_at, shipped_at, received_at, cancelled_at
      FROM orders WHERE user_id = ?1";
 
-fn order_from_row(row: &Row<'_>) -> rusqlite::Result<OrderRow> {
+fn order_from_row(row: &Row) -> Result<OrderRow> {
     Ok(OrderRow {
         order_no: row.get(0)?,
         status: row.get(1)?,
@@ -123,12 +123,11 @@ fn order_from_row(row: &Row<'_>) -> rusqlite::Result<OrderRow> {
 }
 
 fn find(conn: &UserConn<'_>, order_no: &str) -> Result<OrderRow> {
-    conn.query_row(
+    conn.query_opt(
         &format!("{SELECT_ORDER} AND order_no = ?2"),
         params![conn.user(), order_no],
         order_from_row,
-    )
-    .optional()?
+    )?
     .ok_or_else(|| {
         Refusal::UnknownOrder {
             order_no: order_no.to_owned(),
@@ -167,25 +166,25 @@ pub(crate) fn facts(conn: &UserConn<'_>, order_no: &str) -> Result<OrderFacts> {
 }
 
 fn lines(conn: &UserConn<'_>, order_no: &str) -> Result<Vec<OrderLine>> {
-    let mut stmt = conn.prepare(
+    conn.query_all(
         "SELECT line_no, sku_code, sku_name, price_fen, quantity
          FROM order_item WHERE order_no = ?1 ORDER BY line_no",
-    )?;
-    let rows = stmt.query_map(params![order_no], |row| {
-        let price: Fen = row.get(3)?;
-        let quantity: i64 = row.get(4)?;
-        Ok(OrderLine {
-            line_no: row.get(0)?,
-            sku_code: row.get(1)?,
-            sku_name: row.get(2)?,
-            price_fen: price,
-            price: Yuan(price),
-            quantity,
-            subtotal_fen: price * quantity,
-            subtotal: Yuan(price * quantity),
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        params![order_no],
+        |row| {
+            let price: Fen = row.get(3)?;
+            let quantity: i64 = row.get(4)?;
+            Ok(OrderLine {
+                line_no: row.get(0)?,
+                sku_code: row.get(1)?,
+                sku_name: row.get(2)?,
+                price_fen: price,
+                price: Yuan(price),
+                quantity,
+                subtotal_fen: price * quantity,
+                subtotal: Yuan(price * quantity),
+            })
+        },
+    )
 }
 
 /// The line of `order_no` for `sku_code`, if the order has one.
@@ -275,17 +274,18 @@ pub fn query(conn: &UserConn<'_>, now: Millis, p: &QueryOrderParams) -> Result<O
     }
     let status = p.status.map(OrderStatus::as_str);
     let matched: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM orders WHERE user_id = ?1 AND (?2 IS NULL OR status = ?2)",
+        "SELECT COUNT(*) FROM orders WHERE user_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)",
         params![conn.user(), status],
         |row| row.get(0),
     )?;
-    let mut stmt = conn.prepare(&format!(
-        "{SELECT_ORDER} AND (?2 IS NULL OR status = ?2)
-         ORDER BY created_at DESC, order_no DESC LIMIT ?3"
-    ))?;
-    let rows = stmt
-        .query_map(params![conn.user(), status, limit], order_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = conn.query_all(
+        &format!(
+            "{SELECT_ORDER} AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)
+             ORDER BY created_at DESC, order_no DESC LIMIT ?3"
+        ),
+        params![conn.user(), status, limit],
+        order_from_row,
+    )?;
     let orders = rows
         .into_iter()
         .map(|row| view(conn, now, row))
@@ -354,28 +354,26 @@ fn receiver_from(
 }
 
 fn latest_receiver(conn: &UserConn<'_>) -> Result<Option<Receiver>> {
-    Ok(conn
-        .query_row(
-            "SELECT receiver_name, receiver_phone, receiver_address FROM orders
-             WHERE user_id = ?1
-             ORDER BY created_at DESC, order_no DESC LIMIT 1",
-            params![conn.user()],
-            |row| {
-                Ok(Receiver {
-                    name: row.get(0)?,
-                    phone: row.get(1)?,
-                    address: row.get(2)?,
-                })
-            },
-        )
-        .optional()?)
+    conn.query_opt(
+        "SELECT receiver_name, receiver_phone, receiver_address FROM orders
+         WHERE user_id = ?1
+         ORDER BY created_at DESC, order_no DESC LIMIT 1",
+        params![conn.user()],
+        |row| {
+            Ok(Receiver {
+                name: row.get(0)?,
+                phone: row.get(1)?,
+                address: row.get(2)?,
+            })
+        },
+    )
 }
 
 /// Continues the shop's numbering: the seed ends at 88238, so 88239 is next.
 fn next_order_no(conn: &UserConn<'_>) -> Result<String> {
     let last: Option<i64> = conn.query_row(
         "SELECT MAX(CAST(order_no AS INTEGER)) FROM orders",
-        [],
+        params![],
         |row| row.get(0),
     )?;
     Ok((last.unwrap_or(10_000) + 1).to_string())

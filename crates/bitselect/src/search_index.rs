@@ -8,7 +8,7 @@
 //! `catalog::searchable_text` makes (the fields the score looks at, in
 //! lower case), so a term is in it exactly where the score finds it.
 
-use rusqlite::{Connection, params};
+use crate::store::{Conn, params};
 
 use crate::catalog::{self, searchable_text};
 use crate::error::Result;
@@ -21,20 +21,22 @@ const TRIGRAM_CHARS: usize = 3;
 /// Fills the index when it does not hold one row per SKU (a new or upgraded
 /// database). The catalogue's text only changes with the seed, so this runs
 /// once per database; the caller's write transaction makes it all or nothing.
-pub(crate) fn refresh(conn: &Connection) -> Result<()> {
+pub(crate) fn refresh(conn: &dyn Conn) -> Result<()> {
     let counts: (i64, i64) = conn.query_row(
         "SELECT (SELECT COUNT(*) FROM sku), (SELECT COUNT(*) FROM sku_search)",
-        [],
+        params![],
         |row| Ok((row.get(0)?, row.get(1)?)),
     )?;
     if counts.0 == counts.1 {
         return Ok(());
     }
-    conn.execute("DELETE FROM sku_search", [])?;
-    let mut insert = conn.prepare("INSERT INTO sku_search (sku_code, body) VALUES (?1, ?2)")?;
+    conn.execute("DELETE FROM sku_search", params![])?;
     let skus = catalog::all_skus(conn)?;
     for hit in &skus {
-        insert.execute(params![hit.sku_code, searchable_text(hit)])?;
+        conn.execute(
+            "INSERT INTO sku_search (sku_code, body) VALUES (?1, ?2)",
+            params![hit.sku_code, searchable_text(hit)],
+        )?;
     }
     tracing::info!(skus = skus.len(), "built the keyword index");
     Ok(())
@@ -67,4 +69,28 @@ pub(crate) fn filter(terms: &[String]) -> (Vec<&'static str>, Vec<String>) {
         values.push(term.clone());
     }
     (clauses, values)
+}
+
+/// [`filter`] for PostgreSQL: every term, whatever its length, a `LIKE`
+/// on the indexed text, which `pg_trgm`'s GIN index answers for terms of
+/// three characters or more and a scan of the index table for shorter
+/// ones; `%`, `_` and `\` in a term are matched as themselves.
+pub(crate) fn filter_trigram_like(terms: &[String]) -> (Vec<&'static str>, Vec<String>) {
+    // PostgreSQL text cannot hold a NUL, and no catalogue text does.
+    if terms.iter().any(|term| term.contains('\0')) {
+        return (vec!["FALSE"], Vec::new());
+    }
+    terms
+        .iter()
+        .map(|term| {
+            let escaped = term
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            (
+                "s.sku_code IN (SELECT sku_code FROM sku_search WHERE body LIKE ?)",
+                format!("%{escaped}%"),
+            )
+        })
+        .unzip()
 }

@@ -5,14 +5,13 @@
 //! of seeding and stored as absolute unix milliseconds. Seeding runs once: a
 //! `seeded_at` row in `shop_meta`, written in the same transaction, marks it.
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::clock::{MINUTE_MS, Millis};
-use crate::db::CallTx;
 use crate::error::{Result, ShopError};
 use crate::money::{Fen, de_fen};
+use crate::store::{Conn, params};
 use crate::users::{DEMO_USER, UserConn};
 
 const PRODUCTS: &str = include_str!("../data/products.json");
@@ -174,16 +173,14 @@ fn parse<T: DeserializeOwned>(file: &'static str, text: &str) -> Result<T> {
     })
 }
 
-/// Seeds the database unless it already was. Returns whether it seeded now.
-pub fn seed_once(conn: &Connection, now: Millis) -> Result<bool> {
-    let tx = CallTx::write(conn)?;
-    let seeded: Option<String> = tx
-        .query_row(
-            "SELECT value FROM shop_meta WHERE key = 'seeded_at'",
-            [],
-            |row| row.get(0),
-        )
-        .optional()?;
+/// Seeds the database unless it already was, in the caller's write
+/// transaction. Returns whether it seeded now.
+pub fn seed_once(tx: &dyn Conn, now: Millis) -> Result<bool> {
+    let seeded: Option<String> = tx.query_opt(
+        "SELECT value FROM shop_meta WHERE key = 'seeded_at'",
+        params![],
+        |row| row.get(0),
+    )?;
     if seeded.is_some() {
         return Ok(false);
     }
@@ -192,17 +189,16 @@ pub fn seed_once(conn: &Connection, now: Millis) -> Result<bool> {
     let coupons: Vec<CouponRow> = parse("coupons.json", COUPONS)?;
     let state: UserState = parse("user_state.json", USER_STATE)?;
 
-    insert_catalogue(&tx, &products, &skus)?;
-    insert_coupons(&tx, &coupons, &state.coupons, now)?;
-    insert_cart(&tx, &state.cart, now)?;
-    insert_orders(&tx, &state.orders, now)?;
-    insert_logistics(&tx, &state.logistics, now)?;
-    insert_after_sales(&tx, &state.after_sales, now)?;
+    insert_catalogue(tx, &products, &skus)?;
+    insert_coupons(tx, &coupons, &state.coupons, now)?;
+    insert_cart(tx, &state.cart, now)?;
+    insert_orders(tx, &state.orders, now)?;
+    insert_logistics(tx, &state.logistics, now)?;
+    insert_after_sales(tx, &state.after_sales, now)?;
     tx.execute(
         "INSERT INTO shop_meta (key, value) VALUES ('seeded_at', ?1)",
         params![now.to_string()],
     )?;
-    tx.commit()?;
     tracing::info!(
         products = products.len(),
         skus = skus.len(),
@@ -212,70 +208,73 @@ pub fn seed_once(conn: &Connection, now: Millis) -> Result<bool> {
     Ok(true)
 }
 
-fn insert_catalogue(tx: &Connection, products: &[ProductRow], skus: &[SkuRow]) -> Result<()> {
-    let mut insert = tx.prepare(
-        "INSERT INTO product (spu_code, name, category, sub_category, brand, brand_owner,
+fn insert_catalogue(tx: &dyn Conn, products: &[ProductRow], skus: &[SkuRow]) -> Result<()> {
+    let insert = "INSERT INTO product (spu_code, name, category, sub_category, brand, brand_owner,
                               status, specs, tags)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
     for p in products {
         let specs = serde_json::Value::Object(p.specs.clone()).to_string();
         let tags = serde_json::to_string(&p.tags).map_err(|e| ShopError::Seed {
             file: "products.json",
             message: e.to_string(),
         })?;
-        insert.execute(params![
-            p.spu_code,
-            p.name,
-            p.category,
-            p.sub_category,
-            p.brand,
-            p.brand_owner,
-            p.status,
-            specs,
-            tags
-        ])?;
+        tx.execute(
+            insert,
+            params![
+                p.spu_code,
+                p.name,
+                p.category,
+                p.sub_category,
+                p.brand,
+                p.brand_owner,
+                p.status,
+                specs,
+                tags
+            ],
+        )?;
     }
-    let mut insert = tx.prepare(
-        "INSERT INTO sku (sku_code, spu_code, name, specs, price_fen, stock, status)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?;
+    let insert = "INSERT INTO sku (sku_code, spu_code, name, specs, price_fen, stock, status)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
     for s in skus {
         let specs = serde_json::Value::Object(s.specs.clone()).to_string();
-        insert.execute(params![
-            s.sku_code, s.spu_code, s.name, specs, s.price, s.stock, s.status
-        ])?;
+        tx.execute(
+            insert,
+            params![
+                s.sku_code, s.spu_code, s.name, specs, s.price, s.stock, s.status
+            ],
+        )?;
     }
     Ok(())
 }
 
 fn insert_coupons(
-    tx: &Connection,
+    tx: &dyn Conn,
     coupons: &[CouponRow],
     held: &[UserCouponRow],
     now: Millis,
 ) -> Result<()> {
-    let mut insert = tx.prepare(
-        "INSERT INTO coupon (code, name, kind, threshold_fen, amount_off_fen, pay_percent,
+    let insert = "INSERT INTO coupon (code, name, kind, threshold_fen, amount_off_fen, pay_percent,
                              category, valid_from, valid_to)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
     for c in coupons {
         let (amount_off, pay_percent) = match c.kind.as_str() {
             "折扣" => (None, Some(c.discount_value)),
             _ => (Some(c.discount_value), None),
         };
-        insert.execute(params![
-            c.code,
-            c.name,
-            c.kind,
-            c.threshold,
-            amount_off,
-            pay_percent,
-            c.category,
-            c.valid_from.at(now),
-            c.valid_to.at(now)
-        ])?;
+        tx.execute(
+            insert,
+            params![
+                c.code,
+                c.name,
+                c.kind,
+                c.threshold,
+                amount_off,
+                pay_percent,
+                c.category,
+                c.valid_from.at(now),
+                c.valid_to.at(now)
+            ],
+        )?;
     }
     let demo = UserConn::new(tx, DEMO_USER);
     for h in held {
@@ -300,22 +299,15 @@ pub(crate) fn hand_out_coupon(
     claimed_at: Millis,
     used_at: Option<Millis>,
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "INSERT INTO user_coupon (user_id, code, status, order_no, claimed_at, used_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        conn.user(),
-        code,
-        status,
-        order_no,
-        claimed_at,
-        used_at
-    ])?;
+        params![conn.user(), code, status, order_no, claimed_at, used_at],
+    )?;
     Ok(())
 }
 
-fn insert_cart(tx: &Connection, cart: &[CartRow], now: Millis) -> Result<()> {
+fn insert_cart(tx: &dyn Conn, cart: &[CartRow], now: Millis) -> Result<()> {
     let demo = UserConn::new(tx, DEMO_USER);
     for line in cart {
         put_in_cart(
@@ -337,105 +329,104 @@ pub(crate) fn put_in_cart(
     added_price: Fen,
     added_at: Millis,
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "INSERT INTO cart_item (user_id, sku_code, quantity, added_price_fen, added_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![
-        conn.user(),
-        sku_code,
-        quantity,
-        added_price,
-        added_at
-    ])?;
+        params![conn.user(), sku_code, quantity, added_price, added_at],
+    )?;
     Ok(())
 }
 
-fn insert_orders(tx: &Connection, orders: &[OrderRow], now: Millis) -> Result<()> {
-    let mut insert_order = tx.prepare(
+fn insert_orders(tx: &dyn Conn, orders: &[OrderRow], now: Millis) -> Result<()> {
+    let insert_order =
         "INSERT INTO orders (order_no, status, total_fen, discount_fen, pay_fen, coupon_code,
                              receiver_name, receiver_phone, receiver_address, tracking_no,
                              created_at, paid_at, shipped_at, received_at, cancelled_at,
                              user_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-    )?;
-    let mut insert_line = tx.prepare(
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+    let insert_line =
         "INSERT INTO order_item (order_no, line_no, sku_code, sku_name, price_fen, quantity)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
     for o in orders {
-        insert_order.execute(params![
-            o.order_no,
-            o.status,
-            o.total_amount,
-            o.discount_amount,
-            o.pay_amount,
-            o.coupon_code,
-            o.receiver.name,
-            o.receiver.phone,
-            o.receiver.address,
-            o.tracking_no,
-            o.created_at.at(now),
-            at_opt(&o.paid_at, now),
-            at_opt(&o.shipped_at, now),
-            at_opt(&o.received_at, now),
-            at_opt(&o.cancelled_at, now),
-            DEMO_USER
-        ])?;
-        for (index, item) in o.items.iter().enumerate() {
-            insert_line.execute(params![
+        tx.execute(
+            insert_order,
+            params![
                 o.order_no,
-                index as i64 + 1,
-                item.sku_code,
-                item.sku_name,
-                item.price,
-                item.quantity
-            ])?;
+                o.status,
+                o.total_amount,
+                o.discount_amount,
+                o.pay_amount,
+                o.coupon_code,
+                o.receiver.name,
+                o.receiver.phone,
+                o.receiver.address,
+                o.tracking_no,
+                o.created_at.at(now),
+                at_opt(&o.paid_at, now),
+                at_opt(&o.shipped_at, now),
+                at_opt(&o.received_at, now),
+                at_opt(&o.cancelled_at, now),
+                DEMO_USER
+            ],
+        )?;
+        for (index, item) in o.items.iter().enumerate() {
+            tx.execute(
+                insert_line,
+                params![
+                    o.order_no,
+                    index as i64 + 1,
+                    item.sku_code,
+                    item.sku_name,
+                    item.price,
+                    item.quantity
+                ],
+            )?;
         }
     }
     Ok(())
 }
 
-fn insert_logistics(tx: &Connection, parcels: &[ParcelRow], now: Millis) -> Result<()> {
-    let mut insert_parcel =
-        tx.prepare("INSERT INTO parcel (tracking_no, order_no, user_id) VALUES (?1, ?2, ?3)")?;
-    let mut insert_event = tx.prepare(
-        "INSERT INTO parcel_event (tracking_no, seq, at, location, description)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
+fn insert_logistics(tx: &dyn Conn, parcels: &[ParcelRow], now: Millis) -> Result<()> {
+    let insert_parcel = "INSERT INTO parcel (tracking_no, order_no, user_id) VALUES (?1, ?2, ?3)";
+    let insert_event = "INSERT INTO parcel_event (tracking_no, seq, at, location, description)
+         VALUES (?1, ?2, ?3, ?4, ?5)";
     for p in parcels {
-        insert_parcel.execute(params![p.tracking_no, p.order_no, DEMO_USER])?;
+        tx.execute(insert_parcel, params![p.tracking_no, p.order_no, DEMO_USER])?;
         for (index, e) in p.events.iter().enumerate() {
-            insert_event.execute(params![
-                p.tracking_no,
-                index as i64 + 1,
-                e.at.at(now),
-                e.location,
-                e.description
-            ])?;
+            tx.execute(
+                insert_event,
+                params![
+                    p.tracking_no,
+                    index as i64 + 1,
+                    e.at.at(now),
+                    e.location,
+                    e.description
+                ],
+            )?;
         }
     }
     Ok(())
 }
 
-fn insert_after_sales(tx: &Connection, rows: &[AfterSaleRow], now: Millis) -> Result<()> {
-    let mut insert = tx.prepare(
-        "INSERT INTO after_sale (after_sale_no, order_no, sku_code, kind, reason, status,
+fn insert_after_sales(tx: &dyn Conn, rows: &[AfterSaleRow], now: Millis) -> Result<()> {
+    let insert = "INSERT INTO after_sale (after_sale_no, order_no, sku_code, kind, reason, status,
                                  created_at, finished_at, user_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
     for a in rows {
-        insert.execute(params![
-            a.after_sale_no,
-            a.order_no,
-            a.sku_code,
-            a.kind,
-            a.reason,
-            a.status,
-            a.created_at.at(now),
-            at_opt(&a.finished_at, now),
-            DEMO_USER
-        ])?;
+        tx.execute(
+            insert,
+            params![
+                a.after_sale_no,
+                a.order_no,
+                a.sku_code,
+                a.kind,
+                a.reason,
+                a.status,
+                a.created_at.at(now),
+                at_opt(&a.finished_at, now),
+                DEMO_USER
+            ],
+        )?;
     }
     Ok(())
 }

@@ -148,9 +148,10 @@ pub async fn serve_http(
     );
     // No request chooses its user without an authentication layer.
     let callers = Callers::Fixed(shop.caller().clone());
-    let mcp = http_service(shop, callers, mcp_config(allow_remote, &shutdown));
+    let stop = CancellationToken::new();
+    let mcp = http_service(shop, callers, mcp_config(allow_remote, &stop));
     let router = axum::Router::new().nest_service(MCP_PATH, mcp);
-    run(listener, with_health(router), shutdown, on_ready).await
+    run(listener, with_health(router), shutdown, stop, on_ready).await
 }
 
 /// Serves streamable HTTP at `http://<addr>/mcp` as an OAuth protected
@@ -179,11 +180,8 @@ pub async fn serve_http_authenticated(
             tracing::warn!(%error, "the authorization server's keys could not be fetched yet; trying again on the first request");
         }
     });
-    let mcp = http_service(
-        shop,
-        Callers::PerRequest,
-        mcp_config(allow_remote, &shutdown),
-    );
+    let stop = CancellationToken::new();
+    let mcp = http_service(shop, Callers::PerRequest, mcp_config(allow_remote, &stop));
     let guarded = axum::Router::new().nest_service(MCP_PATH, mcp).layer(
         axum::middleware::from_fn_with_state(auth.clone(), require_bearer),
     );
@@ -196,7 +194,7 @@ pub async fn serve_http_authenticated(
     if auth.config().metadata_path() != root_path {
         router = router.route(&root_path, metadata);
     }
-    run(listener, with_health(router), shutdown, on_ready).await
+    run(listener, with_health(router), shutdown, stop, on_ready).await
 }
 
 async fn listen(addr: SocketAddr, allow_remote: bool) -> Result<TcpListener, ServeError> {
@@ -208,9 +206,15 @@ async fn listen(addr: SocketAddr, allow_remote: bool) -> Result<TcpListener, Ser
         .map_err(|source| ServeError::Bind { addr, source })
 }
 
-fn mcp_config(allow_remote: bool, shutdown: &CancellationToken) -> StreamableHttpServerConfig {
-    let config =
-        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+/// Stateless streamable HTTP: no session lives in an instance between
+/// requests, so any instance behind a load balancer serves any request,
+/// and each call is answered with one JSON body. `stop` ends the service
+/// once the HTTP server has finished the calls in flight.
+fn mcp_config(allow_remote: bool, stop: &CancellationToken) -> StreamableHttpServerConfig {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_cancellation_token(stop.clone());
     if allow_remote {
         // The Host check guards a loopback server against DNS rebinding; a
         // server deliberately opened to the network is reached by other names.
@@ -226,16 +230,22 @@ fn with_health(router: axum::Router) -> axum::Router {
     router.route(HEALTH_PATH, axum::routing::get(|| async { "ok" }))
 }
 
+/// Serves until `shutdown`, then stops accepting, finishes the requests in
+/// flight (a call that started is answered) and only then stops the MCP
+/// service (`stop`).
 async fn run(
     listener: TcpListener,
     router: axum::Router,
     shutdown: CancellationToken,
+    stop: CancellationToken,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     let bound = listener.local_addr().map_err(ServeError::Http)?;
     on_ready(bound);
-    axum::serve(listener, router)
+    let served = axum::serve(listener, router)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
-        .map_err(ServeError::Http)
+        .map_err(ServeError::Http);
+    stop.cancel();
+    served
 }

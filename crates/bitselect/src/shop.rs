@@ -17,7 +17,7 @@ use crate::cart::{self, CartUpdate, CartView};
 use crate::catalog::{self, SearchResult, SkuHit};
 use crate::clock::{Clock, Millis, SystemClock};
 use crate::coupons::{self, CouponReport};
-use crate::db::{CallTx, Db};
+use crate::db::Db;
 use crate::error::{Result, ShopError};
 use crate::idempotency;
 use crate::load_users::{self, SeededUsers};
@@ -31,6 +31,8 @@ use crate::params::{
 use crate::preview::{self, Preview};
 use crate::search_index;
 use crate::seed;
+use crate::store::postgres::PgStore;
+use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
 use crate::users::{self, Caller, UserConn};
 
@@ -68,7 +70,7 @@ pub struct ShopStats {
 /// gives a handle on the same file acting for another user.
 #[derive(Debug, Clone)]
 pub struct Shop {
-    db: Arc<Db>,
+    store: Store,
     clock: Arc<dyn Clock>,
     caller: Caller,
 }
@@ -87,16 +89,30 @@ impl Shop {
             path: dir.to_owned(),
             source,
         })?;
-        let db = Arc::new(Db::open(&dir.join(DB_FILE))?);
-        seed::seed_once(&*db.connect()?, clock.now_ms())?;
-        {
-            let conn = db.connect()?;
-            let tx = CallTx::write(&conn)?;
-            search_index::refresh(&tx)?;
-            tx.commit()?;
-        }
+        let store = Store::Sqlite(Arc::new(Db::open(&dir.join(DB_FILE))?));
+        Self::on_store(store, clock)
+    }
+
+    /// The shop on the PostgreSQL database at `url`: its schema brought up
+    /// to date and, on first start, seeded. Any number of shops (instances)
+    /// may share one database.
+    pub fn open_postgres(url: &str) -> Result<Self> {
+        Self::open_postgres_with_clock(url, Arc::new(SystemClock))
+    }
+
+    /// Like [`Shop::open_postgres`], with the clock the shop reads "now" from.
+    pub fn open_postgres_with_clock(url: &str, clock: Arc<dyn Clock>) -> Result<Self> {
+        let store = Store::Postgres(Arc::new(PgStore::connect(url)?));
+        Self::on_store(store, clock)
+    }
+
+    /// The shop on a store whose schema is current: seeded on first start,
+    /// its keyword index filled.
+    fn on_store(store: Store, clock: Arc<dyn Clock>) -> Result<Self> {
+        store.run(TxKind::Write, |tx| seed::seed_once(tx, clock.now_ms()))?;
+        store.run(TxKind::Write, search_index::refresh)?;
         Ok(Self {
-            db,
+            store,
             clock,
             caller: Caller::demo(),
         })
@@ -106,7 +122,7 @@ impl Shop {
     /// that user's cart, coupons, orders, parcels, after-sales and tickets.
     pub fn acting_for(&self, caller: Caller) -> Self {
         Self {
-            db: self.db.clone(),
+            store: self.store.clone(),
             clock: self.clock.clone(),
             caller,
         }
@@ -128,21 +144,16 @@ impl Shop {
         if let Some(caller) = self.find_user(sub)? {
             return Ok(caller);
         }
-        let conn = self.db.connect()?;
-        let tx = CallTx::write(&conn)?;
-        let caller = users::find_or_create(&tx, sub, display_name)?;
-        tx.commit()?;
-        Ok(caller)
+        self.store.run(TxKind::Write, |tx| {
+            users::find_or_create(tx, sub, display_name)
+        })
     }
 
     /// Creates `count` load-test users, each with cart lines and a coupon of
     /// their own (see [`load_users`]); users that exist are left as they are.
     pub fn seed_users(&self, count: u32) -> Result<SeededUsers> {
-        let conn = self.db.connect()?;
-        let tx = CallTx::write(&conn)?;
-        let seeded = load_users::seed(&tx, count, self.now())?;
-        tx.commit()?;
-        Ok(seeded)
+        self.store
+            .run(TxKind::Write, |tx| load_users::seed(tx, count, self.now()))
     }
 
     /// Where the shop keeps its data unless told otherwise:
@@ -151,8 +162,21 @@ impl Shop {
         dirs::data_dir().map(|d| d.join("bitselect"))
     }
 
-    pub fn db_path(&self) -> &Path {
-        self.db.path()
+    /// The SQLite file the shop keeps its data in.
+    pub fn db_path(&self) -> Option<&Path> {
+        match &self.store {
+            Store::Sqlite(db) => Some(db.path()),
+            Store::Postgres(_) => None,
+        }
+    }
+
+    /// Where the shop keeps its data, for logs: the SQLite file, or the
+    /// PostgreSQL server and database (never a password).
+    pub fn store_description(&self) -> String {
+        match &self.store {
+            Store::Sqlite(db) => db.path().display().to_string(),
+            Store::Postgres(pg) => pg.target().to_owned(),
+        }
     }
 
     pub fn now(&self) -> Millis {
@@ -161,22 +185,23 @@ impl Shop {
 
     /// A connection of its own to the shop's database, for inspection.
     pub fn connection(&self) -> Result<Connection> {
-        self.db.open_connection()
+        match &self.store {
+            Store::Sqlite(db) => db.open_connection(),
+            Store::Postgres(_) => Err(ShopError::Store(
+                "这个商城在 PostgreSQL 上，没有 SQLite 连接".to_owned(),
+            )),
+        }
     }
 
     /// Runs reads for the caller in one deferred transaction: a consistent
     /// snapshot.
-    fn read<T>(&self, f: impl FnOnce(&UserConn<'_>, Millis) -> Result<T>) -> Result<T> {
+    fn read<T>(&self, f: impl Fn(&UserConn<'_>, Millis) -> Result<T>) -> Result<T> {
         self.read_shared(|conn, now| f(&UserConn::new(conn, self.caller.id()), now))
     }
 
     /// Runs reads of what every user shares (the catalogue, the users).
-    fn read_shared<T>(&self, f: impl FnOnce(&Connection, Millis) -> Result<T>) -> Result<T> {
-        let conn = self.db.connect()?;
-        let tx = CallTx::read(&conn)?;
-        let out = f(&tx, self.now())?;
-        tx.commit()?;
-        Ok(out)
+    fn read_shared<T>(&self, f: impl Fn(&dyn Conn, Millis) -> Result<T>) -> Result<T> {
+        self.store.run(TxKind::Read, |tx| f(tx, self.now()))
     }
 
     /// Runs a write in one immediate transaction, honouring `key`: a repeat
@@ -186,7 +211,7 @@ impl Shop {
         tool: &'static str,
         params: &P,
         key: Option<&str>,
-        f: impl FnOnce(&UserConn<'_>, Millis) -> Result<T>,
+        f: impl Fn(&UserConn<'_>, Millis) -> Result<T>,
     ) -> Result<Written<T>>
     where
         P: Serialize,
@@ -199,33 +224,32 @@ impl Shop {
             }
             None => None,
         };
-        let conn = self.db.connect()?;
-        let tx = CallTx::write(&conn)?;
-        let acting = UserConn::new(&tx, self.caller.id());
-        // Read the clock under the write lock, so times follow commit order.
-        let now = self.now();
-        if let Some((key, hash)) = &keyed
-            && let Some(first) = idempotency::lookup(&acting, key, tool, hash)?
-        {
-            tracing::info!(
-                tool,
-                key,
-                "replaying the first result of an idempotent call"
-            );
-            return Ok(Written {
-                value: serde_json::from_str(&first)?,
-                replayed: true,
-            });
-        }
-        let value = f(&acting, now)?;
-        if let Some((key, hash)) = &keyed {
-            let result = serde_json::to_string(&value)?;
-            idempotency::store(&acting, key, tool, hash, &result, now)?;
-        }
-        tx.commit()?;
-        Ok(Written {
-            value,
-            replayed: false,
+        self.store.run(TxKind::Write, |tx| {
+            let acting = UserConn::new(tx, self.caller.id());
+            // Read the clock inside the write, so times follow commit order.
+            let now = self.now();
+            if let Some((key, hash)) = &keyed
+                && let Some(first) = idempotency::lookup(&acting, key, tool, hash)?
+            {
+                tracing::info!(
+                    tool,
+                    key,
+                    "replaying the first result of an idempotent call"
+                );
+                return Ok(Written {
+                    value: serde_json::from_str(&first)?,
+                    replayed: true,
+                });
+            }
+            let value = f(&acting, now)?;
+            if let Some((key, hash)) = &keyed {
+                let result = serde_json::to_string(&value)?;
+                idempotency::store(&acting, key, tool, hash, &result, now)?;
+            }
+            Ok(Written {
+                value,
+                replayed: false,
+            })
         })
     }
 
@@ -360,10 +384,10 @@ impl Shop {
     pub fn stats(&self) -> Result<ShopStats> {
         self.read(|conn, _| {
             let count = |table: &str| -> Result<i64> {
-                Ok(
-                    conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
-                        row.get(0)
-                    })?,
+                conn.query_row(
+                    &format!("SELECT COUNT(*) FROM {table}"),
+                    crate::store::params![],
+                    |row| row.get(0),
                 )
             };
             Ok(ShopStats {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use rusqlite::params;
+use crate::store::params;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::{Millis, format_rfc3339};
@@ -37,7 +37,7 @@ pub fn submit(conn: &UserConn<'_>, now: Millis, p: &SubmitTicketParams) -> Resul
     let topic = p.topic.unwrap_or(TicketTopic::Other).as_str();
     let last: Option<i64> = conn.query_row(
         "SELECT MAX(CAST(SUBSTR(ticket_no, 3) AS INTEGER)) FROM ticket",
-        [],
+        params![],
         |row| row.get(0),
     )?;
     let ticket_no = format!("TK{:06}", last.unwrap_or(0) + 1);

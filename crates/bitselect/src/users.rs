@@ -10,10 +10,8 @@
 
 use std::ops::Deref;
 
-use rusqlite::types::{ToSql, ToSqlOutput};
-use rusqlite::{Connection, OptionalExtension, params};
-
 use crate::error::{Result, ShopError};
+use crate::store::{Conn, Dialect, Row, StoreKind, ToValue, params};
 
 /// The `users.id` of a shop user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,12 +20,6 @@ pub struct UserId(i64);
 impl UserId {
     pub fn get(self) -> i64 {
         self.0
-    }
-}
-
-impl ToSql for UserId {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        self.0.to_sql()
     }
 }
 
@@ -77,14 +69,14 @@ pub struct Subject(pub String);
 /// A connection acting for one user: what the domain's per-user functions
 /// take. It derefs to the connection, so shared reads (the catalogue) take
 /// it as they are.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct UserConn<'c> {
-    conn: &'c Connection,
+    conn: &'c dyn Conn,
     user: UserId,
 }
 
 impl<'c> UserConn<'c> {
-    pub fn new(conn: &'c Connection, user: UserId) -> Self {
+    pub fn new(conn: &'c dyn Conn, user: UserId) -> Self {
         Self { conn, user }
     }
 
@@ -94,11 +86,39 @@ impl<'c> UserConn<'c> {
     }
 }
 
-impl Deref for UserConn<'_> {
-    type Target = Connection;
+impl<'c> Deref for UserConn<'c> {
+    type Target = dyn Conn + 'c;
 
-    fn deref(&self) -> &Connection {
+    fn deref(&self) -> &(dyn Conn + 'c) {
         self.conn
+    }
+}
+
+impl std::fmt::Debug for UserConn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserConn")
+            .field("store", &self.conn.kind())
+            .field("user", &self.user)
+            .finish()
+    }
+}
+
+/// A user's connection is a connection: shared reads take it as it is.
+impl Conn for UserConn<'_> {
+    fn execute(&self, sql: &str, params: &[&dyn ToValue]) -> Result<u64> {
+        self.conn.execute(sql, params)
+    }
+
+    fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
+        self.conn.query(sql, params)
+    }
+
+    fn kind(&self) -> StoreKind {
+        self.conn.kind()
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        self.conn.dialect()
     }
 }
 
@@ -113,33 +133,32 @@ fn check_sub(sub: &str) -> Result<()> {
 }
 
 /// The user with this subject, if the shop has one.
-pub fn find(conn: &Connection, sub: &str) -> Result<Option<Caller>> {
-    Ok(conn
-        .query_row(
-            "SELECT id, sub FROM users WHERE sub = ?1",
-            params![sub],
-            |row| {
-                Ok(Caller {
-                    id: UserId(row.get(0)?),
-                    sub: row.get(1)?,
-                })
-            },
-        )
-        .optional()?)
+pub fn find(conn: &dyn Conn, sub: &str) -> Result<Option<Caller>> {
+    conn.query_opt(
+        "SELECT id, sub FROM users WHERE sub = ?1",
+        params![sub],
+        |row| {
+            Ok(Caller {
+                id: UserId(row.get(0)?),
+                sub: row.get(1)?,
+            })
+        },
+    )
 }
 
 /// The user with this subject, created on first sight with `display_name`.
-pub fn find_or_create(conn: &Connection, sub: &str, display_name: &str) -> Result<Caller> {
+pub fn find_or_create(conn: &dyn Conn, sub: &str, display_name: &str) -> Result<Caller> {
     check_sub(sub)?;
     if let Some(caller) = find(conn, sub)? {
         return Ok(caller);
     }
-    conn.execute(
-        "INSERT INTO users (sub, display_name) VALUES (?1, ?2)",
+    let id = conn.query_row(
+        "INSERT INTO users (sub, display_name) VALUES (?1, ?2) RETURNING id",
         params![sub, display_name],
+        |row| row.get(0),
     )?;
     Ok(Caller {
-        id: UserId(conn.last_insert_rowid()),
+        id: UserId(id),
         sub: sub.to_owned(),
     })
 }

@@ -74,6 +74,12 @@ pub enum AgentEvent {
     },
     /// A call was sent to its server.
     ToolCallStarted { call: ToolCallView },
+    /// A running call's server told how far it has come (MCP progress).
+    /// Not stored: it only shows that a long call is alive.
+    ToolCallProgress {
+        call_id: String,
+        progress: CallProgress,
+    },
     /// A call reached a final state (succeeded, failed, denied, rejected...).
     ToolCallFinished { call: ToolCallView },
     /// The run stopped to ask the user; decide with `respond_confirmation`.
@@ -89,6 +95,21 @@ pub enum AgentEvent {
     RunStopped { reason: StopReason },
     /// Something went wrong; the session itself is intact.
     Error { error: ErrorInfo },
+}
+
+/// How far a running call has come, as its server said: `progress` out
+/// of `total` when the server knows the total, and what it is doing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CallProgress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    /// The server's words, cut to 120 characters.
+    pub message: Option<String>,
+}
+
+impl CallProgress {
+    /// A progress line is a few words on a chip, not a log.
+    pub const MESSAGE_CHARS: usize = 120;
 }
 
 /// Why a run ended.

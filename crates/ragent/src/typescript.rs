@@ -15,11 +15,11 @@ use crate::mcp::import::{
 use crate::mcp::{ServerStatus, SignInStatus};
 use crate::policy::ToolOverride;
 use crate::protocol::{
-    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CardCall, ConfirmationCard,
-    Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo, EventEnvelope, InputOutcome,
-    ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus, PolicyVerdict,
-    PreviewOutcome, Rejection, SessionInfo, SignInStarted, StopReason, ToolCallView,
-    ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
+    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CardCall,
+    ConfirmationCard, Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo,
+    EventEnvelope, InputOutcome, ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState,
+    ModelStatus, PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, SignInStarted, StopReason,
+    ToolCallView, ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{Appearance, Language, ModelSettings, Settings, Theme};
 use crate::settings_view::{
@@ -53,6 +53,7 @@ pub fn render() -> String {
         Rejection::decl(&cfg),
         CallStatus::decl(&cfg),
         ToolCallView::decl(&cfg),
+        CallProgress::decl(&cfg),
         SessionInfo::decl(&cfg),
         SignInStarted::decl(&cfg),
         Transcript::decl(&cfg),

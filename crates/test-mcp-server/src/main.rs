@@ -1,10 +1,12 @@
-//! `test-mcp-server --description-file FILE [--calls-file FILE]`: an MCP
-//! server over stdio with one read-only tool, `look_up`, whose description
-//! is the text of the description file when the tools are listed. Changing
-//! that file between two starts of the app is a changed tool definition.
-//! Each call is appended as a line to the calls file, so a test can tell
-//! whether, and how often, the tool ran. Nothing is written to stdout but
-//! the protocol.
+//! `test-mcp-server --description-file FILE [--calls-file FILE]
+//! [--finish-file FILE]`: an MCP server over stdio with one read-only tool,
+//! `look_up`, whose description is the text of the description file when
+//! the tools are listed. Changing that file between two starts of the app
+//! is a changed tool definition. Each call is appended as a line to the
+//! calls file, so a test can tell whether, and how often, the tool ran.
+//! With a finish file, a call that asked for progress is told "查到一半"
+//! (1 of 2) and answers only once that file exists, so a test can see a
+//! running call's progress. Nothing is written to stdout but the protocol.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -20,7 +23,9 @@ use serde_json::{Value, json};
 
 #[derive(Debug, thiserror::Error)]
 enum StartError {
-    #[error("usage: test-mcp-server --description-file FILE [--calls-file FILE]")]
+    #[error(
+        "usage: test-mcp-server --description-file FILE [--calls-file FILE] [--finish-file FILE]"
+    )]
     Usage,
     #[error("serving over stdio: {0}")]
     Serve(String),
@@ -31,23 +36,29 @@ enum StartError {
 struct Args {
     description_file: PathBuf,
     calls_file: Option<PathBuf>,
+    finish_file: Option<PathBuf>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, StartError> {
-    let (mut description_file, mut calls_file) = (None, None);
+    let (mut description_file, mut calls_file, mut finish_file) = (None, None, None);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(StartError::Usage)?;
         match flag.as_str() {
             "--description-file" => description_file = Some(PathBuf::from(value)),
             "--calls-file" => calls_file = Some(PathBuf::from(value)),
+            "--finish-file" => finish_file = Some(PathBuf::from(value)),
             _ => return Err(StartError::Usage),
         }
     }
     Ok(Args {
         description_file: description_file.ok_or(StartError::Usage)?,
         calls_file,
+        finish_file,
     })
 }
+
+/// How often a held call looks for its finish file.
+const FINISH_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 struct LookUp {
     args: Arc<Args>,
@@ -97,7 +108,7 @@ impl ServerHandler for LookUp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name != "look_up" {
             return Err(ErrorData::invalid_params(
@@ -114,6 +125,17 @@ impl ServerHandler for LookUp {
             .to_string();
         if let Some(file) = &self.args.calls_file {
             record_call(file, &word).map_err(internal)?;
+        }
+        if let (Some(finish), Some(token)) =
+            (&self.args.finish_file, context.meta.get_progress_token())
+        {
+            let news = ProgressNotificationParam::new(token, 1.0)
+                .with_total(2.0)
+                .with_message("查到一半");
+            context.peer.notify_progress(news).await.map_err(internal)?;
+            while !finish.exists() {
+                tokio::time::sleep(FINISH_POLL).await;
+            }
         }
         let answer = format!("{word}: found");
         Ok(CallToolResult::success(vec![ContentBlock::text(answer)]).into())

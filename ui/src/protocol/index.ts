@@ -18,7 +18,7 @@ export type AgentEvent = { "type": "run_started" } | { "type": "model_retrying",
 /**
  * Which retry comes next, from 1, of at most `retries`.
  */
-attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "sign_in_required", server: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
+attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "sign_in_required", server: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
 
 export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" } | { "type": "sign_in_required", servers: Array<string>, };
 
@@ -150,6 +150,12 @@ deny_reason: string | null,
  * What it would do, as its card showed (calls with a preview).
  */
 preview: CallPreview | null, };
+
+export type CallProgress = { progress: number, total: number | null, 
+/**
+ * The server's words, cut to 120 characters.
+ */
+message: string | null, };
 
 export type SessionInfo = { id: string, title: string, created_at: number, updated_at: number, };
 

@@ -9,17 +9,19 @@ import type { I18n } from "../i18n";
 import { outcomeOf } from "../call-outcome";
 import { readPreview } from "../preview-content";
 import type { ToolCallView } from "../protocol";
+import type { LiveCall } from "../state";
 import type { ArgJson } from "../schema";
 import { argumentList } from "./args";
 import { elapsedClock } from "./elapsed";
+import { progressLine } from "./progress";
 import { previewView } from "./card-preview";
 
 export interface DecidedCardView {
   el: HTMLElement;
-  update(calls: ToolCallView[]): void;
+  update(calls: LiveCall[]): void;
 }
 
-export function decidedCard(replyId: string, calls: ToolCallView[], i18n: I18n): DecidedCardView {
+export function decidedCard(replyId: string, calls: LiveCall[], i18n: I18n): DecidedCardView {
   const list = h("ol", { class: "card-calls card-lines" });
   const el = h(
     "section",
@@ -36,8 +38,8 @@ export function decidedCard(replyId: string, calls: ToolCallView[], i18n: I18n):
     },
     list,
   );
-  const lines = new Map<string, { el: HTMLLIElement; update(call: ToolCallView): void }>();
-  const update = (next: ToolCallView[]): void => {
+  const lines = new Map<string, { el: HTMLLIElement; update(call: LiveCall): void }>();
+  const update = (next: LiveCall[]): void => {
     const shown = next.map((call) => {
       let line = lines.get(call.call_id);
       if (!line) {
@@ -60,22 +62,23 @@ export function callSummary(call: Pick<ToolCallView, "preview" | "title" | "tool
   return summary ?? call.title ?? call.tool;
 }
 
-function decidedLine(initial: ToolCallView, i18n: I18n): { el: HTMLLIElement; update(call: ToolCallView): void } {
+function decidedLine(initial: LiveCall, i18n: I18n): { el: HTMLLIElement; update(call: LiveCall): void } {
   const mark = h("span", { class: "line-mark", attrs: { "aria-hidden": "true" } });
   const label = h("span", { class: "line-status", attrs: { "data-testid": "call-status" } });
   const elapsed = elapsedClock(i18n);
+  const progress = progressLine();
   const what = h("span", { class: "line-what" });
   const reason = h("span", { class: "line-reason", attrs: { "data-testid": "call-reason" } });
   const body = h("div", { class: "line-body" });
   const beforeReason = separator();
-  const line = h("span", { class: "line-summary" }, mark, " ", label, elapsed.el, separator(), what, beforeReason, reason);
+  const line = h("span", { class: "line-summary" }, mark, " ", label, progress.el, elapsed.el, separator(), what, beforeReason, reason);
   const details = disclosure(line, [body], {
     class: "card-line",
     attrs: { "data-testid": "card-line", title: i18n.t("outcome.details") },
   });
   const el = h("li", { class: "card-call", attrs: { "data-testid": "card-call" } }, details);
   let drawn = "";
-  const update = (call: ToolCallView): void => {
+  const update = (call: LiveCall): void => {
     const outcome = outcomeOf(call, i18n);
     el.dataset.callId = call.call_id;
     el.dataset.status = call.status;
@@ -84,6 +87,7 @@ function decidedLine(initial: ToolCallView, i18n: I18n): { el: HTMLLIElement; up
     label.textContent = outcome.label;
     if (call.status === "running") elapsed.running();
     else elapsed.stop();
+    progress.show(call);
     what.textContent = callSummary(call);
     what.title = call.qualified_name;
     reason.textContent = outcome.reason ?? "";

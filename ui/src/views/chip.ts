@@ -8,20 +8,23 @@
 import { outcomeOf } from "../call-outcome";
 import { disclosure, h, prettyJson, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { JsonValue, ToolCallView } from "../protocol";
+import type { JsonValue } from "../protocol";
+import type { LiveCall } from "../state";
 import { elapsedClock } from "./elapsed";
+import { progressLine } from "./progress";
 import { resultView } from "./result-view";
 
 export interface ChipView {
   el: HTMLDetailsElement;
-  update(call: ToolCallView): void;
+  update(call: LiveCall): void;
 }
 
-export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
+export function toolChip(call: LiveCall, i18n: I18n): ChipView {
   const title = h("span", { class: "chip-title" });
   const status = h("span", { class: "chip-status", attrs: { "data-testid": "call-status" } });
   const reason = h("span", { class: "chip-reason", attrs: { "data-testid": "call-reason" } });
   const elapsed = elapsedClock(i18n);
+  const progress = progressLine();
   const args = h("pre", { class: "chip-pre" });
   const output = h("pre", { class: "chip-pre" });
   const shopperView = h("div", { class: "chip-result" });
@@ -31,7 +34,7 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
   });
   const result = h("div", {}, output);
   const el = disclosure(
-    h("span", { class: "chip-summary" }, h("span", { class: "chip-dot", attrs: { "aria-hidden": "true" } }), title, status, elapsed.el, reason),
+    h("span", { class: "chip-summary" }, h("span", { class: "chip-dot", attrs: { "aria-hidden": "true" } }), title, status, progress.el, elapsed.el, reason),
     [
       h(
         "div",
@@ -47,7 +50,7 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
 
   // Rebuilt only when the structured content changes, so an open "Raw" stays open.
   let shown: JsonValue | null | undefined;
-  const showResult = (next: ToolCallView): void => {
+  const showResult = (next: LiveCall): void => {
     const structured = next.is_error ? null : (next.structured_output ?? null);
     if (structured === shown) return;
     shown = structured;
@@ -60,7 +63,7 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
     replace(result, shopperView, raw);
   };
 
-  const update = (next: ToolCallView): void => {
+  const update = (next: LiveCall): void => {
     el.dataset.callId = next.call_id;
     el.dataset.status = next.status;
     el.classList.toggle("chip-error", next.is_error);
@@ -72,6 +75,7 @@ export function toolChip(call: ToolCallView, i18n: I18n): ChipView {
     status.textContent = outcome.label;
     if (next.status === "running") elapsed.running();
     else elapsed.stop();
+    progress.show(next);
     reason.textContent = outcome.reason ?? "";
     reason.hidden = outcome.reason === null;
     args.textContent = prettyJson(next.arguments);

@@ -43,15 +43,29 @@ fn init_logs() {
         .init();
 }
 
-/// Opens the shop in the chosen data directory, or says on stderr why not.
-fn open_shop(data_dir: Option<PathBuf>) -> Result<Shop, ExitCode> {
+/// Opens the shop on the chosen PostgreSQL database, else in the chosen
+/// data directory, or says on stderr why not.
+fn open_shop(data_dir: Option<PathBuf>, database_url: Option<String>) -> Result<Shop, ExitCode> {
+    if let Some(url) = database_url {
+        return match Shop::open_postgres(&url) {
+            Ok(shop) => {
+                tracing::info!(database = %shop.store_description(), "shop opened");
+                Ok(shop)
+            }
+            Err(error) => {
+                // The error names the server, never the password.
+                eprintln!("bitselect-mcp: cannot open the shop's PostgreSQL database: {error}");
+                Err(ExitCode::FAILURE)
+            }
+        };
+    }
     let Some(data_dir) = data_dir.or_else(Shop::default_data_dir) else {
         eprintln!("bitselect-mcp: no user data directory on this system; pass --data-dir DIR");
         return Err(ExitCode::from(2));
     };
     match Shop::open(&data_dir) {
         Ok(shop) => {
-            tracing::info!(db = %shop.db_path().display(), "shop opened");
+            tracing::info!(db = %shop.store_description(), "shop opened");
             Ok(shop)
         }
         Err(error) => {
@@ -66,7 +80,7 @@ fn open_shop(data_dir: Option<PathBuf>) -> Result<Shop, ExitCode> {
 
 fn seed_users(options: SeedUsersOptions) -> ExitCode {
     init_logs();
-    let shop = match open_shop(options.data_dir) {
+    let shop = match open_shop(options.data_dir, options.database_url) {
         Ok(shop) => shop,
         Err(code) => return code,
     };
@@ -85,9 +99,36 @@ fn seed_users(options: SeedUsersOptions) -> ExitCode {
     }
 }
 
+/// Waits for Ctrl-C or (on Unix) SIGTERM, what a service manager or a
+/// container runtime sends to stop a process; returns its name.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => "SIGINT",
+                    _ = terminate.recv() => "SIGTERM",
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; Ctrl-C still stops the shop");
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}
+
 fn serve(options: Options) -> ExitCode {
     init_logs();
-    let shop = match open_shop(options.data_dir) {
+    let shop = match open_shop(options.data_dir, options.database_url) {
         Ok(shop) => shop,
         Err(code) => return code,
     };
@@ -106,10 +147,9 @@ fn serve(options: Options) -> ExitCode {
     let outcome = runtime.block_on(async {
         let on_signal = shutdown.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                tracing::info!("interrupted; shutting down");
-                on_signal.cancel();
-            }
+            let signal = shutdown_signal().await;
+            tracing::info!(signal, "shutting down: finishing the calls in flight");
+            on_signal.cancel();
         });
         match options.transport {
             Transport::Stdio => serve_stdio(shop, shutdown).await.map(|reason| {

@@ -59,26 +59,6 @@ fn blocking_codes(preview: &Preview) -> Vec<&str> {
         .collect()
 }
 
-fn set_price(shop: &Shop, sku: &str, fen: i64) {
-    shop.connection()
-        .unwrap()
-        .execute(
-            "UPDATE sku SET price_fen = ?2 WHERE sku_code = ?1",
-            rusqlite::params![sku, fen],
-        )
-        .unwrap();
-}
-
-fn set_stock(shop: &Shop, sku: &str, units: i64) {
-    shop.connection()
-        .unwrap()
-        .execute(
-            "UPDATE sku SET stock = ?2 WHERE sku_code = ?1",
-            rusqlite::params![sku, units],
-        )
-        .unwrap();
-}
-
 /// Everything a write could change, as the tools show it.
 fn state(shop: &Shop) -> String {
     let orders = shop
@@ -271,7 +251,7 @@ fn the_preview_changes_when_the_price_changes() {
         at_card,
         "time passing alone changes nothing shown"
     );
-    set_price(&t.shop, IPHONE_17, 699_900);
+    t.set_sku(IPHONE_17, "price_fen", 699_900);
     let now = t.shop.preview_create_order(&params).unwrap();
     assert_ne!(serde_json::to_string(&now).unwrap(), at_card);
     assert_eq!(total(&now, TotalKind::Pay), Some(699_900));
@@ -296,7 +276,7 @@ fn stock_taken_by_someone_else_shows_as_a_blocking_warning() {
         .unwrap();
     let params = order(&[(VISION_PRO_3_LEFT, 2)]);
     // The cart holds 2 (1 from the seed, 1 added); another shopper takes 2 of 3.
-    set_stock(&t.shop, VISION_PRO_3_LEFT, 1);
+    t.set_sku(VISION_PRO_3_LEFT, "stock", 1);
     let preview = t.shop.preview_create_order(&params).unwrap();
     let refused = t.shop.create_order(&params, None).unwrap_err();
     assert_eq!(blocking_codes(&preview), ["INSUFFICIENT_STOCK"]);
@@ -406,7 +386,7 @@ fn the_cart_preview_shows_the_line_before_and_after_and_the_cart_total() {
     let t = open_shop();
     let orderable = t.shop.query_cart().unwrap().orderable_total_fen;
     t.shop.update_cart_item(&add(IPHONE_17, 1), None).unwrap();
-    set_price(&t.shop, IPHONE_17, 659_900);
+    t.set_sku(IPHONE_17, "price_fen", 659_900);
     let preview = t.shop.preview_update_cart_item(&add(IPHONE_17, 2)).unwrap();
     let line = &preview.lines[0];
     assert_eq!((line.quantity_before, line.quantity), (Some(1), 3));

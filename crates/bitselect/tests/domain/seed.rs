@@ -2,7 +2,7 @@
 //! the clock.
 
 use crate::support::*;
-use bitselect::{Shop, ShopStats};
+use bitselect::ShopStats;
 use pretty_assertions::assert_eq;
 
 #[test]
@@ -31,7 +31,7 @@ fn seeding_happens_once_even_when_reopened_later() {
     let t = open_shop();
     let before = t.shop.query_order(&one_order("88236")).unwrap();
     t.clock.advance(DAY);
-    let reopened = Shop::open_with_clock(t.dir.path(), t.clock.clone()).unwrap();
+    let reopened = t.reopen();
     assert_eq!(reopened.stats().unwrap().orders, 8);
     let after = reopened.query_order(&one_order("88236")).unwrap();
     assert_eq!(after.orders[0].created_at, before.orders[0].created_at);

@@ -6,6 +6,7 @@
 pub mod client;
 pub mod isolation;
 pub mod oauth;
+pub mod postgres;
 
 use std::sync::Arc;
 
@@ -35,13 +36,67 @@ pub struct TestShop {
     pub clock: Arc<FixedClock>,
     /// Keeps the directory alive for the test's duration.
     pub dir: TempDir,
+    /// The PostgreSQL database the shop is in; `None`: SQLite in `dir`.
+    pub database: Option<String>,
+}
+
+/// The stores the domain tests run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestStore {
+    Sqlite,
+    Postgres,
 }
 
 pub fn open_shop() -> TestShop {
+    open_shop_on(TestStore::Sqlite)
+}
+
+/// A shop seeded at [`T0`] on a clock that stands still, in a store of its
+/// own: a SQLite file in a temporary directory or a PostgreSQL database of
+/// the test binary's cluster.
+pub fn open_shop_on(store: TestStore) -> TestShop {
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = Arc::new(FixedClock::new(T0));
-    let shop = Shop::open_with_clock(dir.path(), clock.clone()).expect("open shop");
-    TestShop { shop, clock, dir }
+    let database = match store {
+        TestStore::Sqlite => None,
+        TestStore::Postgres => Some(postgres::cluster().seeded_database()),
+    };
+    let shop = open_on(dir.path(), &clock, database.as_deref());
+    TestShop {
+        shop,
+        clock,
+        dir,
+        database,
+    }
+}
+
+fn open_on(dir: &std::path::Path, clock: &Arc<FixedClock>, database: Option<&str>) -> Shop {
+    match database {
+        None => Shop::open_with_clock(dir, clock.clone()).expect("open shop"),
+        Some(name) => Shop::open_postgres_with_clock(&postgres::cluster().url(name), clock.clone())
+            .expect("open shop on PostgreSQL"),
+    }
+}
+
+impl TestShop {
+    /// The same store opened again, on the same clock.
+    pub fn reopen(&self) -> Shop {
+        open_on(self.dir.path(), &self.clock, self.database.as_deref())
+    }
+
+    /// Sets one column of a SKU behind the shop's back, as a merchant's
+    /// other systems would.
+    pub fn set_sku(&self, sku: &str, column: &str, value: i64) {
+        let sql = format!("UPDATE sku SET {column} = {value} WHERE sku_code = '{sku}'");
+        match &self.database {
+            None => {
+                self.shop.connection().unwrap().execute(&sql, []).unwrap();
+            }
+            Some(name) => {
+                postgres::cluster().psql(name, &sql);
+            }
+        }
+    }
 }
 
 pub fn add(sku: &str, quantity: u32) -> UpdateCartItemParams {

@@ -12,7 +12,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bitselect::{AuthConfig, serve_http_authenticated};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use test_support::oauth::{AuthServer, free_port};
+pub use test_support::oauth::AuthServer;
+use test_support::oauth::free_port;
 use tokio_util::sync::CancellationToken;
 
 use super::{TestShop, open_shop};

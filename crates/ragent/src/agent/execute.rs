@@ -116,14 +116,20 @@ async fn send(
             results::call_failed("调用缺少服务器、工具或参数"),
         );
     };
-    let first = inner.tools.call_tool(invocation.clone()).await;
+    let progress = |progress| {
+        emit(AgentEvent::ToolCallProgress {
+            call_id: call.id.clone(),
+            progress,
+        })
+    };
+    let first = inner.tools.call_tool(invocation.clone(), &progress).await;
     let result = match first {
         Err(e) if e.outcome_unknown() && safe_to_resend(inner, call).await => {
             emit(AgentEvent::ServerRestarted {
                 server: invocation.server.clone(),
                 reason: e.to_string(),
             });
-            inner.tools.call_tool(invocation).await
+            inner.tools.call_tool(invocation, &progress).await
         }
         other => other,
     };

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::Inner;
 use super::batch::{KnownTool, ToolIndex, record_audit};
 use crate::error::AgentError;
-use crate::mcp::{ToolInvocation, qualified_name};
+use crate::mcp::{IGNORE_PROGRESS, ToolInvocation, qualified_name};
 use crate::policy::Trust;
 use crate::protocol::{
     AgentEvent, AuditDecision, CallDecision, CallPreview, Decision, PreviewOutcome,
@@ -66,7 +66,7 @@ async fn ask(inner: &Inner, preview: &KnownTool, arguments: Map<String, Value>) 
         arguments,
         idempotency_key: None,
     };
-    match inner.tools.call_tool(invocation).await {
+    match inner.tools.call_tool(invocation, IGNORE_PROGRESS).await {
         Ok(outcome) if outcome.output.is_error => PreviewOutcome::Refused {
             message: outcome.output.text,
         },

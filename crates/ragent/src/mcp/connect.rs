@@ -11,7 +11,6 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::ClientInitializeError;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
@@ -19,6 +18,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
+use super::client::HubClient;
 use super::config::{ServerConfig, ServerTransport};
 use super::env_refs::{expand, process_env};
 use super::login_path::LoginPath;
@@ -26,7 +26,7 @@ use super::sign_in::ServerTokens;
 use crate::hashing::hash_json;
 
 /// A live client session with a server.
-pub type McpClient = RunningService<RoleClient, ClientConfig>;
+pub type McpClient = RunningService<RoleClient, HubClient>;
 
 /// A connection and, for a child process, its process id.
 pub struct Connected {
@@ -58,14 +58,6 @@ pub trait Connect: Send + Sync {
     fn identity(&self) -> String;
     /// For logs: never includes secrets.
     fn describe(&self) -> String;
-}
-
-/// How this client introduces itself to servers.
-pub fn client_config() -> ClientConfig {
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("ragent", env!("CARGO_PKG_VERSION")),
-    )
 }
 
 /// A server's stderr log beyond this size is moved to `<file>.1` (replacing
@@ -216,7 +208,7 @@ impl Connect for StdioConnector {
                     }
                 });
             }
-            let client = client_config()
+            let client = HubClient::new()
                 .serve(transport)
                 .await
                 .map_err(|e| e.to_string())?;
@@ -277,7 +269,7 @@ impl HttpConnector {
         }
         let client = AuthClient::new(reqwest::Client::new(), manager);
         let transport = StreamableHttpClientTransport::with_client(client, config);
-        client_config()
+        HubClient::new()
             .serve(transport)
             .await
             .map_err(initialize_error)
@@ -300,7 +292,7 @@ impl Connect for HttpConnector {
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let client = match &self.tokens {
                 Some(tokens) => self.serve_signed_in(tokens, config).await?,
-                None => client_config()
+                None => HubClient::new()
                     .serve(StreamableHttpClientTransport::from_config(config))
                     .await
                     .map_err(initialize_error)?,

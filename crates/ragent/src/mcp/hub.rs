@@ -7,17 +7,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, join_all};
-use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
-use rmcp::service::ServiceError;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, MetaObject,
+    RequestMetaObject, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::{Mutex, RwLock};
 
+use super::client::ProgressWatch;
 use super::connect::{ConnectError, McpClient};
 use super::pin::tool_info;
 use super::{
-    CallOutcome, IDEMPOTENCY_KEY, McpError, ServerEntry, ServerProblem, ServerStatus, SignInStatus,
-    ToolInfo, ToolInvocation, ToolListing, ToolOutput, ToolSource,
+    CallOutcome, IDEMPOTENCY_KEY, McpError, ProgressSink, ServerEntry, ServerProblem, ServerStatus,
+    SignInStatus, ToolInfo, ToolInvocation, ToolListing, ToolOutput, ToolSource,
 };
+use crate::protocol::CallProgress;
 
 /// Time limits for servers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,7 +225,11 @@ impl McpHub {
         Ok((infos, restarted, skipped))
     }
 
-    async fn call(&self, call: ToolInvocation) -> Result<CallOutcome, McpError> {
+    async fn call(
+        &self,
+        call: ToolInvocation,
+        progress: ProgressSink<'_>,
+    ) -> Result<CallOutcome, McpError> {
         let slot = self.slot(&call.server).await?;
         let (live, restarted) = slot.live(&self.options).await?;
         let mut params =
@@ -232,23 +241,23 @@ impl McpHub {
         }
         let server = call.server;
         let limit = slot.entry.call_timeout.unwrap_or(self.options.call_timeout);
-        let answer = tokio::time::timeout(limit, live.client.peer().call_tool(params)).await;
+        let answer = send_call(&live, params, limit, progress).await;
         match answer {
-            Err(_) => Err(McpError::Timeout {
+            Err(ServiceError::Timeout { .. }) => Err(McpError::Timeout {
                 server,
                 seconds: limit.as_secs(),
             }),
-            Ok(Ok(result)) => Ok(CallOutcome {
+            Ok(result) => Ok(CallOutcome {
                 output: render_result(&result),
                 restarted,
             }),
             // A JSON-RPC error is the server refusing the request (unknown
             // tool, invalid params): it answered, so nothing is in doubt.
-            Ok(Err(ServiceError::McpError(error))) => Err(McpError::Refused {
+            Err(ServiceError::McpError(error)) => Err(McpError::Refused {
                 server,
                 message: error.message.to_string(),
             }),
-            Ok(Err(e)) => {
+            Err(e) => {
                 slot.mark_broken(e.to_string()).await;
                 Err(McpError::Stopped {
                     server,
@@ -262,6 +271,59 @@ impl McpHub {
 impl Default for McpHub {
     fn default() -> Self {
         McpHub::new(HubOptions::default())
+    }
+}
+
+/// Sends a `tools/call` and waits for its result at most `limit` (the
+/// server is told the request is cancelled when that passes), meanwhile
+/// passing on what the server tells of its progress. rmcp gives every
+/// request a progress token of its own, known once the request is on its
+/// way (news that beats it is kept for it), and news after the result is
+/// dropped.
+async fn send_call(
+    live: &Live,
+    params: CallToolRequestParams,
+    limit: Duration,
+    progress: ProgressSink<'_>,
+) -> Result<CallToolResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = live
+        .client
+        .peer()
+        .send_request_with_option(request, PeerRequestOptions::with_timeout(limit))
+        .await?;
+    let watch = live
+        .client
+        .service()
+        .watch_progress(handle.progress_token.clone());
+    match told_progress(handle.await_response(), watch, progress).await? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Waits for `call`, meanwhile passing on what its server tells of its
+/// progress.
+async fn told_progress<T>(
+    call: impl Future<Output = T>,
+    mut watch: ProgressWatch,
+    progress: ProgressSink<'_>,
+) -> T {
+    let forward = async {
+        while let Some(news) = watch.next().await {
+            progress(CallProgress {
+                progress: news.progress,
+                total: news.total,
+                message: news
+                    .message
+                    .map(|m| m.chars().take(CallProgress::MESSAGE_CHARS).collect()),
+            });
+        }
+    };
+    tokio::pin!(call);
+    tokio::select! {
+        done = &mut call => done,
+        () = forward => call.await,
     }
 }
 
@@ -379,8 +441,12 @@ impl ToolSource for McpHub {
         })
     }
 
-    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>> {
-        Box::pin(self.call(call))
+    fn call_tool<'a>(
+        &'a self,
+        call: ToolInvocation,
+        progress: ProgressSink<'a>,
+    ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+        Box::pin(self.call(call, progress))
     }
 
     fn honours_idempotency_keys<'a>(
@@ -429,7 +495,7 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use super::*;
-    use crate::mcp::{Connect, Connected};
+    use crate::mcp::{Connect, Connected, IGNORE_PROGRESS};
 
     /// A server whose command does not exist.
     struct Missing(AtomicU32);
@@ -476,12 +542,15 @@ mod tests {
         }
         assert_eq!(missing.0.load(Ordering::SeqCst), 1);
         let call = hub
-            .call_tool(ToolInvocation {
-                server: "gone".into(),
-                tool: "x".into(),
-                arguments: Map::new(),
-                idempotency_key: None,
-            })
+            .call_tool(
+                ToolInvocation {
+                    server: "gone".into(),
+                    tool: "x".into(),
+                    arguments: Map::new(),
+                    idempotency_key: None,
+                },
+                IGNORE_PROGRESS,
+            )
             .await;
         assert!(matches!(call, Err(McpError::Start { .. })), "{call:?}");
         let unknown = hub.honours_idempotency_keys("nowhere").await;
@@ -532,12 +601,15 @@ exec sleep 30
         .await;
         let started = Instant::now();
         let call = hub
-            .call_tool(ToolInvocation {
-                server: "silent".into(),
-                tool: "wait".into(),
-                arguments: Map::new(),
-                idempotency_key: None,
-            })
+            .call_tool(
+                ToolInvocation {
+                    server: "silent".into(),
+                    tool: "wait".into(),
+                    arguments: Map::new(),
+                    idempotency_key: None,
+                },
+                IGNORE_PROGRESS,
+            )
             .await;
         assert_eq!(
             call,

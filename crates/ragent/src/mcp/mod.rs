@@ -2,6 +2,7 @@
 //! [`Connect`] a test supplies), their tools under `server__tool` names,
 //! and calls that carry an idempotency key in `_meta`.
 
+pub mod client;
 pub mod config;
 pub mod connect;
 pub mod env_refs;
@@ -17,6 +18,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
+
+use crate::protocol::CallProgress;
 
 pub use connect::{Connect, ConnectError, Connected};
 pub use hub::McpHub;
@@ -171,6 +174,12 @@ impl std::fmt::Debug for ServerEntry {
     }
 }
 
+/// Where a running call's progress goes.
+pub type ProgressSink<'a> = &'a (dyn Fn(CallProgress) + Send + Sync);
+
+/// For a call whose progress nobody shows (a preview).
+pub const IGNORE_PROGRESS: ProgressSink<'static> = &|_| {};
+
 /// Why a call or a listing failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum McpError {
@@ -204,7 +213,13 @@ pub trait ToolSource: Send + Sync {
     /// keep their connection.
     fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()>;
     fn list_tools(&self) -> BoxFuture<'_, ToolListing>;
-    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>>;
+    /// Sends the call; what its server tells of its progress meanwhile
+    /// goes to `progress`.
+    fn call_tool<'a>(
+        &'a self,
+        call: ToolInvocation,
+        progress: ProgressSink<'a>,
+    ) -> BoxFuture<'a, Result<CallOutcome, McpError>>;
     /// Whether the server declared `capabilities.experimental["ragent/idempotency_key"]`.
     fn honours_idempotency_keys<'a>(
         &'a self,

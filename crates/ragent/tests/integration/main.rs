@@ -11,6 +11,7 @@ mod model_errors;
 mod model_faults;
 mod model_list;
 mod previews;
+mod progress;
 mod regenerate;
 mod restart;
 mod secrets;

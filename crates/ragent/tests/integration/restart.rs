@@ -9,7 +9,8 @@ use futures::future::BoxFuture;
 use pretty_assertions::assert_eq;
 use ragent::clock::{Clock, ManualClock, SystemClock};
 use ragent::mcp::{
-    CallOutcome, McpError, ServerEntry, ServerStatus, ToolInvocation, ToolListing, ToolSource,
+    CallOutcome, McpError, ProgressSink, ServerEntry, ServerStatus, ToolInvocation, ToolListing,
+    ToolSource,
 };
 use ragent::protocol::{AgentEvent, StopReason, ToolCallView, TranscriptItem};
 use ragent::toolcall::CallStatus;
@@ -48,18 +49,22 @@ impl ToolSource for Faulty {
         self.inner.list_tools()
     }
 
-    fn call_tool(&self, call: ToolInvocation) -> BoxFuture<'_, Result<CallOutcome, McpError>> {
+    fn call_tool<'a>(
+        &'a self,
+        call: ToolInvocation,
+        progress: ProgressSink<'a>,
+    ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
         Box::pin(async move {
             match &self.fault {
                 Fault::HangAfterSend { tool, sent } if call.tool == *tool => {
-                    let done = self.inner.call_tool(call).await;
+                    let done = self.inner.call_tool(call, progress).await;
                     assert!(done.is_ok(), "the server did the work: {done:?}");
                     sent.notify_one();
                     futures::future::pending().await
                 }
                 Fault::LoseFirstAnswer { lost } => {
                     let server = call.server.clone();
-                    let answer = self.inner.call_tool(call).await;
+                    let answer = self.inner.call_tool(call, progress).await;
                     let mut lost = lost.lock().unwrap();
                     if *lost {
                         return answer;
@@ -70,7 +75,7 @@ impl ToolSource for Faulty {
                         message: "connection reset".into(),
                     })
                 }
-                Fault::HangAfterSend { .. } => self.inner.call_tool(call).await,
+                Fault::HangAfterSend { .. } => self.inner.call_tool(call, progress).await,
             }
         })
     }

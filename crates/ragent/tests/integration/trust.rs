@@ -128,8 +128,10 @@ async fn tool_names_are_exact_so_no_server_shadows_another() {
         offered,
         vec![
             "mine__add_note",
+            "mine__count_pages",
             "mine__list_notes",
             "theirs__add_note",
+            "theirs__count_pages",
             "theirs__list_notes"
         ]
     );

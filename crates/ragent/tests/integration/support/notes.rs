@@ -4,18 +4,20 @@
 //! be changed under the agent, and which may or may not honour keys. A
 //! test may give it more write tools of its own (see [`note_tool`]), which
 //! write notes as `add_note` does but declare what the test wants. The
-//! notebook keeps its own record of every call it receives.
+//! notebook keeps its own record of every call it receives. Its read
+//! `count_pages` tells its progress and then waits until the test lets it
+//! finish.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use ragent::mcp::connect::client_config;
+use ragent::mcp::client::HubClient;
 use ragent::mcp::{Connect, ConnectError, Connected, IDEMPOTENCY_KEY, MOVES_MONEY, ServerEntry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ExperimentalCapabilities, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -33,6 +35,8 @@ pub struct Notebook {
     honours_keys: bool,
     /// More write tools, each taking `{text}` like `add_note`.
     extra_tools: Vec<Tool>,
+    /// `count_pages` finishes once this is notified.
+    counting: Arc<tokio::sync::Notify>,
 }
 
 /// One call as the notebook received it.
@@ -68,6 +72,13 @@ impl Notebook {
 
     pub fn notes(&self) -> Vec<String> {
         self.notes.lock().unwrap().clone()
+    }
+
+    /// Lets a `count_pages` call (running or still to come) finish.
+    // Used by the progress story only.
+    #[allow(dead_code)]
+    pub fn let_counting_finish(&self) {
+        self.counting.notify_one();
     }
 
     /// Changes `add_note`'s description, as a server update might.
@@ -158,7 +169,13 @@ impl ServerHandler for NotesServer {
             schema(json!({"type": "object", "properties": {}})),
         )
         .with_annotations(ToolAnnotations::new().read_only(true));
-        let mut tools = vec![add, list];
+        let count = Tool::new(
+            "count_pages",
+            "Count the notebook's pages, slowly.",
+            schema(json!({"type": "object", "properties": {}})),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true));
+        let mut tools = vec![add, list, count];
         tools.extend(self.notebook.extra_tools.iter().cloned());
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -213,6 +230,18 @@ impl ServerHandler for NotesServer {
                 answer
             }
             "list_notes" => self.notebook.notes().join("\n"),
+            // Progress goes only to a request that asked for it with a token.
+            "count_pages" => match context.meta.get_progress_token() {
+                Some(token) => {
+                    let news = ProgressNotificationParam::new(token, 1.0)
+                        .with_total(3.0)
+                        .with_message("翻到第 1 页");
+                    context.peer.notify_progress(news).await.unwrap();
+                    self.notebook.counting.notified().await;
+                    "3 pages".to_string()
+                }
+                None => "no progress token".to_string(),
+            },
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
@@ -236,7 +265,7 @@ impl Connect for InProcess {
                     let _ = service.waiting().await;
                 }
             });
-            let client = client_config()
+            let client = HubClient::new()
                 .serve(client_io)
                 .await
                 .map_err(|e| ConnectError::Failed(e.to_string()))?;

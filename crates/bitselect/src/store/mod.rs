@@ -1,0 +1,287 @@
+//! The seam between the domain and a database: the few things the domain
+//! asks of a connection (run a statement, read rows) with typed parameters
+//! and typed column reads. SQLite implements it ([`sqlite`]); a transaction
+//! is begun and ended by the shop's front door, never by the domain.
+//!
+//! Statements are written once, in the SQL both stores speak, with `?N`
+//! placeholders (or bare `?`, numbered in order); a store that spells them
+//! otherwise translates them in one place.
+
+pub(crate) mod postgres;
+mod postgres_schema;
+pub(crate) mod sqlite;
+
+use std::sync::Arc;
+
+use crate::db::{CallTx, Db};
+use crate::error::{Result, ShopError};
+use crate::users::UserId;
+
+/// A parameter's value as the database receives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value<'a> {
+    Null,
+    Int(i64),
+    Text(&'a str),
+}
+
+/// What can be bound to a placeholder.
+pub trait ToValue {
+    fn to_value(&self) -> Value<'_>;
+}
+
+impl ToValue for i64 {
+    fn to_value(&self) -> Value<'_> {
+        Value::Int(*self)
+    }
+}
+
+impl ToValue for u32 {
+    fn to_value(&self) -> Value<'_> {
+        Value::Int(i64::from(*self))
+    }
+}
+
+impl ToValue for i32 {
+    fn to_value(&self) -> Value<'_> {
+        Value::Int(i64::from(*self))
+    }
+}
+
+impl ToValue for bool {
+    fn to_value(&self) -> Value<'_> {
+        Value::Int(i64::from(*self))
+    }
+}
+
+impl ToValue for str {
+    fn to_value(&self) -> Value<'_> {
+        Value::Text(self)
+    }
+}
+
+impl ToValue for String {
+    fn to_value(&self) -> Value<'_> {
+        Value::Text(self)
+    }
+}
+
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value<'_> {
+        (**self).to_value()
+    }
+}
+
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value<'_> {
+        self.as_ref().map_or(Value::Null, ToValue::to_value)
+    }
+}
+
+impl ToValue for UserId {
+    fn to_value(&self) -> Value<'_> {
+        Value::Int(self.get())
+    }
+}
+
+/// The parameters of one statement, in placeholder order.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! sql_params {
+    () => { &[] as &[&dyn $crate::store::ToValue] };
+    ($($value:expr),+ $(,)?) => {
+        &[$(&$value as &dyn $crate::store::ToValue),+] as &[&dyn $crate::store::ToValue]
+    };
+}
+pub(crate) use sql_params as params;
+
+/// One column of a row as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Column {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+/// What a column can be read as.
+pub trait FromColumn: Sized {
+    fn from_column(column: Column) -> std::result::Result<Self, Column>;
+}
+
+impl FromColumn for i64 {
+    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+        match column {
+            Column::Int(value) => Ok(value),
+            other => Err(other),
+        }
+    }
+}
+
+impl FromColumn for String {
+    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+        match column {
+            Column::Text(value) => Ok(value),
+            other => Err(other),
+        }
+    }
+}
+
+impl FromColumn for bool {
+    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+        match column {
+            Column::Int(value) => Ok(value != 0),
+            other => Err(other),
+        }
+    }
+}
+
+impl<T: FromColumn> FromColumn for Option<T> {
+    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+        match column {
+            Column::Null => Ok(None),
+            other => T::from_column(other).map(Some),
+        }
+    }
+}
+
+/// One row of a result, its columns in select order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    columns: Vec<Column>,
+}
+
+impl Row {
+    pub fn new(columns: Vec<Column>) -> Self {
+        Self { columns }
+    }
+
+    /// Column `index` read as `T`; a missing column or another type is a
+    /// fault of the schema, not of the caller.
+    pub fn get<T: FromColumn>(&self, index: usize) -> Result<T> {
+        let column = self
+            .columns
+            .get(index)
+            .cloned()
+            .ok_or_else(|| ShopError::Corrupt(format!("结果没有第 {index} 列")))?;
+        T::from_column(column).map_err(|found| {
+            ShopError::Corrupt(format!(
+                "第 {index} 列的类型不符（读到 {found:?}，要的是 {}）",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+}
+
+/// A connection inside the transaction of one call: what the domain asks of
+/// a database.
+pub trait Conn {
+    /// Runs a statement; returns how many rows it changed.
+    fn execute(&self, sql: &str, params: &[&dyn ToValue]) -> Result<u64>;
+
+    /// Runs a query; returns every row.
+    fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>>;
+
+    /// Which store this is: for the few statements the dialects spell
+    /// differently, each kept in one named place per store.
+    fn kind(&self) -> StoreKind;
+
+    /// The few statements this store spells its own way.
+    fn dialect(&self) -> &'static Dialect;
+}
+
+/// The stores the shop runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Sqlite,
+    Postgres,
+}
+
+/// What the dialects spell differently, one value per store
+/// (`sqlite::DIALECT`, `postgres::DIALECT`): everything else is the same SQL.
+#[derive(Debug)]
+pub struct Dialect {
+    /// A subquery yielding the texts of a JSON array bound as one parameter.
+    pub json_text_list: &'static str,
+    /// Conditions on `s.sku_code` keeping the SKUs whose keyword text holds
+    /// every term, with the values they bind (`search_index`).
+    pub keyword_filter: KeywordFilter,
+}
+
+/// Conditions and their values, from a keyword's lower-cased terms.
+pub type KeywordFilter = fn(&[String]) -> (Vec<&'static str>, Vec<String>);
+
+impl dyn Conn + '_ {
+    /// The first row, if any, read by `read`.
+    pub fn query_opt<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToValue],
+        read: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<Option<T>> {
+        self.query(sql, params)?.first().map(read).transpose()
+    }
+
+    /// The first row, which the statement always yields (an aggregate).
+    pub fn query_row<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToValue],
+        read: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<T> {
+        self.query_opt(sql, params, read)?
+            .ok_or_else(|| ShopError::Corrupt(format!("查询没有返回行：{sql}")))
+    }
+
+    /// Every row, each read by `read`.
+    pub fn query_all<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToValue],
+        read: impl FnMut(&Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.query(sql, params)?.iter().map(read).collect()
+    }
+}
+
+/// The kinds of transaction a call runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxKind {
+    /// Reads only, from one consistent snapshot.
+    Read,
+    /// Reads and writes whose checks no concurrent writer can invalidate
+    /// before the commit.
+    Write,
+}
+
+/// The database the shop runs on; transactions are begun here, for the
+/// shop's front door, and nowhere else.
+#[derive(Debug, Clone)]
+pub(crate) enum Store {
+    Sqlite(Arc<Db>),
+    Postgres(Arc<postgres::PgStore>),
+}
+
+impl Store {
+    /// Runs `call` in one transaction of `kind`, committed when it returns
+    /// `Ok` and rolled back otherwise. `call` may run more than once if the
+    /// store makes a transaction that lost a race with another start again.
+    pub(crate) fn run<T>(
+        &self,
+        kind: TxKind,
+        mut call: impl FnMut(&dyn Conn) -> Result<T>,
+    ) -> Result<T> {
+        match self {
+            Self::Sqlite(db) => {
+                let conn = db.connect()?;
+                let tx = match kind {
+                    TxKind::Read => CallTx::read(&conn)?,
+                    TxKind::Write => CallTx::write(&conn)?,
+                };
+                let out = call(&*tx)?;
+                tx.commit()?;
+                Ok(out)
+            }
+            Self::Postgres(pg) => pg.run(kind, call),
+        }
+    }
+}

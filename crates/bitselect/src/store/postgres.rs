@@ -1,0 +1,453 @@
+//! The seam over PostgreSQL: a pool of tokio-postgres connections
+//! (deadpool-postgres) driven by a small runtime of the store's own, so the
+//! synchronous domain runs unchanged on whichever thread calls it (a
+//! blocking thread of the server, a test's thread).
+//!
+//! A read is a `REPEATABLE READ READ ONLY` snapshot; a write is
+//! `SERIALIZABLE`, which gives the domain's read-check-write steps the
+//! guarantee SQLite's single writer gives them. A write that loses a race
+//! with another (a serialization failure, a deadlock, or a unique key
+//! another transaction took first) is rolled back and run again, a bounded
+//! number of times; the conditional stock update stays the rule that keeps
+//! stock from going below zero.
+
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use tokio_postgres::{NoTls, Statement};
+
+use super::postgres_schema::MIGRATIONS;
+use super::{Column, Conn, Dialect, Row, StoreKind, ToValue, TxKind, Value};
+use crate::error::{Result, ShopError};
+use crate::search_index;
+
+/// Connections each instance keeps open at most.
+const POOL_SIZE: usize = 16;
+
+/// How many times a write that lost a race runs in all.
+const ATTEMPTS: u32 = 30;
+
+/// The migrations of concurrent instances starting at once take turns
+/// under this advisory lock.
+const MIGRATION_LOCK: i64 = 0x6269_7473_656c_6563; // "bitselec"
+
+/// What PostgreSQL spells differently from SQLite.
+pub(crate) const DIALECT: Dialect = Dialect {
+    json_text_list: "SELECT json_array_elements_text(CAST(? AS json))",
+    keyword_filter: search_index::filter_trigram_like,
+};
+
+/// The shop's PostgreSQL database.
+pub(crate) struct PgStore {
+    pool: Pool,
+    runtime: Option<tokio::runtime::Runtime>,
+    /// Where it is, without the password: for logs.
+    target: String,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which an async caller may not.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+fn store_error(message: impl std::fmt::Display) -> ShopError {
+    ShopError::Store(message.to_string())
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://user:password@host:port/db`, or the
+    /// key=value form) and brings the schema up to date.
+    pub(crate) fn connect(url: &str) -> Result<Self> {
+        let config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| store_error(format!("数据库地址无效：{e}")))?;
+        let target = describe(&config);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("bitselect-pg")
+            .enable_all()
+            .build()
+            .map_err(|e| store_error(format!("无法启动数据库线程：{e}")))?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .build()
+            .map_err(store_error)?;
+        let store = Self {
+            pool,
+            runtime: Some(runtime),
+            target,
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    pub(crate) fn target(&self) -> &str {
+        &self.target
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        // Some from creation until drop.
+        self.runtime.as_ref().unwrap_or_else(|| unreachable!())
+    }
+
+    fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime().block_on(future)
+    }
+
+    /// Runs `call` in one transaction of `kind`; a write that lost a race
+    /// runs again, up to [`ATTEMPTS`] times in all, after a short pause that
+    /// grows with each attempt.
+    pub(crate) fn run<T>(
+        &self,
+        kind: TxKind,
+        mut call: impl FnMut(&dyn Conn) -> Result<T>,
+    ) -> Result<T> {
+        let mut attempt = 1;
+        loop {
+            match self.run_once(kind, &mut call) {
+                Err(error) if kind == TxKind::Write && attempt < ATTEMPTS && lost_race(&error) => {
+                    tracing::debug!(attempt, %error, "a write lost a race; running it again");
+                    std::thread::sleep(backoff(attempt));
+                    attempt += 1;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    fn run_once<T>(
+        &self,
+        kind: TxKind,
+        call: &mut impl FnMut(&dyn Conn) -> Result<T>,
+    ) -> Result<T> {
+        let client = self
+            .block_on(self.pool.get())
+            .map_err(|e| store_error(format!("无法连接数据库：{e}")))?;
+        let begin = match kind {
+            TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+            TxKind::Write => "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        };
+        self.block_on(client.batch_execute(begin))?;
+        let conn = PgConn {
+            store: self,
+            client: &client,
+        };
+        let outcome = call(&conn).and_then(|out| {
+            self.block_on(client.batch_execute("COMMIT"))?;
+            Ok(out)
+        });
+        if outcome.is_err()
+            && let Err(error) = self.block_on(client.batch_execute("ROLLBACK"))
+        {
+            // A connection that cannot roll back is broken: the pool drops it.
+            tracing::warn!(%error, "a failed call's transaction could not be rolled back");
+        }
+        outcome
+    }
+
+    /// Brings the schema up to date, one migration a transaction, with
+    /// other instances waiting on the advisory lock meanwhile.
+    fn migrate(&self) -> Result<()> {
+        let client = self
+            .block_on(self.pool.get())
+            .map_err(|e| store_error(format!("无法连接数据库 {}：{e}", self.target)))?;
+        self.block_on(async {
+            client.batch_execute("BEGIN").await?;
+            client
+                .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+                .await?;
+            client
+                .batch_execute(
+                    "CREATE TABLE IF NOT EXISTS schema_version (
+                         version    BIGINT PRIMARY KEY,
+                         applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                     )",
+                )
+                .await?;
+            let current: i64 = client
+                .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
+                .await?
+                .get(0);
+            Ok::<_, tokio_postgres::Error>(current)
+        })
+        .map_err(ShopError::from)
+        .and_then(|current| {
+            let latest = MIGRATIONS.len() as i64;
+            if current > latest {
+                return Err(ShopError::Corrupt(format!(
+                    "数据库版本 {current} 比本程序支持的 {latest} 新，请升级 bitselect"
+                )));
+            }
+            for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+                let version = index as i64 + 1;
+                self.block_on(async {
+                    client.batch_execute(sql).await?;
+                    client
+                        .execute(
+                            "INSERT INTO schema_version (version) VALUES ($1)",
+                            &[&version],
+                        )
+                        .await
+                })?;
+                tracing::info!(version, "applied PostgreSQL schema migration");
+            }
+            self.block_on(client.batch_execute("COMMIT"))?;
+            Ok(())
+        })
+        .inspect_err(|_| {
+            let _ = self.block_on(client.batch_execute("ROLLBACK"));
+        })
+    }
+}
+
+/// Whether a write failed only because a concurrent one got there first, so
+/// that running it again may well succeed.
+fn lost_race(error: &ShopError) -> bool {
+    let ShopError::Postgres(error) = error else {
+        return false;
+    };
+    matches!(
+        error.code(),
+        Some(&SqlState::T_R_SERIALIZATION_FAILURE)
+            | Some(&SqlState::T_R_DEADLOCK_DETECTED)
+            | Some(&SqlState::UNIQUE_VIOLATION)
+    )
+}
+
+/// 2, 4, 8 … ms up to 64 ms, with up to as much again at random, so that
+/// writers that collided do not collide again in step.
+fn backoff(attempt: u32) -> Duration {
+    let base = 1u64 << attempt.min(6);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
+    Duration::from_millis(base + nanos % (base + 1))
+}
+
+/// `user@host:port/db`, never the password.
+fn describe(config: &tokio_postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|host| match host {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_default();
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{host}:{port}/{}",
+        config.get_user().unwrap_or_default(),
+        config.get_dbname().unwrap_or_default()
+    )
+}
+
+/// `?N` becomes `$N` and a bare `?` the next number, outside quoted text:
+/// the one place statements are spelt for PostgreSQL.
+pub(crate) fn placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut chars = sql.chars().peekable();
+    let mut quoted = false;
+    let mut highest = 0u32;
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            '?' if !quoted => {
+                let mut digits = String::new();
+                while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
+                    digits.push(d);
+                    chars.next();
+                }
+                let number = match digits.parse::<u32>() {
+                    Ok(number) => number,
+                    Err(_) => highest + 1,
+                };
+                highest = highest.max(number);
+                out.push('$');
+                out.push_str(&number.to_string());
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// One call's connection, inside its transaction.
+struct PgConn<'a> {
+    store: &'a PgStore,
+    client: &'a deadpool_postgres::Client,
+}
+
+impl PgConn<'_> {
+    fn prepare(&self, sql: &str) -> Result<Statement> {
+        Ok(self
+            .store
+            .block_on(self.client.prepare_cached(&placeholders(sql)))?)
+    }
+}
+
+/// A parameter as PostgreSQL receives it: integers fit the column's width
+/// (the schema's are `BIGINT`), text goes to text and JSON alike.
+#[derive(Debug)]
+struct Bound<'a>(Value<'a>);
+
+impl ToSql for Bound<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self.0 {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(value) => match *ty {
+                Type::INT4 => i32::try_from(value)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(value)?.to_sql(ty, out),
+                Type::BOOL => (value != 0).to_sql(ty, out),
+                _ => value.to_sql(ty, out),
+            },
+            Value::Text(text) => match *ty {
+                Type::JSON => {
+                    out.extend_from_slice(text.as_bytes());
+                    Ok(IsNull::No)
+                }
+                _ => text.to_sql(ty, out),
+            },
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(
+            *ty,
+            Type::INT8
+                | Type::INT4
+                | Type::INT2
+                | Type::BOOL
+                | Type::TEXT
+                | Type::VARCHAR
+                | Type::BPCHAR
+                | Type::NAME
+                | Type::JSON
+                | Type::UNKNOWN
+        )
+    }
+
+    to_sql_checked!();
+}
+
+fn bind<'a>(params: &'a [&'a dyn ToValue]) -> Vec<Bound<'a>> {
+    params.iter().map(|param| Bound(param.to_value())).collect()
+}
+
+fn column(row: &tokio_postgres::Row, index: usize) -> Result<Column> {
+    let ty = row.columns()[index].type_().clone();
+    let column = match ty {
+        Type::INT8 => row.try_get::<_, Option<i64>>(index)?.map(Column::Int),
+        Type::INT4 => row
+            .try_get::<_, Option<i32>>(index)?
+            .map(|v| Column::Int(i64::from(v))),
+        Type::INT2 => row
+            .try_get::<_, Option<i16>>(index)?
+            .map(|v| Column::Int(i64::from(v))),
+        Type::BOOL => row
+            .try_get::<_, Option<bool>>(index)?
+            .map(|v| Column::Int(i64::from(v))),
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
+            row.try_get::<_, Option<String>>(index)?.map(Column::Text)
+        }
+        other => {
+            return Err(ShopError::Corrupt(format!(
+                "第 {index} 列是商城不存的类型 {other}"
+            )));
+        }
+    };
+    Ok(column.unwrap_or(Column::Null))
+}
+
+impl Conn for PgConn<'_> {
+    fn execute(&self, sql: &str, params: &[&dyn ToValue]) -> Result<u64> {
+        let statement = self.prepare(sql)?;
+        let bound = bind(params);
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        Ok(self
+            .store
+            .block_on(self.client.execute(&statement, &refs))?)
+    }
+
+    fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
+        let statement = self.prepare(sql)?;
+        let bound = bind(params);
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        let rows = self.store.block_on(self.client.query(&statement, &refs))?;
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|index| column(row, index))
+                    .collect::<Result<Vec<_>>>()
+                    .map(Row::new)
+            })
+            .collect()
+    }
+
+    fn kind(&self) -> StoreKind {
+        StoreKind::Postgres
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        &DIALECT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_for_postgres_outside_quoted_text() {
+        assert_eq!(
+            placeholders("SELECT a FROM t WHERE b = ?2 AND c = ?1 AND d = '?'"),
+            "SELECT a FROM t WHERE b = $2 AND c = $1 AND d = '?'"
+        );
+        assert_eq!(
+            placeholders("x IN (?) AND y >= ? AND z = ?10"),
+            "x IN ($1) AND y >= $2 AND z = $10"
+        );
+    }
+
+    #[test]
+    fn the_described_target_leaves_the_password_out() {
+        let config: tokio_postgres::Config = "postgres://shop:s3cret@db.example:6543/bitselect"
+            .parse()
+            .unwrap();
+        let described = describe(&config);
+        assert_eq!(described, "postgres://shop@db.example:6543/bitselect");
+    }
+}

@@ -1,0 +1,450 @@
+//! Several shop instances on one PostgreSQL database, behind HAProxy, each
+//! request signed in with its shopper's token: the stack a merchant runs.
+//! The test starts all of it on loopback ports (a private PostgreSQL
+//! cluster, the authorization server, three `bitselect-mcp` processes and
+//! HAProxy with a configuration written here) and stops it at the end.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bitselect::Shop;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::{Barrier, mpsc};
+
+use support::IPHONE_17;
+use support::client::{add_to_cart, http_client, request, text};
+use support::oauth::{AuthServer, sign_in};
+use support::postgres::cluster;
+
+const SHOPPERS: usize = 50;
+const STOCK: i64 = 5;
+/// How many times a shopper sends their order (always with the same key)
+/// when the answer is lost on the way.
+const ATTEMPTS: usize = 20;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// A `bitselect-mcp --http` process, killed when dropped.
+struct Instance {
+    child: Child,
+    addr: SocketAddr,
+}
+
+type StderrLines = tokio::io::Lines<BufReader<tokio::process::ChildStderr>>;
+
+/// `bitselect-mcp --http 127.0.0.1:0` with `args`, once it listens: the
+/// process, its address and the rest of its stderr.
+async fn spawn_shop(args: &[&std::ffi::OsStr]) -> (Child, SocketAddr, StderrLines) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bitselect-mcp"))
+        .args(["--http", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start bitselect-mcp");
+    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.expect("read the shop's stderr") {
+            if let Some(url) = line.strip_prefix("bitselect-mcp listening on http://") {
+                let addr = url.trim().trim_end_matches(bitselect::MCP_PATH);
+                return addr.parse::<SocketAddr>().expect("an address");
+            }
+        }
+        panic!("bitselect-mcp exited before it listened");
+    })
+    .await
+    .expect("the shop listens within 30 s");
+    (child, addr, lines)
+}
+
+async fn start_instance(database_url: &str, issuer: &str, resource: &str) -> Instance {
+    let flags = [
+        "--database-url",
+        database_url,
+        "--auth-issuer",
+        issuer,
+        "--resource-url",
+        resource,
+    ];
+    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).collect();
+    let (child, addr, mut lines) = spawn_shop(&args).await;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Instance { child, addr }
+}
+
+fn haproxy_binary() -> PathBuf {
+    [
+        "/usr/sbin/haproxy",
+        "/usr/bin/haproxy",
+        "/usr/local/sbin/haproxy",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|path| path.exists())
+    .unwrap_or_else(|| {
+        panic!("HAProxy is not installed; run scripts/setup, which installs Debian's `haproxy`")
+    })
+}
+
+/// HAProxy in front of `backends`, round robin, each checked on /healthz
+/// every 100 ms and taken out at its first failure; a request that cannot
+/// connect to one is sent to another.
+fn haproxy_config(port: u16, backends: &[SocketAddr]) -> String {
+    let servers: String = backends
+        .iter()
+        .enumerate()
+        .map(|(n, addr)| format!("    server shop{} {addr} check\n", n + 1))
+        .collect();
+    format!(
+        "global\n    maxconn 2000\n\
+         defaults\n    mode http\n    timeout connect 2s\n    timeout client 30s\n    \
+         timeout server 30s\n    retries 3\n    option redispatch\n\
+         frontend shop\n    bind 127.0.0.1:{port}\n    default_backend instances\n\
+         backend instances\n    balance roundrobin\n    option httpchk GET {health}\n    \
+         default-server inter 100ms fall 1 rise 2\n{servers}",
+        health = bitselect::HEALTH_PATH,
+    )
+}
+
+/// HAProxy, in the foreground, killed when dropped; returns once it
+/// answers the health check through to an instance.
+async fn start_balancer(dir: &std::path::Path, port: u16, backends: &[SocketAddr]) -> Child {
+    let config = dir.join("haproxy.cfg");
+    std::fs::write(&config, haproxy_config(port, backends)).expect("write haproxy.cfg");
+    let child = Command::new(haproxy_binary())
+        .arg("-db")
+        .arg("-f")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start haproxy");
+    let health = format!("http://127.0.0.1:{port}{}", bitselect::HEALTH_PATH);
+    let http = reqwest::Client::new();
+    // HAProxy says nothing when it is ready: ask until it answers.
+    for _ in 0..400 {
+        if let Ok(response) = http.get(&health).send().await
+            && response.status().is_success()
+        {
+            return child;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("HAProxy did not answer {health} within 10 s");
+}
+
+/// What became of one shopper's order.
+#[derive(Debug)]
+enum Outcome {
+    Placed {
+        order_no: String,
+        attempts: usize,
+    },
+    Refused {
+        code: String,
+        message: String,
+        attempts: usize,
+    },
+}
+
+/// Orders one iPhone 17 from the cart, sending the same idempotency key
+/// again (on a new connection) whenever the answer is lost.
+async fn order_until_answered(lb: SocketAddr, token: &str, key: &str) -> Outcome {
+    let mut last_error = String::new();
+    for attempt in 1..=ATTEMPTS {
+        let client = match tokio::time::timeout(
+            Duration::from_secs(10),
+            rmcp::ServiceExt::serve((), {
+                let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                    format!("http://{lb}{}", bitselect::MCP_PATH),
+                )
+                .auth_header(token.to_owned());
+                rmcp::transport::StreamableHttpClientTransport::from_config(config)
+            }),
+        )
+        .await
+        {
+            Ok(Ok(client)) => client,
+            Ok(Err(error)) => {
+                last_error = error.to_string();
+                continue;
+            }
+            Err(_) => {
+                last_error = "connecting timed out".into();
+                continue;
+            }
+        };
+        let mut params = request(
+            "create_order",
+            json!({
+                "items": [{"skuCode": IPHONE_17, "quantity": 1}],
+                "receiverName": "王芳",
+                "receiverPhone": "13900139000",
+                "receiverAddress": "上海市浦东新区世纪大道 100 号"
+            }),
+        );
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.insert("ragent/idempotency_key".to_owned(), json!(key));
+        params.meta = Some(meta);
+        match tokio::time::timeout(Duration::from_secs(20), client.call_tool(params)).await {
+            Ok(Ok(result)) if result.is_error == Some(true) => {
+                let code = result
+                    .structured_content
+                    .as_ref()
+                    .expect("structured error")["error"]["code"]
+                    .as_str()
+                    .expect("error code")
+                    .to_owned();
+                return Outcome::Refused {
+                    code,
+                    message: text(&result),
+                    attempts: attempt,
+                };
+            }
+            Ok(Ok(result)) => {
+                let order_no = result
+                    .structured_content
+                    .as_ref()
+                    .expect("structured order")["orderNo"]
+                    .as_str()
+                    .expect("orderNo")
+                    .to_owned();
+                return Outcome::Placed {
+                    order_no,
+                    attempts: attempt,
+                };
+            }
+            Ok(Err(error)) => last_error = error.to_string(),
+            Err(_) => last_error = "the call timed out".into(),
+        }
+    }
+    panic!("shopper with key {key} got no answer in {ATTEMPTS} attempts: {last_error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_though_one_instance_is_killed()
+ {
+    // The cluster and the shop's seeding block: off the async threads.
+    let database = tokio::task::spawn_blocking(|| {
+        let database = cluster().seeded_database();
+        cluster().psql(
+            &database,
+            &format!("UPDATE sku SET stock = {STOCK} WHERE sku_code = '{IPHONE_17}'"),
+        );
+        database
+    })
+    .await
+    .expect("a seeded database");
+    let pg = cluster();
+    let database_url = pg.url(&database);
+
+    let lb_port = free_port();
+    let resource = format!("http://127.0.0.1:{lb_port}{}", bitselect::MCP_PATH);
+    let auth = AuthServer::start(&[&resource], 600).await;
+    let mut instances = Vec::new();
+    for _ in 0..3 {
+        instances.push(start_instance(&database_url, &auth.issuer, &resource).await);
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let backends: Vec<SocketAddr> = instances.iter().map(|i| i.addr).collect();
+    let _balancer = start_balancer(dir.path(), lb_port, &backends).await;
+    let lb: SocketAddr = ([127, 0, 0, 1], lb_port).into();
+
+    // Each shopper signs in and puts one iPhone 17 in their cart.
+    let mut signing_in = tokio::task::JoinSet::new();
+    for n in 1..=SHOPPERS {
+        let (issuer, resource) = (auth.issuer.clone(), resource.clone());
+        signing_in.spawn(async move {
+            let token = sign_in(&issuer, &format!("shopper-{n:02}"), &resource)
+                .await
+                .access_token;
+            let client = http_client(lb, Some(&token)).await;
+            add_to_cart(&client, IPHONE_17, 1).await;
+            (n, token)
+        });
+    }
+    let shoppers = signing_in.join_all().await;
+    let tokens: std::collections::BTreeMap<usize, String> = shoppers.iter().cloned().collect();
+
+    // All order at once; the first answer is the moment to kill an instance.
+    let start = Arc::new(Barrier::new(SHOPPERS + 1));
+    let (answered, mut answers) = mpsc::unbounded_channel();
+    let mut ordering = tokio::task::JoinSet::new();
+    for (n, token) in shoppers {
+        let (start, answered) = (start.clone(), answered.clone());
+        ordering.spawn(async move {
+            start.wait().await;
+            let outcome = order_until_answered(lb, &token, &format!("order-of-shopper-{n}")).await;
+            let _ = answered.send(());
+            (n, outcome)
+        });
+    }
+    start.wait().await;
+    answers.recv().await.expect("a first answer");
+    let killed = &mut instances[1];
+    killed.child.start_kill().expect("SIGKILL instance 2");
+    killed.child.wait().await.expect("instance 2 exited");
+    let outcomes = ordering.join_all().await;
+
+    let placed: Vec<(&String, usize)> = outcomes
+        .iter()
+        .filter_map(|(_, outcome)| match outcome {
+            Outcome::Placed { order_no, attempts } => Some((order_no, *attempts)),
+            Outcome::Refused { .. } => None,
+        })
+        .collect();
+    let refused: Vec<(&String, &String)> = outcomes
+        .iter()
+        .filter_map(|(_, outcome)| match outcome {
+            Outcome::Refused { code, message, .. } => Some((code, message)),
+            Outcome::Placed { .. } => None,
+        })
+        .collect();
+    let resent = outcomes
+        .iter()
+        .filter(|(_, o)| {
+            matches!(o, Outcome::Placed { attempts, .. } | Outcome::Refused { attempts, .. } if *attempts > 1)
+        })
+        .count();
+    eprintln!(
+        "placed {placed:?}; shoppers who sent their order again after a lost answer: {resent}"
+    );
+    assert_eq!(placed.len(), STOCK as usize, "exactly the stock is sold");
+    assert_eq!(refused.len(), SHOPPERS - STOCK as usize);
+    for (code, message) in &refused {
+        assert_eq!(code.as_str(), "OUT_OF_STOCK", "{message}");
+        assert!(message.contains("暂时无货"), "{message}");
+    }
+
+    // Each placed order's key sent again, to whichever instance is left,
+    // returns the first result and changes nothing.
+    for (n, outcome) in &outcomes {
+        if let Outcome::Placed { order_no, .. } = outcome {
+            let token = &tokens[n];
+            let again = order_until_answered(lb, token, &format!("order-of-shopper-{n}")).await;
+            match again {
+                Outcome::Placed { order_no: same, .. } => assert_eq!(&same, order_no),
+                other => panic!("the repeat of {order_no} answered {other:?}"),
+            }
+        }
+    }
+
+    // The database agrees: five orders, one per shopper who was told of one,
+    // none lost or made twice, and no stock left.
+    let stored: BTreeSet<String> = pg
+        .psql(
+            &database,
+            "SELECT o.order_no FROM orders o JOIN users u ON u.id = o.user_id
+             WHERE u.sub LIKE 'shopper-%' ORDER BY 1",
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let told: BTreeSet<String> = placed.iter().map(|(no, _)| (*no).clone()).collect();
+    assert_eq!(stored, told);
+    assert_eq!(
+        pg.psql(
+            &database,
+            &format!("SELECT stock FROM sku WHERE sku_code = '{IPHONE_17}'")
+        ),
+        "0"
+    );
+    assert_eq!(
+        pg.psql(
+            &database,
+            "SELECT count(*) FROM idempotency i JOIN users u ON u.id = i.user_id
+             WHERE u.sub LIKE 'shopper-%'"
+        ),
+        STOCK.to_string(),
+        "one stored result per placed order; a refusal stores none"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_an_instance_cleanly_after_answering() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut child, addr, mut lines) =
+        spawn_shop(&["--data-dir".as_ref(), dir.path().as_os_str()]).await;
+    let client = http_client(addr, None).await;
+    add_to_cart(&client, IPHONE_17, 1).await;
+
+    let pid = child.id().expect("running").to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    let mut said = Vec::new();
+    while let Some(line) = lines.next_line().await.expect("read stderr") {
+        said.push(line);
+    }
+    let exit = child.wait().await.expect("it exits");
+    assert!(exit.success(), "{exit:?}: {said:?}");
+    assert!(
+        said.iter()
+            .any(|line| line.contains("shutting down") && line.contains("SIGTERM")),
+        "{said:?}"
+    );
+}
+
+#[test]
+fn two_instances_racing_with_one_idempotency_key_place_one_order() {
+    let database = cluster().seeded_database();
+    let url = cluster().url(&database);
+    let clock = Arc::new(bitselect::FixedClock::new(support::T0));
+    let open = || Shop::open_postgres_with_clock(&url, clock.clone()).expect("open on PostgreSQL");
+    let (first, second) = (open(), open());
+    first
+        .update_cart_item(&support::add(IPHONE_17, 1), None)
+        .expect("one in the cart");
+    let order = support::order(&[(IPHONE_17, 1)]);
+    for round in 0..10 {
+        let key = format!("the-same-order-{round}");
+        let racing = std::sync::Barrier::new(2);
+        let run = |shop: &Shop| {
+            racing.wait();
+            shop.create_order(&order, Some(&key))
+        };
+        let (a, b) = std::thread::scope(|scope| {
+            let a = scope.spawn(|| run(&first));
+            let b = scope.spawn(|| run(&second));
+            (a.join().expect("no panic"), b.join().expect("no panic"))
+        });
+        let (a, b) = (a.expect("an answer"), b.expect("an answer"));
+        assert_eq!(a.value.order_no, b.value.order_no, "round {round}");
+        assert!(a.replayed != b.replayed, "one placed it, one replayed it");
+        // Cancel it (stock and cart line come back) for the next round.
+        first
+            .cancel_order(
+                &bitselect::params::CancelOrderParams {
+                    order_no: a.value.order_no.clone(),
+                    reason: None,
+                },
+                None,
+            )
+            .expect("cancel");
+        first
+            .update_cart_item(&support::add(IPHONE_17, 1), None)
+            .expect("back in the cart");
+    }
+    let orders = cluster().psql(
+        &database,
+        "SELECT count(*) FROM orders WHERE user_id = 1 AND order_no > '88238'",
+    );
+    assert_eq!(orders, "10", "one order per key");
+}
