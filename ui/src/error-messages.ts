@@ -36,6 +36,9 @@ export const ERROR_ZH: Record<ErrorCode, string> = {
   model_timeout: "模型服务没有及时回应，请稍后再试。",
   model_list_malformed: "这个地址回答的不是模型列表，请检查接口地址（通常以 /v1 结尾）。",
   mcp: "工具服务出错了，请稍后再试。",
+  sign_in: "登录没有完成，请重新登录。",
+  sign_in_cancelled: "登录已取消。",
+  no_sign_in_pending: "没有进行中的登录，请重新开始登录。",
   store: "本地数据读写失败。",
   internal: "应用内部出错了。",
 };
@@ -71,6 +74,9 @@ export const ERROR_EN: Record<ErrorCode, string> = {
   model_timeout: "The model provider did not answer in time. Try again later.",
   model_list_malformed: "This address did not answer with a model list. Check the base URL (it usually ends in /v1).",
   mcp: "A tool server failed. Try again later.",
+  sign_in: "The sign-in did not finish. Sign in again.",
+  sign_in_cancelled: "The sign-in was cancelled.",
+  no_sign_in_pending: "No sign-in is under way. Start signing in again.",
   store: "Reading or writing the app's data failed.",
   internal: "Something went wrong inside the app.",
 };

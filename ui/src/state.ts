@@ -47,6 +47,8 @@ export type Notice =
   | { type: "stopped"; reason: StopReason }
   | { type: "error"; error: ErrorInfo }
   | { type: "server_restarted"; server: string; reason: string }
+  /** A server's tools wait for the user to sign in; the run went on without them. */
+  | { type: "sign_in_required"; server: string }
   /** The model's request failed and is sent again at `until` (ms since the epoch). */
   | { type: "retrying"; attempt: number; retries: number; until: number; kind: ModelFailureKind };
 
@@ -164,6 +166,8 @@ export class ChatLog {
         return this.closeInput(event.request_id, event.outcome);
       case "server_restarted":
         return [this.notice({ type: "server_restarted", server: event.server, reason: event.reason })];
+      case "sign_in_required":
+        return [this.notice({ type: "sign_in_required", server: event.server })];
       case "run_stopped":
         this.running = false;
         return [...this.endStreaming(), ...this.stopNotice(event.reason)];

@@ -109,4 +109,8 @@ impl ToolSource for TimedTools {
     fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>> {
         self.inner.status()
     }
+
+    fn disconnect<'a>(&'a self, server: &'a str) -> BoxFuture<'a, ()> {
+        self.inner.disconnect(server)
+    }
 }

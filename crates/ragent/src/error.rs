@@ -7,6 +7,7 @@ use crate::llm::LlmError;
 use crate::llm::models::ModelListError;
 use crate::mcp::McpError;
 use crate::mcp::import::ImportProblem;
+use crate::mcp::sign_in::SignInError;
 use crate::protocol::{ErrorCode, ErrorInfo};
 use crate::secrets::SecretError;
 use crate::settings::SettingsError;
@@ -76,6 +77,10 @@ pub enum AgentError {
     ModelList(#[from] ModelListError),
     #[error(transparent)]
     Mcp(#[from] McpError),
+    #[error("signing in to {server:?} failed: {error}")]
+    SignIn { server: String, error: SignInError },
+    #[error("no sign-in to {0:?} is under way")]
+    NoSignInPending(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -130,6 +135,12 @@ impl AgentError {
                 ModelListError::Header(_) => ErrorCode::InvalidSettings,
             },
             AgentError::Mcp(_) => ErrorCode::Mcp,
+            AgentError::SignIn {
+                error: SignInError::Cancelled,
+                ..
+            } => ErrorCode::SignInCancelled,
+            AgentError::SignIn { .. } => ErrorCode::SignIn,
+            AgentError::NoSignInPending(_) => ErrorCode::NoSignInPending,
             AgentError::Store(_) | AgentError::Secrets(_) => ErrorCode::Store,
         }
     }

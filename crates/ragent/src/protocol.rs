@@ -96,6 +96,9 @@ pub enum AgentEvent {
     },
     /// An MCP server had stopped and was started again.
     ServerRestarted { server: String, reason: String },
+    /// An MCP server asks the user to sign in before its tools can be
+    /// used (`begin_sign_in`); until then the run goes on without them.
+    SignInRequired { server: String },
     /// The run ended.
     RunStopped { reason: StopReason },
     /// Something went wrong; the session itself is intact.
@@ -254,8 +257,23 @@ pub enum ErrorCode {
     /// The provider answered something that is not a model list.
     ModelListMalformed,
     Mcp,
+    /// A sign-in to a server did not finish; the message says why, and
+    /// nothing of it was kept.
+    SignIn,
+    /// The user cancelled a sign-in.
+    SignInCancelled,
+    /// No sign-in to that server is under way.
+    NoSignInPending,
     Store,
     Internal,
+}
+
+/// A sign-in under way: the page opens `authorization_url` in the
+/// system browser, then waits for `finish_sign_in`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SignInStarted {
+    pub server: String,
+    pub authorization_url: String,
 }
 
 /// A confirmation card: the calls of one model turn that wait for the user.

@@ -6,20 +6,20 @@
 use ts_rs::{Config, TS};
 
 use crate::llm::models::ModelInfo;
-use crate::mcp::ServerStatus;
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::mcp::export::{McpExport, SecretKind, WithheldSecret};
 use crate::mcp::import::{
     Expected, ImportFormat, ImportNote, ImportPlan, ImportPreview, ImportProblem, PlannedServer,
     RenameReason, VariableUse,
 };
+use crate::mcp::{ServerStatus, SignInStatus};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CardCall,
     ConfirmationCard, Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo,
     EventEnvelope, InputAsk, InputAskKind, InputCard, InputCardOutcome, InputOutcome, InputReply,
     KeyedReply, ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus,
-    PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, StopReason, ToolCallView,
+    PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, SignInStarted, StopReason, ToolCallView,
     ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
 };
 use crate::settings::{Appearance, Language, ModelSettings, Settings, Theme};
@@ -62,6 +62,7 @@ pub fn render() -> String {
         ToolCallView::decl(&cfg),
         CallProgress::decl(&cfg),
         SessionInfo::decl(&cfg),
+        SignInStarted::decl(&cfg),
         Transcript::decl(&cfg),
         TranscriptItem::decl(&cfg),
         AuditEntry::decl(&cfg),
@@ -84,6 +85,7 @@ pub fn render() -> String {
         Secret::decl(&cfg),
         ToolOverride::decl(&cfg),
         ServerStatus::decl(&cfg),
+        SignInStatus::decl(&cfg),
         ModelStatus::decl(&cfg),
         ModelInfo::decl(&cfg),
         ModelState::decl(&cfg),

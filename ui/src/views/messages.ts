@@ -108,6 +108,8 @@ function noticeText(notice: Notice, i18n: I18n): string {
       return i18n.error(notice.error);
     case "server_restarted":
       return t("chat.serverRestarted", { server: notice.server, reason: notice.reason });
+    case "sign_in_required":
+      return t("chat.signInRequired", { server: notice.server });
     case "retrying":
       return retryingText(notice, i18n, Date.now());
     case "stopped":

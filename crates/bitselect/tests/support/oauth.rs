@@ -2,21 +2,18 @@
 //! scripts/auth-server/server.mjs under node) and the shop served over HTTP
 //! as its protected resource, both on loopback ports and stopped on drop;
 //! and a sign-in without a browser: the authorization-code flow with PKCE,
-//! its login and consent forms submitted over HTTP.
+//! its login and consent forms submitted over HTTP (`test_support::oauth`).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bitselect::{AuthConfig, serve_http_authenticated};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+pub use test_support::oauth::AuthServer;
+use test_support::oauth::free_port;
 use tokio_util::sync::CancellationToken;
 
 use super::{TestShop, open_shop};
@@ -26,70 +23,6 @@ pub const TEST_CLIENT: &str = "bitselect-test";
 /// Its registered redirect is `http://127.0.0.1/callback`; a native client's
 /// loopback redirect may name any port.
 pub const REDIRECT_URI: &str = "http://127.0.0.1:53682/callback";
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Fails the test, not skips it, when the authorization server is not
-/// installed.
-fn require_oidc_provider() {
-    let package = repo_root().join("node_modules/oidc-provider/package.json");
-    assert!(
-        package.exists(),
-        "node_modules/oidc-provider is missing: run `npm ci` in the repository root \
-         (the sign-in tests run a real authorization server from it)"
-    );
-}
-
-/// The authorization server, running until dropped.
-pub struct AuthServer {
-    pub issuer: String,
-    _child: Child,
-}
-
-impl AuthServer {
-    /// Starts it for these resource URLs, with access tokens living
-    /// `ttl_secs`, and waits for its ready line.
-    pub async fn start(resources: &[&str], ttl_secs: u32) -> Self {
-        require_oidc_provider();
-        let mut child = Command::new("node")
-            .arg(repo_root().join("scripts/auth-server/server.mjs"))
-            .env("AUTH_PORT", "0")
-            .env("AUTH_RESOURCES", resources.join(","))
-            .env("AUTH_ACCESS_TOKEN_TTL", ttl_secs.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node runs (the sign-in tests need Node.js)");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let ready = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Some(line) = lines.next_line().await.expect("read the server's output") {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    return url.trim().to_owned();
-                }
-            }
-            panic!("the authorization server exited before it was ready");
-        })
-        .await
-        .expect("the authorization server is ready within 30 s");
-        // Keep draining its output so it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Self {
-            issuer: ready,
-            _child: child,
-        }
-    }
-}
-
-/// A port nobody listens on now, for a server that must know its URL
-/// before it starts (the resource URL names the shop's port).
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("local address").port()
-}
 
 /// The shop as a protected resource of a fresh authorization server.
 pub struct Stack {
@@ -174,67 +107,6 @@ pub struct Tokens {
     pub scope: Option<String>,
 }
 
-/// A browser for one sign-in: no redirects followed by itself, cookies kept
-/// by name (the interaction and session cookies are all the flow needs).
-struct Browser {
-    http: reqwest::Client,
-    cookies: BTreeMap<String, String>,
-}
-
-impl Browser {
-    fn new() -> Self {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("http client");
-        Self {
-            http,
-            cookies: BTreeMap::new(),
-        }
-    }
-
-    fn cookie_header(&self) -> String {
-        self.cookies
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-
-    fn keep_cookies(&mut self, response: &reqwest::Response) {
-        for value in response.headers().get_all(reqwest::header::SET_COOKIE) {
-            let text = value.to_str().expect("ascii cookie");
-            let pair = text.split(';').next().unwrap_or_default();
-            if let Some((name, value)) = pair.split_once('=') {
-                if value.is_empty() {
-                    self.cookies.remove(name.trim());
-                } else {
-                    self.cookies
-                        .insert(name.trim().to_owned(), value.to_owned());
-                }
-            }
-        }
-    }
-
-    async fn send(&mut self, request: reqwest::RequestBuilder) -> reqwest::Response {
-        let response = request
-            .header(reqwest::header::COOKIE, self.cookie_header())
-            .send()
-            .await
-            .expect("the authorization server answers");
-        self.keep_cookies(&response);
-        response
-    }
-}
-
-/// Where a 3xx points, made absolute against `base`.
-fn location(response: &reqwest::Response, base: &str) -> Option<String> {
-    let value = response.headers().get(reqwest::header::LOCATION)?;
-    let target = value.to_str().expect("ascii location");
-    let base = reqwest::Url::parse(base).expect("base URL");
-    Some(base.join(target).expect("a URL").to_string())
-}
-
 /// A PKCE verifier and its S256 challenge.
 fn pkce() -> (String, String) {
     let mut random = [0u8; 32];
@@ -249,7 +121,6 @@ fn pkce() -> (String, String) {
 /// `sub`), the consent form, the redirect's code, and its exchange with the
 /// PKCE verifier.
 pub async fn sign_in(issuer: &str, login: &str, resource: &str) -> Tokens {
-    let mut browser = Browser::new();
     let (verifier, challenge) = pkce();
     let state = "state-of-the-test";
     let authorize = reqwest::Url::parse_with_params(
@@ -268,50 +139,21 @@ pub async fn sign_in(issuer: &str, login: &str, resource: &str) -> Tokens {
         ],
     )
     .expect("authorization URL");
-    let mut next = authorize.to_string();
-    let code = 'flow: {
-        for _ in 0..12 {
-            let response = browser.send(browser.http.get(&next)).await;
-            if let Some(target) = location(&response, &next) {
-                if target.starts_with(REDIRECT_URI) {
-                    break 'flow code_from(&target, state);
-                }
-                next = target;
-                continue;
-            }
-            let status = response.status();
-            let page = response.text().await.expect("a page");
-            assert!(status.is_success(), "{status} at {next}: {page}");
-            // The interaction page: the login form, else the consent form.
-            let form: &[(&str, &str)] = if page.contains("name=\"login\"") {
-                &[("prompt", "login"), ("login", login), ("password", "any")]
-            } else {
-                assert!(
-                    page.contains("value=\"consent\""),
-                    "unexpected page: {page}"
-                );
-                &[("prompt", "consent")]
-            };
-            let submitted = browser.send(browser.http.post(&next).form(form)).await;
-            next = location(&submitted, &next).unwrap_or_else(|| {
-                panic!(
-                    "the form at {next} answered {} without a redirect",
-                    submitted.status()
-                )
-            });
-        }
-        panic!("the sign-in did not reach the redirect URI");
-    };
-    let response = browser
-        .send(browser.http.post(format!("{issuer}/token")).form(&[
+    let redirect = test_support::oauth::log_in(authorize.as_str(), login).await;
+    let code = code_from(&redirect, state);
+    let response = reqwest::Client::new()
+        .post(format!("{issuer}/token"))
+        .form(&[
             ("grant_type", "authorization_code"),
             ("code", code.as_str()),
             ("redirect_uri", REDIRECT_URI),
             ("client_id", TEST_CLIENT),
             ("code_verifier", verifier.as_str()),
             ("resource", resource),
-        ]))
-        .await;
+        ])
+        .send()
+        .await
+        .expect("the token endpoint answers");
     token_answer(response).await
 }
 

@@ -18,6 +18,7 @@ mod rejudge;
 mod respond;
 mod retry;
 mod run;
+mod sign_in;
 mod transcript;
 
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ use crate::llm::{ChatModel, LlmError};
 use crate::mcp::config::validate_server_name;
 use crate::mcp::hub::HubOptions;
 use crate::mcp::login_path::LoginPath;
-use crate::mcp::{McpHub, ServerEntry, ServerStatus, ToolSource};
+use crate::mcp::{McpHub, ServerEntry, ToolSource};
 use crate::policy::{ToolFacts, ToolOverride, Trust};
 use crate::protocol::{
     AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, KeyedReply, SessionInfo,
@@ -131,6 +132,7 @@ pub(crate) struct Inner {
     live: Mutex<Live>,
     log_dir: Option<PathBuf>,
     login_path: Option<Arc<LoginPath>>,
+    sign_ins: sign_in::SignIns,
     /// The runtime the agent was opened on: its runs go there, whichever
     /// thread starts them, so a run's steps and the connections it opens
     /// share one scheduler.
@@ -196,6 +198,7 @@ impl Inner {
                         name,
                         self.log_dir.as_deref(),
                         self.login_path.as_ref(),
+                        Some(self.tokens(name)),
                     ),
                     call_timeout: config.timeout_secs.map(std::time::Duration::from_secs),
                 }),
@@ -360,6 +363,7 @@ impl Agent {
             login_path: config
                 .login_shell_path
                 .then(|| Arc::new(LoginPath::from_env())),
+            sign_ins: sign_in::SignIns::default(),
             runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);
@@ -637,10 +641,6 @@ impl Agent {
             }
             Ok::<_, StoreError>(entries)
         })?)
-    }
-
-    pub async fn server_status(&self) -> Vec<ServerStatus> {
-        self.inner.tools.status().await
     }
 
     /// Stops every run and waits for their tasks to end. Stored state stays

@@ -159,7 +159,11 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
     // definition is caught by the next run.
     let tools = match tools {
         Some(tools) => tools,
-        None => tool_index(ctx.inner, &|event| ctx.emit(event)).await?,
+        None => {
+            // A server that waits for a sign-in is told of and left out,
+            // as one that failed to start is: the user's other tools work.
+            listed_tools(ctx.inner, &|event| ctx.emit(event)).await?
+        }
     };
     let offer = Offer::new(&tools).map_err(|e| LlmError::Encode(e.to_string()))?;
     for _ in 0..settings.max_turns_per_run {
@@ -450,7 +454,19 @@ pub(crate) async fn tool_index(
     inner: &Inner,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
 ) -> Result<ToolIndex, StoreError> {
+    listed_tools(inner, emit).await
+}
+
+/// The tools offered; each server that asks the user to sign in first is
+/// told as `sign_in_required`.
+async fn listed_tools(
+    inner: &Inner,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<ToolIndex, StoreError> {
     let listing = inner.tools.list_tools().await;
+    for server in listing.needs_sign_in {
+        emit(AgentEvent::SignInRequired { server });
+    }
     for problem in listing.restarted {
         emit(AgentEvent::ServerRestarted {
             server: problem.server,
@@ -466,14 +482,15 @@ pub(crate) async fn tool_index(
         });
     }
     let now = inner.now();
-    inner.store.with_tx(|tx| {
+    let index = inner.store.with_tx(|tx| {
         let mut index = ToolIndex::new();
         for info in listing.tools {
             let changed = pin::check(tx, &info, now)?;
             index.insert(info.qualified_name.clone(), KnownTool::new(info, changed));
         }
         Ok::<_, StoreError>(index)
-    })
+    })?;
+    Ok(index)
 }
 
 /// The tools a run offers the model, in the model's terms, and the part

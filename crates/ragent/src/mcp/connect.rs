@@ -11,8 +11,11 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
+};
 use rmcp::transport::IntoTransport;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
@@ -21,6 +24,7 @@ use super::client::HubClient;
 use super::config::{ServerConfig, ServerTransport};
 use super::env_refs::{expand, process_env};
 use super::login_path::LoginPath;
+use super::sign_in::ServerTokens;
 use crate::hashing::hash_json;
 
 /// A live client session with a server.
@@ -32,9 +36,25 @@ pub struct Connected {
     pub pid: Option<u32>,
 }
 
+/// Why a connection was not made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// The server answered 401: the user must sign in first.
+    #[error("the server asks to sign in")]
+    NeedsSignIn,
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for ConnectError {
+    fn from(message: String) -> Self {
+        ConnectError::Failed(message)
+    }
+}
+
 /// Makes connections to one server; called again to restart it.
 pub trait Connect: Send + Sync {
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>>;
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>>;
     /// Equal identities reach the same server the same way, so a
     /// reconfiguration keeps the running connection.
     fn identity(&self) -> String;
@@ -52,7 +72,7 @@ pub const LEGACY_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 /// Opens a client session: `server/discover` for [`PREFERRED_PROTOCOL`],
 /// and `initialize` for [`LEGACY_PROTOCOL`] at once when the server
 /// answers that it does not know it.
-pub async fn start_client<T, E, A>(transport: T) -> Result<McpClient, String>
+pub async fn start_client<T, E, A>(transport: T) -> Result<McpClient, ConnectError>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -64,7 +84,7 @@ where
     HubClient::new()
         .serve_with_lifecycle(transport, lifecycle)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(initialize_error)
 }
 
 /// A server's stderr log beyond this size is moved to `<file>.1` (replacing
@@ -81,12 +101,14 @@ pub fn stderr_log_path(log_dir: &Path, server: &str) -> PathBuf {
 impl ServerConfig {
     /// With a `log_dir`, a stdio server's stderr goes to its own file there;
     /// with a `login_path`, it is started with the login shell's PATH when
-    /// the app's is minimal.
+    /// the app's is minimal; with `tokens`, an HTTP server's requests carry
+    /// the user's sign-in.
     pub fn connector(
         &self,
         name: &str,
         log_dir: Option<&Path>,
         login_path: Option<&Arc<LoginPath>>,
+        tokens: Option<ServerTokens>,
     ) -> Arc<dyn Connect> {
         let identity = serde_json::to_value(&self.transport)
             .map(|v| hash_json(&v))
@@ -105,6 +127,7 @@ impl ServerConfig {
                 url: url.clone(),
                 headers: headers.clone().into_iter().collect(),
                 identity,
+                tokens,
             }),
         }
     }
@@ -169,7 +192,7 @@ fn open_stderr_log(path: &Path) -> std::io::Result<File> {
 }
 
 impl Connect for StdioConnector {
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
         Box::pin(async move {
             let args = self
                 .args
@@ -231,10 +254,50 @@ pub struct HttpConnector {
     url: String,
     headers: Vec<(String, String)>,
     identity: String,
+    /// Where the user's sign-in to it is kept; without, requests go bare.
+    tokens: Option<ServerTokens>,
+}
+
+/// A failed initialization, a 401 told apart.
+fn initialize_error(error: ClientInitializeError) -> ConnectError {
+    if error.is_authorization_required() {
+        ConnectError::NeedsSignIn
+    } else {
+        ConnectError::Failed(error.to_string())
+    }
+}
+
+impl HttpConnector {
+    /// The stored sign-in's access token goes with each request, refreshed
+    /// when it is about to expire or the server refuses it; with none, the
+    /// server's 401 comes back as [`ConnectError::NeedsSignIn`].
+    async fn serve_signed_in(
+        &self,
+        tokens: &ServerTokens,
+        config: StreamableHttpClientTransportConfig,
+    ) -> Result<McpClient, ConnectError> {
+        let failed = |e: rmcp::transport::auth::AuthError| ConnectError::Failed(e.to_string());
+        let mut manager = AuthorizationManager::new(config.uri.as_ref())
+            .await
+            .map_err(failed)?;
+        manager.set_credential_store(tokens.clone());
+        // With stored tokens this finds the authorization server again
+        // (for a refresh); without, it does nothing.
+        manager.initialize_from_store().await.map_err(failed)?;
+        // An expired token is refreshed here, before the transport starts,
+        // so a refresh that fails for another reason than a sign-in being
+        // needed (the authorization server down) fails the start with it.
+        match manager.get_access_token().await {
+            Ok(_) | Err(rmcp::transport::auth::AuthError::AuthorizationRequired) => {}
+            Err(error) => return Err(failed(error)),
+        }
+        let client = AuthClient::new(reqwest::Client::new(), manager);
+        start_client(StreamableHttpClientTransport::with_client(client, config)).await
+    }
 }
 
 impl Connect for HttpConnector {
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
         Box::pin(async move {
             let url = filled(&self.url, "the URL")?;
             let mut headers = HashMap::new();
@@ -247,8 +310,10 @@ impl Connect for HttpConnector {
                 headers.insert(name, value);
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let client = start_client(transport).await?;
+            let client = match &self.tokens {
+                Some(tokens) => self.serve_signed_in(tokens, config).await?,
+                None => start_client(StreamableHttpClientTransport::from_config(config)).await?,
+            };
             Ok(Connected { client, pid: None })
         })
     }

@@ -16,11 +16,12 @@ use serde_json::{Map, Value};
 use tokio::sync::{Mutex, RwLock};
 
 use super::client::ProgressWatch;
-use super::connect::McpClient;
+use super::connect::{ConnectError, McpClient};
 use super::pin::tool_info;
 use super::{
     CallAnswer, CallOutcome, IDEMPOTENCY_KEY, InputRequired, McpError, ProgressSink, ServerEntry,
-    ServerProblem, ServerStatus, ToolInfo, ToolInvocation, ToolListing, ToolOutput, ToolSource,
+    ServerProblem, ServerStatus, SignInStatus, ToolInfo, ToolInvocation, ToolListing, ToolOutput,
+    ToolSource,
 };
 use crate::protocol::CallProgress;
 
@@ -67,6 +68,8 @@ struct SlotState {
     broken: Option<String>,
     /// The last failed start: when, and why.
     failed_start: Option<(Instant, String)>,
+    /// The last start was answered with "sign in first".
+    needs_sign_in: bool,
 }
 
 struct Slot {
@@ -102,7 +105,13 @@ impl Slot {
             match tokio::time::timeout(options.start_timeout, self.entry.connector.connect()).await
             {
                 Ok(Ok(connected)) => connected,
-                Ok(Err(message)) => {
+                // Not a failure to hold against the server: once the user
+                // has signed in, the next use connects at once.
+                Ok(Err(ConnectError::NeedsSignIn)) => {
+                    state.needs_sign_in = true;
+                    return Err(McpError::NeedsSignIn { server: name });
+                }
+                Ok(Err(ConnectError::Failed(message))) => {
                     state.failed_start = Some((Instant::now(), message.clone()));
                     return Err(McpError::Start {
                         server: name,
@@ -119,6 +128,7 @@ impl Slot {
                 }
             };
         state.failed_start = None;
+        state.needs_sign_in = false;
         let honours_keys = connected
             .client
             .peer()
@@ -145,7 +155,9 @@ impl Slot {
     }
 
     async fn shut_down(&self) {
-        if let Some(live) = self.state.lock().await.live.take() {
+        let mut state = self.state.lock().await;
+        state.needs_sign_in = false;
+        if let Some(live) = state.live.take() {
             live.client.cancellation_token().cancel();
         }
     }
@@ -438,6 +450,7 @@ impl ToolSource for McpHub {
                             });
                         }
                     }
+                    Err(McpError::NeedsSignIn { server }) => listing.needs_sign_in.push(server),
                     Err(e) => listing.failures.push(ServerProblem {
                         server,
                         message: e.to_string(),
@@ -467,6 +480,14 @@ impl ToolSource for McpHub {
         })
     }
 
+    fn disconnect<'a>(&'a self, server: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Ok(slot) = self.slot(server).await {
+                slot.shut_down().await;
+            }
+        })
+    }
+
     fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>> {
         Box::pin(async move {
             let slots: Vec<Arc<Slot>> = self.slots.read().await.values().cloned().collect();
@@ -481,6 +502,7 @@ impl ToolSource for McpHub {
                     pid: live.and_then(|l| l.pid),
                     restarts: state.restarts,
                     honours_idempotency_keys: live.map(|l| l.honours_keys),
+                    sign_in: state.needs_sign_in.then_some(SignInStatus::Required),
                 });
             }
             out
@@ -499,9 +521,9 @@ mod tests {
     struct Missing(AtomicU32);
 
     impl Connect for Missing {
-        fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+        fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
             self.0.fetch_add(1, Ordering::SeqCst);
-            Box::pin(async { Err("no such file or directory".to_string()) })
+            Box::pin(async { Err("no such file or directory".to_string().into()) })
         }
 
         fn identity(&self) -> String {
@@ -649,7 +671,10 @@ exec sleep 30
         };
         assert_eq!(
             error,
-            "env API_KEY: the environment variable RAGENT_TEST_NEVER_SET_7F3A is not set"
+            ConnectError::Failed(
+                "env API_KEY: the environment variable RAGENT_TEST_NEVER_SET_7F3A is not set"
+                    .into()
+            )
         );
     }
 

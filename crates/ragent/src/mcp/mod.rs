@@ -11,6 +11,7 @@ pub mod hub;
 pub mod import;
 pub mod login_path;
 pub mod pin;
+pub mod sign_in;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::CallProgress;
 
-pub use connect::{Connect, Connected};
+pub use connect::{Connect, ConnectError, Connected};
 pub use hub::McpHub;
 
 /// Separates server and tool in the names the model sees.
@@ -95,6 +96,9 @@ pub struct ToolListing {
     pub failures: Vec<ServerProblem>,
     /// Servers that had stopped and were started again.
     pub restarted: Vec<ServerProblem>,
+    /// Servers that answered that the user must sign in first; their tools
+    /// are missing until then.
+    pub needs_sign_in: Vec<String>,
 }
 
 /// One call to send.
@@ -177,6 +181,19 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     pub restarts: u32,
     pub honours_idempotency_keys: Option<bool>,
+    /// Where the server asks the user to sign in; `None` for a server that
+    /// never asked.
+    pub sign_in: Option<SignInStatus>,
+}
+
+/// A server's sign-in as the page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SignInStatus {
+    /// The server answered 401: "Sign in to <server>".
+    Required,
+    /// Tokens are kept for it; `identity` is the token's user name or `sub`.
+    SignedIn { identity: String },
 }
 
 /// A server to run, with how to reach it.
@@ -222,6 +239,8 @@ pub enum McpError {
     Timeout { server: String, seconds: u64 },
     #[error("MCP server {server:?} refused the request: {message}")]
     Refused { server: String, message: String },
+    #[error("MCP server {server:?} asks you to sign in")]
+    NeedsSignIn { server: String },
 }
 
 impl McpError {
@@ -251,4 +270,7 @@ pub trait ToolSource: Send + Sync {
         server: &'a str,
     ) -> BoxFuture<'a, Result<bool, McpError>>;
     fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>>;
+    /// Closes the server's connection (its sign-in was forgotten); the
+    /// next use connects again.
+    fn disconnect<'a>(&'a self, server: &'a str) -> BoxFuture<'a, ()>;
 }

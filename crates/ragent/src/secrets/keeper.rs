@@ -4,6 +4,7 @@
 
 use super::slots::{self, split};
 use super::{DatabaseSecrets, SecretError, SecretStore};
+use crate::mcp::sign_in::tokens::{SIGN_IN_SUFFIX, slot as sign_in_slot};
 use crate::settings::Settings;
 use crate::store::{Store, kv};
 
@@ -50,6 +51,12 @@ pub fn load(
     }
     if let Some(db) = drain {
         for name in db.names()? {
+            // Sign-ins are no settings slot; they move as they are.
+            if name.ends_with(SIGN_IN_SUFFIX)
+                && let Some(value) = db.get(&name)?
+            {
+                active.set(&name, &value)?;
+            }
             db.delete(&name)?;
         }
     }
@@ -74,6 +81,12 @@ pub fn save(
     for (slot, _) in old_values {
         if !values.iter().any(|(kept, _)| *kept == slot) {
             active.delete(&slot)?;
+        }
+    }
+    // A server taken out of the settings takes its sign-in with it.
+    for server in old.mcp_servers.keys() {
+        if !new.mcp_servers.contains_key(server) {
+            active.delete(&sign_in_slot(server))?;
         }
     }
     Ok(())

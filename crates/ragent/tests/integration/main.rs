@@ -18,4 +18,6 @@ mod restart;
 mod secrets;
 mod server_logs;
 mod shop_story;
+mod sign_in;
+mod sign_in_discovery;
 mod trust;

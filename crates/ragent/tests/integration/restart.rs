@@ -90,6 +90,10 @@ impl ToolSource for Faulty {
     fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>> {
         self.inner.status()
     }
+
+    fn disconnect<'a>(&'a self, server: &'a str) -> BoxFuture<'a, ()> {
+        self.inner.disconnect(server)
+    }
 }
 
 fn faulty(fault: Fault) -> WrapTools {

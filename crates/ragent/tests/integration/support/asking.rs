@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use ragent::mcp::connect::start_client;
-use ragent::mcp::{Connect, Connected, IDEMPOTENCY_KEY, ServerEntry};
+use ragent::mcp::{Connect, ConnectError, Connected, IDEMPOTENCY_KEY, ServerEntry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ExperimentalCapabilities, InputRequests, InputRequiredResult, JsonObject, ListToolsResult,
@@ -199,7 +199,7 @@ struct InProcessAsking {
 }
 
 impl Connect for InProcessAsking {
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
         Box::pin(async move {
             let (client_io, server_io) = tokio::io::duplex(64 * 1024);
             let handler = Handler {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use ragent::mcp::client::HubClient;
-use ragent::mcp::{Connect, Connected, IDEMPOTENCY_KEY, MOVES_MONEY, ServerEntry};
+use ragent::mcp::{Connect, ConnectError, Connected, IDEMPOTENCY_KEY, MOVES_MONEY, ServerEntry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ExperimentalCapabilities, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,
@@ -254,7 +254,7 @@ struct InProcess {
 }
 
 impl Connect for InProcess {
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, String>> {
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
         Box::pin(async move {
             let (client_io, server_io) = tokio::io::duplex(64 * 1024);
             let server = NotesServer {
@@ -268,7 +268,7 @@ impl Connect for InProcess {
             let client = HubClient::new()
                 .serve(client_io)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| ConnectError::Failed(e.to_string()))?;
             Ok(Connected { client, pid: None })
         })
     }

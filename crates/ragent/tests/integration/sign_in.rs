@@ -1,0 +1,377 @@
+//! Signing in to an HTTP server that asks for it, against the real
+//! authorization server (oidc-provider) and the shop served over HTTP as
+//! its protected resource: the run that needs it stops with "sign in",
+//! the browser's part is played over HTTP, the run goes on after it; a
+//! restart signs nobody in again; an expired access token is refreshed
+//! without a browser; sign-out forgets the tokens; and each way a
+//! sign-in can go wrong ends with its own error and nothing kept.
+
+use std::net::SocketAddr;
+
+use pretty_assertions::assert_eq;
+use ragent::error::AgentError;
+use ragent::mcp::SignInStatus;
+use ragent::mcp::config::{ServerConfig, ServerTransport};
+use ragent::mcp::sign_in::SignInError;
+use ragent::protocol::{AgentEvent, StopReason};
+use ragent::settings::Settings;
+use ragent::store::{Store, kv};
+use rmcp::transport::auth::StoredCredentials;
+use test_support::oauth::{AuthServer, free_port, log_in};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::*;
+
+const SERVER: &str = "online";
+const SLOT: &str = "server/online/oauth";
+
+/// The authorization server and the shop as its protected resource.
+struct OnlineShop {
+    auth: AuthServer,
+    resource: String,
+    _dir: tempfile::TempDir,
+    shutdown: CancellationToken,
+}
+
+impl Drop for OnlineShop {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl OnlineShop {
+    async fn start() -> OnlineShop {
+        let port = free_port();
+        let resource = format!("http://127.0.0.1:{port}{}", bitselect::MCP_PATH);
+        let auth = AuthServer::start(&[&resource], 600).await;
+        let dir = tempfile::tempdir().unwrap();
+        let shop = bitselect::Shop::open(dir.path()).unwrap();
+        let config = bitselect::AuthConfig::new(&auth.issuer, &resource).unwrap();
+        let shutdown = CancellationToken::new();
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(bitselect::serve_http_authenticated(
+            shop,
+            SocketAddr::from(([127, 0, 0, 1], port)),
+            false,
+            config,
+            shutdown.clone(),
+            move |bound| {
+                let _ = ready_tx.send(bound);
+            },
+        ));
+        ready_rx.await.unwrap();
+        OnlineShop {
+            auth,
+            resource,
+            _dir: dir,
+            shutdown,
+        }
+    }
+
+    fn setup(&self) -> Setup {
+        let mut settings = Settings::default();
+        settings.mcp_servers.insert(
+            SERVER.into(),
+            ServerConfig::untrusted(ServerTransport::Http {
+                url: self.resource.clone(),
+                headers: Default::default(),
+            }),
+        );
+        Setup {
+            settings,
+            ..Setup::bare()
+        }
+    }
+}
+
+/// The sign-in's secret as the database keeps it (no keyring in tests).
+fn stored(harness: &Harness) -> Option<StoredCredentials> {
+    let store = Store::open(&harness.dir.path().join("agent.db")).unwrap();
+    let text = store.with_conn(|c| kv::secret(c, SLOT)).unwrap()?;
+    Some(serde_json::from_str(&text).unwrap())
+}
+
+fn keep(harness: &Harness, credentials: &StoredCredentials) {
+    let store = Store::open(&harness.dir.path().join("agent.db")).unwrap();
+    let text = serde_json::to_string(credentials).unwrap();
+    store
+        .with_conn(|c| kv::set_secret(c, SLOT, &text, 0))
+        .unwrap();
+}
+
+fn token_field(credentials: &StoredCredentials, field: &str) -> String {
+    let value = serde_json::to_value(credentials.token_response.as_ref().unwrap()).unwrap();
+    value[field].as_str().unwrap().to_string()
+}
+
+/// The online shop's tools the agent lists now.
+async fn online_tools(harness: &Harness) -> Vec<String> {
+    harness
+        .agent
+        .tool_policies()
+        .await
+        .into_iter()
+        .map(|view| view.qualified_name)
+        .filter(|name| name.starts_with("online__"))
+        .collect()
+}
+
+async fn sign_in_status(harness: &Harness) -> Option<SignInStatus> {
+    harness
+        .agent
+        .server_status()
+        .await
+        .into_iter()
+        .find(|status| status.name == SERVER)
+        .and_then(|status| status.sign_in)
+}
+
+/// Begins a sign-in, lets `login` through the authorization server's
+/// pages, delivers the redirect to the app's loopback listener, and
+/// answers with how the sign-in finished.
+async fn sign_in_as(harness: &Harness, login: &str) -> Result<SignInStatus, AgentError> {
+    let started = harness.agent.begin_sign_in(SERVER).await.unwrap();
+    let agent = harness.agent.clone();
+    let finish = tokio::spawn(async move { agent.finish_sign_in(SERVER).await });
+    let redirect = log_in(&started.authorization_url, login).await;
+    reqwest::get(&redirect).await.unwrap();
+    finish.await.unwrap()
+}
+
+/// The tools the model was offered in its `index`th request.
+fn offered(h: &Harness, index: usize) -> Vec<String> {
+    h.model.requests()[index]["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| tool["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_server_that_needs_the_sign_in_is_told_of_and_left_out_until_the_user_signs_in() {
+    let online = OnlineShop::start().await;
+    let mut h = Harness::start(online.setup()).await;
+
+    h.model.push_turn(text_turn("在线商店需要先登录。"));
+    let run = h.say("有什么耳机？").await;
+    assert_eq!(run.reason, StopReason::Completed, "the run goes on");
+    assert!(
+        run.events.contains(&AgentEvent::SignInRequired {
+            server: SERVER.into()
+        }),
+        "{:?}",
+        run.events
+    );
+    assert!(
+        !offered(&h, 0).iter().any(|name| name.starts_with("online__")),
+        "{:?}",
+        offered(&h, 0)
+    );
+    assert_eq!(sign_in_status(&h).await, Some(SignInStatus::Required));
+
+    let signed_in = sign_in_as(&h, "alice").await.unwrap();
+    assert_eq!(
+        signed_in,
+        SignInStatus::SignedIn {
+            identity: "alice".into()
+        }
+    );
+
+    h.model.push_turn(text_turn("这些耳机有货。"));
+    let run = h.say("现在呢？").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert!(
+        !run.events
+            .iter()
+            .any(|event| matches!(event, AgentEvent::SignInRequired { .. })),
+        "signed in: nothing to tell"
+    );
+    assert!(
+        offered(&h, 1).contains(&"online__search_product".to_string()),
+        "{:?}",
+        offered(&h, 1)
+    );
+}
+
+#[tokio::test]
+async fn tokens_outlive_a_restart_are_refreshed_without_a_browser_and_sign_out_forgets_them() {
+    let online = OnlineShop::start().await;
+    let mut h = Harness::start(online.setup()).await;
+    assert_eq!(online_tools(&h).await, Vec::<String>::new());
+    assert_eq!(sign_in_status(&h).await, Some(SignInStatus::Required));
+    sign_in_as(&h, "bob").await.unwrap();
+    assert!(
+        online_tools(&h)
+            .await
+            .contains(&"online__query_cart".to_string())
+    );
+
+    let first = stored(&h).expect("the tokens are kept");
+    assert_eq!(first.issuer.as_deref(), Some(online.auth.issuer.as_str()));
+    let settings_page = serde_json::to_string(&h.agent.settings_view()).unwrap();
+    assert!(!settings_page.contains(&token_field(&first, "access_token")));
+
+    // A restart: no browser, the kept token is used.
+    h.restart(online.setup()).await;
+    assert!(
+        online_tools(&h)
+            .await
+            .contains(&"online__query_cart".to_string())
+    );
+    assert_eq!(
+        sign_in_status(&h).await,
+        Some(SignInStatus::SignedIn {
+            identity: "bob".into()
+        })
+    );
+    assert_eq!(
+        token_field(&stored(&h).unwrap(), "access_token"),
+        token_field(&first, "access_token")
+    );
+
+    // Another data directory holding the same sign-in, whose access
+    // token's life is over as far as the app can tell: the refresh token
+    // gets a new one (and a new refresh token) by itself. (Not this one's:
+    // its closing connection would spend the same refresh token.)
+    let later = Harness::start(online.setup()).await;
+    let mut expired = first.clone();
+    expired.token_received_at = Some(1);
+    keep(&later, &expired);
+    assert!(
+        online_tools(&later)
+            .await
+            .contains(&"online__query_cart".to_string())
+    );
+    let refreshed = stored(&later).unwrap();
+    assert_ne!(
+        token_field(&refreshed, "access_token"),
+        token_field(&first, "access_token")
+    );
+    assert_ne!(
+        token_field(&refreshed, "refresh_token"),
+        token_field(&first, "refresh_token")
+    );
+
+    h.agent.sign_out(SERVER).await.unwrap();
+    assert!(stored(&h).is_none(), "sign-out forgets the tokens");
+    assert_eq!(online_tools(&h).await, Vec::<String>::new());
+    assert_eq!(sign_in_status(&h).await, Some(SignInStatus::Required));
+}
+
+#[tokio::test]
+async fn a_refused_refresh_token_forgets_the_sign_in_and_asks_for_a_new_one() {
+    let online = OnlineShop::start().await;
+    let mut h = Harness::start(online.setup()).await;
+    sign_in_as(&h, "carol").await.unwrap();
+    let mut spoiled = serde_json::to_value(stored(&h).unwrap()).unwrap();
+    spoiled["token_received_at"] = 1.into();
+    spoiled["token_response"]["refresh_token"] = "no-longer-valid".into();
+    keep(&h, &serde_json::from_value(spoiled).unwrap());
+
+    h.restart(online.setup()).await;
+    assert_eq!(online_tools(&h).await, Vec::<String>::new());
+    assert_eq!(sign_in_status(&h).await, Some(SignInStatus::Required));
+    assert!(stored(&h).is_none(), "a refused refresh token is not kept");
+    sign_in_as(&h, "carol").await.unwrap();
+    assert!(
+        online_tools(&h)
+            .await
+            .contains(&"online__query_cart".to_string())
+    );
+}
+
+/// Signs `login` in as [`sign_in_as`] does, but delivers the redirect with
+/// its `param` replaced by `value`; answers with how the sign-in ended.
+async fn sign_in_with_redirect_changed(
+    harness: &Harness,
+    login: &str,
+    param: &str,
+    value: &str,
+) -> AgentError {
+    let started = harness.agent.begin_sign_in(SERVER).await.unwrap();
+    let agent = harness.agent.clone();
+    let finish = tokio::spawn(async move { agent.finish_sign_in(SERVER).await });
+    let redirect = log_in(&started.authorization_url, login).await;
+    let mut changed = reqwest::Url::parse(&redirect).unwrap();
+    let kept: Vec<(String, String)> = changed
+        .query_pairs()
+        .into_owned()
+        .filter(|(name, _)| name != param)
+        .collect();
+    changed
+        .query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .append_pair(param, value);
+    reqwest::get(changed.as_str()).await.unwrap();
+    finish.await.unwrap().unwrap_err()
+}
+
+#[tokio::test]
+async fn a_redirect_with_another_state_is_refused_and_nothing_is_kept() {
+    let online = OnlineShop::start().await;
+    let h = Harness::start(online.setup()).await;
+    let error = sign_in_with_redirect_changed(&h, "mallory", "state", "not-this-sign-in").await;
+    assert!(
+        matches!(
+            error,
+            AgentError::SignIn {
+                error: SignInError::StateMismatch,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(stored(&h).is_none());
+    assert_eq!(
+        h.agent
+            .finish_sign_in(SERVER)
+            .await
+            .unwrap_err()
+            .info()
+            .code,
+        ragent::protocol::ErrorCode::NoSignInPending,
+        "the failed sign-in is over; a new one begins again"
+    );
+}
+
+#[tokio::test]
+async fn a_code_the_token_endpoint_refuses_ends_the_sign_in_and_nothing_is_kept() {
+    let online = OnlineShop::start().await;
+    let h = Harness::start(online.setup()).await;
+    let error = sign_in_with_redirect_changed(&h, "dave", "code", "a-code-nobody-issued").await;
+    assert!(
+        matches!(
+            error,
+            AgentError::SignIn {
+                error: SignInError::TokenEndpoint(_),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(error.info().code, ragent::protocol::ErrorCode::SignIn);
+    assert!(stored(&h).is_none());
+}
+
+#[tokio::test]
+async fn a_cancelled_sign_in_ends_with_its_own_code_and_keeps_nothing() {
+    let online = OnlineShop::start().await;
+    let h = Harness::start(online.setup()).await;
+    h.agent.begin_sign_in(SERVER).await.unwrap();
+    let agent = h.agent.clone();
+    let finish = tokio::spawn(async move { agent.finish_sign_in(SERVER).await });
+    // Cancelling before or after the wait began ends it the same way.
+    assert!(h.agent.cancel_sign_in(SERVER));
+    let error = finish.await.unwrap().unwrap_err();
+    assert_eq!(
+        error.info().code,
+        ragent::protocol::ErrorCode::SignInCancelled,
+        "{error:?}"
+    );
+    assert!(stored(&h).is_none());
+}
