@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use bitselect::Shop;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{Barrier, mpsc};
 
@@ -23,68 +22,13 @@ use support::IPHONE_17;
 use support::client::{add_to_cart, http_client, request, text};
 use support::oauth::{AuthServer, sign_in};
 use support::postgres::cluster;
+use support::shop_process::{free_port, spawn_shop, start_instance};
 
 const SHOPPERS: usize = 50;
 const STOCK: i64 = 5;
 /// How many times a shopper sends their order (always with the same key)
 /// when the answer is lost on the way.
 const ATTEMPTS: usize = 20;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free loopback port")
-        .port()
-}
-
-/// A `bitselect-mcp --http` process, killed when dropped.
-struct Instance {
-    child: Child,
-    addr: SocketAddr,
-}
-
-type StderrLines = tokio::io::Lines<BufReader<tokio::process::ChildStderr>>;
-
-/// `bitselect-mcp --http 127.0.0.1:0` with `args`, once it listens: the
-/// process, its address and the rest of its stderr.
-async fn spawn_shop(args: &[&std::ffi::OsStr]) -> (Child, SocketAddr, StderrLines) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bitselect-mcp"))
-        .args(["--http", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start bitselect-mcp");
-    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.expect("read the shop's stderr") {
-            if let Some(url) = line.strip_prefix("bitselect-mcp listening on http://") {
-                let addr = url.trim().trim_end_matches(bitselect::MCP_PATH);
-                return addr.parse::<SocketAddr>().expect("an address");
-            }
-        }
-        panic!("bitselect-mcp exited before it listened");
-    })
-    .await
-    .expect("the shop listens within 30 s");
-    (child, addr, lines)
-}
-
-async fn start_instance(database_url: &str, issuer: &str, resource: &str) -> Instance {
-    let flags = [
-        "--database-url",
-        database_url,
-        "--auth-issuer",
-        issuer,
-        "--resource-url",
-        resource,
-    ];
-    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).collect();
-    let (child, addr, mut lines) = spawn_shop(&args).await;
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Instance { child, addr }
-}
 
 fn haproxy_binary() -> PathBuf {
     [
