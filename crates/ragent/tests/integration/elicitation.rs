@@ -85,6 +85,20 @@ fn accept(method: &str) -> Vec<KeyedReply> {
     accept_to("confirm", method)
 }
 
+/// The call failed after the last allowed round, each round having been
+/// sent, and the model was told why.
+fn assert_stopped_at_the_round_limit(h: &Harness, server: &AskingServer, run: &Run) {
+    let rounds = ragent::agent::MAX_INPUT_ROUNDS;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(server.calls().len() as u32, rounds + 1);
+    assert_eq!(h.transcript_calls()[0].status, CallStatus::Failed);
+    let requests = h.model.requests();
+    assert!(
+        tool_result(requests.last().unwrap(), "p1").contains(&format!("连续 {rounds} 次")),
+        "the model is told why"
+    );
+}
+
 fn input_decisions(h: &Harness) -> Vec<AuditDecision> {
     let mut rows: Vec<AuditDecision> = h
         .agent
@@ -270,15 +284,7 @@ async fn a_server_that_keeps_asking_is_stopped_after_the_last_allowed_round() {
         .answer_input(&h.session, &card.request_id, accept("alipay"))
         .unwrap();
     let run = h.events.until_stop().await;
-    assert_eq!(run.reason, StopReason::Completed);
-    assert_eq!(server.calls().len() as u32, rounds + 1);
-    let call = &h.transcript_calls()[0];
-    assert_eq!(call.status, CallStatus::Failed);
-    let requests = h.model.requests();
-    assert!(
-        tool_result(requests.last().unwrap(), "p1").contains(&format!("连续 {rounds} 次")),
-        "the model is told why"
-    );
+    assert_stopped_at_the_round_limit(&h, &server, &run);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -481,12 +487,5 @@ async fn a_server_that_only_sends_its_state_back_is_stopped_at_the_round_limit()
         .await
         .unwrap();
     let run = h.events.until_stop().await;
-    assert_eq!(run.reason, StopReason::Completed);
-    assert_eq!(server.calls().len() as u32, rounds + 1);
-    assert_eq!(h.transcript_calls()[0].status, CallStatus::Failed);
-    let requests = h.model.requests();
-    assert!(
-        tool_result(requests.last().unwrap(), "p1").contains(&format!("连续 {rounds} 次")),
-        "the model is told why"
-    );
+    assert_stopped_at_the_round_limit(&h, &server, &run);
 }
