@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use bitselect::Shop;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{Barrier, mpsc};
 
@@ -23,68 +23,13 @@ use support::IPHONE_17;
 use support::client::{add_to_cart, http_client, request, text};
 use support::oauth::{AuthServer, sign_in};
 use support::postgres::cluster;
+use support::shop_process::{free_port, spawn_shop, start_instance};
 
 const SHOPPERS: usize = 50;
 const STOCK: i64 = 5;
 /// How many times a shopper sends their order (always with the same key)
 /// when the answer is lost on the way.
 const ATTEMPTS: usize = 20;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free loopback port")
-        .port()
-}
-
-/// A `bitselect-mcp --http` process, killed when dropped.
-struct Instance {
-    child: Child,
-    addr: SocketAddr,
-}
-
-type StderrLines = tokio::io::Lines<BufReader<tokio::process::ChildStderr>>;
-
-/// `bitselect-mcp --http 127.0.0.1:0` with `args`, once it listens: the
-/// process, its address and the rest of its stderr.
-async fn spawn_shop(args: &[&std::ffi::OsStr]) -> (Child, SocketAddr, StderrLines) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bitselect-mcp"))
-        .args(["--http", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start bitselect-mcp");
-    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.expect("read the shop's stderr") {
-            if let Some(url) = line.strip_prefix("bitselect-mcp listening on http://") {
-                let addr = url.trim().trim_end_matches(bitselect::MCP_PATH);
-                return addr.parse::<SocketAddr>().expect("an address");
-            }
-        }
-        panic!("bitselect-mcp exited before it listened");
-    })
-    .await
-    .expect("the shop listens within 30 s");
-    (child, addr, lines)
-}
-
-async fn start_instance(database_url: &str, issuer: &str, resource: &str) -> Instance {
-    let flags = [
-        "--database-url",
-        database_url,
-        "--auth-issuer",
-        issuer,
-        "--resource-url",
-        resource,
-    ];
-    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).collect();
-    let (child, addr, mut lines) = spawn_shop(&args).await;
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Instance { child, addr }
-}
 
 fn haproxy_binary() -> PathBuf {
     [
@@ -375,6 +320,16 @@ async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_thoug
     );
 }
 
+/// SIGTERM to a running process, as a service manager stops it.
+fn send_sigterm(child: &Child) {
+    let pid = child.id().expect("running").to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_an_instance_cleanly_after_answering() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -383,12 +338,7 @@ async fn sigterm_stops_an_instance_cleanly_after_answering() {
     let client = http_client(addr, None).await;
     add_to_cart(&client, IPHONE_17, 1).await;
 
-    let pid = child.id().expect("running").to_string();
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("run kill");
-    assert!(status.success());
+    send_sigterm(&child);
     let mut said = Vec::new();
     while let Some(line) = lines.next_line().await.expect("read stderr") {
         said.push(line);
@@ -447,4 +397,106 @@ fn two_instances_racing_with_one_idempotency_key_place_one_order() {
         "SELECT count(*) FROM orders WHERE user_id = 1 AND order_no > '88238'",
     );
     assert_eq!(orders, "10", "one order per key");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_call_answers_it_refuses_new_connections_and_exits_0() {
+    let database = tokio::task::spawn_blocking(|| cluster().seeded_database())
+        .await
+        .expect("a seeded database");
+    let pg = cluster();
+    let url = pg.url(&database);
+    let (mut child, addr, mut lines) = spawn_shop(&["--database-url".as_ref(), url.as_ref()]).await;
+    let client = http_client(addr, None).await;
+
+    // A psql session holds the cart locked, so the next cart write waits.
+    let mut holder = Command::new(pg.psql_binary())
+        .args(["-X", "-q", "-t", "-A", "-d", &url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start psql");
+    let mut holder_in = holder.stdin.take().expect("piped stdin");
+    let mut holder_out = BufReader::new(holder.stdout.take().expect("piped stdout")).lines();
+    holder_in
+        .write_all(b"BEGIN; LOCK TABLE cart_item IN ACCESS EXCLUSIVE MODE; SELECT 'locked';\n")
+        .await
+        .expect("send the lock");
+    assert_eq!(
+        holder_out
+            .next_line()
+            .await
+            .expect("psql answers")
+            .as_deref(),
+        Some("locked")
+    );
+
+    let in_flight = tokio::spawn(async move {
+        let answer = support::client::call(
+            &client,
+            "update_cart_item",
+            json!({"skuCode": IPHONE_17, "action": "add", "quantity": 1}),
+        )
+        .await;
+        (client, answer)
+    });
+    // The call is in flight once the shop's session waits on the lock:
+    // PostgreSQL shows that only when asked.
+    let waiting = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = '{database}' AND wait_event_type = 'Lock'"
+    );
+    let mut seen_waiting = false;
+    for _ in 0..400 {
+        let (pg, waiting) = (cluster(), waiting.clone());
+        let count = tokio::task::spawn_blocking(move || pg.psql("postgres", &waiting))
+            .await
+            .expect("ask PostgreSQL");
+        if count != "0" {
+            seen_waiting = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(seen_waiting, "the cart write never waited on the lock");
+
+    send_sigterm(&child);
+    let mut said = Vec::new();
+    while let Some(line) = lines.next_line().await.expect("read stderr") {
+        let stopping = line.contains("shutting down");
+        said.push(line);
+        if stopping {
+            break;
+        }
+    }
+    // The listener closes just after the signal is logged; the call still
+    // waits on the lock meanwhile, so a refusal here is one made while a
+    // call is in flight.
+    let mut refused = false;
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(addr).await.is_err() {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        refused,
+        "new connections are refused once shutting down: {said:?}"
+    );
+    assert!(!in_flight.is_finished(), "the call was still in flight");
+
+    holder_in
+        .write_all(b"COMMIT;\n")
+        .await
+        .expect("release the lock");
+    drop(holder_in);
+    let (_client, answer) = in_flight.await.expect("the call's task");
+    assert_eq!(answer.is_error, Some(false), "{}", text(&answer));
+    while let Some(line) = lines.next_line().await.expect("read stderr") {
+        said.push(line);
+    }
+    let exit = child.wait().await.expect("it exits");
+    assert!(exit.success(), "{exit:?}: {said:?}");
+    let _ = holder.wait().await;
 }

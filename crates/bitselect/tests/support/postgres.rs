@@ -150,6 +150,11 @@ impl Cluster {
         format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
     }
 
+    /// The psql binary of this cluster, for a session a test holds open.
+    pub fn psql_binary(&self) -> PathBuf {
+        self.bin.join("psql")
+    }
+
     /// Runs SQL on `database` through psql; panics if it fails.
     pub fn psql(&self, database: &str, sql: &str) -> String {
         let output = Command::new(self.bin.join("psql"))

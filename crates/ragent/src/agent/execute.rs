@@ -282,7 +282,7 @@ pub(crate) async fn execute(
         };
         (started, outcome)
     };
-    settle(inner, &sent, outcome, emit, closing)
+    settle(inner, &sent, outcome, emit, closing).await
 }
 
 /// Sends a call again with the user's answers to its server's request
@@ -297,19 +297,32 @@ pub(crate) async fn resume(
         call: call_view(call),
     });
     let outcome = send(inner, call, retry, emit).await;
-    settle(inner, call, outcome, emit, None)
+    settle(inner, call, outcome, emit, None).await
 }
 
 /// Stores what sending brought: the call's ending, or, when its server
 /// asks the user for input, the request (the call then awaits input and
-/// is returned so).
-fn settle(
+/// is returned so). A request that carries only the server's state is
+/// sent back at once.
+async fn settle(
     inner: &Inner,
     sent: &CallRecord,
     outcome: Sent,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
     closing: Option<&BatchRecord>,
 ) -> Result<CallRecord, AgentError> {
+    let mut outcome = outcome;
+    let outcome = loop {
+        outcome = match outcome {
+            Sent::AsksInput(required) if input::only_state(&required) => {
+                match input::pass_state(inner, sent, required)? {
+                    Ok(retry) => send(inner, sent, Some(retry), emit).await,
+                    Err(ending) => Sent::Ended(ending),
+                }
+            }
+            other => break other,
+        };
+    };
     let ending = match outcome {
         Sent::Ended(ending) => ending,
         Sent::AsksInput(required) => match input::park(inner, sent, required, emit)? {

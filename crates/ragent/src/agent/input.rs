@@ -3,7 +3,8 @@
 //! and the run ends; no task waits. [`answer`] checks the user's answer
 //! against the request, records it and starts a run that sends the call
 //! again with the answers and the server's `requestState` echoed exactly
-//! as received. A server may ask again, [`MAX_ROUNDS`] times at most.
+//! as received. A server may ask again, [`MAX_ROUNDS`] times at most; a
+//! round that carries only its `requestState` is sent back at once.
 //!
 //! A request lives as long as its card would: a new message supersedes
 //! it, and it expires like a card. Nothing of it is lost to a restart.
@@ -11,7 +12,7 @@
 use std::sync::Arc;
 
 use rusqlite::Connection;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::batch::{self, finalize, record_audit};
 use super::execute::Ending;
@@ -51,6 +52,85 @@ fn audit_input(
     batch::record_audit_of(conn, call, decision, &hash_json(what), reason, None, now)
 }
 
+/// The number of the round a new request for `call` opens, or how the
+/// call ends when it may not open one.
+fn next_round(inner: &Inner, call: &CallRecord) -> Result<Result<u32, Ending>, AgentError> {
+    let round = inner
+        .store
+        .with_conn(|c| inputs::latest_of_call(c, &call.id))?
+        .map_or(0, |r| r.round)
+        + 1;
+    if round > MAX_ROUNDS {
+        return Ok(Err(Ending::failed(results::input_rounds_exceeded(
+            MAX_ROUNDS,
+        ))));
+    }
+    Ok(Ok(round))
+}
+
+/// Whether the server asked for nothing but to be called again with its
+/// `requestState` (the 2026-07-28 revision allows an `input_required`
+/// result without input requests).
+pub(super) fn only_state(required: &InputRequired) -> bool {
+    let no_requests = match &required.requests {
+        Value::Null => true,
+        Value::Object(requests) => requests.is_empty(),
+        _ => false,
+    };
+    no_requests && required.request_state.is_some()
+}
+
+/// Records a round that carried only the server's state, answered at
+/// once with no responses, and gives what to send again; or how the call
+/// ends when the round may not be opened. The round counts toward
+/// [`MAX_ROUNDS`] like any other, so a server cannot loop the call.
+pub(super) fn pass_state(
+    inner: &Inner,
+    call: &CallRecord,
+    required: InputRequired,
+) -> Result<Result<InputRetry, Ending>, AgentError> {
+    if call.status != CallStatus::Running || !call.can_change {
+        return Ok(Err(Ending::failed(results::input_refused(
+            "只读的调用不能请求用户输入",
+        ))));
+    }
+    let round = match next_round(inner, call)? {
+        Ok(round) => round,
+        Err(ending) => return Ok(Err(ending)),
+    };
+    let now = inner.now();
+    let record = InputRecord {
+        id: uuid::Uuid::new_v4().to_string(),
+        call_id: call.id.clone(),
+        session_id: call.session_id.clone(),
+        round,
+        requests: Value::Object(Map::new()),
+        request_state: required.request_state,
+        created_at: now,
+        expires_at: now,
+        responses: None,
+        answered_at: None,
+    };
+    // Stored answered, so a restart mid-retry sends the same state again.
+    inner.store.with_durable_tx(|tx| {
+        inputs::insert(tx, &record)?;
+        inputs::answer(tx, &record.id, &Map::new(), now)?;
+        audit_input(
+            tx,
+            call,
+            AuditDecision::ServerRequestedInput,
+            &record.requests,
+            Some("only its requestState; sent again at once"),
+            now,
+        )
+    })?;
+    tracing::debug!(call = %call.id, round, "a server's state-only request sent back at once");
+    Ok(Ok(InputRetry {
+        responses: Map::new(),
+        request_state: record.request_state,
+    }))
+}
+
 /// Stores a request that arrived for `call` (stored `running`), or says
 /// how the call ends when it cannot be shown.
 pub(super) fn park(
@@ -66,17 +146,11 @@ pub(super) fn park(
             "只读的调用不能请求用户输入",
         ))));
     }
+    let round = match next_round(inner, call)? {
+        Ok(round) => round,
+        Err(ending) => return Ok(Parked::Refused(ending)),
+    };
     let now = inner.now();
-    let round = inner
-        .store
-        .with_conn(|c| inputs::latest_of_call(c, &call.id))?
-        .map_or(0, |r| r.round)
-        + 1;
-    if round > MAX_ROUNDS {
-        return Ok(Parked::Refused(Ending::failed(
-            results::input_rounds_exceeded(MAX_ROUNDS),
-        )));
-    }
     let asks = match elicitation::judge_requests(&required.requests) {
         Ok(asks) => asks,
         Err(refusal) => {

@@ -85,6 +85,20 @@ fn accept(method: &str) -> Vec<KeyedReply> {
     accept_to("confirm", method)
 }
 
+/// The call failed after the last allowed round, each round having been
+/// sent, and the model was told why.
+fn assert_stopped_at_the_round_limit(h: &Harness, server: &AskingServer, run: &Run) {
+    let rounds = ragent::agent::MAX_INPUT_ROUNDS;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(server.calls().len() as u32, rounds + 1);
+    assert_eq!(h.transcript_calls()[0].status, CallStatus::Failed);
+    let requests = h.model.requests();
+    assert!(
+        tool_result(requests.last().unwrap(), "p1").contains(&format!("连续 {rounds} 次")),
+        "the model is told why"
+    );
+}
+
 fn input_decisions(h: &Harness) -> Vec<AuditDecision> {
     let mut rows: Vec<AuditDecision> = h
         .agent
@@ -270,15 +284,7 @@ async fn a_server_that_keeps_asking_is_stopped_after_the_last_allowed_round() {
         .answer_input(&h.session, &card.request_id, accept("alipay"))
         .unwrap();
     let run = h.events.until_stop().await;
-    assert_eq!(run.reason, StopReason::Completed);
-    assert_eq!(server.calls().len() as u32, rounds + 1);
-    let call = &h.transcript_calls()[0];
-    assert_eq!(call.status, CallStatus::Failed);
-    let requests = h.model.requests();
-    assert!(
-        tool_result(requests.last().unwrap(), "p1").contains(&format!("连续 {rounds} 次")),
-        "the model is told why"
-    );
+    assert_stopped_at_the_round_limit(&h, &server, &run);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -435,4 +441,51 @@ async fn declining_the_shop_s_payment_question_leaves_the_order_unpaid() {
     assert_eq!(h.shop_db().order_status(UNPAID), "待支付");
     let requests = h.model.requests();
     assert!(tool_result(requests.last().unwrap(), "pay").contains("仍为待支付"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_with_only_the_state_is_sent_back_at_once_and_counts_as_a_round() {
+    let server = AskingServer::new(vec![Ask::StateOnly, asks_payment()]);
+    let mut h = Harness::start(setup(&server, true)).await;
+    let card = approve_until_asked(&mut h).await;
+    let calls = server.calls();
+    assert_eq!(calls.len(), 2, "sent again without asking anyone");
+    assert_eq!(calls[1].request_state.as_deref(), Some(ODD_STATE));
+    assert!(
+        calls[1]
+            .responses
+            .as_ref()
+            .is_none_or(|r| r.as_object().is_some_and(|m| m.is_empty())),
+        "nothing answered: {:?}",
+        calls[1].responses
+    );
+    assert_eq!(card.round, 2, "the state-only round was the first");
+
+    h.model.push_turn(text_turn("已付款。"));
+    h.agent
+        .answer_input(&h.session, &card.request_id, accept("wechat"))
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert_eq!(server.calls().len(), 3);
+    assert_eq!(h.transcript_calls()[0].status, CallStatus::Succeeded);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_only_sends_its_state_back_is_stopped_at_the_round_limit() {
+    let rounds = ragent::agent::MAX_INPUT_ROUNDS;
+    let script = (0..=rounds).map(|_| Ask::StateOnly).collect();
+    let server = AskingServer::new(script);
+    let mut h = Harness::start(setup(&server, true)).await;
+    h.model.push_turn(pay_turn());
+    let run = h.say("付款").await;
+    let card = run.card().clone();
+    h.model
+        .push_turn(text_turn("服务器一直在要求补充信息，支付没有完成。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_stopped_at_the_round_limit(&h, &server, &run);
 }

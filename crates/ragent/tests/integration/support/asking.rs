@@ -29,6 +29,8 @@ pub const ODD_STATE: &str = " {\"order\": \"A1\",  \"amount\":\"¥6,799\"}\u{202
 pub enum Ask {
     /// `input_required` with these `inputRequests` and [`ODD_STATE`].
     Input(Value),
+    /// `input_required` with no input requests, only [`ODD_STATE`].
+    StateOnly,
     /// The call's result, built from the responses it carried.
     Finish,
 }
@@ -170,6 +172,10 @@ impl ServerHandler for Handler {
                     Some(ODD_STATE.to_string()),
                 )))
             }
+            Ask::StateOnly => Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                None,
+                Some(ODD_STATE.to_string()),
+            ))),
             Ask::Finish => {
                 let action = responses
                     .as_ref()
