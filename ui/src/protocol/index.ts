@@ -18,7 +18,7 @@ export type AgentEvent = { "type": "run_started" } | { "type": "model_retrying",
 /**
  * Which retry comes next, from 1, of at most `retries`.
  */
-attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "input_requested", card: InputCard, } | { "type": "input_closed", request_id: string, outcome: InputCardOutcome, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
+attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "input_requested", card: InputCard, } | { "type": "input_closed", request_id: string, outcome: InputCardOutcome, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "sign_in_required", server: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
 
 export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "awaiting_input", request_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" };
 
@@ -30,7 +30,7 @@ export type ErrorInfo = { code: ErrorCode, message: string,
  */
 model_failure?: ModelFailure, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "sign_in" | "sign_in_cancelled" | "no_sign_in_pending" | "store" | "internal";
 
 export type ModelFailure = { kind: ModelFailureKind, 
 /**
@@ -197,6 +197,8 @@ message: string | null, };
 
 export type SessionInfo = { id: string, title: string, created_at: number, updated_at: number, };
 
+export type SignInStarted = { server: string, authorization_url: string, };
+
 export type Transcript = { session: SessionInfo, items: Array<TranscriptItem>, 
 /**
  * The card still waiting for decisions, if any.
@@ -346,7 +348,14 @@ export type Secret = { "action": "keep" } | { "action": "set", value: string, } 
 
 export type ToolOverride = "ask" | "deny" | "auto_approve";
 
-export type ServerStatus = { name: string, trusted: boolean, connected: boolean, pid: number | null, restarts: number, honours_idempotency_keys: boolean | null, };
+export type ServerStatus = { name: string, trusted: boolean, connected: boolean, pid: number | null, restarts: number, honours_idempotency_keys: boolean | null, 
+/**
+ * Where the server asks the user to sign in; `None` for a server that
+ * never asked.
+ */
+sign_in: SignInStatus | null, };
+
+export type SignInStatus = { "type": "required" } | { "type": "signed_in", identity: string, };
 
 export type ModelStatus = { state: ModelState, 
 /**

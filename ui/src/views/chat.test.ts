@@ -358,3 +358,13 @@ describe("the composer", () => {
     expect(one<HTMLButtonElement>("send").disabled).toBe(false);
   });
 });
+
+describe("a server that waits for a sign-in", () => {
+  it("is told of in the chat, and the run goes on", () => {
+    emit({ type: "run_started" });
+    emit({ type: "sign_in_required", server: "online" });
+    emit({ type: "text_delta", text: "先用本地商店。" });
+    expect(chat.el.textContent).toContain("online 需要登录后才能使用，这次没有用到它的工具。");
+    expect(chat.el.textContent).toContain("先用本地商店。");
+  });
+});
