@@ -186,7 +186,7 @@ async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_thoug
  {
     // The cluster and the shop's seeding block: off the async threads.
     let database = tokio::task::spawn_blocking(|| {
-        let database = cluster().seeded_database();
+        let database = support::postgres::seeded_database();
         cluster().psql(
             &database,
             &format!("UPDATE sku SET stock = {STOCK} WHERE sku_code = '{IPHONE_17}'"),
@@ -354,7 +354,7 @@ async fn sigterm_stops_an_instance_cleanly_after_answering() {
 
 #[test]
 fn two_instances_racing_with_one_idempotency_key_place_one_order() {
-    let database = cluster().seeded_database();
+    let database = support::postgres::seeded_database();
     let url = cluster().url(&database);
     let clock = Arc::new(bitselect::FixedClock::new(support::T0));
     let open = || Shop::open_postgres_with_clock(&url, clock.clone()).expect("open on PostgreSQL");
@@ -401,7 +401,7 @@ fn two_instances_racing_with_one_idempotency_key_place_one_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_during_a_call_answers_it_refuses_new_connections_and_exits_0() {
-    let database = tokio::task::spawn_blocking(|| cluster().seeded_database())
+    let database = tokio::task::spawn_blocking(support::postgres::seeded_database)
         .await
         .expect("a seeded database");
     let pg = cluster();

@@ -30,7 +30,7 @@ fn sdk_python() -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_signs_in_searches_orders_and_pays_and_the_order_is_the_users() {
     let python = sdk_python();
-    let database = tokio::task::spawn_blocking(|| cluster().seeded_database())
+    let database = tokio::task::spawn_blocking(support::postgres::seeded_database)
         .await
         .expect("a seeded database");
     let pg = cluster();

@@ -60,7 +60,7 @@ pub fn open_shop_on(store: TestStore) -> TestShop {
     let clock = Arc::new(FixedClock::new(T0));
     let database = match store {
         TestStore::Sqlite => None,
-        TestStore::Postgres => Some(postgres::cluster().seeded_database()),
+        TestStore::Postgres => Some(postgres::seeded_database()),
     };
     let shop = open_on(dir.path(), &clock, database.as_deref());
     TestShop {

@@ -1,0 +1,226 @@
+//! A private PostgreSQL cluster for one test binary, from the
+//! distribution's `postgresql` package: initdb into a temporary directory,
+//! the server on a free loopback port with its socket in that directory,
+//! run as `nobody` when the tests run as root (PostgreSQL refuses root).
+//! Each test gets a database of its own; the seeded ones are copies of a
+//! template seeded once (by the caller's seeding), so a test starts in
+//! milliseconds.
+//!
+//! A watchdog shell, whose stdin is a pipe this process never closes,
+//! stops the server and removes the directory when the test binary exits,
+//! however it exits.
+
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// What to tell someone whose machine lacks PostgreSQL.
+const MISSING: &str = "PostgreSQL is not installed (no /usr/lib/postgresql/<version>/bin/postgres); \
+                       run scripts/setup, which installs Debian's `postgresql` package";
+
+/// The database every seeded test database is copied from.
+const TEMPLATE: &str = "shop_template";
+
+pub struct Cluster {
+    bin: PathBuf,
+    port: u16,
+    /// The unprivileged account the server runs as, when we are root.
+    account: Option<(u32, u32)>,
+    /// Holds the watchdog's stdin open for as long as this process lives.
+    _watchdog: Mutex<(Child, ChildStdin)>,
+    template_seeded: Mutex<bool>,
+}
+
+static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+static NEXT_DATABASE: AtomicU32 = AtomicU32::new(1);
+
+/// The test binary's cluster, started on first use.
+pub fn cluster() -> &'static Cluster {
+    CLUSTER.get_or_init(Cluster::start)
+}
+
+/// The newest installed PostgreSQL's binaries.
+fn bin_dir() -> PathBuf {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .unwrap_or_else(|_| panic!("{MISSING}"))
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let version = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = entry.path().join("bin");
+            bin.join("postgres").exists().then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().unwrap_or_else(|| panic!("{MISSING}")).1
+}
+
+/// `nobody`'s uid and gid, from /etc/passwd.
+fn nobody() -> (u32, u32) {
+    let passwd = std::fs::read_to_string("/etc/passwd").expect("read /etc/passwd");
+    passwd
+        .lines()
+        .find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            (fields.first() == Some(&"nobody"))
+                .then(|| Some((fields.get(2)?.parse().ok()?, fields.get(3)?.parse().ok()?)))
+                .flatten()
+        })
+        .expect("the tests run as root and need the `nobody` account to run PostgreSQL as")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+impl Cluster {
+    fn start() -> Self {
+        let bin = bin_dir();
+        let running_as_root = std::fs::metadata("/proc/self").expect("/proc/self").uid() == 0;
+        let account = running_as_root.then(nobody);
+        let dir = tempfile::Builder::new()
+            .prefix("bitselect-pg-")
+            .tempdir()
+            .expect("temp dir")
+            .keep();
+        if let Some((uid, gid)) = account {
+            std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).expect("hand the dir to nobody");
+        }
+        let data = dir.join("data");
+        let port = free_port();
+        let cluster = |program: &str| {
+            let mut command = Command::new(bin.join(program));
+            if let Some((uid, gid)) = account {
+                command.uid(uid).gid(gid);
+            }
+            command
+        };
+        run(cluster("initdb")
+            .arg("-D")
+            .arg(&data)
+            .args(["-U", "postgres", "-A", "trust", "-E", "UTF8"])
+            .args(["--locale=C.UTF-8", "--no-sync", "--no-instructions"]));
+        let server_options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=300 \
+             -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            dir.display()
+        );
+        run(cluster("pg_ctl")
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.join("server.log"))
+            .args(["-o", &server_options, "-w", "start"]));
+
+        // Stops the server and removes everything once our end of the pipe
+        // closes: at the latest when this process exits.
+        let mut watchdog = Command::new("sh");
+        watchdog
+            .arg("-c")
+            .arg(r#"cat >/dev/null; "$1/pg_ctl" -D "$2/data" -m fast -w stop >/dev/null 2>&1; rm -rf "$2""#)
+            .arg("watchdog")
+            .arg(&bin)
+            .arg(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some((uid, gid)) = account {
+            watchdog.uid(uid).gid(gid);
+        }
+        let mut child = watchdog.spawn().expect("start the cluster's watchdog");
+        let stdin = child.stdin.take().expect("watchdog stdin");
+        Self {
+            bin,
+            port,
+            account,
+            _watchdog: Mutex::new((child, stdin)),
+            template_seeded: Mutex::new(false),
+        }
+    }
+
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// The psql binary of this cluster, for a session a test holds open.
+    pub fn psql_binary(&self) -> PathBuf {
+        self.bin.join("psql")
+    }
+
+    /// Runs SQL on `database` through psql; panics if it fails.
+    pub fn psql(&self, database: &str, sql: &str) -> String {
+        let output = Command::new(self.bin.join("psql"))
+            .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1"])
+            .arg("-d")
+            .arg(self.url(database))
+            .arg("-c")
+            .arg(sql)
+            .output()
+            .expect("run psql");
+        assert!(
+            output.status.success(),
+            "psql {sql:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// A new, empty database.
+    pub fn empty_database(&self) -> String {
+        let name = next_name();
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
+        name
+    }
+
+    /// A new database holding what `seed` wrote into the template (given
+    /// its URL) the first time: every caller in one test binary seeds alike.
+    pub fn seeded_database(&self, seed: impl FnOnce(&str)) -> String {
+        let mut seeded = self
+            .template_seeded
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !*seeded {
+            self.psql("postgres", &format!("CREATE DATABASE {TEMPLATE}"));
+            seed(&self.url(TEMPLATE));
+            *seeded = true;
+        }
+        let name = next_name();
+        // Copying waits (up to 5 s) for the template's last sessions to end.
+        self.psql(
+            "postgres",
+            &format!("CREATE DATABASE {name} TEMPLATE {TEMPLATE}"),
+        );
+        name
+    }
+
+    /// Whether the server runs as an account of its own (the tests are root).
+    pub fn runs_unprivileged(&self) -> bool {
+        self.account.is_some()
+    }
+}
+
+fn next_name() -> String {
+    format!(
+        "shop_{}_{}",
+        std::process::id(),
+        NEXT_DATABASE.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn run(command: &mut Command) {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{:?}: {error}. {MISSING}", command.get_program()));
+    assert!(
+        output.status.success(),
+        "{:?} failed: {}{}",
+        command.get_program(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
