@@ -97,8 +97,17 @@ pub enum AgentEvent {
     /// An MCP server had stopped and was started again.
     ServerRestarted { server: String, reason: String },
     /// An MCP server asks the user to sign in before its tools can be
-    /// used (`begin_sign_in`); until then the run goes on without them.
-    SignInRequired { server: String },
+    /// used (`begin_sign_in`). When `run_waits`, the run waits until the
+    /// user signs in or goes on without it (`go_on_without`); otherwise
+    /// (the user went on without it before) the run goes on without its
+    /// tools at once.
+    SignInRequired { server: String, run_waits: bool },
+    /// The run's wait for a sign-in ended: signed in as `identity`, or,
+    /// without one, the user went on without the server.
+    SignInEnded {
+        server: String,
+        identity: Option<String>,
+    },
     /// The run ended.
     RunStopped { reason: StopReason },
     /// Something went wrong; the session itself is intact.

@@ -31,6 +31,43 @@ pub struct Settings {
     /// How the page looks; kept here, in the data directory, so each
     /// `--data-dir` remembers its own.
     pub appearance: Appearance,
+    /// Which shop the built-in shop server is: the local demo the app
+    /// starts, or the online shop at a URL. Either is trusted as the shop.
+    pub shop: ShopConnection,
+}
+
+/// Where the built-in shop is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ShopConnection {
+    /// The demo shop the app starts itself, with its data on this machine.
+    #[default]
+    Local,
+    /// The online shop's MCP endpoint, signed in to as the user.
+    Online { url: String },
+}
+
+impl ShopConnection {
+    /// An online shop's URL must be https, or http on this machine (a
+    /// shop run for testing): tokens never cross the network in clear.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        let ShopConnection::Online { url } = self else {
+            return Ok(());
+        };
+        let refused = || SettingsError::ShopUrl(url.clone());
+        let parsed = url::Url::parse(url.trim()).map_err(|_| refused())?;
+        let loopback = match parsed.host() {
+            Some(url::Host::Domain(name)) => name == "localhost",
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        };
+        match parsed.scheme() {
+            "https" if parsed.host().is_some() => Ok(()),
+            "http" if loopback => Ok(()),
+            _ => Err(refused()),
+        }
+    }
 }
 
 /// The page's language and theme.
@@ -113,6 +150,7 @@ impl Default for Settings {
             max_turns_per_run: 12,
             history_token_budget: 24_000,
             appearance: Appearance::default(),
+            shop: ShopConnection::Local,
         }
     }
 }
@@ -126,6 +164,10 @@ pub enum SettingsError {
     BuiltinServer(String),
     #[error("server {0:?}: a call timeout must be from 1 to {MAX_TIMEOUT_SECS} seconds")]
     ServerTimeout(String),
+    #[error(
+        "the online shop's address {0:?} must be an https URL (http only on this machine, for testing)"
+    )]
+    ShopUrl(String),
     #[error("the model base URL {0:?} is not an http(s) URL")]
     BaseUrl(String),
     #[error("header {0:?} is not a valid HTTP header")]
@@ -165,6 +207,7 @@ impl Settings {
     /// Checks what can be checked without contacting anything.
     pub fn validate(&self, builtin_servers: &[String]) -> Result<(), SettingsError> {
         self.model.validate()?;
+        self.shop.validate()?;
         for name in self.mcp_servers.keys() {
             validate_server_name(name).map_err(|e| SettingsError::ServerName(e.to_string()))?;
             if builtin_servers.contains(name) {
@@ -199,6 +242,47 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_online_shop_needs_https_or_this_machine() {
+        let online = |url: &str| ShopConnection::Online { url: url.into() };
+        for good in [
+            "https://shop.bitselect.example/mcp",
+            "http://127.0.0.1:8080/mcp",
+            "http://localhost:8080/mcp",
+            "http://[::1]:8080/mcp",
+        ] {
+            assert_eq!(online(good).validate(), Ok(()), "{good}");
+        }
+        for bad in [
+            "http://shop.bitselect.example/mcp",
+            "ftp://127.0.0.1/mcp",
+            "shop.bitselect.example",
+            "",
+        ] {
+            assert_eq!(
+                online(bad).validate(),
+                Err(SettingsError::ShopUrl(bad.into())),
+                "{bad}"
+            );
+        }
+        assert_eq!(ShopConnection::Local.validate(), Ok(()));
+    }
+
+    #[test]
+    fn settings_saved_before_the_shop_choice_load_with_the_local_shop() {
+        let settings: Settings = serde_json::from_str(r#"{"max_turns_per_run": 5}"#).unwrap();
+        assert_eq!(settings.shop, ShopConnection::Local);
+        let online: Settings =
+            serde_json::from_str(r#"{"shop": {"kind": "online", "url": "https://s.example/mcp"}}"#)
+                .unwrap();
+        assert_eq!(
+            online.shop,
+            ShopConnection::Online {
+                url: "https://s.example/mcp".into()
+            }
+        );
+    }
 
     #[test]
     fn debug_of_the_settings_hides_the_api_key_and_header_values() {

@@ -11,7 +11,7 @@ use ts_rs::TS;
 
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
-use crate::settings::{Appearance, ModelSettings, Settings, SettingsError};
+use crate::settings::{Appearance, ModelSettings, Settings, SettingsError, ShopConnection};
 
 /// The settings without their secret values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -24,6 +24,7 @@ pub struct SettingsView {
     pub max_turns_per_run: u32,
     pub history_token_budget: u32,
     pub appearance: Appearance,
+    pub shop: ShopConnection,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -83,6 +84,9 @@ pub struct SettingsEdit {
     pub max_turns_per_run: u32,
     pub history_token_budget: u32,
     pub appearance: Appearance,
+    /// Which shop; one not sent keeps the shop in force.
+    #[serde(default)]
+    pub shop: Option<ShopConnection>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -144,6 +148,7 @@ impl SettingsView {
             max_turns_per_run: settings.max_turns_per_run,
             history_token_budget: settings.history_token_budget,
             appearance: settings.appearance,
+            shop: settings.shop.clone(),
         }
     }
 }
@@ -219,6 +224,7 @@ impl SettingsEdit {
             max_turns_per_run: self.max_turns_per_run,
             history_token_budget: self.history_token_budget,
             appearance: self.appearance,
+            shop: self.shop.unwrap_or_else(|| current.shop.clone()),
         })
     }
 }
@@ -350,7 +356,22 @@ mod tests {
             max_turns_per_run: view.max_turns_per_run,
             history_token_budget: view.history_token_budget,
             appearance: view.appearance,
+            shop: Some(view.shop),
         }
+    }
+
+    #[test]
+    fn a_save_without_the_shop_keeps_the_shop_in_force() {
+        let mut current = stored();
+        current.shop = ShopConnection::Online {
+            url: "https://shop.example/mcp".into(),
+        };
+        let mut edit = keep_all(&current);
+        edit.shop = None;
+        assert_eq!(edit.apply(&current).unwrap().shop, current.shop);
+        let mut edit = keep_all(&current);
+        edit.shop = Some(ShopConnection::Local);
+        assert_eq!(edit.apply(&current).unwrap().shop, ShopConnection::Local);
     }
 
     #[test]

@@ -18,7 +18,7 @@ export type AgentEvent = { "type": "run_started" } | { "type": "model_retrying",
 /**
  * Which retry comes next, from 1, of at most `retries`.
  */
-attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "input_requested", card: InputCard, } | { "type": "input_closed", request_id: string, outcome: InputCardOutcome, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "sign_in_required", server: string, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
+attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "input_requested", card: InputCard, } | { "type": "input_closed", request_id: string, outcome: InputCardOutcome, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "sign_in_required", server: string, run_waits: boolean, } | { "type": "sign_in_ended", server: string, identity: string | null, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
 
 export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "awaiting_input", request_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" };
 
@@ -273,7 +273,12 @@ history_token_budget: number,
  * How the page looks; kept here, in the data directory, so each
  * `--data-dir` remembers its own.
  */
-appearance: Appearance, };
+appearance: Appearance, 
+/**
+ * Which shop the built-in shop server is: the local demo the app
+ * starts, or the online shop at a URL. Either is trusted as the shop.
+ */
+shop: ShopConnection, };
 
 export type ModelSettings = { 
 /**
@@ -308,7 +313,7 @@ timeout_secs: number | null, } & ({ command: string, args: Array<string>, env: {
 
 export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
 
-export type SettingsView = { model: ModelView, mcp_servers: { [key in string]: ServerView }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, appearance: Appearance, };
+export type SettingsView = { model: ModelView, mcp_servers: { [key in string]: ServerView }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, appearance: Appearance, shop: ShopConnection, };
 
 export type ModelView = { base_url: string, model: string, api_key_set: boolean, 
 /**
@@ -320,7 +325,11 @@ export type ServerView = { trusted: boolean, disabled: boolean, timeout_secs: nu
 
 export type ServerTransportView = { command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, };
 
-export type SettingsEdit = { model: ModelEdit, mcp_servers: { [key in string]: ServerEdit }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, appearance: Appearance, };
+export type SettingsEdit = { model: ModelEdit, mcp_servers: { [key in string]: ServerEdit }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, appearance: Appearance, 
+/**
+ * Which shop; one not sent keeps the shop in force.
+ */
+shop: ShopConnection | null, };
 
 export type ModelEdit = { base_url: string, model: string, api_key: Secret, 
 /**

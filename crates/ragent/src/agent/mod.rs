@@ -33,7 +33,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::AgentError;
 use crate::llm::openai::{ClientOptions, OpenAiClient};
 use crate::llm::{ChatModel, LlmError};
-use crate::mcp::config::validate_server_name;
+use crate::mcp::config::{ServerConfig, ServerTransport, validate_server_name};
 use crate::mcp::hub::HubOptions;
 use crate::mcp::login_path::LoginPath;
 use crate::mcp::{McpHub, ServerEntry, ToolSource};
@@ -47,7 +47,7 @@ use crate::secrets::{
     self, DatabaseSecrets, KEYRING_TIMEOUT, KeyringSecrets, SecretStore, SecretsBackend, keeper,
     off_thread,
 };
-use crate::settings::{Settings, SettingsError};
+use crate::settings::{Settings, SettingsError, ShopConnection};
 use crate::settings_view::{SettingsEdit, SettingsView};
 use crate::store::{Store, StoreError, audit, calls, kv, sessions};
 
@@ -83,6 +83,10 @@ pub struct AgentConfig {
     /// Start stdio servers with the login shell's PATH when the app's looks
     /// like a desktop session's minimal one (see `mcp::login_path`).
     pub login_shell_path: bool,
+    /// The built-in server that the setting `shop` may move online: then
+    /// it is reached over HTTP at the URL set and signed in to as the
+    /// user, under the same name and trust.
+    pub online_shop: Option<String>,
 }
 
 impl AgentConfig {
@@ -100,6 +104,7 @@ impl AgentConfig {
             secrets: SecretsBackend::Database,
             log_dir: None,
             login_shell_path: false,
+            online_shop: None,
         }
     }
 }
@@ -125,6 +130,7 @@ pub(crate) struct Inner {
     events: broadcast::Sender<EventEnvelope>,
     tools: Arc<dyn ToolSource>,
     builtin: Vec<ServerEntry>,
+    online_shop: Option<String>,
     model_override: Option<Arc<dyn ChatModel>>,
     llm_options: ClientOptions,
     schemas: SchemaCache,
@@ -183,7 +189,21 @@ impl Inner {
     }
 
     fn server_entries(&self, settings: &Settings) -> Vec<ServerEntry> {
-        let mut entries = self.builtin.clone();
+        let mut entries: Vec<ServerEntry> = self
+            .builtin
+            .iter()
+            .map(|entry| match self.online_shop_url(&entry.name, settings) {
+                Some(url) => ServerEntry {
+                    connector: ServerConfig::untrusted(ServerTransport::Http {
+                        url,
+                        headers: Default::default(),
+                    })
+                    .connector(&entry.name, None, None, Some(self.tokens(&entry.name))),
+                    ..entry.clone()
+                },
+                None => entry.clone(),
+            })
+            .collect();
         // A disabled server stays in the settings but is neither started
         // nor asked for its tools.
         entries.extend(
@@ -204,6 +224,17 @@ impl Inner {
                 }),
         );
         entries
+    }
+
+    /// The online shop's URL when `server` is the built-in shop and the
+    /// user has moved it online.
+    pub(crate) fn online_shop_url(&self, server: &str, settings: &Settings) -> Option<String> {
+        match &settings.shop {
+            ShopConnection::Online { url } if self.online_shop.as_deref() == Some(server) => {
+                Some(url.trim().to_string())
+            }
+            _ => None,
+        }
     }
 
     /// Whether the server is trusted under the settings in force now (a
@@ -350,6 +381,7 @@ impl Agent {
             events,
             tools,
             builtin: config.builtin_servers,
+            online_shop: config.online_shop,
             model_override: config.model,
             llm_options: config.llm_options,
             schemas: SchemaCache::default(),

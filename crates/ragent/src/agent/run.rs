@@ -2,6 +2,7 @@
 //! for a card, feed results back, until the model answers, a card waits,
 //! the turn limit is reached, or the run is cancelled.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -9,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::batch::{self, KnownTool, ToolIndex};
 use super::recovery::Leftover;
 use super::rejudge::{self, Approvals};
+use super::sign_in::SignInNews;
 use super::{Inner, execute, reads_first, release};
 use crate::error::AgentError;
 use crate::history;
@@ -159,11 +161,7 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
     // definition is caught by the next run.
     let tools = match tools {
         Some(tools) => tools,
-        None => {
-            // A server that waits for a sign-in is told of and left out,
-            // as one that failed to start is: the user's other tools work.
-            listed_tools(ctx.inner, &|event| ctx.emit(event)).await?
-        }
+        None => tools_after_sign_ins(ctx).await?,
     };
     let offer = Offer::new(&tools).map_err(|e| LlmError::Encode(e.to_string()))?;
     for _ in 0..settings.max_turns_per_run {
@@ -449,24 +447,81 @@ async fn finish_leftover_batch(ctx: &Ctx<'_>) -> Result<(), Halt> {
     Ok(())
 }
 
-/// The tools offered this turn, each checked against its pin.
+/// The tools offered this turn, each checked against its pin; a server
+/// that asks for a sign-in is told of and left out.
 pub(crate) async fn tool_index(
     inner: &Inner,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
 ) -> Result<ToolIndex, StoreError> {
-    listed_tools(inner, emit).await
+    let (tools, needs_sign_in) = listed_tools(inner, emit).await?;
+    for server in needs_sign_in {
+        emit(AgentEvent::SignInRequired {
+            server,
+            run_waits: false,
+        });
+    }
+    Ok(tools)
 }
 
-/// The tools offered; each server that asks the user to sign in first is
-/// told as `sign_in_required`.
+/// The tools a fresh run offers. A server that asks for a sign-in is
+/// waited for until the user signs in (its tools are then offered) or
+/// goes on without it; one the user already went on without is told of
+/// and left out at once, as a server that failed to start is.
+async fn tools_after_sign_ins(ctx: &Ctx<'_>) -> Result<ToolIndex, Halt> {
+    let mut told = HashSet::new();
+    loop {
+        // Before listing: a sign-in that ends meanwhile is not missed.
+        let mut news = ctx.inner.sign_ins.subscribe();
+        let (tools, needs_sign_in) = listed_tools(ctx.inner, &|event| ctx.emit(event)).await?;
+        let mut waiting = Vec::new();
+        for server in needs_sign_in {
+            let run_waits = ctx.inner.sign_ins.worth_waiting_for(&server);
+            if told.insert(server.clone()) {
+                ctx.emit(AgentEvent::SignInRequired {
+                    server: server.clone(),
+                    run_waits,
+                });
+            }
+            if run_waits {
+                waiting.push(server);
+            }
+        }
+        if waiting.is_empty() {
+            return Ok(tools);
+        }
+        loop {
+            let received = tokio::select! {
+                () = ctx.cancel.cancelled() => return Err(Halt::Cancelled),
+                received = news.recv() => received,
+            };
+            match received {
+                Ok(ended) if waiting.iter().any(|server| server == ended.server()) => {
+                    ctx.emit(match ended {
+                        SignInNews::SignedIn { server, identity } => AgentEvent::SignInEnded {
+                            server,
+                            identity: Some(identity),
+                        },
+                        SignInNews::WentWithout { server } => AgentEvent::SignInEnded {
+                            server,
+                            identity: None,
+                        },
+                    });
+                    break;
+                }
+                Ok(_) => {}
+                // News missed: the next listing tells where things stand.
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// The tools offered, and the servers that ask the user to sign in first.
 async fn listed_tools(
     inner: &Inner,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
-) -> Result<ToolIndex, StoreError> {
+) -> Result<(ToolIndex, Vec<String>), StoreError> {
     let listing = inner.tools.list_tools().await;
-    for server in listing.needs_sign_in {
-        emit(AgentEvent::SignInRequired { server });
-    }
     for problem in listing.restarted {
         emit(AgentEvent::ServerRestarted {
             server: problem.server,
@@ -490,7 +545,7 @@ async fn listed_tools(
         }
         Ok::<_, StoreError>(index)
     })?;
-    Ok(index)
+    Ok((index, listing.needs_sign_in))
 }
 
 /// The tools a run offers the model, in the model's terms, and the part

@@ -1,10 +1,14 @@
 //! Signing in to the user's HTTP servers, for the front end: begin (a URL
-//! for the system browser), finish (waits for the browser), cancel, and
-//! sign out; and each server's sign-in in its status. One sign-in per
-//! server at a time: beginning again cancels the one before.
+//! for the system browser), finish (waits for the browser), cancel, go on
+//! without, and sign out; and each server's sign-in in its status. One
+//! sign-in per server at a time: beginning again cancels the one before.
+//! A run that finds a server waiting for a sign-in waits for the user to
+//! sign in or to go on without it ([`SignIns::subscribe`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+
+use tokio::sync::broadcast;
 
 use tokio_util::sync::CancellationToken;
 
@@ -26,15 +30,73 @@ struct Underway {
     id: String,
 }
 
-/// The sign-ins under way, by server.
-#[derive(Default)]
-pub(crate) struct SignIns(Mutex<HashMap<String, Underway>>);
+/// How the wait for a server's sign-in ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SignInNews {
+    SignedIn { server: String, identity: String },
+    /// The user chose to go on without the server.
+    WentWithout { server: String },
+}
+
+impl SignInNews {
+    pub(crate) fn server(&self) -> &str {
+        match self {
+            SignInNews::SignedIn { server, .. } | SignInNews::WentWithout { server } => server,
+        }
+    }
+}
+
+/// The sign-ins under way, by server; the servers the user chose to go
+/// without while the app runs (their runs no longer wait); and the news
+/// of each wait's end, for the runs that wait.
+pub(crate) struct SignIns {
+    underway: Mutex<HashMap<String, Underway>>,
+    went_without: Mutex<HashSet<String>>,
+    news: broadcast::Sender<SignInNews>,
+}
+
+impl Default for SignIns {
+    fn default() -> Self {
+        SignIns {
+            underway: Mutex::default(),
+            went_without: Mutex::default(),
+            news: broadcast::channel(16).0,
+        }
+    }
+}
 
 impl SignIns {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Underway>> {
-        self.0
+        self.underway
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn went_without(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.went_without
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether a run should wait for `server`'s sign-in: not once the
+    /// user chose to go on without it.
+    pub(crate) fn worth_waiting_for(&self, server: &str) -> bool {
+        !self.went_without().contains(server)
+    }
+
+    /// News of each wait's end from now on; subscribe before listing the
+    /// tools, so a sign-in that ends in between is not missed.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<SignInNews> {
+        self.news.subscribe()
+    }
+
+    fn tell(&self, news: SignInNews) {
+        match &news {
+            SignInNews::SignedIn { server, .. } => self.went_without().remove(server),
+            SignInNews::WentWithout { server } => self.went_without().insert(server.clone()),
+        };
+        // No run waiting is fine.
+        let _ = self.news.send(news);
     }
 }
 
@@ -50,6 +112,9 @@ impl Inner {
             server: server.to_string(),
             error,
         };
+        if let Some(url) = self.online_shop_url(server, &settings) {
+            return Ok(url);
+        }
         let Some(config) = settings.mcp_servers.get(server) else {
             return Err(crate::mcp::McpError::UnknownServer(server.to_string()).into());
         };
@@ -124,11 +189,24 @@ impl Agent {
         })?;
         // Whatever the hub remembers of the 401 is over.
         inner.tools.disconnect(server).await;
-        Ok(SignInStatus::SignedIn {
-            identity: signed_in
-                .identity
-                .unwrap_or_else(|| "signed in".to_string()),
-        })
+        let identity = signed_in
+            .identity
+            .unwrap_or_else(|| "signed in".to_string());
+        inner.sign_ins.tell(SignInNews::SignedIn {
+            server: server.to_string(),
+            identity: identity.clone(),
+        });
+        Ok(SignInStatus::SignedIn { identity })
+    }
+
+    /// The user goes on without `server` for now: the runs that wait for
+    /// its sign-in go on without its tools, and later runs only tell that
+    /// it needs one, until the user signs in.
+    pub fn go_on_without(&self, server: &str) {
+        self.cancel_sign_in(server);
+        self.inner.sign_ins.tell(SignInNews::WentWithout {
+            server: server.to_string(),
+        });
     }
 
     /// Cancels the sign-in under way for `server` (its `finish_sign_in`
@@ -148,6 +226,8 @@ impl Agent {
     /// next use asks for a sign-in again.
     pub async fn sign_out(&self, server: &str) -> Result<(), AgentError> {
         self.cancel_sign_in(server);
+        // A fresh choice: the next run that needs it waits for a sign-in.
+        self.inner.sign_ins.went_without().remove(server);
         self.inner.tokens(server).forget().await?;
         self.inner.tools.disconnect(server).await;
         tracing::info!(server, "signed out");
@@ -156,10 +236,13 @@ impl Agent {
 
     /// Each server's state, with the user's sign-in where one is kept.
     pub async fn server_status(&self) -> Vec<ServerStatus> {
+        let settings = self.inner.settings();
         let mut statuses = self.inner.tools.status().await;
         for status in &mut statuses {
-            if status.sign_in.is_some() || self.inner.builtin.iter().any(|e| e.name == status.name)
-            {
+            // The local shop is a child of the app: nobody signs in to it.
+            let local_builtin = self.inner.builtin.iter().any(|e| e.name == status.name)
+                && self.inner.online_shop_url(&status.name, &settings).is_none();
+            if status.sign_in.is_some() || local_builtin {
                 continue;
             }
             match self.inner.tokens(&status.name).identity().await {

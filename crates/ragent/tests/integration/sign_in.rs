@@ -9,13 +9,15 @@
 use std::net::SocketAddr;
 
 use pretty_assertions::assert_eq;
+use serde_json::json;
 use ragent::error::AgentError;
 use ragent::mcp::SignInStatus;
 use ragent::mcp::config::{ServerConfig, ServerTransport};
 use ragent::mcp::sign_in::SignInError;
 use ragent::protocol::{AgentEvent, StopReason};
-use ragent::settings::Settings;
+use ragent::settings::{Settings, ShopConnection};
 use ragent::store::{Store, kv};
+use ragent::toolcall::CallStatus;
 use rmcp::transport::auth::StoredCredentials;
 use test_support::oauth::{AuthServer, free_port, log_in};
 use tokio_util::sync::CancellationToken;
@@ -130,9 +132,17 @@ async fn sign_in_status(harness: &Harness) -> Option<SignInStatus> {
 /// pages, delivers the redirect to the app's loopback listener, and
 /// answers with how the sign-in finished.
 async fn sign_in_as(harness: &Harness, login: &str) -> Result<SignInStatus, AgentError> {
-    let started = harness.agent.begin_sign_in(SERVER).await.unwrap();
+    sign_in_to(harness, SERVER, login).await
+}
+
+async fn sign_in_to(
+    harness: &Harness,
+    server: &'static str,
+    login: &str,
+) -> Result<SignInStatus, AgentError> {
+    let started = harness.agent.begin_sign_in(server).await.unwrap();
     let agent = harness.agent.clone();
-    let finish = tokio::spawn(async move { agent.finish_sign_in(SERVER).await });
+    let finish = tokio::spawn(async move { agent.finish_sign_in(server).await });
     let redirect = log_in(&started.authorization_url, login).await;
     reqwest::get(&redirect).await.unwrap();
     finish.await.unwrap()
@@ -151,27 +161,30 @@ fn offered(h: &Harness, index: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Starts a run on `text` and follows it until it waits for the sign-in.
+async fn say_until_sign_in_is_asked(h: &mut Harness, text: &str, server: &str) {
+    h.agent.send_message(&h.session, text).unwrap();
+    let server = server.to_string();
+    h.events
+        .wait_for(|event| match event {
+            AgentEvent::SignInRequired {
+                server: asked,
+                run_waits: true,
+            } if *asked == server => Some(()),
+            _ => None,
+        })
+        .await;
+}
+
 #[tokio::test]
-async fn a_server_that_needs_the_sign_in_is_told_of_and_left_out_until_the_user_signs_in() {
+async fn a_run_waits_for_the_sign_in_and_goes_on_with_the_servers_tools() {
     let online = OnlineShop::start().await;
     let mut h = Harness::start(online.setup()).await;
 
-    h.model.push_turn(text_turn("在线商店需要先登录。"));
-    let run = h.say("有什么耳机？").await;
-    assert_eq!(run.reason, StopReason::Completed, "the run goes on");
-    assert!(
-        run.events.contains(&AgentEvent::SignInRequired {
-            server: SERVER.into()
-        }),
-        "{:?}",
-        run.events
-    );
-    assert!(
-        !offered(&h, 0).iter().any(|name| name.starts_with("online__")),
-        "{:?}",
-        offered(&h, 0)
-    );
+    h.model.push_turn(text_turn("这些耳机有货。"));
+    say_until_sign_in_is_asked(&mut h, "有什么耳机？", SERVER).await;
     assert_eq!(sign_in_status(&h).await, Some(SignInStatus::Required));
+    assert!(h.model.requests().is_empty(), "the model waits too");
 
     let signed_in = sign_in_as(&h, "alice").await.unwrap();
     assert_eq!(
@@ -180,20 +193,133 @@ async fn a_server_that_needs_the_sign_in_is_told_of_and_left_out_until_the_user_
             identity: "alice".into()
         }
     );
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed, "{:?}", run.events);
+    assert_eq!(
+        run.events.first(),
+        Some(&AgentEvent::SignInEnded {
+            server: SERVER.into(),
+            identity: Some("alice".into())
+        })
+    );
+    assert!(
+        offered(&h, 0).contains(&"online__search_product".to_string()),
+        "{:?}",
+        offered(&h, 0)
+    );
 
-    h.model.push_turn(text_turn("这些耳机有货。"));
-    let run = h.say("现在呢？").await;
-    assert_eq!(run.reason, StopReason::Completed);
+    h.model.push_turn(text_turn("还有别的。"));
+    let run = h.say("还有吗？").await;
     assert!(
         !run.events
             .iter()
             .any(|event| matches!(event, AgentEvent::SignInRequired { .. })),
         "signed in: nothing to tell"
     );
+}
+
+#[tokio::test]
+async fn going_on_without_the_sign_in_answers_without_the_server_and_later_runs_do_not_wait() {
+    let online = OnlineShop::start().await;
+    let mut h = Harness::start(online.setup()).await;
+
+    h.model.push_turn(text_turn("在线商店需要先登录。"));
+    say_until_sign_in_is_asked(&mut h, "有什么耳机？", SERVER).await;
+    h.agent.go_on_without(SERVER);
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert!(run.events.contains(&AgentEvent::SignInEnded {
+        server: SERVER.into(),
+        identity: None
+    }));
     assert!(
-        offered(&h, 1).contains(&"online__search_product".to_string()),
+        !offered(&h, 0).iter().any(|name| name.starts_with("online__")),
         "{:?}",
-        offered(&h, 1)
+        offered(&h, 0)
+    );
+
+    // The next run only tells, and goes on at once.
+    h.model.push_turn(text_turn("仍然没有登录。"));
+    let run = h.say("现在呢？").await;
+    assert_eq!(run.reason, StopReason::Completed);
+    assert!(run.events.contains(&AgentEvent::SignInRequired {
+        server: SERVER.into(),
+        run_waits: false
+    }));
+
+    // Signed in from settings later: its tools are back.
+    sign_in_as(&h, "alice").await.unwrap();
+    h.model.push_turn(text_turn("这些耳机有货。"));
+    h.say("再看看").await;
+    assert!(
+        offered(&h, 2).contains(&"online__search_product".to_string()),
+        "{:?}",
+        offered(&h, 2)
+    );
+}
+
+#[tokio::test]
+async fn a_run_waiting_for_a_sign_in_can_be_stopped() {
+    let online = OnlineShop::start().await;
+    let mut h = Harness::start(online.setup()).await;
+    say_until_sign_in_is_asked(&mut h, "有什么耳机？", SERVER).await;
+    assert!(h.agent.cancel_run(&h.session).unwrap());
+    let run = h.events.until_stop().await;
+    assert_eq!(run.reason, StopReason::Cancelled);
+    assert!(h.model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn the_shop_moved_online_is_signed_in_to_and_keeps_the_built_in_shops_trust_and_cards() {
+    let online = OnlineShop::start().await;
+    let mut settings = Settings::default();
+    settings.shop = ShopConnection::Online {
+        url: online.resource.clone(),
+    };
+    let mut h = Harness::start(Setup {
+        shop: true,
+        online_shop: Some("shop".into()),
+        settings,
+        ..Setup::bare()
+    })
+    .await;
+
+    say_until_sign_in_is_asked(&mut h, "把两台 iPhone 加入购物车", "shop").await;
+    h.model.push_turn(calls_turn(
+        "将把 2 台 iPhone 加入购物车。",
+        &[(
+            "c1",
+            "shop__update_cart_item",
+            json!({"skuCode": IPHONE, "action": "add", "quantity": 2}),
+        )],
+    ));
+    sign_in_to(&h, "shop", "dora").await.unwrap();
+    let run = h.events.until_stop().await;
+    assert!(run.asked(), "a write to the shop still stops on a card");
+    let card = run.card().clone();
+    h.model.push_turn(text_turn("已加入。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
+        .unwrap();
+    let run = h.events.until_stop().await;
+    assert_eq!(run.finished()[0].status, CallStatus::Succeeded);
+
+    h.model
+        .push_turn(calls_turn("", &[("c2", "shop__query_cart", json!({}))]));
+    h.model.push_turn(text_turn("购物车里有两台。"));
+    let run = h.say("看看购物车").await;
+    assert!(!run.asked(), "the shop's reads run freely, as the local shop's");
+    let cart = run.finished()[0].output.clone().unwrap();
+    assert!(cart.contains(IPHONE), "{cart}");
+    assert!(!h.shop_dir().exists(), "the local shop was never started");
+    let status = h.agent.server_status().await;
+    let shop = status.iter().find(|s| s.name == "shop").unwrap();
+    assert_eq!(
+        shop.sign_in,
+        Some(SignInStatus::SignedIn {
+            identity: "dora".into()
+        })
     );
 }
 

@@ -52,6 +52,8 @@ pub struct Setup {
     pub settings: Settings,
     pub clock: Option<Arc<dyn Clock>>,
     pub wrap_tools: Option<WrapTools>,
+    /// The built-in server the setting `shop` may move online.
+    pub online_shop: Option<String>,
 }
 
 impl Setup {
@@ -69,6 +71,7 @@ impl Setup {
             settings: Settings::default(),
             clock: None,
             wrap_tools: None,
+            online_shop: None,
         }
     }
 }
@@ -181,6 +184,7 @@ pub async fn open_agent(dir: &Path, model: &ScriptedModel, setup: Setup) -> Agen
         config.builtin_servers.push(shop_entry(&dir.join("shop")));
     }
     config.builtin_servers.extend(setup.servers);
+    config.online_shop = setup.online_shop;
     if let Some(clock) = setup.clock {
         config.clock = clock;
     }
