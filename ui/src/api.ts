@@ -17,9 +17,11 @@ import type {
   ModelEdit,
   ModelInfo,
   ModelStatus,
+  ServerStatus,
   SessionInfo,
   SettingsEdit,
   SettingsView,
+  SignInStatus,
   ToolPolicyView,
   Transcript,
 } from "./protocol";
@@ -68,6 +70,21 @@ export interface Api {
   /** Opens the folder with the app's log files in the OS's file manager. */
   openLogsFolder(): Promise<void>;
 
+  /** Each server's state, with its sign-in where it asks for one. */
+  serverStatus(): Promise<ServerStatus[]>;
+  /**
+   * Signs in to `server`: the shell opens the core's authorization page in
+   * the system browser and resolves once the browser comes back (or the
+   * sign-in is cancelled, fails or times out, as an error).
+   */
+  signIn(server: string): Promise<SignInStatus>;
+  /** Stops waiting for the browser; the sign-in ends as cancelled. */
+  cancelSignIn(server: string): Promise<boolean>;
+  /** Runs waiting for `server`'s sign-in go on without its tools. */
+  goOnWithout(server: string): Promise<void>;
+  /** Forgets the tokens kept for `server`. */
+  signOut(server: string): Promise<void>;
+
   /** Subscribes to agent events; resolves to an unsubscribe function. */
   onAgentEvent(handler: (envelope: EventEnvelope) => void): Promise<() => void>;
 }
@@ -102,6 +119,12 @@ export function tauriApi(): Api {
     toolDefinitionChange: (qualifiedName) => call("tool_definition_change", { qualifiedName }),
     acceptToolDefinition: (qualifiedName, newHash) => call("accept_tool_definition", { qualifiedName, newHash }),
     openLogsFolder: () => call("open_logs_folder"),
+
+    serverStatus: () => call("server_status"),
+    signIn: (server) => call("sign_in", { server }),
+    cancelSignIn: (server) => call("cancel_sign_in", { server }),
+    goOnWithout: (server) => call("go_on_without", { server }),
+    signOut: (server) => call("sign_out", { server }),
 
     onAgentEvent: (handler) =>
       listen<EventEnvelope>(AGENT_EVENT, (event) => handler(event.payload)),

@@ -47,8 +47,12 @@ export type Notice =
   | { type: "stopped"; reason: StopReason }
   | { type: "error"; error: ErrorInfo }
   | { type: "server_restarted"; server: string; reason: string }
-  /** A server's tools wait for the user to sign in; the run went on without them. */
-  | { type: "sign_in_required"; server: string }
+  /**
+   * A server's tools wait for the user to sign in. While `runWaits`, the run
+   * waits for the sign-in or for the user to go on without it; `ended` says
+   * how that wait ended (`identity` null: went on without the server).
+   */
+  | { type: "sign_in_required"; server: string; runWaits: boolean; ended: { identity: string | null } | null }
   /** The model's request failed and is sent again at `until` (ms since the epoch). */
   | { type: "retrying"; attempt: number; retries: number; until: number; kind: ModelFailureKind };
 
@@ -167,7 +171,9 @@ export class ChatLog {
       case "server_restarted":
         return [this.notice({ type: "server_restarted", server: event.server, reason: event.reason })];
       case "sign_in_required":
-        return [this.notice({ type: "sign_in_required", server: event.server })];
+        return [this.notice({ type: "sign_in_required", server: event.server, runWaits: event.run_waits, ended: null })];
+      case "sign_in_ended":
+        return this.endSignIn(event.server, event.identity);
       case "run_stopped":
         this.running = false;
         return [...this.endStreaming(), ...this.stopNotice(event.reason)];
@@ -384,6 +390,18 @@ export class ChatLog {
     return this.entries.find(
       (entry): entry is Extract<Entry, { kind: "call" }> => entry.kind === "call" && entry.call.call_id === callId,
     );
+  }
+
+  /** The run's wait for `server`'s sign-in ended: its notice says how. */
+  private endSignIn(server: string, identity: string | null): Entry[] {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const entry = this.entries[i];
+      if (entry.kind === "notice" && entry.notice.type === "sign_in_required" && entry.notice.server === server) {
+        entry.notice = { ...entry.notice, ended: { identity } };
+        return [entry];
+      }
+    }
+    return [];
   }
 
   private notice(notice: Notice): Entry {

@@ -22,7 +22,7 @@ use crate::protocol::{
     PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, SignInStarted, StopReason, ToolCallView,
     ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
 };
-use crate::settings::{Appearance, Language, ModelSettings, Settings, Theme};
+use crate::settings::{Appearance, Language, ModelSettings, Settings, ShopConnection, Theme};
 use crate::settings_view::{
     ModelEdit, ModelView, Secret, ServerEdit, ServerTransportEdit, ServerTransportView, ServerView,
     SettingsEdit, SettingsView,
@@ -70,6 +70,7 @@ pub fn render() -> String {
         Settings::decl(&cfg),
         ModelSettings::decl(&cfg),
         Appearance::decl(&cfg),
+        ShopConnection::decl(&cfg),
         Language::decl(&cfg),
         Theme::decl(&cfg),
         ServerConfig::decl(&cfg),

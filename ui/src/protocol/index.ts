@@ -292,6 +292,8 @@ export type Appearance = {
  */
 language: Language | null, theme: Theme, };
 
+export type ShopConnection = { "kind": "local" } | { "kind": "online", url: string, };
+
 export type Language = "zh-CN" | "en";
 
 export type Theme = "system" | "light" | "dark";

@@ -17,7 +17,9 @@ import type {
   Secret,
   SessionInfo,
   SettingsEdit,
+  ServerStatus,
   SettingsView,
+  SignInStatus,
   ToolPolicyView,
   Transcript,
 } from "../protocol";
@@ -32,6 +34,7 @@ export const DEFAULT_SETTINGS: SettingsView = {
   max_turns_per_run: 12,
   history_token_budget: 24000,
   appearance: { language: null, theme: "system" },
+  shop: { kind: "local" },
 };
 
 export class FakeApi implements Api {
@@ -55,6 +58,11 @@ export class FakeApi implements Api {
   exported: McpExport = { text: '{\n  "mcpServers": {}\n}', withheld: [] };
   /** The next respond_confirmation / answer_input / send_message / retry / regenerate fails with this. */
   failNext: ErrorInfo | null = null;
+  /** What server_status answers. */
+  servers: ServerStatus[] = [];
+  /** How the next sign_in ends: with this status, or (an ErrorInfo) rejected; `held` waits for `finishSignIn`. */
+  signInResult: SignInStatus | ErrorInfo | "held" = { type: "signed_in", identity: "alice" };
+  private heldSignIn: ((result: SignInStatus | ErrorInfo) => void) | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
   hold = false;
   private held: Array<() => void> = [];
@@ -214,6 +222,41 @@ export class FakeApi implements Api {
     this.changes.delete(qualifiedName);
   }
 
+  async serverStatus(): Promise<ServerStatus[]> {
+    this.record("server_status");
+    return structuredClone(this.servers);
+  }
+
+  async signIn(server: string): Promise<SignInStatus> {
+    this.record("sign_in", server);
+    const result =
+      this.signInResult === "held"
+        ? await new Promise<SignInStatus | ErrorInfo>((finish) => (this.heldSignIn = finish))
+        : this.signInResult;
+    if ("code" in result) throw result;
+    return result;
+  }
+
+  /** Ends a held sign_in as the browser's return would. */
+  finishSignIn(result: SignInStatus | ErrorInfo): void {
+    this.heldSignIn?.(result);
+    this.heldSignIn = null;
+  }
+
+  async cancelSignIn(server: string): Promise<boolean> {
+    this.record("cancel_sign_in", server);
+    this.finishSignIn({ code: "sign_in_cancelled", message: "the sign-in was cancelled" } as ErrorInfo);
+    return true;
+  }
+
+  async goOnWithout(server: string): Promise<void> {
+    this.record("go_on_without", server);
+  }
+
+  async signOut(server: string): Promise<void> {
+    this.record("sign_out", server);
+  }
+
   async openLogsFolder(): Promise<void> {
     this.record("open_logs_folder");
     return this.maybeFail();
@@ -261,5 +304,6 @@ function viewAfter(before: SettingsView, edit: SettingsEdit): SettingsView {
     max_turns_per_run: edit.max_turns_per_run,
     history_token_budget: edit.history_token_budget,
     appearance: { ...edit.appearance },
+    shop: edit.shop ?? before.shop,
   };
 }

@@ -360,11 +360,71 @@ describe("the composer", () => {
 });
 
 describe("a server that waits for a sign-in", () => {
-  it("is told of in the chat, and the run goes on", () => {
+  const notice = () => all("notice").find((el) => el.textContent?.includes("online"));
+
+  it("holds the run until the user signs in, shows the browser wait, and says who signed in", async () => {
+    api.signInResult = "held";
     emit({ type: "run_started" });
-    emit({ type: "sign_in_required", server: "online" });
+    emit({ type: "sign_in_required", server: "online", run_waits: true });
+    expect(notice()?.textContent).toContain("online 需要登录后才能使用。登录后，这次对话会自动继续。");
+    one("sign-in-start").click();
+    await settle();
+    expect(api.of("sign_in")).toEqual([["online"]]);
+    expect(one("sign-in-waiting").textContent).toBe("正在等待你在浏览器中登录…");
+    expect(all("sign-in-start")).toHaveLength(0);
+
+    api.finishSignIn({ type: "signed_in", identity: "alice" });
+    await settle();
+    expect(one("signed-in").textContent).toBe("已登录：alice");
+    emit({ type: "sign_in_ended", server: "online", identity: "alice" });
+    expect(notice()?.textContent).toBe("已登录 online（alice），继续。");
+    expect(all("sign-in")).toHaveLength(0);
+  });
+
+  it("lets the user go on without the server", async () => {
+    emit({ type: "run_started" });
+    emit({ type: "sign_in_required", server: "online", run_waits: true });
+    one("sign-in-go-on").click();
+    await settle();
+    expect(api.of("go_on_without")).toEqual([["online"]]);
+    emit({ type: "sign_in_ended", server: "online", identity: null });
     emit({ type: "text_delta", text: "先用本地商店。" });
-    expect(chat.el.textContent).toContain("online 需要登录后才能使用，这次没有用到它的工具。");
+    expect(notice()?.textContent).toBe("没有登录 online，这次没有用到它的工具。");
     expect(chat.el.textContent).toContain("先用本地商店。");
+  });
+
+  it("cancelling the browser wait offers the sign-in again, without an error", async () => {
+    api.signInResult = "held";
+    emit({ type: "sign_in_required", server: "online", run_waits: true });
+    one("sign-in-start").click();
+    await settle();
+    one("sign-in-cancel").click();
+    await settle();
+    expect(api.of("cancel_sign_in")).toEqual([["online"]]);
+    expect(one("sign-in-start").textContent).toBe("重新登录");
+    expect(all("sign-in").flatMap((el) => [...el.querySelectorAll('[role="alert"]')])).toHaveLength(0);
+  });
+
+  it("a sign-in that fails says so and can be tried again", async () => {
+    api.signInResult = { code: "sign_in", message: "the token endpoint answered 400" };
+    emit({ type: "sign_in_required", server: "online", run_waits: true });
+    one("sign-in-start").click();
+    await settle();
+    const alert = one("sign-in").querySelector('[role="alert"]');
+    expect(alert?.textContent).toBe("登录没有完成，请重新登录。");
+    expect(alert?.getAttribute("title")).toContain("the token endpoint answered 400");
+    api.signInResult = { type: "signed_in", identity: "alice" };
+    one("sign-in-start").click();
+    await settle();
+    expect(api.of("sign_in")).toHaveLength(2);
+    expect(one("signed-in").textContent).toBe("已登录：alice");
+  });
+
+  it("a run that went on at once still offers signing in for next time", () => {
+    emit({ type: "run_started" });
+    emit({ type: "sign_in_required", server: "online", run_waits: false });
+    expect(notice()?.textContent).toContain("online 需要登录后才能使用，这次没有用到它的工具。");
+    expect(all("sign-in-start")).toHaveLength(1);
+    expect(all("sign-in-go-on")).toHaveLength(0);
   });
 });

@@ -12,6 +12,7 @@ import { inputCardView } from "./card-input";
 import { toolChip } from "./chip";
 import { composer, type Composer } from "./composer";
 import { assistantMessage, noticeView, retryingView, userMessage } from "./messages";
+import { signInNoticeView } from "./sign-in";
 import { modelErrorView } from "./model-error";
 
 export interface ChatDeps {
@@ -168,6 +169,10 @@ export class ChatView {
             openSettings: () => this.deps.openSettings?.(),
           });
           return adapt(view, (e) => (e.kind === "notice" && e.notice.type === "error" ? e.notice.error : null));
+        }
+        if (notice.type === "sign_in_required") {
+          const view = signInNoticeView(notice, { api, i18n });
+          return adapt(view, (e) => (e.kind === "notice" && e.notice.type === "sign_in_required" ? e.notice : null));
         }
         const view = notice.type === "retrying" ? retryingView(notice, i18n) : noticeView(notice, i18n);
         return adapt(view, (e) => (e.kind === "notice" ? e.notice : null));

@@ -120,5 +120,6 @@ export function editOf(view: SettingsView): SettingsEdit {
     max_turns_per_run: view.max_turns_per_run,
     history_token_budget: view.history_token_budget,
     appearance: { ...view.appearance },
+    shop: { ...view.shop },
   };
 }

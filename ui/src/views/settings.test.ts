@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
-import type { SettingsEdit, ToolPolicyView } from "../protocol";
+import type { ServerStatus, SettingsEdit, ToolPolicyView } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { NOTES_CHANGE } from "../test/fixtures";
 import { settingsView } from "./settings";
@@ -221,6 +221,57 @@ describe("MCP servers", () => {
     await settle();
     expect(api.of("save_settings")).toEqual([]);
     expect(q('[data-testid="save-error"]').textContent).toBe("每个服务都需要名称。");
+  });
+});
+
+describe("the shop and sign-ins", () => {
+  const status = (name: string, sign_in: ServerStatus["sign_in"]): ServerStatus => ({
+    name,
+    trusted: name === "shop",
+    connected: sign_in?.type === "signed_in",
+    pid: null,
+    restarts: 0,
+    honours_idempotency_keys: null,
+    sign_in,
+  });
+
+  it("keeps the local shop unless the user picks the online one, whose address it needs", async () => {
+    expect((await save()).shop).toEqual({ kind: "local" });
+    const kind = q<HTMLSelectElement>('[data-testid="shop-kind"]');
+    kind.value = "online";
+    kind.dispatchEvent(new Event("change"));
+    q<HTMLButtonElement>('[data-testid="save-settings"]').click();
+    await settle();
+    expect(q('[data-testid="save-error"]').textContent).toBe("请填写在线商店的地址。");
+    input('[data-testid="shop-url"]', " https://shop.bitselect.example/mcp ");
+    expect((await save()).shop).toEqual({ kind: "online", url: "https://shop.bitselect.example/mcp" });
+  });
+
+  it("shows who is signed in where, signs out, and signs in to a server that asks", async () => {
+    api.servers = [
+      status("shop", { type: "signed_in", identity: "alice" }),
+      status("notes", { type: "required" }),
+      status("local", null),
+    ];
+    await mount();
+    await settle();
+    const rows = () => [...root.querySelectorAll<HTMLElement>('[data-testid="sign-in-row"]')];
+    expect(rows().map((row) => row.textContent)).toEqual([
+      "shop · 已登录：alice 退出登录",
+      "notes · 需要登录登录到 notes",
+    ]);
+
+    api.servers = [status("shop", null), status("notes", { type: "required" })];
+    q<HTMLButtonElement>('[data-testid="sign-out"]').click();
+    await settle();
+    expect(api.of("sign_out")).toEqual([["shop"]]);
+    expect(rows().map((row) => row.dataset.server)).toEqual(["notes"]);
+
+    api.servers = [status("notes", { type: "signed_in", identity: "bob" })];
+    q<HTMLButtonElement>('[data-testid="sign-in-start"]').click();
+    await settle();
+    expect(api.of("sign_in")).toEqual([["notes"]]);
+    expect(rows().map((row) => row.textContent)).toEqual(["notes · 已登录：bob 退出登录"]);
   });
 });
 

@@ -16,6 +16,7 @@ import { mcpImportSection } from "./mcp-import";
 import { logsSection } from "./settings-logs";
 import { modelSection, type Section } from "./settings-model";
 import { serversSection } from "./settings-servers";
+import { shopSection, signInsSection } from "./settings-shop";
 import { toolsSection } from "./settings-tools";
 
 export interface SettingsDeps {
@@ -85,7 +86,8 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
       onModelChosen: (info) => limits.suggestHistoryBudget(info.history_budget),
     });
     const servers = serversSection(settings.mcp_servers, builtin, i18n, (value) => (draft.mcp_servers = value));
-    const sections: Section[] = [model, servers, limits, appearanceSection(draft, i18n)];
+    const shop = shopSection(draft, i18n);
+    const sections: Section[] = [model, servers, limits, appearanceSection(draft, i18n), shop];
     const collect = (): SettingsEdit | string => {
       for (const section of sections) {
         const problem = section.validate();
@@ -122,7 +124,7 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
     const toolsSlot = h("div", {}, toolsSection(draft.tool_overrides, tools, i18n, definitions));
     const content: Record<SectionId, HTMLElement[]> = {
       model: [h("section", { class: "settings-section", attrs: { "aria-label": t("settings.model") } }, h("h3", { text: t("settings.model") }), model.el)],
-      servers: [servers.el, importSection, logsSection(api, i18n)],
+      servers: [shop.el, signInsSection(api, i18n), servers.el, importSection, logsSection(api, i18n)],
       tools: [toolsSlot],
       confirmations: [sections[2].el],
       appearance: [sections[3].el],
