@@ -1,23 +1,22 @@
-//! Opens a page a server asked the user to visit (an MCP URL-mode request)
-//! in the user's browser. The address comes from the core, which gives
-//! only one a waiting request holds: the page never names what is opened.
+//! Opens a page in the user's system browser, through Tauri's opener: a
+//! page a server asked the user to visit (an MCP URL-mode request) or an
+//! authorization server's sign-in page. The address always comes from the
+//! core (a waiting request's, or the sign-in it began): the page never
+//! names what is opened.
 
 use ragent::AgentError;
 use ragent::protocol::{ErrorCode, ErrorInfo};
 use serde::{Serialize, Serializer};
 
-use crate::logs_folder::OPENER;
+use tauri::{AppHandle, Runtime};
+use tauri_plugin_opener::OpenerExt;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpenUrlError {
     #[error(transparent)]
     Core(#[from] AgentError),
-    #[error("cannot start {opener} to open the page: {source}")]
-    Spawn {
-        opener: &'static str,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot open the page in the browser: {0}")]
+    Opener(#[from] tauri_plugin_opener::Error),
 }
 
 /// Reaches the page as `{ code, message }`, like the core's errors.
@@ -30,14 +29,8 @@ impl Serialize for OpenUrlError {
     }
 }
 
-/// Hands `url` to the desktop's opener; it returns once the browser has it.
-pub async fn open(url: &str) -> Result<(), OpenUrlError> {
-    tokio::process::Command::new(OPENER)
-        .arg(url)
-        .spawn()
-        .map_err(|source| OpenUrlError::Spawn {
-            opener: OPENER,
-            source,
-        })?;
+/// Hands `url` to the desktop's browser; it returns once the browser has it.
+pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str) -> Result<(), OpenUrlError> {
+    app.opener().open_url(url, None::<&str>)?;
     Ok(())
 }

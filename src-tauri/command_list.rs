@@ -28,4 +28,9 @@ app_commands![
     tool_definition_change,
     accept_tool_definition,
     open_logs_folder,
+    server_status,
+    sign_in,
+    cancel_sign_in,
+    go_on_without,
+    sign_out,
 ];

@@ -7,13 +7,14 @@
 use ragent::llm::models::ModelInfo;
 use ragent::mcp::export::McpExport;
 use ragent::mcp::import::ImportPreview;
+use ragent::mcp::{ServerStatus, SignInStatus};
 use ragent::protocol::{
     AuditEntry, CallDecision, DefinitionChange, InputOutcome, KeyedReply, ModelStatus, SessionInfo,
     ToolPolicyView, Transcript,
 };
 use ragent::settings_view::{ModelEdit, SettingsEdit, SettingsView};
 use ragent::{Agent, AgentError};
-use tauri::State;
+use tauri::{AppHandle, Runtime, State};
 
 use crate::app_dirs::AppDirs;
 use crate::browser::{self, OpenUrlError};
@@ -59,14 +60,15 @@ pub async fn answer_input(
 /// Opens the page of a waiting URL-mode request in the browser: the core
 /// gives the address, so the page can open nothing else.
 #[tauri::command]
-pub async fn open_input_url(
+pub async fn open_input_url<R: Runtime>(
+    app: AppHandle<R>,
     agent: State<'_, Agent>,
     session_id: String,
     request_id: String,
     key: String,
 ) -> Result<(), OpenUrlError> {
     let url = agent.input_url(&session_id, &request_id, &key)?;
-    browser::open(&url).await
+    browser::open(&app, &url)
 }
 
 #[tauri::command]
@@ -218,4 +220,47 @@ pub async fn list_audit(
 #[tauri::command]
 pub async fn open_logs_folder(dirs: State<'_, AppDirs>) -> Result<(), OpenFolderError> {
     logs_folder::open(&dirs.logs).await
+}
+
+/// Each server's state, with its sign-in where it asks for one.
+#[tauri::command]
+pub async fn server_status(agent: State<'_, Agent>) -> Result<Vec<ServerStatus>, AgentError> {
+    Ok(agent.server_status().await)
+}
+
+/// Signs in to `server`: the core finds its authorization server and makes
+/// the page's address, the system browser opens it, and this answers once
+/// the browser comes back to the app (or the sign-in is cancelled or
+/// fails). The page never names the address that is opened.
+#[tauri::command]
+pub async fn sign_in<R: Runtime>(
+    app: AppHandle<R>,
+    agent: State<'_, Agent>,
+    server: String,
+) -> Result<SignInStatus, OpenUrlError> {
+    let started = agent.begin_sign_in(&server).await?;
+    if let Err(error) = browser::open(&app, &started.authorization_url) {
+        agent.cancel_sign_in(&server);
+        return Err(error);
+    }
+    Ok(agent.finish_sign_in(&server).await?)
+}
+
+/// Stops waiting for the browser; `sign_in` ends as cancelled.
+#[tauri::command]
+pub async fn cancel_sign_in(agent: State<'_, Agent>, server: String) -> Result<bool, AgentError> {
+    Ok(agent.cancel_sign_in(&server))
+}
+
+/// The runs waiting for `server`'s sign-in go on without its tools.
+#[tauri::command]
+pub async fn go_on_without(agent: State<'_, Agent>, server: String) -> Result<(), AgentError> {
+    agent.go_on_without(&server);
+    Ok(())
+}
+
+/// Forgets the tokens kept for `server`.
+#[tauri::command]
+pub async fn sign_out(agent: State<'_, Agent>, server: String) -> Result<(), AgentError> {
+    agent.sign_out(&server).await
 }

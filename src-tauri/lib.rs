@@ -61,6 +61,8 @@ pub async fn open_core(dirs: &AppDirs, shop_binary: &Path) -> Result<Agent, Star
         &dirs.logs,
     )];
     config.log_dir = Some(dirs.logs.clone());
+    // The user may move the shop online (settings); it keeps its name and trust.
+    config.online_shop = Some(SHOP_SERVER_NAME.to_owned());
     // Started from a desktop entry, the app lacks the shell's PATH that
     // servers such as `npx` or `uvx` are found on.
     config.login_shell_path = true;
@@ -120,6 +122,7 @@ pub fn on_run_event<R: Runtime>(app: &AppHandle<R>, event: RunEvent) {
 pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_opener::init())
         .invoke_handler(command_handler())
         .setup(move |app| {
             let dirs = app

@@ -287,6 +287,19 @@ pub fn configure(
     base_url: &str,
     language: Option<ragent::settings::Language>,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    edit_settings(data_dir, |settings| {
+        settings.model.base_url = base_url.to_owned();
+        settings.model.model = "scripted".to_owned();
+        settings.appearance.language = language;
+    })
+}
+
+/// Changes a data directory's settings before the app starts, through the
+/// core's own settings store.
+pub fn edit_settings(
+    data_dir: &Path,
+    edit: impl FnOnce(&mut ragent::settings::Settings),
+) -> Result<(), Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -294,9 +307,7 @@ pub fn configure(
         let config = ragent::AgentConfig::new(data_dir.join(bitselect_assistant::CORE_DB_FILE));
         let agent = ragent::Agent::open(config).await?;
         let mut settings = agent.settings();
-        settings.model.base_url = base_url.to_owned();
-        settings.model.model = "scripted".to_owned();
-        settings.appearance.language = language;
+        edit(&mut settings);
         agent.save_settings(settings).await?;
         agent.shutdown().await;
         Ok::<_, ragent::AgentError>(())

@@ -198,7 +198,12 @@ impl Inner {
                         url,
                         headers: Default::default(),
                     })
-                    .connector(&entry.name, None, None, Some(self.tokens(&entry.name))),
+                    .connector(
+                        &entry.name,
+                        None,
+                        None,
+                        Some(self.tokens(&entry.name)),
+                    ),
                     ..entry.clone()
                 },
                 None => entry.clone(),

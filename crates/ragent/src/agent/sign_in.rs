@@ -33,9 +33,14 @@ struct Underway {
 /// How the wait for a server's sign-in ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SignInNews {
-    SignedIn { server: String, identity: String },
+    SignedIn {
+        server: String,
+        identity: String,
+    },
     /// The user chose to go on without the server.
-    WentWithout { server: String },
+    WentWithout {
+        server: String,
+    },
 }
 
 impl SignInNews {
@@ -241,7 +246,10 @@ impl Agent {
         for status in &mut statuses {
             // The local shop is a child of the app: nobody signs in to it.
             let local_builtin = self.inner.builtin.iter().any(|e| e.name == status.name)
-                && self.inner.online_shop_url(&status.name, &settings).is_none();
+                && self
+                    .inner
+                    .online_shop_url(&status.name, &settings)
+                    .is_none();
             if status.sign_in.is_some() || local_builtin {
                 continue;
             }

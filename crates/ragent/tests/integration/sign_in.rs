@@ -9,7 +9,6 @@
 use std::net::SocketAddr;
 
 use pretty_assertions::assert_eq;
-use serde_json::json;
 use ragent::error::AgentError;
 use ragent::mcp::SignInStatus;
 use ragent::mcp::config::{ServerConfig, ServerTransport};
@@ -19,6 +18,7 @@ use ragent::settings::{Settings, ShopConnection};
 use ragent::store::{Store, kv};
 use ragent::toolcall::CallStatus;
 use rmcp::transport::auth::StoredCredentials;
+use serde_json::json;
 use test_support::oauth::{AuthServer, free_port, log_in};
 use tokio_util::sync::CancellationToken;
 
@@ -233,7 +233,9 @@ async fn going_on_without_the_sign_in_answers_without_the_server_and_later_runs_
         identity: None
     }));
     assert!(
-        !offered(&h, 0).iter().any(|name| name.starts_with("online__")),
+        !offered(&h, 0)
+            .iter()
+            .any(|name| name.starts_with("online__")),
         "{:?}",
         offered(&h, 0)
     );
@@ -272,9 +274,11 @@ async fn a_run_waiting_for_a_sign_in_can_be_stopped() {
 #[tokio::test]
 async fn the_shop_moved_online_is_signed_in_to_and_keeps_the_built_in_shops_trust_and_cards() {
     let online = OnlineShop::start().await;
-    let mut settings = Settings::default();
-    settings.shop = ShopConnection::Online {
-        url: online.resource.clone(),
+    let settings = Settings {
+        shop: ShopConnection::Online {
+            url: online.resource.clone(),
+        },
+        ..Settings::default()
     };
     let mut h = Harness::start(Setup {
         shop: true,
@@ -309,7 +313,10 @@ async fn the_shop_moved_online_is_signed_in_to_and_keeps_the_built_in_shops_trus
         .push_turn(calls_turn("", &[("c2", "shop__query_cart", json!({}))]));
     h.model.push_turn(text_turn("购物车里有两台。"));
     let run = h.say("看看购物车").await;
-    assert!(!run.asked(), "the shop's reads run freely, as the local shop's");
+    assert!(
+        !run.asked(),
+        "the shop's reads run freely, as the local shop's"
+    );
     let cart = run.finished()[0].output.clone().unwrap();
     assert!(cart.contains(IPHONE), "{cart}");
     assert!(!h.shop_dir().exists(), "the local shop was never started");
