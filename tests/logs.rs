@@ -80,6 +80,7 @@ fn no_log_file_holds_the_api_key_a_header_value_or_a_server_token() {
                 trusted: false,
                 disabled: false,
                 timeout_secs: None,
+                oauth_client_id: None,
             },
         );
         agent.save_settings(settings).await.unwrap();

@@ -52,6 +52,7 @@ pub fn add_words_server(data_dir: &Path, files: &WordsServer) -> Result<(), Box<
         trusted: true,
         disabled: false,
         timeout_secs: None,
+        oauth_client_id: None,
     };
     with_agent(data_dir, |agent| {
         Box::pin(async move {

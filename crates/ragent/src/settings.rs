@@ -312,6 +312,7 @@ mod tests {
                 trusted: true,
                 disabled: false,
                 timeout_secs: None,
+                oauth_client_id: None,
             },
         );
         assert_eq!(

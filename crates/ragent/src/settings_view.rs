@@ -44,6 +44,10 @@ pub struct ServerView {
     pub disabled: bool,
     #[ts(type = "number | null")]
     pub timeout_secs: Option<u64>,
+    /// The client id a sign-in uses where the server registers none.
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub oauth_client_id: Option<String>,
 }
 
 /// A server's transport with the names of its env values or headers only.
@@ -110,6 +114,11 @@ pub struct ServerEdit {
     #[serde(default)]
     #[ts(type = "number | null")]
     pub timeout_secs: Option<u64>,
+    /// The client id a sign-in uses where the server registers none;
+    /// blank or unset: the app registers itself.
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub oauth_client_id: Option<String>,
     /// The server's name before a rename: kept values are looked up there.
     #[serde(default)]
     pub previous_name: Option<String>,
@@ -171,6 +180,7 @@ pub fn server_view(config: &ServerConfig) -> ServerView {
         trusted: config.trusted,
         disabled: config.disabled,
         timeout_secs: config.timeout_secs,
+        oauth_client_id: config.oauth_client_id.clone(),
     }
 }
 
@@ -213,6 +223,10 @@ impl SettingsEdit {
                 trusted: edit.trusted,
                 disabled: edit.disabled,
                 timeout_secs: edit.timeout_secs,
+                oauth_client_id: edit
+                    .oauth_client_id
+                    .map(|id| id.trim().to_string())
+                    .filter(|id| !id.is_empty()),
             };
             mcp_servers.insert(name, config);
         }
@@ -304,6 +318,7 @@ mod tests {
                 trusted: false,
                 disabled: false,
                 timeout_secs: None,
+                oauth_client_id: None,
             },
         );
         settings
@@ -346,6 +361,7 @@ mod tests {
                         trusted: server.trusted,
                         disabled: server.disabled,
                         timeout_secs: server.timeout_secs,
+                        oauth_client_id: server.oauth_client_id,
                         previous_name: None,
                     };
                     (name, edit)

@@ -311,7 +311,12 @@ disabled: boolean,
  * How long one tool call may take, in seconds; the hub's default
  * when unset.
  */
-timeout_secs: number | null, } & ({ command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, });
+timeout_secs: number | null, 
+/**
+ * For an HTTP server whose authorization server registers no clients
+ * itself: the client id to sign in with, as its operator gave it.
+ */
+oauth_client_id?: string | null, } & ({ command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, });
 
 export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
 
@@ -323,7 +328,11 @@ export type ModelView = { base_url: string, model: string, api_key_set: boolean,
  */
 extra_headers: Array<string>, };
 
-export type ServerView = { trusted: boolean, disabled: boolean, timeout_secs: number | null, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
+export type ServerView = { trusted: boolean, disabled: boolean, timeout_secs: number | null, 
+/**
+ * The client id a sign-in uses where the server registers none.
+ */
+oauth_client_id?: string | null, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
 
 export type ServerTransportView = { command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, };
 
@@ -348,6 +357,11 @@ disabled: boolean,
  * Seconds a tool call may take; unset is the app's default.
  */
 timeout_secs: number | null, 
+/**
+ * The client id a sign-in uses where the server registers none;
+ * blank or unset: the app registers itself.
+ */
+oauth_client_id?: string | null, 
 /**
  * The server's name before a rename: kept values are looked up there.
  */

@@ -110,7 +110,7 @@ export function editOf(view: SettingsView): SettingsEdit {
     servers[name] =
       "command" in server
         ? { command: server.command, args: [...server.args], env: keepAll(server.env), ...behaviour(server), previous_name: name }
-        : { url: server.url, headers: keepAll(server.headers), ...behaviour(server), previous_name: name };
+        : { url: server.url, headers: keepAll(server.headers), ...behaviour(server), oauth_client_id: server.oauth_client_id, previous_name: name };
   }
   return {
     model: { base_url: view.model.base_url, model: view.model.model, api_key: { action: "keep" }, extra_headers: keepAll(view.model.extra_headers) },

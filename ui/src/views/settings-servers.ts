@@ -27,6 +27,8 @@ interface Row {
   disabled: boolean;
   /** Whole seconds as typed; empty is the app's default. */
   timeout: string;
+  /** The sign-in's client id where the server registers none; empty: none. */
+  clientId: string;
 }
 
 function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
@@ -44,6 +46,7 @@ function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
     trusted: stored?.trusted ?? false,
     disabled: stored?.disabled ?? false,
     timeout: stored?.timeout_secs == null ? "" : String(stored.timeout_secs),
+    clientId: stored?.oauth_client_id ?? "",
   };
 }
 
@@ -61,7 +64,8 @@ function fromRow(row: Row): Built {
   }
   const headers = row.headers.collect();
   if (!headers.ok) return headers;
-  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, ...behaviour, previous_name } };
+  const oauth_client_id = row.clientId.trim() === "" ? null : row.clientId.trim();
+  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, ...behaviour, oauth_client_id, previous_name } };
 }
 
 export function serversSection(
@@ -90,6 +94,11 @@ export function serversSection(
           : [
               field(t("settings.url"), textInput(row.url, (v) => (row.url = v), { type: "url", placeholder: "http://127.0.0.1:8080/mcp" })),
               field(t("settings.headers"), row.headers.el),
+              field(
+                t("settings.clientId"),
+                textInput(row.clientId, (v) => (row.clientId = v), { "data-testid": "server-client-id" }),
+                t("settings.clientIdHelp"),
+              ),
             ]),
       );
     renderTransport();

@@ -173,29 +173,35 @@ describe("secrets are write-only", () => {
   });
 });
 
+/** Adds a server in the form, named and of the HTTP kind at `address`. */
+function addHttpServer(serverName: string, address: string): Element {
+  q<HTMLButtonElement>('[data-testid="add-server"]').click();
+  const forms = root.querySelectorAll('[data-testid="server-form"]');
+  const added = forms[forms.length - 1];
+  const name = added.querySelector<HTMLInputElement>("input")!;
+  name.value = serverName;
+  name.dispatchEvent(new Event("input"));
+  const kind = added.querySelector<HTMLSelectElement>("select")!;
+  kind.value = "http";
+  kind.dispatchEvent(new Event("change"));
+  const url = added.querySelector<HTMLInputElement>('input[type="url"]')!;
+  url.value = address;
+  url.dispatchEvent(new Event("input"));
+  return added;
+}
+
 describe("MCP servers", () => {
   it("lists the built-in shop read-only and keeps the user's servers in the mcpServers shape", async () => {
     expect([...root.querySelectorAll('[data-testid="builtin-server"]')].map((li) => li.textContent)).toEqual([
       "shop · 内置 · 受信任",
     ]);
     expect(root.querySelectorAll('[data-testid="server-form"]')).toHaveLength(1);
-    q<HTMLButtonElement>('[data-testid="add-server"]').click();
-    const forms = root.querySelectorAll('[data-testid="server-form"]');
-    const added = forms[1];
-    const name = added.querySelector<HTMLInputElement>("input")!;
-    name.value = "remote";
-    name.dispatchEvent(new Event("input"));
-    const kind = added.querySelector<HTMLSelectElement>("select")!;
-    kind.value = "http";
-    kind.dispatchEvent(new Event("change"));
-    const url = added.querySelector<HTMLInputElement>('input[type="url"]')!;
-    url.value = "http://127.0.0.1:8080/mcp";
-    url.dispatchEvent(new Event("input"));
+    const added = addHttpServer("remote", "http://127.0.0.1:8080/mcp");
     added.querySelector<HTMLInputElement>('input[type="checkbox"]')!.click();
     const saved = await save();
     expect(saved.mcp_servers).toEqual({
       notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, disabled: false, timeout_secs: null, previous_name: "notes" },
-      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, disabled: false, timeout_secs: null, previous_name: null },
+      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, disabled: false, timeout_secs: null, oauth_client_id: null, previous_name: null },
     });
   });
 
@@ -213,6 +219,15 @@ describe("MCP servers", () => {
     timeout.dispatchEvent(new Event("input"));
     const saved = await save();
     expect(saved.mcp_servers.notes).toMatchObject({ disabled: true, timeout_secs: 45 });
+  });
+
+  it("saves an HTTP server's sign-in client id, trimmed, and none when left blank", async () => {
+    addHttpServer("remote", "https://remote.example/mcp");
+    expect((await save()).mcp_servers.remote).toMatchObject({ oauth_client_id: null });
+    const clientId = root.querySelectorAll<HTMLInputElement>('[data-testid="server-client-id"]');
+    clientId[clientId.length - 1].value = "  operator-given ";
+    clientId[clientId.length - 1].dispatchEvent(new Event("input"));
+    expect((await save()).mcp_servers.remote).toMatchObject({ oauth_client_id: "operator-given" });
   });
 
   it("refuses a server without a name before saving", async () => {

@@ -140,7 +140,12 @@ impl Agent {
     pub async fn begin_sign_in(&self, server: &str) -> Result<SignInStarted, AgentError> {
         let inner = &self.inner;
         let url = inner.http_url(server)?;
-        let pending = sign_in::begin(&url, inner.tokens(server), None)
+        let client_id = inner
+            .settings()
+            .mcp_servers
+            .get(server)
+            .and_then(|config| config.oauth_client_id.clone());
+        let pending = sign_in::begin(&url, inner.tokens(server), client_id.as_deref())
             .await
             .map_err(|error| AgentError::SignIn {
                 server: server.to_string(),

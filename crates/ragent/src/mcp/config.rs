@@ -33,6 +33,10 @@ pub struct ServerConfig {
     #[serde(default)]
     #[ts(type = "number | null")]
     pub timeout_secs: Option<u64>,
+    /// For an HTTP server whose authorization server registers no clients
+    /// itself: the client id to sign in with, as its operator gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth_client_id: Option<String>,
 }
 
 impl ServerConfig {
@@ -43,6 +47,7 @@ impl ServerConfig {
             trusted: false,
             disabled: false,
             timeout_secs: None,
+            oauth_client_id: None,
         }
     }
 }
@@ -165,6 +170,7 @@ mod tests {
                 trusted: true,
                 disabled: false,
                 timeout_secs: None,
+                oauth_client_id: None,
             }
         );
         assert!(!file.mcp_servers["notes"].trusted);

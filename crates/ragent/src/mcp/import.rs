@@ -460,6 +460,7 @@ fn read_server(
         trusted: false,
         disabled,
         timeout_secs,
+        oauth_client_id: None,
     })
 }
 

@@ -107,6 +107,7 @@ mod tests {
                 trusted: false,
                 disabled: false,
                 timeout_secs: None,
+                oauth_client_id: None,
             },
         );
         settings.mcp_servers.insert(
@@ -119,6 +120,7 @@ mod tests {
                 trusted: false,
                 disabled: false,
                 timeout_secs: None,
+                oauth_client_id: None,
             },
         );
         settings

@@ -109,6 +109,7 @@ async fn settings_take_effect_without_a_restart() {
             trusted: false,
             disabled: false,
             timeout_secs: None,
+            oauth_client_id: None,
         },
     );
     h.agent.save_settings(settings.clone()).await.unwrap();
@@ -153,6 +154,7 @@ async fn settings_take_effect_without_a_restart() {
             trusted: false,
             disabled: false,
             timeout_secs: None,
+            oauth_client_id: None,
         },
     );
     let refused = h.agent.save_settings(settings).await;

@@ -43,6 +43,7 @@ fn settings_with_secrets() -> Settings {
             trusted: false,
             disabled: false,
             timeout_secs: None,
+            oauth_client_id: None,
         },
     );
     settings.mcp_servers.insert(
@@ -55,6 +56,7 @@ fn settings_with_secrets() -> Settings {
             trusted: false,
             disabled: false,
             timeout_secs: None,
+            oauth_client_id: None,
         },
     );
     settings

@@ -22,6 +22,7 @@ fn shop_as_user_server(data_dir: &Path) -> ServerConfig {
         trusted: false,
         disabled: false,
         timeout_secs: None,
+        oauth_client_id: None,
     }
 }
 

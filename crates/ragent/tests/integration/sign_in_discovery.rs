@@ -390,6 +390,31 @@ async fn an_authorization_server_without_registration_needs_a_client_id() {
 }
 
 #[tokio::test]
+async fn the_client_id_in_a_servers_settings_is_the_one_a_sign_in_uses() {
+    let docs = Documents::start().await;
+    let own = docs.url("/as");
+    docs.signing_in_as(&own, false);
+    let mut config =
+        ragent::mcp::config::ServerConfig::untrusted(ragent::mcp::config::ServerTransport::Http {
+            url: docs.url("/mcp"),
+            headers: Default::default(),
+        });
+    config.oauth_client_id = Some("operator-given".into());
+    let mut settings = ragent::settings::Settings::default();
+    settings.mcp_servers.insert("docs".into(), config);
+    let h = crate::support::Harness::start(crate::support::Setup {
+        settings,
+        ..crate::support::Setup::bare()
+    })
+    .await;
+    let started = h.agent.begin_sign_in("docs").await.unwrap();
+    assert_eq!(
+        query(&started.authorization_url)["client_id"],
+        "operator-given"
+    );
+}
+
+#[tokio::test]
 async fn a_server_that_lets_the_client_in_needs_no_sign_in() {
     let docs = Documents::start().await;
     docs.answer(
