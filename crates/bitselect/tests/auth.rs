@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use support::client::*;
 use support::isolation::{answers_as_missing, dump};
 use support::oauth::*;
+use test_support::sign_in::{refresh, sign_in};
 use support::*;
 
 /// Another API the same authorization server issues tokens for.
