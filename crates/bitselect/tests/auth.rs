@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use support::client::*;
 use support::isolation::{answers_as_missing, dump};
 use support::oauth::*;
-use test_support::sign_in::{refresh, sign_in};
 use support::*;
+use test_support::sign_in::{refresh, sign_in};
 
 /// Another API the same authorization server issues tokens for.
 const OTHER_RESOURCE: &str = "http://127.0.0.1:9/other-api";
