@@ -27,7 +27,7 @@ pub struct EarlierPart {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EarlierReport {
-    /// Its "report written" date.
+    /// When it was written, and on what machine.
     pub written: Option<String>,
     pub parts: Vec<EarlierPart>,
     /// Sections that are not parts, heading included, as written.
@@ -86,10 +86,23 @@ fn sections(text: &str) -> Vec<(String, Vec<&str>)> {
     sections
 }
 
-fn written_date(body: &[&str]) -> Option<String> {
+/// A row of the machine table, by its name.
+fn machine_field(body: &[&str], name: &str) -> Option<String> {
+    let prefix = format!("| {name} |");
     body.iter()
-        .find_map(|line| line.strip_prefix("| report written |"))
+        .find_map(|line| line.strip_prefix(prefix.as_str()))
         .map(|rest| rest.trim().trim_end_matches('|').trim().to_owned())
+}
+
+/// When and where the report was written: "DATE, on CPU with N cores".
+fn written_on(body: &[&str]) -> Option<String> {
+    let date = machine_field(body, "report written")?;
+    Some(
+        match (machine_field(body, "CPU"), machine_field(body, "cores")) {
+            (Some(cpu), Some(cores)) => format!("{date}, on {cpu} with {cores} cores"),
+            _ => date,
+        },
+    )
 }
 
 fn part(title: &str, body: &[&str]) -> Option<EarlierPart> {
@@ -133,7 +146,7 @@ pub fn parse(text: &str) -> EarlierReport {
     let mut report = EarlierReport::default();
     for (title, body) in sections(text) {
         if title == "Machine" {
-            report.written = written_date(&body);
+            report.written = written_on(&body);
         }
         if GENERATED.contains(&title.as_str()) {
             continue;

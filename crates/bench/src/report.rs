@@ -267,7 +267,7 @@ mod tests {
         assert_eq!(kept.notes, "### Why\n\nA note written by hand.");
         assert_eq!(
             kept.carried_from.as_deref(),
-            Some("2026-11-30T16:46:53+08:00")
+            Some("2026-11-30T16:46:53+08:00, on cpu with 2 cores")
         );
         assert_eq!(sections[1], fresh(service));
         assert_eq!(other, free);
@@ -281,11 +281,11 @@ mod tests {
         let reread = earlier_report::parse(&again);
         assert_eq!(
             reread.parts[0].taken.as_deref(),
-            Some("2026-11-30T16:46:53+08:00")
+            Some("2026-11-30T16:46:53+08:00, on cpu with 2 cores")
         );
         assert_eq!(
             reread.parts[1].taken.as_deref(),
-            Some("2026-12-02T09:00:00+08:00")
+            Some("2026-12-02T09:00:00+08:00, on cpu with 2 cores")
         );
         assert!(again.ends_with("- a reason\n"), "{again}");
     }
