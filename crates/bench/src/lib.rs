@@ -1,18 +1,22 @@
 //! End-to-end benchmarks of the agent core and the shop, with a fake model
-//! and the real shop over stdio. The `bitselect-bench` binary runs them;
+//! and the real shop over stdio, and of the shop as a service over HTTP. The `bitselect-bench` binary runs them;
 //! the criterion benches share the history builder.
 
 pub mod agent_rounds;
 pub mod app_start;
 pub mod criterion_results;
+pub mod earlier_report;
 pub mod harness;
 pub mod history_fill;
+pub mod keyword_search;
 pub mod machine;
+pub mod process_cost;
 pub mod proxy;
 pub mod report;
 pub mod respond_latency;
 pub mod results;
 pub mod shop;
+pub mod shop_service;
 pub mod shop_throughput;
 pub mod stats;
 pub mod timed_tools;

@@ -6,7 +6,8 @@ use std::error::Error;
 use std::path::Path;
 
 use bitselect_bench::{
-    BenchError, agent_rounds, app_start, proxy, report, respond_latency, results, shop_throughput,
+    BenchError, agent_rounds, app_start, proxy, report, respond_latency, results, shop_service,
+    shop_throughput,
 };
 
 const USAGE: &str = "\
@@ -15,6 +16,8 @@ usage: bitselect-bench <command> [options]
   agent-rounds     [--sessions N] [--rounds N] [--long-runs N]
   respond-latency  [--sizes 10,1000,10000] [--repeats N]
   shop-throughput  [--reads N] [--callers N] [--orders N]
+  shop-service     [--shoppers N] [--calls N] [--concurrency 1,16,64]
+                   [--instances 1,3] [--search-repeats N]
   app-start        --app BINARY --bare BINARY [--launches N]   (under a display)
   report           --out FILE
   stdio-proxy      --arrivals FILE -- PROGRAM [ARGS...]   (used by respond-latency)
@@ -61,6 +64,18 @@ impl Flags {
     }
 }
 
+/// A comma-separated list of numbers, e.g. `1,16,64`.
+fn numbers(flags: &Flags, name: &str, default: Vec<usize>) -> Result<Vec<usize>, BenchError> {
+    match flags.get(name) {
+        None => Ok(default),
+        Some(text) => text
+            .split(',')
+            .map(|s| s.trim().replace('_', "").parse())
+            .collect::<Result<_, _>>()
+            .map_err(|_| BenchError::Usage(format!("--{name} takes numbers, not {text}"))),
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, BenchError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -95,14 +110,7 @@ fn run(args: &[String]) -> Result<(), BenchError> {
         "respond-latency" => {
             let flags = Flags::parse(rest, &["sizes", "repeats"])?;
             let defaults = respond_latency::Options::default();
-            let sizes = match flags.get("sizes") {
-                None => defaults.sizes,
-                Some(text) => text
-                    .split(',')
-                    .map(|s| s.trim().replace('_', "").parse())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| BenchError::Usage(format!("--sizes takes numbers, not {text}")))?,
-            };
+            let sizes = numbers(&flags, "sizes", defaults.sizes)?;
             let options = respond_latency::Options {
                 sizes,
                 repeats: flags.number("repeats", defaults.repeats)?.max(1),
@@ -118,6 +126,28 @@ fn run(args: &[String]) -> Result<(), BenchError> {
                 orders: flags.number("orders", defaults.orders)?,
             };
             write(&runtime()?.block_on(shop_throughput::run(&options))?)
+        }
+        "shop-service" => {
+            let flags = Flags::parse(
+                rest,
+                &[
+                    "shoppers",
+                    "calls",
+                    "concurrency",
+                    "instances",
+                    "search-repeats",
+                ],
+            )?;
+            let defaults = shop_service::Options::default();
+            let positive = |list: Vec<usize>| list.into_iter().filter(|&n| n > 0).collect();
+            let options = shop_service::Options {
+                shoppers: flags.number("shoppers", defaults.shoppers)?,
+                calls: flags.number("calls", defaults.calls)?,
+                concurrency: positive(numbers(&flags, "concurrency", defaults.concurrency)?),
+                instances: positive(numbers(&flags, "instances", defaults.instances)?),
+                search_repeats: flags.number("search-repeats", defaults.search_repeats)?,
+            };
+            write(&shop_service::run(&options, &runtime()?)?)
         }
         "app-start" => {
             let flags = Flags::parse(rest, &["app", "bare", "launches"])?;

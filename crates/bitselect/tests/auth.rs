@@ -17,6 +17,7 @@ use support::client::*;
 use support::isolation::{answers_as_missing, dump};
 use support::oauth::*;
 use support::*;
+use test_support::sign_in::{refresh, sign_in};
 
 /// Another API the same authorization server issues tokens for.
 const OTHER_RESOURCE: &str = "http://127.0.0.1:9/other-api";

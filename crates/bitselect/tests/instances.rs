@@ -8,7 +8,6 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,77 +20,18 @@ use tokio::sync::{Barrier, mpsc};
 
 use support::IPHONE_17;
 use support::client::{add_to_cart, http_client, request, text};
-use support::oauth::{AuthServer, sign_in};
+use support::oauth::AuthServer;
 use support::postgres::cluster;
-use support::shop_process::{free_port, spawn_shop, start_instance};
+use support::shop_process::{spawn_shop, start_instance};
+use test_support::balancer::Balancer;
+use test_support::oauth::free_port;
+use test_support::sign_in::sign_in;
 
 const SHOPPERS: usize = 50;
 const STOCK: i64 = 5;
 /// How many times a shopper sends their order (always with the same key)
 /// when the answer is lost on the way.
 const ATTEMPTS: usize = 20;
-
-fn haproxy_binary() -> PathBuf {
-    [
-        "/usr/sbin/haproxy",
-        "/usr/bin/haproxy",
-        "/usr/local/sbin/haproxy",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|path| path.exists())
-    .unwrap_or_else(|| {
-        panic!("HAProxy is not installed; run scripts/setup, which installs Debian's `haproxy`")
-    })
-}
-
-/// HAProxy in front of `backends`, round robin, each checked on /healthz
-/// every 100 ms and taken out at its first failure; a request that cannot
-/// connect to one is sent to another.
-fn haproxy_config(port: u16, backends: &[SocketAddr]) -> String {
-    let servers: String = backends
-        .iter()
-        .enumerate()
-        .map(|(n, addr)| format!("    server shop{} {addr} check\n", n + 1))
-        .collect();
-    format!(
-        "global\n    maxconn 2000\n\
-         defaults\n    mode http\n    timeout connect 2s\n    timeout client 30s\n    \
-         timeout server 30s\n    retries 3\n    option redispatch\n\
-         frontend shop\n    bind 127.0.0.1:{port}\n    default_backend instances\n\
-         backend instances\n    balance roundrobin\n    option httpchk GET {health}\n    \
-         default-server inter 100ms fall 1 rise 2\n{servers}",
-        health = bitselect::HEALTH_PATH,
-    )
-}
-
-/// HAProxy, in the foreground, killed when dropped; returns once it
-/// answers the health check through to an instance.
-async fn start_balancer(dir: &std::path::Path, port: u16, backends: &[SocketAddr]) -> Child {
-    let config = dir.join("haproxy.cfg");
-    std::fs::write(&config, haproxy_config(port, backends)).expect("write haproxy.cfg");
-    let child = Command::new(haproxy_binary())
-        .arg("-db")
-        .arg("-f")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start haproxy");
-    let health = format!("http://127.0.0.1:{port}{}", bitselect::HEALTH_PATH);
-    let http = reqwest::Client::new();
-    // HAProxy says nothing when it is ready: ask until it answers.
-    for _ in 0..400 {
-        if let Ok(response) = http.get(&health).send().await
-            && response.status().is_success()
-        {
-            return child;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("HAProxy did not answer {health} within 10 s");
-}
 
 /// What became of one shopper's order.
 #[derive(Debug)]
@@ -207,7 +147,7 @@ async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_thoug
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let backends: Vec<SocketAddr> = instances.iter().map(|i| i.addr).collect();
-    let _balancer = start_balancer(dir.path(), lb_port, &backends).await;
+    let _balancer = Balancer::start(dir.path(), lb_port, &backends).await;
     let lb: SocketAddr = ([127, 0, 0, 1], lb_port).into();
 
     // Each shopper signs in and puts one iPhone 17 in their cart.

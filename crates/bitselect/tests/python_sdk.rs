@@ -7,9 +7,11 @@ mod support;
 use std::path::PathBuf;
 
 use support::IPHONE_17;
-use support::oauth::{AuthServer, sign_in};
+use support::oauth::AuthServer;
 use support::postgres::cluster;
-use support::shop_process::{free_port, start_instance};
+use support::shop_process::start_instance;
+use test_support::oauth::free_port;
+use test_support::sign_in::sign_in;
 
 /// The interpreter of the venv scripts/setup makes in target/python-sdk.
 fn sdk_python() -> PathBuf {

@@ -1,13 +1,18 @@
 //! What the tests and the benchmarks share: one scripted model
 //! ([`model::ScriptedModel`], with the turns it streams in [`turns`]) and
-//! one way to start the real shop ([`shop`]), a real authorization server
-//! with a browser's part of a sign-in ([`oauth`]) and a private PostgreSQL
-//! cluster ([`postgres`]).
+//! one way to start the real shop ([`shop`]); and the shop as a service: a
+//! real authorization server with a browser's part of a sign-in
+//! ([`oauth`]) and a shopper's whole sign-in ([`sign_in`]), a private
+//! PostgreSQL cluster ([`postgres`]), `bitselect-mcp --http` instances
+//! ([`shop_process`]) and HAProxy in front of them ([`balancer`]).
 
+pub mod balancer;
 pub mod model;
 pub mod oauth;
 pub mod postgres;
 pub mod shop;
+pub mod shop_process;
+pub mod sign_in;
 pub mod turns;
 
 pub use model::{Received, Reply, ScriptedModel};

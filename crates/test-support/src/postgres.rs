@@ -17,6 +17,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use crate::oauth::free_port;
+
 /// What to tell someone whose machine lacks PostgreSQL.
 const MISSING: &str = "PostgreSQL is not installed (no /usr/lib/postgresql/<version>/bin/postgres); \
                        run scripts/setup, which installs Debian's `postgresql` package";
@@ -26,6 +28,8 @@ const TEMPLATE: &str = "shop_template";
 
 pub struct Cluster {
     bin: PathBuf,
+    /// The cluster's data directory.
+    data: PathBuf,
     port: u16,
     /// The unprivileged account the server runs as, when we are root.
     account: Option<(u32, u32)>,
@@ -69,13 +73,6 @@ fn nobody() -> (u32, u32) {
                 .flatten()
         })
         .expect("the tests run as root and need the `nobody` account to run PostgreSQL as")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free loopback port")
-        .port()
 }
 
 impl Cluster {
@@ -136,6 +133,7 @@ impl Cluster {
         let stdin = child.stdin.take().expect("watchdog stdin");
         Self {
             bin,
+            data,
             port,
             account,
             _watchdog: Mutex::new((child, stdin)),
@@ -196,6 +194,13 @@ impl Cluster {
             &format!("CREATE DATABASE {name} TEMPLATE {TEMPLATE}"),
         );
         name
+    }
+
+    /// The server's (postmaster's) process id, from its pid file: the
+    /// sessions' processes are its children.
+    pub fn server_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
     }
 
     /// Whether the server runs as an account of its own (the tests are root).

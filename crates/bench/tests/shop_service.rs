@@ -1,0 +1,81 @@
+//! Part 6 runs: the whole stack (PostgreSQL, the authorization server,
+//! shop instances, HAProxy) started, shoppers signed in, every measurement
+//! made and written, at the smallest size. No figure is judged: this is
+//! no timed test.
+
+use std::path::Path;
+use std::process::Command;
+
+use bitselect_bench::results::Part;
+
+#[test]
+fn the_service_part_runs_the_stack_and_writes_every_measurement() {
+    // The bench starts the shop binary beside it, which scripts/test's
+    // workspace build makes.
+    let bench = Path::new(env!("CARGO_BIN_EXE_bitselect-bench"));
+    let shop = bench.with_file_name(format!("bitselect-mcp{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        shop.is_file(),
+        "{} is missing: build it with `cargo build -p bitselect --bin bitselect-mcp`",
+        shop.display()
+    );
+    let target = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(bench)
+        .args(["shop-service", "--shoppers", "2", "--calls", "4"])
+        .args([
+            "--concurrency",
+            "1,2",
+            "--instances",
+            "1,2",
+            "--search-repeats",
+            "2",
+        ])
+        .env("CARGO_TARGET_DIR", target.path())
+        .output()
+        .expect("run bitselect-bench");
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let part = Part::read(&target.path().join("bench-results/shop-service.json"))
+        .expect("the part's results");
+    let value = |metric: &str| {
+        part.rows
+            .iter()
+            .find(|row| row.metric == metric)
+            .map(|row| row.value.clone())
+            .unwrap_or_else(|| panic!("no row {metric:?} in {:#?}", part.rows))
+    };
+    for instances in ["1 instance", "2 instances"] {
+        for shoppers in ["1 shopper", "2 shoppers"] {
+            for read in [
+                "search_product by keyword",
+                "search_product by SKU code",
+                "query_cart",
+            ] {
+                let figure = value(&format!("{instances}, {shoppers}: {read}"));
+                assert!(figure.contains("calls/s; p50 "), "{figure}");
+            }
+        }
+        assert!(value(&format!("{instances}: CPU per 1,000 calls")).contains("PostgreSQL"));
+        assert!(
+            value(&format!(
+                "{instances}: RSS per instance, started -> after the calls"
+            ))
+            .contains("MiB")
+        );
+    }
+    assert!(
+        value("2 shoppers, query_cart: throughput gained per added instance").ends_with("calls/s")
+    );
+    for store in ["SQLite (FTS5 trigram)", "PostgreSQL (pg_trgm)"] {
+        let figure = value(&format!(
+            "{store}, keyword “iPhone 17”: before (scan) -> after (index)"
+        ));
+        assert!(figure.contains(" -> "), "{figure}");
+    }
+    assert_eq!(value("shoppers signed in"), "2");
+}

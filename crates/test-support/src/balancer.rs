@@ -1,0 +1,92 @@
+//! HAProxy from the distribution's package in front of shop instances:
+//! round robin, each instance checked on /healthz every 100 ms and taken
+//! out at its first failure; a request that cannot connect to one is sent
+//! to another. Runs in the foreground with a configuration written here,
+//! killed when dropped.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+/// The shop's health endpoint (`bitselect::HEALTH_PATH`).
+const HEALTH_PATH: &str = "/healthz";
+
+fn haproxy_binary() -> PathBuf {
+    [
+        "/usr/sbin/haproxy",
+        "/usr/bin/haproxy",
+        "/usr/local/sbin/haproxy",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|path| path.exists())
+    .unwrap_or_else(|| {
+        panic!("HAProxy is not installed; run scripts/setup, which installs Debian's `haproxy`")
+    })
+}
+
+/// The configuration: a frontend on `port`, `backends` behind it.
+pub fn haproxy_config(port: u16, backends: &[SocketAddr]) -> String {
+    let servers: String = backends
+        .iter()
+        .enumerate()
+        .map(|(n, addr)| format!("    server shop{} {addr} check\n", n + 1))
+        .collect();
+    format!(
+        "global\n    maxconn 2000\n\
+         defaults\n    mode http\n    timeout connect 2s\n    timeout client 30s\n    \
+         timeout server 30s\n    retries 3\n    option redispatch\n\
+         frontend shop\n    bind 127.0.0.1:{port}\n    default_backend instances\n\
+         backend instances\n    balance roundrobin\n    option httpchk GET {HEALTH_PATH}\n    \
+         default-server inter 100ms fall 1 rise 2\n{servers}",
+    )
+}
+
+/// HAProxy, running until stopped or dropped.
+pub struct Balancer {
+    child: Child,
+}
+
+impl Balancer {
+    /// Starts it on `port` with its configuration in `dir`, and returns
+    /// once it answers the health check through to an instance.
+    pub async fn start(dir: &Path, port: u16, backends: &[SocketAddr]) -> Self {
+        let config = dir.join("haproxy.cfg");
+        std::fs::write(&config, haproxy_config(port, backends)).expect("write haproxy.cfg");
+        let child = Command::new(haproxy_binary())
+            .arg("-db")
+            .arg("-f")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start haproxy");
+        let health = format!("http://127.0.0.1:{port}{HEALTH_PATH}");
+        let http = reqwest::Client::new();
+        // HAProxy says nothing when it is ready: ask until it answers.
+        for _ in 0..400 {
+            if let Ok(response) = http.get(&health).send().await
+                && response.status().is_success()
+            {
+                return Self { child };
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("HAProxy did not answer {health} within 10 s");
+    }
+
+    /// Its process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Kills it and waits until it has exited, so its port is free again.
+    pub async fn stop(mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}

@@ -1,0 +1,81 @@
+//! `bitselect-mcp --http` as a child process on a loopback port, as a
+//! merchant runs it. The caller names the binary: a package's own tests
+//! have `CARGO_BIN_EXE_bitselect-mcp`, the benchmarks the one beside them.
+
+use std::ffi::OsStr;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The path of the MCP endpoint (`bitselect::MCP_PATH`).
+const MCP_PATH: &str = "/mcp";
+/// The line the shop prints to stderr once it listens.
+const LISTENING: &str = "bitselect-mcp listening on http://";
+
+/// A `bitselect-mcp --http` process, killed when dropped.
+pub struct Instance {
+    pub child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Instance {
+    /// Its process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+}
+
+pub type StderrLines = tokio::io::Lines<BufReader<tokio::process::ChildStderr>>;
+
+/// `BINARY --http 127.0.0.1:0` with `args`, once it listens: the process,
+/// its address and the rest of its stderr.
+pub async fn spawn_shop(binary: &Path, args: &[&OsStr]) -> (Child, SocketAddr, StderrLines) {
+    let mut child = Command::new(binary)
+        .args(["--http", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|error| panic!("start {}: {error}", binary.display()));
+    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.expect("read the shop's stderr") {
+            if let Some(url) = line.strip_prefix(LISTENING) {
+                let addr = url.trim().trim_end_matches(MCP_PATH);
+                return addr.parse::<SocketAddr>().expect("an address");
+            }
+        }
+        panic!("bitselect-mcp exited before it listened");
+    })
+    .await
+    .expect("the shop listens within 30 s");
+    (child, addr, lines)
+}
+
+/// An instance of `binary` on the PostgreSQL database at `database_url`
+/// that accepts the tokens `issuer` signs for `resource`; its stderr is
+/// drained.
+pub async fn start_instance(
+    binary: &Path,
+    database_url: &str,
+    issuer: &str,
+    resource: &str,
+) -> Instance {
+    let flags = [
+        "--database-url",
+        database_url,
+        "--auth-issuer",
+        issuer,
+        "--resource-url",
+        resource,
+    ];
+    let args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
+    let (child, addr, mut lines) = spawn_shop(binary, &args).await;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Instance { child, addr }
+}
