@@ -6,9 +6,16 @@
 //! the call again with the shopper's answer and that state, and the shop,
 //! which keeps nothing between the two requests, checks both.
 //!
+//! `create_order` asks which saved address the order goes to when the
+//! shopper has more than one and the call names none ([`address`]).
+//!
 //! Only a client that negotiated 2026-07-28 and declared form elicitation
 //! is asked; any other is served as before (its own confirmation card is
-//! what approved the payment).
+//! what approved the payment, and the latest order's receiver is used).
+
+mod address;
+
+pub use address::{ADDRESS_KEY, AddressAnswer, address_answer, address_question};
 
 use rmcp::RoleServer;
 use rmcp::model::{InputRequests, InputRequiredResult, InputResponses, ProtocolVersion};
@@ -74,25 +81,39 @@ pub fn payment_question(order_no: &str, amount: Fen) -> Result<InputRequiredResu
         .iter()
         .map(|m| json!({"const": m.code(), "title": m.title()}))
         .collect();
-    let request = json!({
-        "method": "elicitation/create",
-        "params": {
-            "mode": "form",
-            "message": format!("确认支付订单 {order_no}：应付 ¥{}。请选择支付方式后提交；不想支付请选择不提供或取消。", Yuan(amount)),
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "method": {"type": "string", "title": "支付方式", "oneOf": options}
-                },
-                "required": ["method"]
-            }
+    let message = format!(
+        "确认支付订单 {order_no}：应付 ¥{}。请选择支付方式后提交；不想支付请选择不提供或取消。",
+        Yuan(amount)
+    );
+    question(
+        PAYMENT_KEY,
+        choice_form(message, "method", "支付方式", options),
+        format!("{PAYMENT_STATE_PREFIX}:{amount}:{order_no}"),
+    )
+}
+
+/// One question under `key`: an `elicitation/create` request with these
+/// `params`, and the state the call must come back with.
+fn question(key: &str, params: Value, state: String) -> Result<InputRequiredResult> {
+    let request = json!({"method": "elicitation/create", "params": params});
+    let requests: InputRequests = serde_json::from_value(json!({ key: request }))?;
+    Ok(InputRequiredResult::new(Some(requests), Some(state)))
+}
+
+/// A form whose one required `field` is a choice among `options`, each
+/// `{"const", "title"}`.
+fn choice_form(message: String, field: &str, title: &str, options: Vec<Value>) -> Value {
+    json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                field: {"type": "string", "title": title, "oneOf": options}
+            },
+            "required": [field]
         }
-    });
-    let requests: InputRequests = serde_json::from_value(json!({ PAYMENT_KEY: request }))?;
-    Ok(InputRequiredResult::new(
-        Some(requests),
-        Some(format!("{PAYMENT_STATE_PREFIX}:{amount}:{order_no}")),
-    ))
+    })
 }
 
 /// What the shopper answered to the payment question.
@@ -126,22 +147,39 @@ pub fn payment_answer(
                 "支付确认与此订单不符，请重新调用 pay_order 以确认支付",
             )
         })?;
-    let Some(answer) = responses.get(PAYMENT_KEY) else {
-        return Err(ShopError::invalid(
-            "inputResponses",
-            format!("缺少对 {PAYMENT_KEY} 的回答，请重新调用 pay_order 以确认支付"),
-        ));
-    };
-    match answer["action"].as_str() {
-        Some("accept") => {
-            let method = answer["content"]["method"]
+    match answered(responses, PAYMENT_KEY, "pay_order")? {
+        Answered::Accept(content) => {
+            let method = content["method"]
                 .as_str()
                 .and_then(PayMethod::parse)
                 .ok_or_else(|| ShopError::invalid("method", "请选择支付宝、微信支付或银行卡"))?;
             Ok(PaymentAnswer::Pay { method, confirmed })
         }
-        Some("decline") => Ok(PaymentAnswer::Declined),
-        Some("cancel") => Ok(PaymentAnswer::Cancelled),
+        Answered::Decline => Ok(PaymentAnswer::Declined),
+        Answered::Cancel => Ok(PaymentAnswer::Cancelled),
+    }
+}
+
+/// What the shopper did with one question (an `ElicitResult`).
+enum Answered<'a> {
+    /// Accepted, with the form's content (`null` when there is none).
+    Accept(&'a Value),
+    Decline,
+    Cancel,
+}
+
+/// The answer to the question under `key` of a `tool` call.
+fn answered<'a>(responses: &'a InputResponses, key: &str, tool: &str) -> Result<Answered<'a>> {
+    let Some(answer) = responses.get(key) else {
+        return Err(ShopError::invalid(
+            "inputResponses",
+            format!("缺少对 {key} 的回答，请重新调用 {tool}"),
+        ));
+    };
+    match answer["action"].as_str() {
+        Some("accept") => Ok(Answered::Accept(&answer["content"])),
+        Some("decline") => Ok(Answered::Decline),
+        Some("cancel") => Ok(Answered::Cancel),
         _ => Err(ShopError::invalid(
             "inputResponses",
             "回答须为 accept、decline 或 cancel",

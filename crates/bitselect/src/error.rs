@@ -168,6 +168,10 @@ pub enum Refusal {
         "没有历史订单可作为默认收货信息，请提供 receiverName、receiverPhone 和 receiverAddress"
     )]
     NoDefaultReceiver,
+    #[error(
+        "所选的收货地址（{address_id}）已不在您保存的地址中，请重新调用 create_order 再选一次，或直接提供 receiverName、receiverPhone 和 receiverAddress"
+    )]
+    UnknownSavedAddress { address_id: String },
     #[error("未知类目「{category}」，可选类目：{known}")]
     UnknownCategory { category: String, known: String },
     #[error("幂等键 {key} 已用于另一次参数不同的调用（{tool}）；新的写操作请使用新的幂等键")]
@@ -197,6 +201,7 @@ impl Refusal {
             Self::UnknownTracking { .. } => "UNKNOWN_TRACKING_NO",
             Self::NotShipped { .. } => "NOT_SHIPPED",
             Self::NoDefaultReceiver => "NO_DEFAULT_RECEIVER",
+            Self::UnknownSavedAddress { .. } => "UNKNOWN_SAVED_ADDRESS",
             Self::UnknownCategory { .. } => "UNKNOWN_CATEGORY",
             Self::IdempotencyConflict { .. } => "IDEMPOTENCY_CONFLICT",
         }

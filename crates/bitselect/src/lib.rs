@@ -16,6 +16,7 @@
 //! Money is integer fen throughout ([`money`]); time comes from an
 //! injectable [`Clock`].
 
+pub mod addresses;
 pub mod after_sale;
 pub mod asking;
 pub mod auth;

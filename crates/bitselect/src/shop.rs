@@ -12,6 +12,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::addresses::{self, AddressOffer, SavedAddress};
 use crate::after_sale::{self, AfterSaleList, AfterSaleView};
 use crate::cart::{self, CartUpdate, CartView};
 use crate::catalog::{self, SearchResult, SkuHit};
@@ -45,6 +46,21 @@ pub const DB_FILE: &str = "shop.db";
 pub struct Written<T> {
     pub value: T,
     pub replayed: bool,
+}
+
+/// A caller's idempotency key, checked, with the hash of the call it keys.
+fn keyed<'k>(
+    tool: &str,
+    params: &impl Serialize,
+    key: Option<&'k str>,
+) -> Result<Option<(&'k str, String)>> {
+    match key {
+        Some(key) => {
+            idempotency::validate_key(key)?;
+            Ok(Some((key, idempotency::args_hash(tool, params)?)))
+        }
+        None => Ok(None),
+    }
 }
 
 /// Row counts, for diagnostics and tests.
@@ -217,13 +233,7 @@ impl Shop {
         P: Serialize,
         T: Serialize + DeserializeOwned,
     {
-        let keyed = match key {
-            Some(key) => {
-                idempotency::validate_key(key)?;
-                Some((key, idempotency::args_hash(tool, params)?))
-            }
-            None => None,
-        };
+        let keyed = keyed(tool, params, key)?;
         self.store.run(TxKind::Write, |tx| {
             let acting = UserConn::new(tx, self.caller.id());
             // Read the clock inside the write, so times follow commit order.
@@ -251,6 +261,34 @@ impl Shop {
                 replayed: false,
             })
         })
+    }
+
+    /// The stored first result of a `tool` call with `key` and these
+    /// arguments, if there is one: what sending it again would return,
+    /// found without running the call. A key used with other arguments is
+    /// refused as the write would refuse it.
+    pub fn replay<P, T>(
+        &self,
+        tool: &'static str,
+        params: &P,
+        key: &str,
+    ) -> Result<Option<Written<T>>>
+    where
+        P: Serialize,
+        T: DeserializeOwned,
+    {
+        let Some((key, hash)) = keyed(tool, params, Some(key))? else {
+            return Ok(None);
+        };
+        let first = self.read(|conn, _| idempotency::lookup(conn, key, tool, &hash))?;
+        first
+            .map(|first| {
+                Ok(Written {
+                    value: serde_json::from_str(&first)?,
+                    replayed: true,
+                })
+            })
+            .transpose()
     }
 
     pub fn search_product(&self, p: &SearchProductParams) -> Result<SearchResult> {
@@ -305,6 +343,32 @@ impl Shop {
     ) -> Result<Written<OrderView>> {
         self.write("create_order", p, key, |conn, now| {
             orders::create(conn, now, p)
+        })
+    }
+
+    /// The caller's saved addresses (the distinct receivers of their
+    /// orders), the most recently used first.
+    pub fn saved_addresses(&self) -> Result<Vec<SavedAddress>> {
+        self.read(|conn, _| addresses::saved(conn))
+    }
+
+    /// The saved addresses `create_order` would ask the shopper to choose
+    /// from for `p`; `None` when it has nothing to ask.
+    pub fn address_offer(&self, p: &CreateOrderParams) -> Result<Option<AddressOffer>> {
+        self.read(|conn, now| addresses::to_offer(conn, now, p))
+    }
+
+    /// `create_order` of `p` sent to the saved address `address_id`. The
+    /// key is stored against `p` as the caller sent it, so the same call
+    /// sent again with its key returns this order, answered or not.
+    pub fn create_order_to(
+        &self,
+        p: &CreateOrderParams,
+        address_id: &str,
+        key: Option<&str>,
+    ) -> Result<Written<OrderView>> {
+        self.write("create_order", p, key, |conn, now| {
+            orders::create(conn, now, &addresses::sent_to(conn, p, address_id)?)
         })
     }
 
