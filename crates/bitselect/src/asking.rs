@@ -14,11 +14,15 @@
 //! what approved the payment, and the latest order's receiver is used).
 
 mod address;
+mod page;
 
 pub use address::{ADDRESS_KEY, AddressAnswer, address_answer, address_question};
+pub use page::{PageAnswer, PageRound, page_answer, page_question};
 
 use rmcp::RoleServer;
-use rmcp::model::{InputRequests, InputRequiredResult, InputResponses, ProtocolVersion};
+use rmcp::model::{
+    ElicitationCapability, InputRequests, InputRequiredResult, InputResponses, ProtocolVersion,
+};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
@@ -30,17 +34,31 @@ pub const PAYMENT_KEY: &str = "confirm_payment";
 
 const PAYMENT_STATE_PREFIX: &str = "bitselect/pay/v1";
 
-/// Whether the caller can be asked: it speaks 2026-07-28 (where a tool may
-/// answer `input_required`) and shows forms.
-pub fn may_ask(context: &RequestContext<RoleServer>) -> bool {
+/// The elicitation the caller declared, when it speaks 2026-07-28 (where
+/// a tool may answer `input_required`); `None` for any other caller.
+fn elicitation_of(context: &RequestContext<RoleServer>) -> Option<ElicitationCapability> {
     let modern = context
         .protocol_version()
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-    let forms = context
+    if !modern {
+        return None;
+    }
+    context
         .client_capabilities()
         .and_then(|capabilities| capabilities.elicitation)
-        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
-    modern && forms
+}
+
+/// Whether the caller can be asked: it speaks 2026-07-28 and shows forms
+/// (an elicitation capability naming no mode means forms).
+pub fn may_ask(context: &RequestContext<RoleServer>) -> bool {
+    elicitation_of(context)
+        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
+}
+
+/// Whether the caller can be sent to a page: it speaks 2026-07-28 and
+/// declared URL-mode elicitation.
+pub fn shows_pages(context: &RequestContext<RoleServer>) -> bool {
+    elicitation_of(context).is_some_and(|elicitation| elicitation.url.is_some())
 }
 
 /// How the shopper pays, as the form offers it.
@@ -135,12 +153,8 @@ pub fn payment_answer(
     responses: &InputResponses,
     state: Option<&str>,
 ) -> Result<PaymentAnswer> {
-    let confirmed = state
-        .and_then(|state| state.strip_prefix(PAYMENT_STATE_PREFIX))
-        .and_then(|rest| rest.strip_prefix(':'))
-        .and_then(|rest| rest.split_once(':'))
-        .filter(|(_, order)| *order == order_no)
-        .and_then(|(amount, _)| amount.parse::<Fen>().ok())
+    let confirmed = state_for_order(state, PAYMENT_STATE_PREFIX, order_no)
+        .and_then(|amount| amount.parse::<Fen>().ok())
         .ok_or_else(|| {
             ShopError::invalid(
                 "requestState",
@@ -158,6 +172,17 @@ pub fn payment_answer(
         Answered::Decline => Ok(PaymentAnswer::Declined),
         Answered::Cancel => Ok(PaymentAnswer::Cancelled),
     }
+}
+
+/// The value a `<prefix>:<value>:<order>` state holds for `order_no`;
+/// `None` for any other state.
+fn state_for_order<'s>(state: Option<&'s str>, prefix: &str, order_no: &str) -> Option<&'s str> {
+    state?
+        .strip_prefix(prefix)?
+        .strip_prefix(':')?
+        .split_once(':')
+        .filter(|(_, order)| *order == order_no)
+        .map(|(value, _)| value)
 }
 
 /// What the shopper did with one question (an `ElicitResult`).

@@ -34,6 +34,8 @@ pub mod logistics;
 pub mod money;
 pub mod orders;
 pub mod params;
+pub mod pay_page;
+pub mod payment_pages;
 pub mod preview;
 mod search_index;
 mod seed;

@@ -116,6 +116,9 @@ fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
 pub struct ShopServer {
     shop: Shop,
     callers: Callers,
+    /// The origin the shop's payment pages are served at (the online
+    /// shop), where `pay_order` sends a client that shows pages.
+    pay_pages: Option<Arc<str>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -286,8 +289,18 @@ impl ShopServer {
         Self {
             shop,
             callers,
+            pay_pages: None,
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// The same server for the online shop, whose payment pages are served
+    /// at `origin` (`https://shop.example.com`: the pages are
+    /// `<origin>/pay/<id>`, [`crate::pay_page`]): a client that shows pages
+    /// pays on one; any other keeps the form.
+    pub fn with_payment_pages(mut self, origin: &str) -> Self {
+        self.pay_pages = Some(Arc::from(origin.trim_end_matches('/')));
+        self
     }
 
     pub fn shop(&self) -> &Shop {
@@ -499,10 +512,15 @@ impl ShopServer {
         RequestState(state): RequestState,
         args: JsonObject,
     ) -> CallToolResponse {
+        let answer = responses.map(|responses| (responses, state));
+        if let Some(origin) = self.pay_pages.clone()
+            && asking::shows_pages(&context)
+        {
+            return self.pay_on_page(ext, meta, args, answer, &origin).await;
+        }
         if !asking::may_ask(&context) {
             return self.pay(ext, meta, args).await.into();
         }
-        let answer = responses.map(|responses| (responses, state));
         self.pay_after_asking(ext, meta, args, answer).await
     }
 

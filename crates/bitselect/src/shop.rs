@@ -23,12 +23,14 @@ use crate::error::{Result, ShopError};
 use crate::idempotency;
 use crate::load_users::{self, SeededUsers};
 use crate::logistics::{self, Trace};
+use crate::money::Fen;
 use crate::orders::{self, AddressChange, Cancellation, OrderList, OrderView, Payment};
 use crate::params::{
     ApplyAfterSaleParams, CancelOrderParams, ChangeAddressParams, CreateOrderParams,
     PayOrderParams, QueryAfterSaleParams, QueryCouponsParams, QueryLogisticsParams,
     QueryOrderParams, SearchProductParams, SubmitTicketParams, UpdateCartItemParams,
 };
+use crate::payment_pages::{self, PageState, PaymentPage};
 use crate::preview::{self, Preview};
 use crate::search_index;
 use crate::seed;
@@ -374,6 +376,59 @@ impl Shop {
 
     pub fn pay_order(&self, p: &PayOrderParams, key: Option<&str>) -> Result<Written<Payment>> {
         self.write("pay_order", p, key, |conn, now| orders::pay(conn, now, p))
+    }
+
+    /// Opens a payment page for the caller to pay `amount` for `order_no`
+    /// in the browser.
+    pub fn open_payment_page(&self, order_no: &str, amount: Fen) -> Result<PaymentPage> {
+        self.store.run(TxKind::Write, |tx| {
+            payment_pages::open(
+                &UserConn::new(tx, self.caller.id()),
+                self.now(),
+                order_no,
+                amount,
+            )
+        })
+    }
+
+    /// The payment page `id` while it can be shown, whoever asks: the
+    /// browser that opens it carries no sign-in.
+    pub fn payment_page(&self, id: &str) -> Result<Option<PaymentPage>> {
+        self.read_shared(|conn, now| payment_pages::find(conn, now, id))
+    }
+
+    /// The shopper presses "pay" on page `id`.
+    pub fn pay_on_page(&self, id: &str) -> Result<Option<PaymentPage>> {
+        self.store.run(TxKind::Write, |tx| {
+            payment_pages::pay_on(tx, self.now(), id)
+        })
+    }
+
+    /// What the caller's `pay_order` round finds of page `id`.
+    pub fn payment_page_state(&self, id: &str) -> Result<PageState> {
+        self.read(|conn, now| payment_pages::state(conn, now, id))
+    }
+
+    /// `pay_order` taking the payment made on page `id`: the order is paid
+    /// and the page's payment taken in one transaction, keyed like any
+    /// `pay_order`.
+    pub fn pay_order_on_page(
+        &self,
+        p: &PayOrderParams,
+        page_id: &str,
+        key: Option<&str>,
+    ) -> Result<Written<Payment>> {
+        self.write("pay_order", p, key, |conn, now| {
+            let payment = orders::pay(conn, now, p)?;
+            payment_pages::take(
+                conn,
+                now,
+                page_id,
+                &payment.order_no,
+                payment.paid_amount_fen,
+            )?;
+            Ok(payment)
+        })
     }
 
     pub fn cancel_order(

@@ -10,10 +10,12 @@ use rmcp::model::{
 
 use super::{ShopServer, failure, idempotency_key, parse, success};
 use crate::addresses::AddressOffer;
-use crate::asking::{self, AddressAnswer, PaymentAnswer};
-use crate::error::ShopError;
+use crate::asking::{self, AddressAnswer, PageAnswer, PageRound, PaymentAnswer};
+use crate::error::{Refusal, ShopError};
 use crate::orders::OrderView;
 use crate::params::{CreateOrderParams, PayOrderParams};
+use crate::pay_page::PAY_PAGE_PREFIX;
+use crate::payment_pages::{PageState, PaymentPage};
 use crate::preview::{Preview, TotalKind};
 use crate::shop::Written;
 
@@ -77,7 +79,6 @@ impl ShopServer {
         responses: &InputResponses,
         state: Option<&str>,
     ) -> CallToolResponse {
-        let no_order = |text: &str| CallToolResult::success(vec![ContentBlock::text(text)]).into();
         match asking::address_answer(responses, state) {
             Err(error) => failure(&error).into(),
             Ok(AddressAnswer::Chosen(address_id)) => self
@@ -87,10 +88,10 @@ impl ShopServer {
                 .await
                 .into(),
             Ok(AddressAnswer::Declined) => {
-                no_order("用户没有选择收货地址，未下单：购物车、库存和优惠券都没有变化。")
+                nothing_done("用户没有选择收货地址，未下单：购物车、库存和优惠券都没有变化。")
             }
             Ok(AddressAnswer::Cancelled) => {
-                no_order("用户取消了下单，未下单：购物车、库存和优惠券都没有变化。")
+                nothing_done("用户取消了下单，未下单：购物车、库存和优惠券都没有变化。")
             }
         }
     }
@@ -137,14 +138,13 @@ impl ShopServer {
                 Err(error) => failure(&error).into(),
             };
         };
-        let not_paid = |text: &str| CallToolResult::success(vec![ContentBlock::text(text)]).into();
         match asking::payment_answer(&p.order_no, &responses, state.as_deref()) {
             Err(error) => failure(&error).into(),
-            Ok(PaymentAnswer::Declined) => not_paid(&format!(
+            Ok(PaymentAnswer::Declined) => nothing_done(&format!(
                 "用户没有确认支付，订单 {} 仍为待支付，未扣款。",
                 p.order_no
             )),
-            Ok(PaymentAnswer::Cancelled) => not_paid(&format!(
+            Ok(PaymentAnswer::Cancelled) => nothing_done(&format!(
                 "用户取消了支付，订单 {} 仍为待支付，未扣款。",
                 p.order_no
             )),
@@ -165,5 +165,115 @@ impl ShopServer {
                 paid.into()
             }
         }
+    }
+
+    /// `pay_order` in the online shop for a client that shows pages: the
+    /// first call opens a payment page and sends the shopper there; the
+    /// call sent again pays only if the page was paid on, else sends the
+    /// shopper back (a new page once the last expired). Decline or cancel
+    /// leave the order unpaid.
+    pub(super) async fn pay_on_page(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+        answer: Option<(InputResponses, Option<String>)>,
+        origin: &str,
+    ) -> CallToolResponse {
+        let p: PayOrderParams = match parse(args.clone()) {
+            Ok(p) => p,
+            Err(error) => return failure(&error).into(),
+        };
+        let Some((responses, state)) = answer else {
+            return self
+                .send_to_new_page(ext, meta, args, p, origin, PageRound::First)
+                .await;
+        };
+        let page_id = match asking::page_answer(&p.order_no, &responses, state.as_deref()) {
+            Err(error) => return failure(&error).into(),
+            Ok(PageAnswer::Declined) => {
+                return nothing_done(&format!(
+                    "用户没有去支付页面付款，订单 {} 仍为待支付，未扣款。",
+                    p.order_no
+                ));
+            }
+            Ok(PageAnswer::Cancelled) => {
+                return nothing_done(&format!(
+                    "用户取消了支付，订单 {} 仍为待支付，未扣款。",
+                    p.order_no
+                ));
+            }
+            Ok(PageAnswer::Visited { page_id }) => page_id,
+        };
+        let looked_up = page_id.clone();
+        let state = self
+            .domain(&ext, move |shop| shop.payment_page_state(&looked_up))
+            .await;
+        match state {
+            Err(error) => failure(&error).into(),
+            Ok(PageState::Missing) => failure(&Refusal::UnknownPaymentPage.into()).into(),
+            Ok(PageState::Waiting { expired: true, .. }) => {
+                self.send_to_new_page(ext, meta, args, p, origin, PageRound::Expired)
+                    .await
+            }
+            Ok(PageState::Waiting { page, .. }) => {
+                page_question_or_failure(&page, origin, PageRound::NotPaidYet)
+            }
+            Ok(PageState::Paid(_)) => {
+                let mut paid = self
+                    .write(ext, meta, args, move |shop, p: PayOrderParams, key| {
+                        shop.pay_order_on_page(&p, &page_id, key)
+                    })
+                    .await;
+                if paid.is_error != Some(true) {
+                    paid.content
+                        .push(ContentBlock::text("支付方式：比特严选收银台（支付页面）"));
+                }
+                paid.into()
+            }
+        }
+    }
+
+    /// Opens a page for what the order costs now and sends the shopper
+    /// there; an order that cannot be paid is refused as before, unasked.
+    async fn send_to_new_page(
+        &self,
+        ext: Extensions,
+        meta: RequestMetaObject,
+        args: JsonObject,
+        p: PayOrderParams,
+        origin: &str,
+        round: PageRound,
+    ) -> CallToolResponse {
+        let Some(amount) = self.amount_to_pay(&ext, &p).await else {
+            return self.pay(ext, meta, args).await.into();
+        };
+        let opened = self
+            .domain(&ext, move |shop| {
+                shop.open_payment_page(&p.order_no, amount)
+            })
+            .await;
+        match opened {
+            Ok(page) => page_question_or_failure(&page, origin, round),
+            Err(error) => failure(&error).into(),
+        }
+    }
+}
+
+/// A call the shopper's answer ended without doing anything, saying so.
+fn nothing_done(text: &str) -> CallToolResponse {
+    CallToolResult::success(vec![ContentBlock::text(text)]).into()
+}
+
+/// The request that sends the shopper to `page` at `origin`.
+fn page_question_or_failure(
+    page: &PaymentPage,
+    origin: &str,
+    round: PageRound,
+) -> CallToolResponse {
+    let url = format!("{origin}{PAY_PAGE_PREFIX}{}", page.id);
+    match asking::page_question(page, &url, round) {
+        Ok(question) => question.into(),
+        Err(error) => failure(&error).into(),
     }
 }
