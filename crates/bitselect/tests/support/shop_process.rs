@@ -27,8 +27,13 @@ pub type StderrLines = tokio::io::Lines<BufReader<tokio::process::ChildStderr>>;
 /// `bitselect-mcp --http 127.0.0.1:0` with `args`, once it listens: the
 /// process, its address and the rest of its stderr.
 pub async fn spawn_shop(args: &[&OsStr]) -> (Child, SocketAddr, StderrLines) {
+    spawn_shop_on("127.0.0.1:0", args).await
+}
+
+/// [`spawn_shop`] listening on `listen`.
+pub async fn spawn_shop_on(listen: &str, args: &[&OsStr]) -> (Child, SocketAddr, StderrLines) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_bitselect-mcp"))
-        .args(["--http", "127.0.0.1:0"])
+        .args(["--http", listen])
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -53,6 +58,16 @@ pub async fn spawn_shop(args: &[&OsStr]) -> (Child, SocketAddr, StderrLines) {
 /// An instance on the PostgreSQL database at `database_url` that accepts
 /// the tokens `issuer` signs for `resource`; its stderr is drained.
 pub async fn start_instance(database_url: &str, issuer: &str, resource: &str) -> Instance {
+    start_instance_on("127.0.0.1:0", database_url, issuer, resource).await
+}
+
+/// [`start_instance`] listening on `listen`.
+pub async fn start_instance_on(
+    listen: &str,
+    database_url: &str,
+    issuer: &str,
+    resource: &str,
+) -> Instance {
     let flags = [
         "--database-url",
         database_url,
@@ -62,7 +77,7 @@ pub async fn start_instance(database_url: &str, issuer: &str, resource: &str) ->
         resource,
     ];
     let args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
-    let (child, addr, mut lines) = spawn_shop(&args).await;
+    let (child, addr, mut lines) = spawn_shop_on(listen, &args).await;
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Instance { child, addr }
 }
