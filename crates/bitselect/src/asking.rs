@@ -6,12 +6,23 @@
 //! the call again with the shopper's answer and that state, and the shop,
 //! which keeps nothing between the two requests, checks both.
 //!
+//! `create_order` asks which saved address the order goes to when the
+//! shopper has more than one and the call names none ([`address`]).
+//!
 //! Only a client that negotiated 2026-07-28 and declared form elicitation
 //! is asked; any other is served as before (its own confirmation card is
-//! what approved the payment).
+//! what approved the payment, and the latest order's receiver is used).
+
+mod address;
+mod page;
+
+pub use address::{ADDRESS_KEY, AddressAnswer, address_answer, address_question};
+pub use page::{PageAnswer, PageRound, page_answer, page_question};
 
 use rmcp::RoleServer;
-use rmcp::model::{InputRequests, InputRequiredResult, InputResponses, ProtocolVersion};
+use rmcp::model::{
+    ElicitationCapability, InputRequests, InputRequiredResult, InputResponses, ProtocolVersion,
+};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
@@ -23,17 +34,31 @@ pub const PAYMENT_KEY: &str = "confirm_payment";
 
 const PAYMENT_STATE_PREFIX: &str = "bitselect/pay/v1";
 
-/// Whether the caller can be asked: it speaks 2026-07-28 (where a tool may
-/// answer `input_required`) and shows forms.
-pub fn may_ask(context: &RequestContext<RoleServer>) -> bool {
+/// The elicitation the caller declared, when it speaks 2026-07-28 (where
+/// a tool may answer `input_required`); `None` for any other caller.
+fn elicitation_of(context: &RequestContext<RoleServer>) -> Option<ElicitationCapability> {
     let modern = context
         .protocol_version()
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-    let forms = context
+    if !modern {
+        return None;
+    }
+    context
         .client_capabilities()
         .and_then(|capabilities| capabilities.elicitation)
-        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
-    modern && forms
+}
+
+/// Whether the caller can be asked: it speaks 2026-07-28 and shows forms
+/// (an elicitation capability naming no mode means forms).
+pub fn may_ask(context: &RequestContext<RoleServer>) -> bool {
+    elicitation_of(context)
+        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
+}
+
+/// Whether the caller can be sent to a page: it speaks 2026-07-28 and
+/// declared URL-mode elicitation.
+pub fn shows_pages(context: &RequestContext<RoleServer>) -> bool {
+    elicitation_of(context).is_some_and(|elicitation| elicitation.url.is_some())
 }
 
 /// How the shopper pays, as the form offers it.
@@ -74,25 +99,39 @@ pub fn payment_question(order_no: &str, amount: Fen) -> Result<InputRequiredResu
         .iter()
         .map(|m| json!({"const": m.code(), "title": m.title()}))
         .collect();
-    let request = json!({
-        "method": "elicitation/create",
-        "params": {
-            "mode": "form",
-            "message": format!("确认支付订单 {order_no}：应付 ¥{}。请选择支付方式后提交；不想支付请选择不提供或取消。", Yuan(amount)),
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "method": {"type": "string", "title": "支付方式", "oneOf": options}
-                },
-                "required": ["method"]
-            }
+    let message = format!(
+        "确认支付订单 {order_no}：应付 ¥{}。请选择支付方式后提交；不想支付请选择不提供或取消。",
+        Yuan(amount)
+    );
+    question(
+        PAYMENT_KEY,
+        choice_form(message, "method", "支付方式", options),
+        format!("{PAYMENT_STATE_PREFIX}:{amount}:{order_no}"),
+    )
+}
+
+/// One question under `key`: an `elicitation/create` request with these
+/// `params`, and the state the call must come back with.
+fn question(key: &str, params: Value, state: String) -> Result<InputRequiredResult> {
+    let request = json!({"method": "elicitation/create", "params": params});
+    let requests: InputRequests = serde_json::from_value(json!({ key: request }))?;
+    Ok(InputRequiredResult::new(Some(requests), Some(state)))
+}
+
+/// A form whose one required `field` is a choice among `options`, each
+/// `{"const", "title"}`.
+fn choice_form(message: String, field: &str, title: &str, options: Vec<Value>) -> Value {
+    json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                field: {"type": "string", "title": title, "oneOf": options}
+            },
+            "required": [field]
         }
-    });
-    let requests: InputRequests = serde_json::from_value(json!({ PAYMENT_KEY: request }))?;
-    Ok(InputRequiredResult::new(
-        Some(requests),
-        Some(format!("{PAYMENT_STATE_PREFIX}:{amount}:{order_no}")),
-    ))
+    })
 }
 
 /// What the shopper answered to the payment question.
@@ -114,34 +153,58 @@ pub fn payment_answer(
     responses: &InputResponses,
     state: Option<&str>,
 ) -> Result<PaymentAnswer> {
-    let confirmed = state
-        .and_then(|state| state.strip_prefix(PAYMENT_STATE_PREFIX))
-        .and_then(|rest| rest.strip_prefix(':'))
-        .and_then(|rest| rest.split_once(':'))
-        .filter(|(_, order)| *order == order_no)
-        .and_then(|(amount, _)| amount.parse::<Fen>().ok())
+    let confirmed = state_for_order(state, PAYMENT_STATE_PREFIX, order_no)
+        .and_then(|amount| amount.parse::<Fen>().ok())
         .ok_or_else(|| {
             ShopError::invalid(
                 "requestState",
                 "支付确认与此订单不符，请重新调用 pay_order 以确认支付",
             )
         })?;
-    let Some(answer) = responses.get(PAYMENT_KEY) else {
-        return Err(ShopError::invalid(
-            "inputResponses",
-            format!("缺少对 {PAYMENT_KEY} 的回答，请重新调用 pay_order 以确认支付"),
-        ));
-    };
-    match answer["action"].as_str() {
-        Some("accept") => {
-            let method = answer["content"]["method"]
+    match answered(responses, PAYMENT_KEY, "pay_order")? {
+        Answered::Accept(content) => {
+            let method = content["method"]
                 .as_str()
                 .and_then(PayMethod::parse)
                 .ok_or_else(|| ShopError::invalid("method", "请选择支付宝、微信支付或银行卡"))?;
             Ok(PaymentAnswer::Pay { method, confirmed })
         }
-        Some("decline") => Ok(PaymentAnswer::Declined),
-        Some("cancel") => Ok(PaymentAnswer::Cancelled),
+        Answered::Decline => Ok(PaymentAnswer::Declined),
+        Answered::Cancel => Ok(PaymentAnswer::Cancelled),
+    }
+}
+
+/// The value a `<prefix>:<value>:<order>` state holds for `order_no`;
+/// `None` for any other state.
+fn state_for_order<'s>(state: Option<&'s str>, prefix: &str, order_no: &str) -> Option<&'s str> {
+    state?
+        .strip_prefix(prefix)?
+        .strip_prefix(':')?
+        .split_once(':')
+        .filter(|(_, order)| *order == order_no)
+        .map(|(value, _)| value)
+}
+
+/// What the shopper did with one question (an `ElicitResult`).
+enum Answered<'a> {
+    /// Accepted, with the form's content (`null` when there is none).
+    Accept(&'a Value),
+    Decline,
+    Cancel,
+}
+
+/// The answer to the question under `key` of a `tool` call.
+fn answered<'a>(responses: &'a InputResponses, key: &str, tool: &str) -> Result<Answered<'a>> {
+    let Some(answer) = responses.get(key) else {
+        return Err(ShopError::invalid(
+            "inputResponses",
+            format!("缺少对 {key} 的回答，请重新调用 {tool}"),
+        ));
+    };
+    match answer["action"].as_str() {
+        Some("accept") => Ok(Answered::Accept(&answer["content"])),
+        Some("decline") => Ok(Answered::Decline),
+        Some("cancel") => Ok(Answered::Cancel),
         _ => Err(ShopError::invalid(
             "inputResponses",
             "回答须为 accept、decline 或 cancel",

@@ -155,6 +155,7 @@ CREATE TABLE shop_meta (
 "#,
     USERS_MIGRATION,
     SEARCH_MIGRATION,
+    PAYMENT_PAGE_MIGRATION,
 ];
 /// Version 2: users. Every row of a cart, coupon held, order, parcel,
 /// after-sale, ticket and idempotency key belongs to a user; what a version 1
@@ -294,6 +295,23 @@ CREATE VIRTUAL TABLE sku_search USING fts5 (
     body,
     tokenize = 'trigram case_sensitive 1'
 );
+"#;
+
+/// Version 4: the online shop's payment pages (`payment_pages`): an
+/// opaque id, whose user and order, the amount, when it expires, when the
+/// shopper paid on it and when a `pay_order` round took that payment.
+const PAYMENT_PAGE_MIGRATION: &str = r#"
+CREATE TABLE payment_page (
+    id         TEXT PRIMARY KEY,
+    user_id    INTEGER NOT NULL REFERENCES users (id),
+    order_no   TEXT NOT NULL REFERENCES orders (order_no),
+    amount_fen INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    paid_at    INTEGER,
+    taken_at   INTEGER
+);
+CREATE INDEX payment_page_by_order ON payment_page (user_id, order_no);
 "#;
 
 /// The schema version this build writes.

@@ -33,6 +33,9 @@ pub enum ShopError {
     /// A server that acts for each request's user got a request with none.
     #[error("未登录：这个请求没有经过认证的用户，商城不知道为谁办理。请先登录再试")]
     Unauthenticated,
+    /// The operating system gave no random bytes (for a payment page's id).
+    #[error("系统随机数不可用：{0}")]
+    Random(String),
 }
 
 impl ShopError {
@@ -55,7 +58,8 @@ impl ShopError {
             | Self::DataDir { .. }
             | Self::Seed { .. }
             | Self::Corrupt(_)
-            | Self::Encode(_) => "INTERNAL",
+            | Self::Encode(_)
+            | Self::Random(_) => "INTERNAL",
         }
     }
 
@@ -168,6 +172,12 @@ pub enum Refusal {
         "没有历史订单可作为默认收货信息，请提供 receiverName、receiverPhone 和 receiverAddress"
     )]
     NoDefaultReceiver,
+    #[error(
+        "所选的收货地址（{address_id}）已不在您保存的地址中，请重新调用 create_order 再选一次，或直接提供 receiverName、receiverPhone 和 receiverAddress"
+    )]
+    UnknownSavedAddress { address_id: String },
+    #[error("这个支付页面不存在或不属于您，未扣款；请重新调用 pay_order 发起支付")]
+    UnknownPaymentPage,
     #[error("未知类目「{category}」，可选类目：{known}")]
     UnknownCategory { category: String, known: String },
     #[error("幂等键 {key} 已用于另一次参数不同的调用（{tool}）；新的写操作请使用新的幂等键")]
@@ -197,6 +207,8 @@ impl Refusal {
             Self::UnknownTracking { .. } => "UNKNOWN_TRACKING_NO",
             Self::NotShipped { .. } => "NOT_SHIPPED",
             Self::NoDefaultReceiver => "NO_DEFAULT_RECEIVER",
+            Self::UnknownSavedAddress { .. } => "UNKNOWN_SAVED_ADDRESS",
+            Self::UnknownPaymentPage => "UNKNOWN_PAYMENT_PAGE",
             Self::UnknownCategory { .. } => "UNKNOWN_CATEGORY",
             Self::IdempotencyConflict { .. } => "IDEMPOTENCY_CONFLICT",
         }

@@ -16,6 +16,7 @@
 //! Money is integer fen throughout ([`money`]); time comes from an
 //! injectable [`Clock`].
 
+pub mod addresses;
 pub mod after_sale;
 pub mod asking;
 pub mod auth;
@@ -33,6 +34,8 @@ pub mod logistics;
 pub mod money;
 pub mod orders;
 pub mod params;
+pub mod pay_page;
+pub mod payment_pages;
 pub mod preview;
 mod search_index;
 mod seed;

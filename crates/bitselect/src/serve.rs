@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::config::RESOURCE_METADATA_NAME;
 use crate::auth::{AuthConfig, Authenticator, require_bearer};
 use crate::callers::Callers;
+use crate::pay_page;
 use crate::server::ShopServer;
 use crate::shop::Shop;
 
@@ -113,14 +114,32 @@ fn stdio_pipes() -> Option<(tokio::io::Empty, tokio::io::Sink)> {
 /// The streamable HTTP MCP service, to mount in a router. With
 /// [`Callers::PerRequest`] each call acts for the [`crate::Subject`] that a
 /// layer in front of it put in the request's extensions: the hook an
-/// authentication layer fills.
+/// authentication layer fills. `pay_order` keeps its form: the payment
+/// pages are served by [`serve_http`] and [`serve_http_authenticated`].
 pub fn http_service(
     shop: Shop,
     callers: Callers,
     config: StreamableHttpServerConfig,
 ) -> StreamableHttpService<ShopServer, LocalSessionManager> {
+    online_service(shop, callers, None, config)
+}
+
+/// [`http_service`] whose `pay_order` sends a client that shows pages to
+/// the payment pages at `pay_pages` (an origin).
+fn online_service(
+    shop: Shop,
+    callers: Callers,
+    pay_pages: Option<String>,
+    config: StreamableHttpServerConfig,
+) -> StreamableHttpService<ShopServer, LocalSessionManager> {
     StreamableHttpService::new(
-        move || Ok(ShopServer::with_callers(shop.clone(), callers.clone())),
+        move || {
+            let server = ShopServer::with_callers(shop.clone(), callers.clone());
+            Ok(match &pay_pages {
+                Some(origin) => server.with_payment_pages(origin),
+                None => server,
+            })
+        },
         Arc::new(LocalSessionManager::default()),
         config,
     )
@@ -149,8 +168,12 @@ pub async fn serve_http(
     // No request chooses its user without an authentication layer.
     let callers = Callers::Fixed(shop.caller().clone());
     let stop = CancellationToken::new();
-    let mcp = http_service(shop, callers, mcp_config(allow_remote, &stop));
-    let router = axum::Router::new().nest_service(MCP_PATH, mcp);
+    // The pages are where the listener is, unless that is every address.
+    let bound = listener.local_addr().map_err(ServeError::Http)?;
+    let pay_pages = (!bound.ip().is_unspecified()).then(|| format!("http://{bound}"));
+    let pages = pay_page::routes(shop.clone());
+    let mcp = online_service(shop, callers, pay_pages, mcp_config(allow_remote, &stop));
+    let router = axum::Router::new().nest_service(MCP_PATH, mcp).merge(pages);
     run(listener, with_health(router), shutdown, stop, on_ready).await
 }
 
@@ -181,10 +204,23 @@ pub async fn serve_http_authenticated(
         }
     });
     let stop = CancellationToken::new();
-    let mcp = http_service(shop, Callers::PerRequest, mcp_config(allow_remote, &stop));
-    let guarded = axum::Router::new().nest_service(MCP_PATH, mcp).layer(
-        axum::middleware::from_fn_with_state(auth.clone(), require_bearer),
+    // The pages are at the public origin clients reach the shop by; a
+    // browser opens them without a token, so they are outside the guard.
+    let pay_pages = Some(auth.config().origin());
+    let pages = pay_page::routes(shop.clone());
+    let mcp = online_service(
+        shop,
+        Callers::PerRequest,
+        pay_pages,
+        mcp_config(allow_remote, &stop),
     );
+    let guarded = axum::Router::new()
+        .nest_service(MCP_PATH, mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            auth.clone(),
+            require_bearer,
+        ))
+        .merge(pages);
     let metadata = {
         let auth = auth.clone();
         axum::routing::get(move || async move { auth.metadata_response() })

@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::asking::{self, PaymentAnswer};
+use crate::asking;
 use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::idempotency::META_KEY;
@@ -36,8 +36,10 @@ use crate::params::{
     QueryLogisticsParams, QueryOrderParams, SearchProductParams, SubmitTicketParams,
     UpdateCartItemParams,
 };
-use crate::preview::{Preview, TotalKind};
+
 use crate::shop::{Shop, Written};
+
+mod asked;
 
 /// Set in a result's `_meta` when it is the stored first result of a call
 /// with the same idempotency key.
@@ -114,6 +116,9 @@ fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
 pub struct ShopServer {
     shop: Shop,
     callers: Callers,
+    /// The origin the shop's payment pages are served at (the online
+    /// shop), where `pay_order` sends a client that shows pages.
+    pay_pages: Option<Arc<str>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -205,76 +210,16 @@ impl ShopServer {
         }
     }
 
-    /// What paying the order would charge now, when it can be paid.
-    async fn amount_to_pay(&self, ext: &Extensions, p: &PayOrderParams) -> Option<i64> {
-        let p = p.clone();
-        let preview: Preview = self
-            .domain(ext, move |shop| shop.preview_pay_order(&p))
-            .await
-            .ok()?;
-        if preview.warnings.iter().any(|w| w.blocking) {
-            return None;
-        }
-        preview
-            .totals
-            .iter()
-            .find(|t| t.kind == TotalKind::Pay)
-            .map(|t| t.amount_fen)
-    }
-
-    /// `pay_order` for a client that can be asked: the first call asks the
-    /// shopper to confirm the amount and choose how to pay; the call sent
-    /// again with the answer pays (accept) or leaves the order unpaid.
-    async fn pay_after_asking(
+    async fn create(
         &self,
         ext: Extensions,
         meta: RequestMetaObject,
         args: JsonObject,
-        answer: Option<(rmcp::model::InputResponses, Option<String>)>,
-    ) -> CallToolResponse {
-        let p: PayOrderParams = match parse(args.clone()) {
-            Ok(p) => p,
-            Err(error) => return failure(&error).into(),
-        };
-        let Some((responses, state)) = answer else {
-            // An order that cannot be paid is refused as before, unasked.
-            let question = match self.amount_to_pay(&ext, &p).await {
-                Some(amount) => asking::payment_question(&p.order_no, amount),
-                None => return self.pay(ext, meta, args).await.into(),
-            };
-            return match question {
-                Ok(question) => question.into(),
-                Err(error) => failure(&error).into(),
-            };
-        };
-        let not_paid = |text: &str| CallToolResult::success(vec![ContentBlock::text(text)]).into();
-        match asking::payment_answer(&p.order_no, &responses, state.as_deref()) {
-            Err(error) => failure(&error).into(),
-            Ok(PaymentAnswer::Declined) => not_paid(&format!(
-                "用户没有确认支付，订单 {} 仍为待支付，未扣款。",
-                p.order_no
-            )),
-            Ok(PaymentAnswer::Cancelled) => not_paid(&format!(
-                "用户取消了支付，订单 {} 仍为待支付，未扣款。",
-                p.order_no
-            )),
-            Ok(PaymentAnswer::Pay { method, confirmed }) => {
-                let now = self.amount_to_pay(&ext, &p).await;
-                if now.is_some() && now != Some(confirmed) {
-                    return failure(&ShopError::invalid(
-                        "amount",
-                        "应付金额与用户确认的金额不同，未扣款。请重新调用 pay_order，让用户确认新的金额",
-                    ))
-                    .into();
-                }
-                let mut paid = self.pay(ext, meta, args).await;
-                if paid.is_error != Some(true) {
-                    paid.content
-                        .push(ContentBlock::text(format!("支付方式：{}", method.title())));
-                }
-                paid.into()
-            }
-        }
+    ) -> CallToolResult {
+        self.write(ext, meta, args, |shop, p: CreateOrderParams, key| {
+            shop.create_order(&p, key)
+        })
+        .await
     }
 
     async fn pay(
@@ -344,8 +289,18 @@ impl ShopServer {
         Self {
             shop,
             callers,
+            pay_pages: None,
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// The same server for the online shop, whose payment pages are served
+    /// at `origin` (`https://shop.example.com`: the pages are
+    /// `<origin>/pay/<id>`, [`crate::pay_page`]): a client that shows pages
+    /// pays on one; any other keeps the form.
+    pub fn with_payment_pages(mut self, origin: &str) -> Self {
+        self.pay_pages = Some(Arc::from(origin.trim_end_matches('/')));
+        self
     }
 
     pub fn shop(&self) -> &Shop {
@@ -513,13 +468,23 @@ impl ShopServer {
     async fn create_order(
         &self,
         ext: Extensions,
+        // Before `meta`, whose extractor takes the request's `_meta` away.
+        context: RequestContext<RoleServer>,
         meta: RequestMetaObject,
+        InputResponses(responses): InputResponses,
+        RequestState(state): RequestState,
         args: JsonObject,
-    ) -> CallToolResult {
-        self.write(ext, meta, args, |shop, p: CreateOrderParams, key| {
-            shop.create_order(&p, key)
-        })
-        .await
+    ) -> CallToolResponse {
+        if !asking::may_ask(&context) {
+            return self.create(ext, meta, args).await.into();
+        }
+        match responses {
+            None => self.ask_for_address(ext, meta, args).await,
+            Some(responses) => {
+                self.create_as_answered(ext, meta, args, &responses, state.as_deref())
+                    .await
+            }
+        }
     }
 
     /// 支付订单（模拟支付）：仅限待支付的订单，支付后状态变为已支付待发货。
@@ -547,10 +512,15 @@ impl ShopServer {
         RequestState(state): RequestState,
         args: JsonObject,
     ) -> CallToolResponse {
+        let answer = responses.map(|responses| (responses, state));
+        if let Some(origin) = self.pay_pages.clone()
+            && asking::shows_pages(&context)
+        {
+            return self.pay_on_page(ext, meta, args, answer, &origin).await;
+        }
         if !asking::may_ask(&context) {
             return self.pay(ext, meta, args).await.into();
         }
-        let answer = responses.map(|responses| (responses, state));
         self.pay_after_asking(ext, meta, args, answer).await
     }
 

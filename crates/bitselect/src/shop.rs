@@ -12,6 +12,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::addresses::{self, AddressOffer, SavedAddress};
 use crate::after_sale::{self, AfterSaleList, AfterSaleView};
 use crate::cart::{self, CartUpdate, CartView};
 use crate::catalog::{self, SearchResult, SkuHit};
@@ -22,12 +23,14 @@ use crate::error::{Result, ShopError};
 use crate::idempotency;
 use crate::load_users::{self, SeededUsers};
 use crate::logistics::{self, Trace};
+use crate::money::Fen;
 use crate::orders::{self, AddressChange, Cancellation, OrderList, OrderView, Payment};
 use crate::params::{
     ApplyAfterSaleParams, CancelOrderParams, ChangeAddressParams, CreateOrderParams,
     PayOrderParams, QueryAfterSaleParams, QueryCouponsParams, QueryLogisticsParams,
     QueryOrderParams, SearchProductParams, SubmitTicketParams, UpdateCartItemParams,
 };
+use crate::payment_pages::{self, PageState, PaymentPage};
 use crate::preview::{self, Preview};
 use crate::search_index;
 use crate::seed;
@@ -45,6 +48,21 @@ pub const DB_FILE: &str = "shop.db";
 pub struct Written<T> {
     pub value: T,
     pub replayed: bool,
+}
+
+/// A caller's idempotency key, checked, with the hash of the call it keys.
+fn keyed<'k>(
+    tool: &str,
+    params: &impl Serialize,
+    key: Option<&'k str>,
+) -> Result<Option<(&'k str, String)>> {
+    match key {
+        Some(key) => {
+            idempotency::validate_key(key)?;
+            Ok(Some((key, idempotency::args_hash(tool, params)?)))
+        }
+        None => Ok(None),
+    }
 }
 
 /// Row counts, for diagnostics and tests.
@@ -217,13 +235,7 @@ impl Shop {
         P: Serialize,
         T: Serialize + DeserializeOwned,
     {
-        let keyed = match key {
-            Some(key) => {
-                idempotency::validate_key(key)?;
-                Some((key, idempotency::args_hash(tool, params)?))
-            }
-            None => None,
-        };
+        let keyed = keyed(tool, params, key)?;
         self.store.run(TxKind::Write, |tx| {
             let acting = UserConn::new(tx, self.caller.id());
             // Read the clock inside the write, so times follow commit order.
@@ -251,6 +263,34 @@ impl Shop {
                 replayed: false,
             })
         })
+    }
+
+    /// The stored first result of a `tool` call with `key` and these
+    /// arguments, if there is one: what sending it again would return,
+    /// found without running the call. A key used with other arguments is
+    /// refused as the write would refuse it.
+    pub fn replay<P, T>(
+        &self,
+        tool: &'static str,
+        params: &P,
+        key: &str,
+    ) -> Result<Option<Written<T>>>
+    where
+        P: Serialize,
+        T: DeserializeOwned,
+    {
+        let Some((key, hash)) = keyed(tool, params, Some(key))? else {
+            return Ok(None);
+        };
+        let first = self.read(|conn, _| idempotency::lookup(conn, key, tool, &hash))?;
+        first
+            .map(|first| {
+                Ok(Written {
+                    value: serde_json::from_str(&first)?,
+                    replayed: true,
+                })
+            })
+            .transpose()
     }
 
     pub fn search_product(&self, p: &SearchProductParams) -> Result<SearchResult> {
@@ -308,8 +348,87 @@ impl Shop {
         })
     }
 
+    /// The caller's saved addresses (the distinct receivers of their
+    /// orders), the most recently used first.
+    pub fn saved_addresses(&self) -> Result<Vec<SavedAddress>> {
+        self.read(|conn, _| addresses::saved(conn))
+    }
+
+    /// The saved addresses `create_order` would ask the shopper to choose
+    /// from for `p`; `None` when it has nothing to ask.
+    pub fn address_offer(&self, p: &CreateOrderParams) -> Result<Option<AddressOffer>> {
+        self.read(|conn, now| addresses::to_offer(conn, now, p))
+    }
+
+    /// `create_order` of `p` sent to the saved address `address_id`. The
+    /// key is stored against `p` as the caller sent it, so the same call
+    /// sent again with its key returns this order, answered or not.
+    pub fn create_order_to(
+        &self,
+        p: &CreateOrderParams,
+        address_id: &str,
+        key: Option<&str>,
+    ) -> Result<Written<OrderView>> {
+        self.write("create_order", p, key, |conn, now| {
+            orders::create(conn, now, &addresses::sent_to(conn, p, address_id)?)
+        })
+    }
+
     pub fn pay_order(&self, p: &PayOrderParams, key: Option<&str>) -> Result<Written<Payment>> {
         self.write("pay_order", p, key, |conn, now| orders::pay(conn, now, p))
+    }
+
+    /// Opens a payment page for the caller to pay `amount` for `order_no`
+    /// in the browser.
+    pub fn open_payment_page(&self, order_no: &str, amount: Fen) -> Result<PaymentPage> {
+        self.store.run(TxKind::Write, |tx| {
+            payment_pages::open(
+                &UserConn::new(tx, self.caller.id()),
+                self.now(),
+                order_no,
+                amount,
+            )
+        })
+    }
+
+    /// The payment page `id` while it can be shown, whoever asks: the
+    /// browser that opens it carries no sign-in.
+    pub fn payment_page(&self, id: &str) -> Result<Option<PaymentPage>> {
+        self.read_shared(|conn, now| payment_pages::find(conn, now, id))
+    }
+
+    /// The shopper presses "pay" on page `id`.
+    pub fn pay_on_page(&self, id: &str) -> Result<Option<PaymentPage>> {
+        self.store.run(TxKind::Write, |tx| {
+            payment_pages::pay_on(tx, self.now(), id)
+        })
+    }
+
+    /// What the caller's `pay_order` round finds of page `id`.
+    pub fn payment_page_state(&self, id: &str) -> Result<PageState> {
+        self.read(|conn, now| payment_pages::state(conn, now, id))
+    }
+
+    /// `pay_order` taking the payment made on page `id`: the order is paid
+    /// and the page's payment taken in one transaction, keyed like any
+    /// `pay_order`.
+    pub fn pay_order_on_page(
+        &self,
+        p: &PayOrderParams,
+        page_id: &str,
+        key: Option<&str>,
+    ) -> Result<Written<Payment>> {
+        self.write("pay_order", p, key, |conn, now| {
+            let payment = orders::pay(conn, now, p)?;
+            payment_pages::take(
+                conn,
+                now,
+                page_id,
+                &payment.order_no,
+                payment.paid_amount_fen,
+            )?;
+            Ok(payment)
+        })
     }
 
     pub fn cancel_order(

@@ -19,6 +19,9 @@ use tokio::process::{Child, Command};
 use tokio::sync::{Barrier, mpsc};
 
 use support::IPHONE_17;
+use support::asking::{
+    Shows, answered, asked, call_once, completed, http_modern, keyed_request, question,
+};
 use support::client::{add_to_cart, http_client, request, text};
 use support::oauth::AuthServer;
 use support::postgres::cluster;
@@ -439,4 +442,81 @@ async fn sigterm_during_a_call_answers_it_refuses_new_connections_and_exits_0() 
     let exit = child.wait().await.expect("it exits");
     assert!(exit.success(), "{exit:?}: {said:?}");
     let _ = holder.wait().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_instance_serves_the_payment_page_and_pays_the_call_sent_back_from_it() {
+    let database = tokio::task::spawn_blocking(|| cluster().seeded_database())
+        .await
+        .expect("a seeded database");
+    let pg = cluster();
+    let database_url = pg.url(&database);
+    // The public origin is the balancer's; each request below goes to
+    // another instance, as a balancer may send them.
+    let lb_port = free_port();
+    let origin = format!("http://127.0.0.1:{lb_port}");
+    let resource = format!("{origin}{}", bitselect::MCP_PATH);
+    let auth = AuthServer::start(&[&resource], 600).await;
+    let mut instances = Vec::new();
+    for _ in 0..3 {
+        instances.push(start_instance(&database_url, &auth.issuer, &resource).await);
+    }
+    let (a, b, c) = (instances[0].addr, instances[1].addr, instances[2].addr);
+    let token = sign_in(&auth.issuer, "page-shopper", &resource)
+        .await
+        .access_token;
+
+    let shopper = http_client(a, Some(&token)).await;
+    add_to_cart(&shopper, IPHONE_17, 1).await;
+    let placed = support::client::call(
+        &shopper,
+        "create_order",
+        json!({
+            "items": [{"skuCode": IPHONE_17, "quantity": 1}],
+            "receiverName": "李雷", "receiverPhone": "13700137000",
+            "receiverAddress": "北京市海淀区中关村大街 1 号"
+        }),
+    )
+    .await;
+    let order_no = support::client::ok(&placed)["orderNo"]
+        .as_str()
+        .expect("an order number")
+        .to_owned();
+
+    // Instance A opens the page.
+    let on_a = http_modern(a, Some(&token), Shows::FormsAndPages).await;
+    let pay = keyed_request("pay_order", json!({"orderNo": order_no}), "pay-1");
+    let sent = asked(call_once(&on_a, pay.clone()).await);
+    let url = question(&sent, "confirm_payment")["url"]
+        .as_str()
+        .expect("a page")
+        .to_owned();
+    let path = url
+        .strip_prefix(&origin)
+        .unwrap_or_else(|| panic!("the page is at the public origin: {url}"));
+
+    // Instance B shows it, instance C takes the press of "pay".
+    let page = reqwest::get(format!("http://{b}{path}")).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains(&order_no));
+    let pressed = reqwest::Client::new()
+        .post(format!("http://{c}{path}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pressed.status(), 200);
+
+    // Instance B answers the call sent back.
+    let on_b = http_modern(b, Some(&token), Shows::FormsAndPages).await;
+    let back = answered(&pay, &sent, "confirm_payment", json!({"action": "accept"}));
+    let paid = completed(call_once(&on_b, back).await);
+    assert_eq!(
+        support::client::ok(&paid)["order"]["status"],
+        "已支付待发货"
+    );
+    let stored = pg.psql(
+        &database,
+        &format!("SELECT status FROM orders WHERE order_no = '{order_no}'"),
+    );
+    assert_eq!(stored, "已支付待发货");
 }

@@ -34,8 +34,17 @@ pub type StderrLines = tokio::io::Lines<BufReader<tokio::process::ChildStderr>>;
 /// `BINARY --http 127.0.0.1:0` with `args`, once it listens: the process,
 /// its address and the rest of its stderr.
 pub async fn spawn_shop(binary: &Path, args: &[&OsStr]) -> (Child, SocketAddr, StderrLines) {
+    spawn_shop_on(binary, "127.0.0.1:0", args).await
+}
+
+/// [`spawn_shop`] listening on `listen`.
+pub async fn spawn_shop_on(
+    binary: &Path,
+    listen: &str,
+    args: &[&OsStr],
+) -> (Child, SocketAddr, StderrLines) {
     let mut child = Command::new(binary)
-        .args(["--http", "127.0.0.1:0"])
+        .args(["--http", listen])
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -66,6 +75,17 @@ pub async fn start_instance(
     issuer: &str,
     resource: &str,
 ) -> Instance {
+    start_instance_on(binary, "127.0.0.1:0", database_url, issuer, resource).await
+}
+
+/// [`start_instance`] listening on `listen`.
+pub async fn start_instance_on(
+    binary: &Path,
+    listen: &str,
+    database_url: &str,
+    issuer: &str,
+    resource: &str,
+) -> Instance {
     let flags = [
         "--database-url",
         database_url,
@@ -75,7 +95,7 @@ pub async fn start_instance(
         resource,
     ];
     let args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
-    let (child, addr, mut lines) = spawn_shop(binary, &args).await;
+    let (child, addr, mut lines) = spawn_shop_on(binary, listen, &args).await;
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Instance { child, addr }
 }

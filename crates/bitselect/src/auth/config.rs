@@ -82,6 +82,12 @@ impl AuthConfig {
         &self.resource
     }
 
+    /// The origin of the resource URL (`https://shop.example`): where the
+    /// shop's other public pages are, such as its payment pages.
+    pub fn origin(&self) -> String {
+        self.resource_url.origin().ascii_serialization()
+    }
+
     /// The path of the resource's metadata on this server: the well-known
     /// name put between the host and the resource URL's path (RFC 9728 §3.1),
     /// so `https://shop.example/mcp` has its metadata at
@@ -93,8 +99,7 @@ impl AuthConfig {
 
     /// The absolute URL of the metadata, for `WWW-Authenticate`.
     pub fn metadata_url(&self) -> String {
-        let origin = self.resource_url.origin().ascii_serialization();
-        format!("{origin}{}", self.metadata_path())
+        format!("{}{}", self.origin(), self.metadata_path())
     }
 
     /// Where the authorization server's metadata may be, in the order tried:

@@ -6,7 +6,8 @@
 //! exactly as SQLite keeps it, and the keyword index a plain table with a
 //! `pg_trgm` GIN index in place of FTS5.
 
-pub(crate) const MIGRATIONS: &[&str] = &[r#"
+pub(crate) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 CREATE TABLE users (
@@ -170,4 +171,19 @@ CREATE TABLE sku_search (
     body     TEXT NOT NULL
 );
 CREATE INDEX sku_search_trigrams ON sku_search USING gin (body gin_trgm_ops);
-"#];
+"#,
+    // Version 2: the online shop's payment pages, as SQLite's version 4.
+    r#"
+CREATE TABLE payment_page (
+    id         TEXT PRIMARY KEY,
+    user_id    BIGINT NOT NULL REFERENCES users (id),
+    order_no   TEXT NOT NULL REFERENCES orders (order_no),
+    amount_fen BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    paid_at    BIGINT,
+    taken_at   BIGINT
+);
+CREATE INDEX payment_page_by_order ON payment_page (user_id, order_no);
+"#,
+];

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod addresses;
 mod after_sale;
 mod cart;
 mod catalog;

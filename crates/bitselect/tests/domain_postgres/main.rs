@@ -15,6 +15,8 @@ mod support {
     }
 }
 
+#[path = "../domain/addresses.rs"]
+mod addresses;
 #[path = "../domain/after_sale.rs"]
 mod after_sale;
 #[path = "../domain/cart.rs"]

@@ -3,6 +3,7 @@
 //! the shop refused or holds.
 #![allow(dead_code)]
 
+pub mod asking;
 pub mod client;
 pub mod isolation;
 pub mod oauth;
@@ -122,6 +123,28 @@ pub fn order(items: &[(&str, u32)]) -> CreateOrderParams {
         receiver_phone: None,
         receiver_address: None,
     }
+}
+
+/// An order of `items` to 李雷, a receiver the seed does not have.
+pub fn to_li_lei(items: &[(&str, u32)]) -> CreateOrderParams {
+    CreateOrderParams {
+        receiver_name: Some("李雷".into()),
+        receiver_phone: Some("13700137000".into()),
+        receiver_address: Some("北京市海淀区中关村大街 1 号".into()),
+        ..order(items)
+    }
+}
+
+/// The seed's shopper with a second saved address, from an order to
+/// 李雷 a minute after the seed, and two iPhones left in the cart.
+pub fn shop_with_two_addresses() -> TestShop {
+    let t = open_shop();
+    t.shop.update_cart_item(&add(IPHONE_17, 3), None).unwrap();
+    t.clock.advance(MINUTE);
+    t.shop
+        .create_order(&to_li_lei(&[(IPHONE_17, 1)]), None)
+        .unwrap();
+    t
 }
 
 pub fn order_with_coupon(items: &[(&str, u32)], coupon: &str) -> CreateOrderParams {

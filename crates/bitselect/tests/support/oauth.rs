@@ -12,7 +12,7 @@ pub use test_support::oauth::AuthServer;
 use test_support::oauth::free_port;
 use tokio_util::sync::CancellationToken;
 
-use super::{TestShop, open_shop};
+use super::{TestShop, TestStore, open_shop_on};
 
 /// The shop as a protected resource of a fresh authorization server.
 pub struct Stack {
@@ -36,6 +36,8 @@ pub struct StackOptions {
     pub leeway_secs: u64,
     /// Other resources the authorization server issues tokens for.
     pub other_resources: Vec<String>,
+    /// Where the shop keeps its data.
+    pub store: TestStore,
 }
 
 impl Default for StackOptions {
@@ -44,6 +46,7 @@ impl Default for StackOptions {
             token_ttl_secs: 600,
             leeway_secs: bitselect::auth::config::DEFAULT_LEEWAY_SECS,
             other_resources: Vec::new(),
+            store: TestStore::Sqlite,
         }
     }
 }
@@ -56,7 +59,11 @@ impl Stack {
         resources.extend(options.other_resources.iter().map(String::as_str));
         let auth = AuthServer::start(&resources, options.token_ttl_secs).await;
 
-        let shop = open_shop();
+        // Opening a PostgreSQL store blocks on a runtime of its own.
+        let store = options.store;
+        let shop = tokio::task::spawn_blocking(move || open_shop_on(store))
+            .await
+            .expect("the shop opens");
         let config = AuthConfig::new(&auth.issuer, &resource)
             .expect("valid URLs")
             .with_leeway(options.leeway_secs);

@@ -19,8 +19,24 @@ pub async fn spawn_shop(args: &[&OsStr]) -> (Child, SocketAddr, StderrLines) {
     test_support::shop_process::spawn_shop(binary(), args).await
 }
 
+/// [`spawn_shop`] listening on `listen`.
+pub async fn spawn_shop_on(listen: &str, args: &[&OsStr]) -> (Child, SocketAddr, StderrLines) {
+    test_support::shop_process::spawn_shop_on(binary(), listen, args).await
+}
+
 /// An instance on the PostgreSQL database at `database_url` that accepts
 /// the tokens `issuer` signs for `resource`; its stderr is drained.
 pub async fn start_instance(database_url: &str, issuer: &str, resource: &str) -> Instance {
     test_support::shop_process::start_instance(binary(), database_url, issuer, resource).await
+}
+
+/// [`start_instance`] listening on `listen`.
+pub async fn start_instance_on(
+    listen: &str,
+    database_url: &str,
+    issuer: &str,
+    resource: &str,
+) -> Instance {
+    test_support::shop_process::start_instance_on(binary(), listen, database_url, issuer, resource)
+        .await
 }
