@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use ragent::mcp::{
-    CallOutcome, McpError, ProgressSink, ServerEntry, ServerStatus, ToolInvocation, ToolListing,
+    CallListener, CallOutcome, McpError, ServerEntry, ServerStatus, ToolInvocation, ToolListing,
     ToolSource,
 };
 
@@ -81,13 +81,13 @@ impl ToolSource for TimedTools {
     fn call_tool<'a>(
         &'a self,
         call: ToolInvocation,
-        progress: ProgressSink<'a>,
+        listener: &'a dyn CallListener,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
         Box::pin(async move {
             let tool = call.tool.clone();
             let key = call.idempotency_key.clone();
             let started = Instant::now();
-            let outcome = self.inner.call_tool(call, progress).await;
+            let outcome = self.inner.call_tool(call, listener).await;
             let took = started.elapsed();
             self.log().calls.push(Timed {
                 started,

@@ -122,6 +122,15 @@ pub mod results {
             .to_string()
     }
 
+    /// Code declined, for the user, a request for input the server made
+    /// on the connection during the call; the server's result follows.
+    pub fn input_declined_for_the_user(why: &str) -> String {
+        format!(
+            "服务器在执行此操作时请用户补充信息，但这个请求不能展示给用户（{why}），\
+             应用已代用户拒绝，服务器收到的是“拒绝”。以下是服务器给出的结果："
+        )
+    }
+
     /// Code refused what the server asked the user for.
     pub fn input_refused(why: &str) -> String {
         format!(

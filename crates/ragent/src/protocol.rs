@@ -387,11 +387,16 @@ pub enum InputOutcome {
     RunStarted { run_id: String },
     /// Decisions recorded; these calls on the card still wait for one.
     AwaitingDecisions { remaining: Vec<String> },
+    /// The answer went to a server that waits for it on its connection;
+    /// the run holding its call goes on (its events carry this id).
+    RunContinues { run_id: String },
 }
 
 /// A server's request for the user's input during a call (an MCP
-/// elicitation), as its card shows it. Stored with its call, so it is
-/// shown again after a restart and can still be answered.
+/// elicitation), as its card shows it. One in an `input_required` result
+/// is stored with its call, so it is shown again after a restart and can
+/// still be answered; one an older server sends on its connection lives
+/// only while the app runs (`durable` is false).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct InputCard {
     pub request_id: String,

@@ -54,7 +54,7 @@ raw: string,
  */
 request_id: string | null, };
 
-export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, };
+export type InputOutcome = { "type": "run_started", run_id: string, } | { "type": "awaiting_decisions", remaining: Array<string>, } | { "type": "run_continues", run_id: string, };
 
 export type InputCard = { request_id: string, session_id: string, call_id: string, server: string, tool: string, 
 /**

@@ -162,7 +162,14 @@ describe("a server's request for input as a card", () => {
     const view = mount(inputCard({ trusted: false, durable: false }), "en");
     expect(view.q("h3").textContent).toBe("Unverified server shop asks for your input");
     expect(view.q('[data-testid="input-untrusted"]').textContent).toBe("Unverified server");
-    expect(view.q('[data-testid="input-not-durable"]').textContent).toContain("cannot be answered after the app is closed");
+    expect(view.q('[data-testid="input-not-durable"]').textContent).toBe("This request is valid only while the app runs: closing the app ends it.");
+  });
+
+  it("says in plain words that a request held on the connection ends with the app, and only for such a request", () => {
+    const live = mount(inputCard({ durable: false }));
+    expect(live.q('[data-testid="input-not-durable"]').textContent).toBe("这个请求只在本次运行中有效，关闭应用后会失效。");
+    const stored = mount(inputCard({ durable: true }));
+    expect(stored.el.querySelector('[data-testid="input-not-durable"]')).toBeNull();
   });
 
   it("shows what became of it once the core closed it", () => {

@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::Inner;
 use super::batch::finalize;
 use super::input::{self, Parked};
+use super::live_input::CallWatch;
 use super::transcript::call_view;
 use crate::error::AgentError;
 use crate::hashing::hash_json;
@@ -122,6 +123,9 @@ async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
 
 /// Sends the call; if the connection broke while it was out and sending
 /// again is safe, sends it once more (the server is restarted first).
+/// What its server asks the user on the connection meanwhile is put
+/// before the user (`live_input.rs`); what was declined for the user is
+/// told to the model before the result.
 async fn send(
     inner: &Inner,
     call: &CallRecord,
@@ -134,20 +138,17 @@ async fn send(
             results::call_failed("调用缺少服务器、工具或参数"),
         ));
     };
-    let progress = |progress| {
-        emit(AgentEvent::ToolCallProgress {
-            call_id: call.id.clone(),
-            progress,
-        })
-    };
-    let first = inner.tools.call_tool(invocation.clone(), &progress).await;
+    let watch = CallWatch::new(inner, call, emit);
+    let first = watch
+        .wait(inner.tools.call_tool(invocation.clone(), &watch))
+        .await;
     let result = match first {
         Err(e) if e.outcome_unknown() && safe_to_resend(inner, call).await => {
             emit(AgentEvent::ServerRestarted {
                 server: invocation.server.clone(),
                 reason: e.to_string(),
             });
-            inner.tools.call_tool(invocation, &progress).await
+            watch.wait(inner.tools.call_tool(invocation, &watch)).await
         }
         other => other,
     };
@@ -159,7 +160,14 @@ async fn send(
             reason: reason.clone(),
         });
     }
-    ending_of(result)
+    let mut sent = ending_of(result);
+    if let Sent::Ended(ending) = &mut sent {
+        let notes = watch.take_notes();
+        if !notes.is_empty() {
+            ending.output = format!("{}\n\n{}", notes.join("\n"), ending.output);
+        }
+    }
+    sent
 }
 
 fn to_running(

@@ -41,7 +41,7 @@ pub(super) enum Parked {
     Refused(Ending),
 }
 
-fn audit_input(
+pub(super) fn audit_input(
     conn: &Connection,
     call: &CallRecord,
     decision: AuditDecision,
@@ -213,7 +213,7 @@ pub(super) fn park(
 }
 
 /// The model's words for a refusal (it reads Chinese).
-fn refusal_words(refusal: &RequestRefusal) -> String {
+pub(super) fn refusal_words(refusal: &RequestRefusal) -> String {
     match refusal {
         RequestRefusal::Secret { field } => {
             format!("表单要求填写 {field}，看起来是密码或令牌，表单不得收集此类信息")
@@ -403,7 +403,7 @@ pub(crate) fn announce_superseded(
     }
 }
 
-fn outcome_of(replies: &[KeyedReply]) -> InputCardOutcome {
+pub(super) fn outcome_of(replies: &[KeyedReply]) -> InputCardOutcome {
     if replies.iter().any(|r| r.reply == InputReply::Cancel) {
         InputCardOutcome::Cancelled
     } else if replies

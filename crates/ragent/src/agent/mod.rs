@@ -10,6 +10,7 @@ mod definitions;
 mod execute;
 mod input;
 mod inspect;
+mod live_input;
 mod mcp_config;
 mod preview;
 mod reads_first;
@@ -139,6 +140,8 @@ pub(crate) struct Inner {
     log_dir: Option<PathBuf>,
     login_path: Option<Arc<LoginPath>>,
     sign_ins: sign_in::SignIns,
+    /// Requests for input that wait on their server's connection.
+    live_inputs: live_input::LiveInputs,
     /// The runtime the agent was opened on: its runs go there, whichever
     /// thread starts them, so a run's steps and the connections it opens
     /// share one scheduler.
@@ -170,6 +173,24 @@ impl Inner {
         self.live
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The token that cancels the session's run; one never cancelled when
+    /// no run goes (recovery at start).
+    pub(crate) fn run_cancel(&self, session_id: &str) -> CancellationToken {
+        self.live()
+            .runs
+            .get(session_id)
+            .map(|run| run.cancel.clone())
+            .unwrap_or_default()
+    }
+
+    /// The id of the session's run, when one goes.
+    pub(crate) fn run_id(&self, session_id: &str) -> Option<String> {
+        self.live()
+            .runs
+            .get(session_id)
+            .map(|run| run.run_id.clone())
     }
 
     pub(crate) fn settings(&self) -> Settings {
@@ -401,6 +422,7 @@ impl Agent {
                 .login_shell_path
                 .then(|| Arc::new(LoginPath::from_env())),
             sign_ins: sign_in::SignIns::default(),
+            live_inputs: live_input::LiveInputs::default(),
             runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);
@@ -494,12 +516,14 @@ impl Agent {
     }
 
     /// Answers the request for input a call's server made (an MCP
-    /// elicitation stored with its call): accept with the form's content,
-    /// decline or cancel each of its requests. The answer is checked
-    /// against the request's form before anything is sent; then the call
-    /// goes to its server again with the answers and the server's state,
-    /// and the run goes on. A request not waiting, expired, or an answer
-    /// that does not fit changes nothing.
+    /// elicitation): accept with the form's content, decline or cancel
+    /// each of its requests. The answer is checked against the request's
+    /// form before anything is sent. A request stored with its call: the
+    /// call goes to its server again with the answers and the server's
+    /// state, and a run goes on. A request waiting on the server's
+    /// connection: the answer goes there and the run holding the call goes
+    /// on. A request not waiting, expired, or an answer that does not fit
+    /// changes nothing.
     pub fn answer_input(
         &self,
         session_id: &str,
@@ -507,6 +531,9 @@ impl Agent {
         replies: Vec<KeyedReply>,
     ) -> Result<InputOutcome, AgentError> {
         self.inner.session(session_id)?;
+        if let Some(outcome) = live_input::answer(&self.inner, session_id, request_id, &replies)? {
+            return Ok(outcome);
+        }
         let slot = RunSlot::claim(&self.inner, session_id)?;
         input::answer(&self.inner, slot, session_id, request_id, replies)
     }
@@ -520,7 +547,10 @@ impl Agent {
         key: &str,
     ) -> Result<String, AgentError> {
         self.inner.session(session_id)?;
-        input::url_to_open(&self.inner, session_id, request_id, key)
+        match live_input::url_to_open(&self.inner, session_id, request_id, key) {
+            Some(url) => Ok(url),
+            None => input::url_to_open(&self.inner, session_id, request_id, key),
+        }
     }
 
     /// Cancels the session's run. Returns whether one was running.

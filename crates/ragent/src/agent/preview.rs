@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::Inner;
 use super::batch::{KnownTool, ToolIndex, record_audit};
 use crate::error::AgentError;
-use crate::mcp::{IGNORE_PROGRESS, ToolInvocation, qualified_name};
+use crate::mcp::{ToolInvocation, UNWATCHED, qualified_name};
 use crate::policy::Trust;
 use crate::protocol::{
     AgentEvent, AuditDecision, CallDecision, CallPreview, Decision, PreviewOutcome,
@@ -69,7 +69,7 @@ async fn ask(inner: &Inner, preview: &KnownTool, arguments: Map<String, Value>) 
     };
     match inner
         .tools
-        .call_tool(invocation, IGNORE_PROGRESS)
+        .call_tool(invocation, UNWATCHED)
         .await
         .map(|o| o.into_output())
     {

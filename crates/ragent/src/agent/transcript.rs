@@ -124,7 +124,10 @@ pub(crate) fn build(
             Some(open) if open.state == BatchState::Pending => Some(batch::card(conn, &open)?),
             _ => None,
         };
-        let pending_input = super::input::waiting_card(conn, session_id)?;
+        let pending_input = match super::input::waiting_card(conn, session_id)? {
+            Some(card) => Some(card),
+            None => inner.live_inputs.card_of_session(session_id),
+        };
         let failure = if running {
             None
         } else {

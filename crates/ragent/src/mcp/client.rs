@@ -1,18 +1,24 @@
 //! This client's side of a connection: how it introduces itself, and what
 //! it does with what a server sends unasked. Progress notifications go to
 //! the call that asked for them, by the progress token its request carried
-//! (rmcp gives each request one).
+//! (rmcp gives each request one); a request for the user's input that an
+//! older server makes during a call goes to that call (`asks.rs`), and
+//! waits there for the user's answer.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitationCapability, FormElicitationCapability,
-    Implementation, ProgressNotificationParam, ProgressToken, UrlElicitationCapability,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    ProgressNotificationParam, ProgressToken, UrlElicitationCapability,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
+use serde_json::json;
 use tokio::sync::watch;
+
+use super::asks::{CallRoute, CallRoutes, LiveRequest};
 
 /// How this client introduces itself to servers: it can show a form or
 /// hand over to a page when a server asks the user for input, and checks
@@ -78,11 +84,18 @@ fn lock(routes: &SharedRoutes) -> std::sync::MutexGuard<'_, Routes> {
 #[derive(Clone, Default)]
 pub struct HubClient {
     routes: SharedRoutes,
+    calls: CallRoutes,
 }
 
 impl HubClient {
     pub fn new() -> HubClient {
         HubClient::default()
+    }
+
+    /// A route for a call about to be sent on this connection, whose time
+    /// limit is `limit`: what its server asks the user meanwhile goes there.
+    pub fn route_call(&self, limit: std::time::Duration) -> CallRoute {
+        self.calls.open(limit)
     }
 
     /// The progress news that carries `token` (a request's), from any that
@@ -141,6 +154,35 @@ impl ClientHandler for HubClient {
         _context: NotificationContext<RoleClient>,
     ) {
         lock(&self.routes).deliver(params);
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let origin = context.extensions.get::<InboundStreamOrigin>();
+        let destination = match self.calls.destination(origin) {
+            Ok(destination) => destination,
+            Err(why) => {
+                tracing::warn!(%why, "declined a server's request for input");
+                return Ok(ElicitResult::new(ElicitationAction::Decline));
+            }
+        };
+        let (live, answered) = LiveRequest::new(
+            json!({"method": "elicitation/create", "params": request}),
+            destination.limit,
+        );
+        let Ok(_waiting) = destination.deliver(live) else {
+            tracing::warn!("declined a server's request for input: its call had just ended");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        tokio::select! {
+            // Dropped unanswered (the run went away): the server is told cancel.
+            answer = answered => Ok(answer.unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Cancel))),
+            // The server withdrew it; the answer goes nowhere.
+            () = context.ct.cancelled() => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+        }
     }
 }
 

@@ -8,18 +8,19 @@ use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, join_all};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
-    MetaObject, RequestMetaObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
+    CancelledNotificationParam, ClientRequest, MetaObject, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::{Mutex, RwLock};
 
+use super::asks::CallRoute;
 use super::client::ProgressWatch;
 use super::connect::{ConnectError, McpClient};
 use super::pin::tool_info;
 use super::{
-    CallAnswer, CallOutcome, IDEMPOTENCY_KEY, InputRequired, McpError, ProgressSink, ServerEntry,
+    CallAnswer, CallListener, CallOutcome, IDEMPOTENCY_KEY, InputRequired, McpError, ServerEntry,
     ServerProblem, ServerStatus, SignInStatus, ToolInfo, ToolInvocation, ToolListing, ToolOutput,
     ToolSource,
 };
@@ -229,7 +230,7 @@ impl McpHub {
     async fn call(
         &self,
         call: ToolInvocation,
-        progress: ProgressSink<'_>,
+        listener: &dyn CallListener,
     ) -> Result<CallOutcome, McpError> {
         let slot = self.slot(&call.server).await?;
         let (live, restarted) = slot.live(&self.options).await?;
@@ -246,7 +247,7 @@ impl McpHub {
         }
         let server = call.server;
         let limit = slot.entry.call_timeout.unwrap_or(self.options.call_timeout);
-        let answer = send_call(&live, params, limit, progress).await;
+        let answer = send_call(&live, params, limit, listener).await;
         match answer {
             Err(ServiceError::Timeout { .. }) => Err(McpError::Timeout {
                 server,
@@ -290,31 +291,42 @@ impl Default for McpHub {
     }
 }
 
-/// Sends a `tools/call` and waits for its result at most `limit` (the
-/// server is told the request is cancelled when that passes), meanwhile
-/// passing on what the server tells of its progress. rmcp gives every
-/// request a progress token of its own, known once the request is on its
-/// way (news that beats it is kept for it), and news after the result is
-/// dropped.
+/// Sends a `tools/call` and waits for its result, the server's own time
+/// at most `limit` (time a request of its server waits for the user does
+/// not count; when the limit passes, the server is told the request is
+/// cancelled), meanwhile passing on what the server tells of its progress
+/// and what it asks the user. rmcp gives every request a progress token of
+/// its own, known once the request is on its way (news that beats it is
+/// kept for it), and news after the result is dropped. A request for input
+/// may come as soon as the call is out, so the call's route is open first.
 async fn send_call(
     live: &Live,
     params: CallToolRequestParams,
     limit: Duration,
-    progress: ProgressSink<'_>,
+    listener: &dyn CallListener,
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let route = live.client.service().route_call(limit);
     let handle = live
         .client
         .peer()
-        .send_request_with_option(request, PeerRequestOptions::with_timeout(limit))
+        .send_request_with_option(request, PeerRequestOptions::no_options())
         .await?;
+    route.bind(handle.id.clone());
+    let (peer, id) = (handle.peer.clone(), handle.id.clone());
     let watch = live
         .client
         .service()
         .watch_progress(handle.progress_token.clone());
-    // One round only: a request for input goes to the user, who may
-    // answer after the app was closed and opened again.
-    match told_progress(handle.await_response(), watch, progress).await? {
+    // One round only: a request for input in the result goes to the user,
+    // who may answer after the app was closed and opened again.
+    let Some(answer) = told_news(handle.await_response(), watch, route, limit, listener).await
+    else {
+        let cancelled = CancelledNotificationParam::new(Some(id), Some("request timeout".into()));
+        let _ = peer.notify_cancelled(cancelled).await;
+        return Err(ServiceError::Timeout { timeout: limit });
+    };
+    match answer? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
         ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
@@ -323,27 +335,33 @@ async fn send_call(
 }
 
 /// Waits for `call`, meanwhile passing on what its server tells of its
-/// progress.
-async fn told_progress<T>(
+/// progress and what it asks the user; `None` when its time ran out.
+async fn told_news<T>(
     call: impl Future<Output = T>,
     mut watch: ProgressWatch,
-    progress: ProgressSink<'_>,
-) -> T {
-    let forward = async {
-        while let Some(news) = watch.next().await {
-            progress(CallProgress {
-                progress: news.progress,
-                total: news.total,
-                message: news
-                    .message
-                    .map(|m| m.chars().take(CallProgress::MESSAGE_CHARS).collect()),
-            });
+    mut route: CallRoute,
+    limit: Duration,
+    listener: &dyn CallListener,
+) -> Option<T> {
+    let out_of_time = route.out_of_time(limit);
+    tokio::pin!(call, out_of_time);
+    let mut connected = true;
+    loop {
+        tokio::select! {
+            done = &mut call => return Some(done),
+            () = &mut out_of_time => return None,
+            news = watch.next(), if connected => match news {
+                Some(news) => listener.progress(CallProgress {
+                    progress: news.progress,
+                    total: news.total,
+                    message: news
+                        .message
+                        .map(|m| m.chars().take(CallProgress::MESSAGE_CHARS).collect()),
+                }),
+                None => connected = false,
+            },
+            Some(request) = route.next() => listener.asks(request),
         }
-    };
-    tokio::pin!(call);
-    tokio::select! {
-        done = &mut call => done,
-        () = forward => call.await,
     }
 }
 
@@ -464,9 +482,9 @@ impl ToolSource for McpHub {
     fn call_tool<'a>(
         &'a self,
         call: ToolInvocation,
-        progress: ProgressSink<'a>,
+        listener: &'a dyn CallListener,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
-        Box::pin(self.call(call, progress))
+        Box::pin(self.call(call, listener))
     }
 
     fn honours_idempotency_keys<'a>(
@@ -515,7 +533,7 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use super::*;
-    use crate::mcp::{Connect, Connected, IGNORE_PROGRESS};
+    use crate::mcp::{Connect, Connected, UNWATCHED};
 
     /// A server whose command does not exist.
     struct Missing(AtomicU32);
@@ -570,7 +588,7 @@ mod tests {
                     idempotency_key: None,
                     retry: None,
                 },
-                IGNORE_PROGRESS,
+                UNWATCHED,
             )
             .await;
         assert!(matches!(call, Err(McpError::Start { .. })), "{call:?}");
@@ -636,7 +654,7 @@ exec sleep 30
                     idempotency_key: None,
                     retry: None,
                 },
-                IGNORE_PROGRESS,
+                UNWATCHED,
             )
             .await;
         assert_eq!(

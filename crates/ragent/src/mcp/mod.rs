@@ -2,6 +2,7 @@
 //! [`Connect`] a test supplies), their tools under `server__tool` names,
 //! and calls that carry an idempotency key in `_meta`.
 
+pub mod asks;
 pub mod client;
 pub mod config;
 pub mod connect;
@@ -21,6 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::CallProgress;
 
+pub use asks::LiveRequest;
 pub use connect::{Connect, ConnectError, Connected};
 pub use hub::McpHub;
 
@@ -218,11 +220,29 @@ impl std::fmt::Debug for ServerEntry {
     }
 }
 
-/// Where a running call's progress goes.
-pub type ProgressSink<'a> = &'a (dyn Fn(CallProgress) + Send + Sync);
+/// What a running call's server says before it answers.
+pub trait CallListener: Send + Sync {
+    /// How far it has come (MCP progress).
+    fn progress(&self, progress: CallProgress);
 
-/// For a call whose progress nobody shows (a preview).
-pub const IGNORE_PROGRESS: ProgressSink<'static> = &|_| {};
+    /// It asks the user for input on the connection (`elicitation/create`,
+    /// revisions before 2026-07-28). A call that cannot ask anyone
+    /// declines, as this default does.
+    fn asks(&self, request: LiveRequest) {
+        tracing::info!("declined a server's request for input: this call cannot ask the user");
+        request.decline();
+    }
+}
+
+/// For a call whose news nobody shows (a preview): its server's
+/// requests for input are declined.
+pub struct Unwatched;
+
+impl CallListener for Unwatched {
+    fn progress(&self, _progress: CallProgress) {}
+}
+
+pub const UNWATCHED: &Unwatched = &Unwatched;
 
 /// Why a call or a listing failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -257,12 +277,12 @@ pub trait ToolSource: Send + Sync {
     /// keep their connection.
     fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()>;
     fn list_tools(&self) -> BoxFuture<'_, ToolListing>;
-    /// Sends the call; what its server tells of its progress meanwhile
-    /// goes to `progress`.
+    /// Sends the call; what its server tells of its progress meanwhile,
+    /// and what it asks the user, goes to `listener`.
     fn call_tool<'a>(
         &'a self,
         call: ToolInvocation,
-        progress: ProgressSink<'a>,
+        listener: &'a dyn CallListener,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>>;
     /// Whether the server declared `capabilities.experimental["ragent/idempotency_key"]`.
     fn honours_idempotency_keys<'a>(

@@ -11,17 +11,11 @@ use ragent::protocol::{
     StopReason,
 };
 use ragent::toolcall::CallStatus;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::asking::*;
+use crate::support::inputs::*;
 use crate::support::*;
-
-fn pay_turn() -> Vec<Value> {
-    calls_turn(
-        "我来支付这个订单。",
-        &[("p1", "asker__pay", json!({"order": "A1"}))],
-    )
-}
 
 fn setup(server: &AskingServer, trusted: bool) -> Setup {
     Setup {
@@ -32,7 +26,7 @@ fn setup(server: &AskingServer, trusted: bool) -> Setup {
 
 /// Approves the pay card and follows the run to the request for input.
 async fn approve_until_asked(h: &mut Harness) -> InputCard {
-    h.model.push_turn(pay_turn());
+    h.model.push_turn(pay_turn("asker"));
     let run = h.say("付款").await;
     let card = run.card().clone();
     h.agent
@@ -61,22 +55,6 @@ fn input_card_of(run: &Run) -> InputCard {
     card
 }
 
-fn reply_to(key: &str, reply: InputReply) -> Vec<KeyedReply> {
-    vec![KeyedReply {
-        key: key.into(),
-        reply,
-    }]
-}
-
-fn accept_to(key: &str, method: &str) -> Vec<KeyedReply> {
-    reply_to(
-        key,
-        InputReply::Accept {
-            content: Some(json!({ "method": method })),
-        },
-    )
-}
-
 fn reply(reply: InputReply) -> Vec<KeyedReply> {
     reply_to("confirm", reply)
 }
@@ -97,28 +75,6 @@ fn assert_stopped_at_the_round_limit(h: &Harness, server: &AskingServer, run: &R
         tool_result(requests.last().unwrap(), "p1").contains(&format!("连续 {rounds} 次")),
         "the model is told why"
     );
-}
-
-fn input_decisions(h: &Harness) -> Vec<AuditDecision> {
-    let mut rows: Vec<AuditDecision> = h
-        .agent
-        .audit_log(100)
-        .unwrap()
-        .into_iter()
-        .map(|e| e.decision)
-        .filter(|d| {
-            matches!(
-                d,
-                AuditDecision::ServerRequestedInput
-                    | AuditDecision::InputRequestRefused
-                    | AuditDecision::UserAcceptedInput
-                    | AuditDecision::UserDeclinedInput
-                    | AuditDecision::UserCancelledInput
-            )
-        })
-        .collect();
-    rows.reverse();
-    rows
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,18 +135,7 @@ async fn an_accepted_form_is_sent_back_with_the_state_echoed_byte_for_byte() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declining_and_cancelling_are_sent_to_the_server_which_decides_the_result() {
-    for (answer, action, audited) in [
-        (
-            InputReply::Decline,
-            "decline",
-            AuditDecision::UserDeclinedInput,
-        ),
-        (
-            InputReply::Cancel,
-            "cancel",
-            AuditDecision::UserCancelledInput,
-        ),
-    ] {
+    for (answer, action, audited) in declines_and_cancels() {
         let server = AskingServer::new(vec![asks_payment()]);
         let mut h = Harness::start(setup(&server, true)).await;
         let card = approve_until_asked(&mut h).await;
@@ -221,19 +166,7 @@ async fn an_answer_that_does_not_fit_the_form_is_refused_before_anything_is_sent
     let mut h = Harness::start(setup(&server, true)).await;
     let card = approve_until_asked(&mut h).await;
 
-    for wrong in [
-        accept("cash"),
-        reply(InputReply::Accept {
-            content: Some(json!({})),
-        }),
-        vec![],
-    ] {
-        let refused = h.agent.answer_input(&h.session, &card.request_id, wrong);
-        assert!(
-            matches!(refused, Err(AgentError::InvalidInput(_))),
-            "{refused:?}"
-        );
-    }
+    assert_answers_off_the_form_are_refused(&h, &card, "confirm");
     assert_eq!(server.calls().len(), 1, "nothing went back to the server");
     assert_eq!(
         h.agent.transcript(&h.session).unwrap().pending_input,
@@ -346,7 +279,7 @@ async fn a_form_asking_for_a_secret_is_never_shown_and_the_call_fails() {
     }}));
     let server = AskingServer::new(vec![asks_password]);
     let mut h = Harness::start(setup(&server, true)).await;
-    h.model.push_turn(pay_turn());
+    h.model.push_turn(pay_turn("asker"));
     let card = h.say("付款").await.card().clone();
     h.model
         .push_turn(text_turn("服务器要求输入密码，应用拒绝了。"));
@@ -477,7 +410,7 @@ async fn a_server_that_only_sends_its_state_back_is_stopped_at_the_round_limit()
     let script = (0..=rounds).map(|_| Ask::StateOnly).collect();
     let server = AskingServer::new(script);
     let mut h = Harness::start(setup(&server, true)).await;
-    h.model.push_turn(pay_turn());
+    h.model.push_turn(pay_turn("asker"));
     let run = h.say("付款").await;
     let card = run.card().clone();
     h.model

@@ -7,6 +7,7 @@ mod api;
 mod decisions;
 mod definitions;
 mod elicitation;
+mod legacy_elicitation;
 mod llm_client;
 mod model_errors;
 mod model_faults;

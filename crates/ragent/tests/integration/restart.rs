@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use pretty_assertions::assert_eq;
 use ragent::clock::{Clock, ManualClock, SystemClock};
 use ragent::mcp::{
-    CallOutcome, McpError, ProgressSink, ServerEntry, ServerStatus, ToolInvocation, ToolListing,
+    CallListener, CallOutcome, McpError, ServerEntry, ServerStatus, ToolInvocation, ToolListing,
     ToolSource,
 };
 use ragent::protocol::{AgentEvent, StopReason, ToolCallView, TranscriptItem};
@@ -52,19 +52,19 @@ impl ToolSource for Faulty {
     fn call_tool<'a>(
         &'a self,
         call: ToolInvocation,
-        progress: ProgressSink<'a>,
+        listener: &'a dyn CallListener,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
         Box::pin(async move {
             match &self.fault {
                 Fault::HangAfterSend { tool, sent } if call.tool == *tool => {
-                    let done = self.inner.call_tool(call, progress).await;
+                    let done = self.inner.call_tool(call, listener).await;
                     assert!(done.is_ok(), "the server did the work: {done:?}");
                     sent.notify_one();
                     futures::future::pending().await
                 }
                 Fault::LoseFirstAnswer { lost } => {
                     let server = call.server.clone();
-                    let answer = self.inner.call_tool(call, progress).await;
+                    let answer = self.inner.call_tool(call, listener).await;
                     let mut lost = lost.lock().unwrap();
                     if *lost {
                         return answer;
@@ -75,7 +75,7 @@ impl ToolSource for Faulty {
                         message: "connection reset".into(),
                     })
                 }
-                Fault::HangAfterSend { .. } => self.inner.call_tool(call, progress).await,
+                Fault::HangAfterSend { .. } => self.inner.call_tool(call, listener).await,
             }
         })
     }

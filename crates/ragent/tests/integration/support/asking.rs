@@ -19,6 +19,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+use tokio::io::DuplexStream;
 
 /// The state the server hands out: odd on purpose (spaces, escapes, a
 /// line separator, non-ASCII), so only a byte-exact echo matches it.
@@ -49,29 +50,59 @@ pub struct AskingServer {
     pub calls: Arc<Mutex<Vec<PayCall>>>,
 }
 
-/// A form asking how to pay, with titled options.
-pub fn payment_form() -> Value {
+/// The params of a form asking how to pay, with titled options.
+pub fn payment_params() -> Value {
     json!({
-        "method": "elicitation/create",
-        "params": {
-            "mode": "form",
-            "message": "确认支付 ¥6,799.00，并选择支付方式",
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "method": {
-                        "type": "string",
-                        "title": "支付方式",
-                        "oneOf": [
-                            {"const": "alipay", "title": "支付宝"},
-                            {"const": "wechat", "title": "微信支付"}
-                        ]
-                    }
-                },
-                "required": ["method"]
-            }
+        "mode": "form",
+        "message": "确认支付 ¥6,799.00，并选择支付方式",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "method": {
+                    "type": "string",
+                    "title": "支付方式",
+                    "oneOf": [
+                        {"const": "alipay", "title": "支付宝"},
+                        {"const": "wechat", "title": "微信支付"}
+                    ]
+                }
+            },
+            "required": ["method"]
         }
     })
+}
+
+/// The payment form as an input request.
+pub fn payment_form() -> Value {
+    json!({"method": "elicitation/create", "params": payment_params()})
+}
+
+/// A server that honours idempotency keys and offers tools.
+pub fn keyed_tools_config() -> ServerConfig {
+    let mut experimental = ExperimentalCapabilities::new();
+    experimental.insert(IDEMPOTENCY_KEY.into(), JsonObject::new());
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_experimental_with(experimental)
+            .enable_tools()
+            .build(),
+    )
+}
+
+/// The one tool: `pay`, a destructive write.
+pub fn pay_tool() -> Tool {
+    let schema = json!({"type": "object", "properties": {"order": {"type": "string"}}});
+    let Value::Object(schema) = schema else {
+        unreachable!()
+    };
+    Tool::new("pay", "Pay an order.", Arc::new(schema))
+        .with_title("支付")
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .open_world(false),
+        )
 }
 
 /// `{"confirm": payment_form()}`.
@@ -111,14 +142,7 @@ struct Handler {
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
-        let mut experimental = ExperimentalCapabilities::new();
-        experimental.insert(IDEMPOTENCY_KEY.into(), JsonObject::new());
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_experimental_with(experimental)
-                .enable_tools()
-                .build(),
-        )
+        keyed_tools_config()
     }
 
     async fn list_tools(
@@ -126,19 +150,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let schema = json!({"type": "object", "properties": {"order": {"type": "string"}}});
-        let Value::Object(schema) = schema else {
-            unreachable!()
-        };
-        let pay = Tool::new("pay", "Pay an order.", Arc::new(schema))
-            .with_title("支付")
-            .with_annotations(
-                ToolAnnotations::new()
-                    .read_only(false)
-                    .destructive(true)
-                    .open_world(false),
-            );
-        Ok(ListToolsResult::with_all_items(vec![pay]))
+        Ok(ListToolsResult::with_all_items(vec![pay_tool()]))
     }
 
     async fn call_tool(
@@ -199,6 +211,23 @@ impl ServerHandler for Handler {
     }
 }
 
+/// Connects to `handler` served in process over a duplex pipe, whose
+/// server end goes through `between` first.
+pub async fn serve_in_process<H: ServerHandler>(
+    handler: H,
+    between: impl FnOnce(DuplexStream) -> DuplexStream,
+) -> Result<Connected, ConnectError> {
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let server_io = between(server_io);
+    tokio::spawn(async move {
+        if let Ok(service) = handler.serve(server_io).await {
+            let _ = service.waiting().await;
+        }
+    });
+    let client = start_client(client_io).await?;
+    Ok(Connected { client, pid: None })
+}
+
 struct InProcessAsking {
     server: AskingServer,
     identity: String,
@@ -206,19 +235,10 @@ struct InProcessAsking {
 
 impl Connect for InProcessAsking {
     fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
-        Box::pin(async move {
-            let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-            let handler = Handler {
-                server: self.server.clone(),
-            };
-            tokio::spawn(async move {
-                if let Ok(service) = handler.serve(server_io).await {
-                    let _ = service.waiting().await;
-                }
-            });
-            let client = start_client(client_io).await?;
-            Ok(Connected { client, pid: None })
-        })
+        let handler = Handler {
+            server: self.server.clone(),
+        };
+        Box::pin(serve_in_process(handler, |io| io))
     }
 
     fn identity(&self) -> String {

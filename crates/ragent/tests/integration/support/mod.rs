@@ -3,6 +3,8 @@
 //! a temporary directory and follows its events.
 
 pub mod asking;
+pub mod inputs;
+pub mod legacy;
 pub mod model;
 pub mod notes;
 pub mod shop;
