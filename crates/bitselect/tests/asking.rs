@@ -11,8 +11,9 @@ use rmcp::model::{CallToolRequestParams, InputRequiredResult};
 use serde_json::{Value, json};
 use support::asking::*;
 use support::client::{connect, ok, text};
-use support::oauth::{Stack, StackOptions, sign_in};
+use support::oauth::{Stack, StackOptions};
 use support::*;
+use test_support::sign_in::sign_in;
 
 const ADDRESS: &str = "choose_address";
 

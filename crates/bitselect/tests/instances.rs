@@ -446,7 +446,7 @@ async fn sigterm_during_a_call_answers_it_refuses_new_connections_and_exits_0() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_instance_serves_the_payment_page_and_pays_the_call_sent_back_from_it() {
-    let database = tokio::task::spawn_blocking(|| cluster().seeded_database())
+    let database = tokio::task::spawn_blocking(support::postgres::seeded_database)
         .await
         .expect("a seeded database");
     let pg = cluster();

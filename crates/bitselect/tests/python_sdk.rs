@@ -12,8 +12,8 @@ use support::IPHONE_17;
 use support::oauth::AuthServer;
 use support::postgres::cluster;
 use support::shop_process::start_instance_on;
-use test_support::sign_in::sign_in;
 use test_support::oauth::free_port;
+use test_support::sign_in::sign_in;
 
 /// The interpreter of the venv scripts/setup makes in target/python-sdk.
 fn sdk_python() -> PathBuf {

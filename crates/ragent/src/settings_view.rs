@@ -45,7 +45,7 @@ pub struct ServerView {
     #[ts(type = "number | null")]
     pub timeout_secs: Option<u64>,
     /// The client id a sign-in uses where the server registers none.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional = nullable)]
     pub oauth_client_id: Option<String>,
 }
