@@ -121,11 +121,7 @@ async fn settings_take_effect_without_a_restart() {
     assert_eq!(h.model.requests().len(), 0, "the old endpoint is not used");
     let card = run.card().clone();
     second_model.push_turn(text_turn("购物车里有 5 件商品。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(run.finished()[0].status, CallStatus::Succeeded);
     assert!(

@@ -620,11 +620,7 @@ async fn a_reopened_chat_names_the_card_of_every_call_that_was_on_it_after_they_
     h.model.push_turn(read_cart_then_order_a_case());
     let card = h.say("把购物车里的保护壳买一个").await.card().clone();
     h.model.push_turn(text_turn("已下单。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    h.events.until_stop().await;
+    h.approve(&card).await;
     h.model
         .push_turn(calls_turn("", &[("c3", "shop__query_cart", json!({}))]));
     h.model.push_turn(text_turn("购物车里还有一个。"));

@@ -207,10 +207,6 @@ async fn the_card_shows_the_arguments_text_exactly_as_the_server_receives_it() {
     assert!(shown.contains("9007199254740993"), "{shown}");
 
     h.model.push_turn(text_turn("记好了。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    h.events.until_stop().await;
+    h.approve(&card).await;
     assert_eq!(*notebook.received.lock().unwrap(), vec![shown]);
 }

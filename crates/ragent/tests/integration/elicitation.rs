@@ -29,11 +29,7 @@ async fn approve_until_asked(h: &mut Harness) -> InputCard {
     h.model.push_turn(pay_turn("asker"));
     let run = h.say("付款").await;
     let card = run.card().clone();
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     input_card_of(&run)
 }
 
@@ -283,11 +279,7 @@ async fn a_form_asking_for_a_secret_is_never_shown_and_the_call_fails() {
     let card = h.say("付款").await.card().clone();
     h.model
         .push_turn(text_turn("服务器要求输入密码，应用拒绝了。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.reason, StopReason::Completed);
     assert!(
         !run.events
@@ -315,11 +307,7 @@ async fn shop_asks_to_confirm_payment(h: &mut Harness) -> InputCard {
         &[("pay", "shop__pay_order", json!({"orderNo": UNPAID}))],
     ));
     let card = h.say("帮我把 88236 付了").await.card().clone();
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    input_card_of(&h.events.until_stop().await)
+    input_card_of(&h.approve(&card).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -415,10 +403,6 @@ async fn a_server_that_only_sends_its_state_back_is_stopped_at_the_round_limit()
     let card = run.card().clone();
     h.model
         .push_turn(text_turn("服务器一直在要求补充信息，支付没有完成。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_stopped_at_the_round_limit(&h, &server, &run);
 }

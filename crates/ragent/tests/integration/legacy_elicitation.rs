@@ -265,11 +265,7 @@ async fn a_form_asking_for_a_secret_is_declined_without_asking_and_the_model_is_
     let card = h.say("付款").await.card().clone();
     h.model
         .push_turn(text_turn("服务器要求输入支付密码，应用已代为拒绝。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.reason, StopReason::Completed);
     assert!(
         !run.events

@@ -360,11 +360,7 @@ async fn beside_a_call_that_asks_a_repeated_id_and_bad_arguments_reach_the_model
     let run = h.say("记下牛奶").await;
     let card = run.card().clone();
     assert_eq!(card.calls.len(), 2);
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(notebook.notes(), vec!["牛奶"]);
 

@@ -214,11 +214,7 @@ async fn a_card_pending_when_the_app_closed_can_be_decided_after_reopening() {
     );
 
     h.model.push_turn(text_turn("已加入购物车。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(run.started(), vec!["update_cart_item"]);
     assert_eq!(h.shop_db().cart_quantity(IPHONE), 1);
@@ -558,11 +554,7 @@ async fn an_approved_call_left_unsent_by_a_crash_is_asked_again_within_its_cards
     assert!(notices(&h).iter().any(|n| n.contains("再次确认")));
 
     h.model.push_turn(text_turn("第二条记好了。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(run.started(), vec!["tag"]);
     assert_eq!(notebook.notes(), vec!["一", "二"]);

@@ -77,11 +77,7 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
             json!({"items": [{"skuCode": IPHONE, "quantity": 1}]}),
         )],
     ));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.started(), vec!["update_cart_item"]);
     assert!(run.asked());
     assert_eq!(db.cart_quantity(IPHONE), 1, "the cart has it");
@@ -96,11 +92,7 @@ async fn buying_the_phone_asks_before_each_write_and_places_one_order() {
     let card = run.card().clone();
     assert_eq!(card.calls[0].qualified_name, "shop__create_order");
     h.model.push_turn(text_turn("订单已提交，状态为待支付。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(run.started(), vec!["create_order"]);
     assert_eq!(run.text(), "订单已提交，状态为待支付。");

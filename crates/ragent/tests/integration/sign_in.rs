@@ -302,11 +302,7 @@ async fn the_shop_moved_online_is_signed_in_to_and_keeps_the_built_in_shops_trus
     assert!(run.asked(), "a write to the shop still stops on a card");
     let card = run.card().clone();
     h.model.push_turn(text_turn("已加入。"));
-    h.agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
-        .await
-        .unwrap();
-    let run = h.events.until_stop().await;
+    let run = h.approve(&card).await;
     assert_eq!(run.finished()[0].status, CallStatus::Succeeded);
 
     h.model

@@ -169,6 +169,16 @@ impl Harness {
         self.agent.send_message(&self.session, text).unwrap();
         self.events.until_stop().await
     }
+
+    /// Approves every asking call of `card` and follows the run that
+    /// resumes to its stop.
+    pub async fn approve(&mut self, card: &ConfirmationCard) -> Run {
+        self.agent
+            .respond(&self.session, &card.reply_id, approve_all(card))
+            .await
+            .unwrap();
+        self.events.until_stop().await
+    }
 }
 
 pub async fn open_agent(dir: &Path, model: &ScriptedModel, setup: Setup) -> Agent {
