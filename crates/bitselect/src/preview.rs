@@ -171,12 +171,13 @@ fn warnings(blockers: &Blockers, notes: Vec<Warning>) -> Vec<Warning> {
         .collect()
 }
 
-/// The summary, saying so when the write would be refused.
+/// The summary; when the write would be refused, what stops it instead,
+/// so that a headline never promises an amount or a refund that will not
+/// happen.
 fn summary(text: String, blockers: &Blockers) -> String {
-    if blockers.is_empty() {
-        text
-    } else {
-        format!("{text}（当前无法执行，见警告）")
+    match blockers.iter().next() {
+        None => text,
+        Some(first) => format!("当前无法执行：{first}"),
     }
 }
 

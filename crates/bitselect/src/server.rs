@@ -54,6 +54,11 @@ pub const MOVES_MONEY_META_KEY: &str = "ragent/moves_money";
 /// the shopping cart, so a client can group it with its kind.
 pub const CHANGES_CART_META_KEY: &str = "ragent/changes_cart";
 
+/// Set to `true` in the `_meta` of the definition of a write that another
+/// call can undo (a cart line put back, an address changed again), so a
+/// client need not warn that it cannot be undone.
+pub const UNDOABLE_META_KEY: &str = "ragent/undoable";
+
 /// Set in the `_meta` of a write tool's definition to the name of the
 /// read-only tool of this server that previews it: it takes the same
 /// arguments and answers with what the write would do now (see
@@ -63,27 +68,30 @@ pub const PREVIEW_META_KEY: &str = "ragent/preview";
 /// What a write touches, as its definition's `_meta` declares.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Touches {
+    /// The cart: a line can be put back as it was.
     Cart,
+    /// An order's address, which can be changed again before shipping.
+    Address,
     /// Places an order or moves money.
     Money,
-    Other,
 }
 
 /// The definition `_meta` of a write tool: the tool that previews it, and
-/// whether it changes the cart or places an order or moves money.
+/// whether it changes the cart or places an order or moves money, and
+/// whether another call can undo it.
 fn write_meta(preview: &str, touches: Touches) -> MetaObject {
     let mut meta = MetaObject::default();
     meta.insert(
         PREVIEW_META_KEY.to_owned(),
         Value::String(preview.to_owned()),
     );
-    let flag = match touches {
-        Touches::Cart => Some(CHANGES_CART_META_KEY),
-        Touches::Money => Some(MOVES_MONEY_META_KEY),
-        Touches::Other => None,
+    let flags: &[&str] = match touches {
+        Touches::Cart => &[CHANGES_CART_META_KEY, UNDOABLE_META_KEY],
+        Touches::Address => &[UNDOABLE_META_KEY],
+        Touches::Money => &[MOVES_MONEY_META_KEY],
     };
-    if let Some(key) = flag {
-        meta.insert(key.to_owned(), Value::Bool(true));
+    for key in flags {
+        meta.insert((*key).to_owned(), Value::Bool(true));
     }
     meta
 }
@@ -556,7 +564,7 @@ impl ShopServer {
         name = "change_address",
         title = "修改收货地址",
         input_schema = input_schema::<ChangeAddressParams>(),
-        meta = write_meta("preview_change_address", Touches::Other),
+        meta = write_meta("preview_change_address", Touches::Address),
         annotations(
             title = "修改收货地址",
             read_only_hint = false,

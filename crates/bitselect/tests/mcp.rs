@@ -471,23 +471,42 @@ async fn every_tool_that_places_an_order_or_moves_money_is_destructive_and_says_
     client.cancel().await.unwrap();
 }
 
+/// The tools whose definition's `_meta` sets `key` to `true`.
+fn declaring<'a>(tools: &'a [rmcp::model::Tool], key: &str) -> BTreeSet<&'a str> {
+    tools
+        .iter()
+        .filter(|tool| {
+            tool.meta
+                .as_ref()
+                .and_then(|meta| meta.get(key))
+                .and_then(|v| v.as_bool())
+                == Some(true)
+        })
+        .map(|tool| tool.name.as_ref())
+        .collect()
+}
+
 #[tokio::test]
 async fn only_the_cart_write_says_it_changes_the_cart() {
     let t = open_shop();
     let client = connect(t.shop.clone()).await;
     let tools = client.list_all_tools().await.unwrap();
-    let cart: Vec<&str> = tools
-        .iter()
-        .filter(|tool| {
-            tool.meta
-                .as_ref()
-                .and_then(|meta| meta.get("ragent/changes_cart"))
-                .and_then(|v| v.as_bool())
-                == Some(true)
-        })
-        .map(|tool| tool.name.as_ref())
-        .collect();
-    assert_eq!(cart, vec!["update_cart_item"]);
+    assert_eq!(
+        declaring(&tools, "ragent/changes_cart"),
+        BTreeSet::from(["update_cart_item"])
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn only_the_cart_and_address_writes_say_another_call_can_undo_them() {
+    let t = open_shop();
+    let client = connect(t.shop.clone()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(
+        declaring(&tools, "ragent/undoable"),
+        BTreeSet::from(["change_address", "update_cart_item"])
+    );
     client.cancel().await.unwrap();
 }
 

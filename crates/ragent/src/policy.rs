@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::mcp::ToolInfo;
-use crate::protocol::ToolGroup;
+use crate::protocol::{CallRisk, ToolGroup};
 
 /// A per-tool user setting, keyed by `server__tool`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -43,6 +43,10 @@ pub struct ToolFacts {
     /// money (`ragent/moves_money`). It only ever takes a permission away,
     /// so it is believed from any server.
     pub moves_money: bool,
+    /// The definition's `_meta` says another call can undo this write
+    /// (`ragent/undoable`). It only softens the card's badge, so
+    /// [`ToolFacts::risk`] believes it from a trusted server only.
+    pub undoable: bool,
     /// The definition differs from the one pinned when first seen.
     pub definition_changed: bool,
 }
@@ -61,8 +65,36 @@ impl ToolFacts {
             destructive_hint: info.hints.destructive,
             open_world_hint: info.hints.open_world,
             moves_money: info.moves_money,
+            undoable: info.undoable,
             definition_changed,
         }
+    }
+
+    /// What the card's badge says about a call of this tool, first match
+    /// wins: money is named whoever says it; an untrusted server's word
+    /// that a tool is harmless is not taken; a trusted tool that reaches
+    /// beyond the shop says so; a trusted write says it can be undone only
+    /// when its server declares that.
+    pub fn risk(&self) -> CallRisk {
+        if self.moves_money {
+            return CallRisk::MovesMoney;
+        }
+        if self.trust == Trust::Untrusted {
+            return CallRisk::Irreversible;
+        }
+        if self.reads_only() {
+            return CallRisk::Reads;
+        }
+        if self.open_world_hint == Some(true) {
+            return CallRisk::ReachesOut;
+        }
+        if self.undoable {
+            return CallRisk::Undoable;
+        }
+        if self.declares_destructive() {
+            return CallRisk::Irreversible;
+        }
+        CallRisk::Adds
     }
 
     /// The tool declares it only reads (believed or not).
@@ -70,18 +102,28 @@ impl ToolFacts {
         self.read_only_hint == Some(true)
     }
 
+    /// The tool's declarations, taken together, say it only reads: it says
+    /// read-only, and nothing else it declares contradicts that. A tool
+    /// that moves money, or says it is destructive, is never a read,
+    /// whatever its `readOnlyHint` claims.
+    pub fn reads_only(&self) -> bool {
+        self.declares_read_only() && !self.moves_money && self.destructive_hint != Some(true)
+    }
+
     /// A call of it can change something: everything but a trusted server's
-    /// read-only tool. Such a call carries its id as idempotency key, is
-    /// stored as `running` before it is sent, and is re-sent after a lost
-    /// answer only where [`resend_is_safe`] says so.
+    /// tool that [`reads_only`](Self::reads_only). Such a call carries its
+    /// id as idempotency key, is stored as `running` before it is sent, and
+    /// is re-sent after a lost answer only where [`resend_is_safe`] says so.
     pub fn can_change(&self) -> bool {
-        !(self.trust == Trust::Trusted && self.declares_read_only())
+        !(self.trust == Trust::Trusted && self.reads_only())
     }
 
     /// MCP's reading of the hints: a tool that does not declare itself
-    /// read-only is destructive unless it says it is not.
+    /// read-only is destructive unless it says it is not; one that says
+    /// both read-only and destructive is taken at its worse word.
     pub fn declares_destructive(&self) -> bool {
-        !self.declares_read_only() && self.destructive_hint.unwrap_or(true)
+        self.destructive_hint == Some(true)
+            || (!self.declares_read_only() && self.destructive_hint != Some(false))
     }
 
     /// What the card says: destructive as declared, and also any tool that
@@ -98,11 +140,16 @@ impl ToolFacts {
         if self.trust == Trust::Untrusted {
             return Some(AutoApproveRefusal::Untrusted);
         }
-        if self.read_only_hint != Some(false) {
-            return Some(AutoApproveRefusal::NotAWrite);
-        }
+        // Money and destruction come before "not a write": a money tool
+        // that claims to read is refused for what it does, not what it says.
         if self.moves_money {
             return Some(AutoApproveRefusal::MovesMoney);
+        }
+        if self.destructive_hint == Some(true) {
+            return Some(AutoApproveRefusal::Destructive);
+        }
+        if self.read_only_hint != Some(false) {
+            return Some(AutoApproveRefusal::NotAWrite);
         }
         if self.destructive_hint != Some(false) {
             return Some(AutoApproveRefusal::Destructive);
@@ -123,7 +170,7 @@ impl ToolFacts {
     pub fn group(&self, changes_cart: bool) -> ToolGroup {
         if self.moves_money {
             ToolGroup::Money
-        } else if self.declares_read_only() {
+        } else if self.reads_only() {
             ToolGroup::Read
         } else if changes_cart {
             ToolGroup::Cart
@@ -155,7 +202,9 @@ pub enum AllowedBy {
 /// 2. a changed definition always asks;
 /// 3. a per-tool ask asks;
 /// 4. an untrusted server asks, whatever it declares;
-/// 5. a trusted read-only tool runs;
+/// 5. a trusted tool that only reads runs ([`ToolFacts::reads_only`]: a
+///    tool that moves money or declares itself destructive never does,
+///    whatever its `readOnlyHint` says);
 /// 6. a write tool runs if the user turned asking off for it and
 ///    [`ToolFacts::auto_approve_possible`] allows that (a setting stored by
 ///    an older version for a tool that no longer qualifies is ignored here);
@@ -170,7 +219,7 @@ pub fn decide(tool: &ToolFacts, user_override: Option<ToolOverride>) -> Verdict 
     if tool.trust == Trust::Untrusted {
         return Verdict::Ask;
     }
-    if tool.declares_read_only() {
+    if tool.reads_only() {
         return Verdict::Allow(AllowedBy::TrustedReadOnly);
     }
     if user_override == Some(ToolOverride::AutoApprove) && tool.auto_approve_possible() {
@@ -235,6 +284,7 @@ mod tests {
         destructive_hint: None,
         open_world_hint: Some(false),
         moves_money: false,
+        undoable: false,
         definition_changed: false,
     };
     /// A write that declares itself harmless in every way: the only kind
@@ -245,6 +295,7 @@ mod tests {
         destructive_hint: Some(false),
         open_world_hint: Some(false),
         moves_money: false,
+        undoable: false,
         definition_changed: false,
     };
     const DESTRUCTIVE: ToolFacts = ToolFacts {
@@ -278,10 +329,21 @@ mod tests {
         destructive_hint: None,
         open_world_hint: None,
         moves_money: false,
+        undoable: false,
         definition_changed: false,
     };
     const CHANGED_READ: ToolFacts = ToolFacts {
         definition_changed: true,
+        ..READ
+    };
+    /// Moves money, yet declares itself read-only.
+    const MONEY_CLAIMING_READ: ToolFacts = ToolFacts {
+        moves_money: true,
+        ..READ
+    };
+    /// Declares itself read-only and destructive at once.
+    const DESTRUCTIVE_CLAIMING_READ: ToolFacts = ToolFacts {
+        destructive_hint: Some(true),
         ..READ
     };
 
@@ -318,6 +380,12 @@ mod tests {
         ("auto-approve never applies to an open-world tool", OPEN_WORLD, Trusted,   Some(AutoApprove), ASK),
         ("auto-approve needs an explicit openWorldHint=false", WRITE_NO_OPEN_WORLD_HINT, Trusted, Some(AutoApprove), ASK),
         ("an open-world write asks",                        OPEN_WORLD,  Trusted,   None,              ASK),
+        ("a money tool that claims read-only asks",         MONEY_CLAIMING_READ, Trusted, None,            ASK),
+        ("a money tool that claims read-only asks despite auto-approve", MONEY_CLAIMING_READ, Trusted, Some(AutoApprove), ASK),
+        ("a destructive tool that claims read-only asks",   DESTRUCTIVE_CLAIMING_READ, Trusted, None,      ASK),
+        ("a destructive tool that claims read-only asks despite auto-approve", DESTRUCTIVE_CLAIMING_READ, Trusted, Some(AutoApprove), ASK),
+        ("an untrusted money tool that claims read-only asks", MONEY_CLAIMING_READ, Untrusted, None,       ASK),
+        ("deny refuses a money tool that claims read-only", MONEY_CLAIMING_READ, Trusted, Some(ODeny),     DENY),
     ];
 
     #[test]
@@ -329,6 +397,8 @@ mod tests {
             ("a cart write",                        DESTRUCTIVE, true,  ToolGroup::Cart),
             ("a write that moves money",            MONEY,       false, ToolGroup::Money),
             ("money, though it claims the cart",    MONEY,       true,  ToolGroup::Money),
+            ("money, though it claims to read",     MONEY_CLAIMING_READ, false, ToolGroup::Money),
+            ("destructive, though it claims to read", DESTRUCTIVE_CLAIMING_READ, false, ToolGroup::OtherWrite),
             ("any other write",                     DESTRUCTIVE, false, ToolGroup::OtherWrite),
             ("no hints at all",                     NO_HINTS,    false, ToolGroup::OtherWrite),
         ];
@@ -351,6 +421,8 @@ mod tests {
             (DESTRUCTIVE,               Trusted,   Some(Destructive)),
             (WRITE_NO_DESTRUCTIVE_HINT, Trusted,   Some(Destructive)),
             (OPEN_WORLD,                Trusted,   Some(OpenWorld)),
+            (MONEY_CLAIMING_READ,       Trusted,   Some(MovesMoney)),
+            (DESTRUCTIVE_CLAIMING_READ, Trusted,   Some(Destructive)),
             (WRITE_NO_OPEN_WORLD_HINT,  Trusted,   Some(OpenWorld)),
         ];
         for (tool, trust, expected) in cases {
@@ -391,6 +463,8 @@ mod tests {
             ("write without a destructiveHint", WRITE_NO_DESTRUCTIVE_HINT, Trusted, true, true, true),
             ("money, declared harmless",    MONEY,       Trusted,   true,  false, true),
             ("no hints at all",             NO_HINTS,    Trusted,   true,  true,  true),
+            ("money that claims to read",   MONEY_CLAIMING_READ, Trusted, true, false, true),
+            ("destructive that claims to read", DESTRUCTIVE_CLAIMING_READ, Trusted, true, true, true),
         ];
         for (name, tool, trust, can_change, declares, treated) in cases {
             let tool = ToolFacts {
@@ -409,6 +483,49 @@ mod tests {
                 "{name}: treated as destructive"
             );
         }
+    }
+
+    #[test]
+    fn the_cards_badge_follows_one_table_of_the_tools_facts() {
+        use CallRisk::{Adds, Irreversible, MovesMoney, ReachesOut, Reads, Undoable};
+        let undoable = ToolFacts {
+            undoable: true,
+            ..DESTRUCTIVE
+        };
+        #[rustfmt::skip]
+        let rows: &[(&str, ToolFacts, Trust, CallRisk)] = &[
+            ("a trusted read",                                   READ,        Trusted,   Reads),
+            ("ordering or paying moves money",                   MONEY,       Trusted,   MovesMoney),
+            ("money is named even by an untrusted server",       MONEY,       Untrusted, MovesMoney),
+            ("money that claims to read still moves money",      MONEY_CLAIMING_READ, Trusted, MovesMoney),
+            ("a cart line or an address can be undone",          undoable,    Trusted,   Undoable),
+            ("an untrusted server's undoable is not believed",   undoable,    Untrusted, Irreversible),
+            ("a destructive write cannot be undone",             DESTRUCTIVE, Trusted,   Irreversible),
+            ("destructive that claims to read cannot be undone", DESTRUCTIVE_CLAIMING_READ, Trusted, Irreversible),
+            ("a ticket reaches a person outside",                OPEN_WORLD,  Trusted,   ReachesOut),
+            ("an untrusted tool is taken at its worst",          WRITE,       Untrusted, Irreversible),
+            ("an untrusted read is taken at its worst",          READ,        Untrusted, Irreversible),
+            ("no hints at all cannot be undone",                 NO_HINTS,    Trusted,   Irreversible),
+            ("a harmless write only adds",                       WRITE,       Trusted,   Adds),
+        ];
+        for (name, tool, trust, risk) in rows {
+            let tool = ToolFacts {
+                trust: *trust,
+                ..*tool
+            };
+            assert_eq!(tool.risk(), *risk, "{name}");
+            assert_eq!(
+                CallRisk::parse(Some(risk.as_str()), false),
+                *risk,
+                "{name}: stored name"
+            );
+        }
+        assert_eq!(
+            CallRisk::parse(None, true),
+            Irreversible,
+            "stored before risks, shown destructive"
+        );
+        assert_eq!(CallRisk::parse(Some("unknown"), false), Adds);
     }
 
     #[test]

@@ -327,10 +327,63 @@ pub struct CardCall {
     pub declares_read_only: bool,
     /// The tool's definition differs from the one pinned when first seen.
     pub definition_changed: bool,
+    /// What the card's badge says the call risks, from one table of the
+    /// tool's facts ([`crate::policy::ToolFacts::risk`]).
+    pub risk: CallRisk,
     pub status: CallStatus,
     /// What the call would do, as its trusted server computed it; `None`
     /// when the tool has no preview.
     pub preview: Option<CallPreview>,
+}
+
+/// What a confirmation card's badge tells the user a call risks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum CallRisk {
+    /// It places an order or moves money (pays, refunds).
+    MovesMoney,
+    /// It hands something to a person or service outside the shop.
+    ReachesOut,
+    /// It cannot be undone, as declared, or as not declared otherwise.
+    Irreversible,
+    /// A change another call can undo (a cart line, an address).
+    Undoable,
+    /// A write that only adds, as its trusted server declares.
+    Adds,
+    /// It only reads (a card shows it only when the user asked for one).
+    Reads,
+}
+
+impl CallRisk {
+    /// The stored name, as serde writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallRisk::MovesMoney => "moves_money",
+            CallRisk::ReachesOut => "reaches_out",
+            CallRisk::Irreversible => "irreversible",
+            CallRisk::Undoable => "undoable",
+            CallRisk::Adds => "adds",
+            CallRisk::Reads => "reads",
+        }
+    }
+
+    /// The risk stored under `name`; an unknown or missing one (a call
+    /// stored before risks were) from whether it was shown destructive.
+    pub fn parse(name: Option<&str>, destructive: bool) -> CallRisk {
+        let all = [
+            CallRisk::MovesMoney,
+            CallRisk::ReachesOut,
+            CallRisk::Irreversible,
+            CallRisk::Undoable,
+            CallRisk::Adds,
+            CallRisk::Reads,
+        ];
+        match all.into_iter().find(|r| Some(r.as_str()) == name) {
+            Some(risk) => risk,
+            None if destructive => CallRisk::Irreversible,
+            None => CallRisk::Adds,
+        }
+    }
 }
 
 /// What a write would do, computed by a read-only preview tool of its own

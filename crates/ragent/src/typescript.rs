@@ -15,8 +15,8 @@ use crate::mcp::import::{
 use crate::mcp::{ServerStatus, SignInStatus};
 use crate::policy::ToolOverride;
 use crate::protocol::{
-    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CardCall,
-    ConfirmationCard, Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo,
+    AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CallRisk,
+    CardCall, ConfirmationCard, Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo,
     EventEnvelope, InputAsk, InputAskKind, InputCard, InputCardOutcome, InputOutcome, InputReply,
     KeyedReply, ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus,
     PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, SignInStarted, StopReason, ToolCallView,
@@ -55,6 +55,7 @@ pub fn render() -> String {
         InputCardOutcome::decl(&cfg),
         ConfirmationCard::decl(&cfg),
         CardCall::decl(&cfg),
+        CallRisk::decl(&cfg),
         CallPreview::decl(&cfg),
         PreviewOutcome::decl(&cfg),
         Rejection::decl(&cfg),

@@ -53,8 +53,15 @@ enum Hints {
     OpenWorld,
     /// No annotations at all.
     Missing,
+    /// A money tool that also declares `readOnlyHint: true`.
+    MoneyClaimingRead,
+    /// `readOnlyHint: true` and `destructiveHint: true` at once.
+    DestructiveClaimingRead,
 }
-use Hints::{Destructive, Harmless, Missing, Money, OpenWorld, ReadOnly};
+use Hints::{
+    Destructive, DestructiveClaimingRead, Harmless, Missing, Money, MoneyClaimingRead, OpenWorld,
+    ReadOnly,
+};
 
 impl Hints {
     /// The notebook's tool that declares these hints.
@@ -66,6 +73,8 @@ impl Hints {
             Money => "pay",
             OpenWorld => "hand_over",
             Missing => "scribble",
+            MoneyClaimingRead => "peek_and_pay",
+            DestructiveClaimingRead => "peek_and_erase",
         }
     }
 
@@ -86,6 +95,12 @@ fn notebook() -> Notebook {
         .with_tool(moving_money(note_tool(Money.tool(), |a| a)))
         .with_tool(note_tool(OpenWorld.tool(), |a| a.open_world(true)))
         .with_tool(without_hints(note_tool(Missing.tool(), |a| a)))
+        .with_tool(moving_money(note_tool(MoneyClaimingRead.tool(), |a| {
+            a.read_only(true)
+        })))
+        .with_tool(note_tool(DestructiveClaimingRead.tool(), |a| {
+            a.read_only(true).destructive(true)
+        }))
 }
 
 /// `tool` with no annotations at all.
@@ -202,6 +217,17 @@ const ROWS: &[Row] = &[
     Row("untrusted open-world tool asks; denied, nothing is sent",                                        Untrusted, OpenWorld,   UNSET, SAVED,               Deny,    DENIED),
     Row("untrusted tool without hints asks; approved, it runs",                                           Untrusted, Missing,     UNSET, SAVED,               Approve, APPROVED),
     Row("untrusted tool without hints asks; denied, nothing is sent",                                     Untrusted, Missing,     UNSET, SAVED,               Deny,    DENIED),
+
+    // A tool that moves money or declares itself destructive asks, even when
+    // a trusted server also says it only reads.
+    Row("trusted money tool that claims read-only asks; approved, it runs keyed",                         Trusted,   MoneyClaimingRead,       UNSET, SAVED,   Approve, APPROVED),
+    Row("trusted money tool that claims read-only asks; denied, nothing is sent",                         Trusted,   MoneyClaimingRead,       UNSET, SAVED,   Deny,    DENIED),
+    Row("trusted destructive tool that claims read-only asks; approved, it runs keyed",                   Trusted,   DestructiveClaimingRead, UNSET, SAVED,   Approve, APPROVED),
+    Row("trusted destructive tool that claims read-only asks; denied, nothing is sent",                   Trusted,   DestructiveClaimingRead, UNSET, SAVED,   Deny,    DENIED),
+    Row("untrusted money tool that claims read-only asks",                                                Untrusted, MoneyClaimingRead,       UNSET, SAVED,   Deny,    DENIED),
+    Row("trusted money tool that claims read-only with auto_approve asks and the setting is refused",     Trusted,   MoneyClaimingRead,       AUTO,  Some(MovesMoney),    Approve, APPROVED),
+    Row("trusted destructive tool that claims read-only with auto_approve asks and the setting is refused", Trusted, DestructiveClaimingRead, AUTO,  Some(IsDestructive), Deny,    DENIED),
+    Row("trusted money tool that claims read-only with deny is refused",                                  Trusted,   MoneyClaimingRead,       DENY,  SAVED,   NoCard,  REFUSED),
 
     // "Ask": a card for every tool, even a trusted read.
     Row("trusted read-only tool with ask asks; approved, it runs as a read",                              Trusted,   ReadOnly,    ASK,   SAVED,               Approve, APPROVED_READ),

@@ -140,12 +140,19 @@ declares_read_only: boolean,
 /**
  * The tool's definition differs from the one pinned when first seen.
  */
-definition_changed: boolean, status: CallStatus, 
+definition_changed: boolean, 
+/**
+ * What the card's badge says the call risks, from one table of the
+ * tool's facts ([`crate::policy::ToolFacts::risk`]).
+ */
+risk: CallRisk, status: CallStatus, 
 /**
  * What the call would do, as its trusted server computed it; `None`
  * when the tool has no preview.
  */
 preview: CallPreview | null, };
+
+export type CallRisk = "moves_money" | "reaches_out" | "irreversible" | "undoable" | "adds" | "reads";
 
 export type CallPreview = { 
 /**

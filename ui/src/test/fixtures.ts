@@ -66,6 +66,7 @@ export function cardCall(overrides: Partial<CardCall> & Pick<CardCall, "call_id"
     trusted: true,
     declares_read_only: false,
     definition_changed: false,
+    risk: "undoable",
     status: "asking",
     preview: null,
     ...overrides,
@@ -171,6 +172,7 @@ export const CANCEL_ORDER_CALL = cardCall({
   arguments: { orderNo: "BS20250101001" },
   input_schema: CANCEL_ORDER_SCHEMA,
   destructive: true,
+  risk: "moves_money",
 });
 
 export function card(calls: CardCall[], replyId = "reply-1"): ConfirmationCard {

@@ -12,6 +12,8 @@ import type { CallDecision, CallStatus, CardCall, Decision } from "../protocol";
 import { argumentList } from "./args";
 import { Editor } from "./card-editor";
 import { previewView } from "./card-preview";
+import { riskBadge } from "./risk-badge";
+import { readPreview } from "../preview-content";
 
 export interface CallHost {
   i18n: I18n;
@@ -45,6 +47,8 @@ export class CardCallView {
   private readonly argsSlot = h("div", { class: "card-args" });
   private readonly rawJson = h("pre", { class: "raw-json" });
   private readonly previewSlot = h("div", { class: "card-preview" });
+  private readonly badge = h("span", { class: "badge", attrs: { "data-testid": "risk", hidden: true } });
+  private readonly blockerLine = h("p", { class: "card-blocker", attrs: { "data-testid": "blocker", role: "alert", hidden: true } });
   private readonly detailsSlot = h("div", { class: "card-details" });
   private readonly rawDisclosure: HTMLDetailsElement;
   private readonly argsDisclosure: HTMLDetailsElement;
@@ -52,6 +56,10 @@ export class CardCallView {
   private readonly reason: HTMLInputElement;
   private readonly buttons: HTMLButtonElement[] = [];
   private editor: Editor | null = null;
+  /** The shop says the call cannot run: approving takes a second click. */
+  private blockedBy: string | null = null;
+  /** The first click on a blocked call's approve was made. */
+  private armed = false;
   private readonly approve: HTMLButtonElement;
 
   constructor(call: CardCall, host: CallHost) {
@@ -87,7 +95,7 @@ export class CardCallView {
         },
       },
     });
-    const approve = button(t("card.approve"), () => this.host.decide([this.approveDecision()]), {
+    const approve = button(t("card.approve"), () => this.approveOrArm(), {
       class: "btn btn-suggested",
       testid: "approve",
       aria: t("card.approveAria", { title: name }),
@@ -119,7 +127,7 @@ export class CardCallView {
         "div",
         { class: "card-call-head" },
         h("h3", { class: "card-call-title", text: name, attrs: { title: call.qualified_name } }),
-        call.destructive && !claimsReadOnly && h("span", { class: "badge badge-destructive", text: t("card.destructive") }),
+        this.badge,
         !call.trusted &&
           h("span", {
             class: "badge badge-unverified",
@@ -130,6 +138,7 @@ export class CardCallView {
         this.status,
       ),
       this.reasonLine,
+      this.blockerLine,
       claimsReadOnly && h("p", { class: "card-unverified-note", text: t("card.unverifiedReadOnly"), attrs: { role: "note" } }),
       call.definition_changed &&
         h("p", { class: "card-warning", text: t("card.definitionChanged"), attrs: { role: "note" } }),
@@ -138,7 +147,6 @@ export class CardCallView {
       this.detailsSlot,
       this.actions,
     );
-    this.el.classList.toggle("card-call-destructive", call.destructive && !claimsReadOnly);
     this.el.classList.toggle("card-call-unverified", !call.trusted);
     this.el.classList.toggle("card-call-changed", call.definition_changed);
     this.reason.value = this.drafts.load(call.call_id);
@@ -200,6 +208,27 @@ export class CardCallView {
     this.editor?.setBusy(busy);
   }
 
+  /** Whether the shop's preview says the call cannot run as it stands. */
+  get blocked(): boolean {
+    return this.blockedBy !== null;
+  }
+
+  /**
+   * Approves the call, or, when the shop says it cannot run, only arms the
+   * approve button: the first click (or shortcut) says what will happen and
+   * the second approves. Returns whether it decided.
+   */
+  approveOrArm(): boolean {
+    if (this.blockedBy !== null && !this.armed) {
+      this.armed = true;
+      this.renderApprove();
+      this.approve.focus();
+      return false;
+    }
+    this.host.decide([this.approveDecision()]);
+    return true;
+  }
+
   approveDecision(): CallDecision {
     return { call_id: this.call.call_id, decision: { type: "approve" } };
   }
@@ -254,7 +283,50 @@ export class CardCallView {
   }
 
   /** With a preview, the shopper's view leads and the arguments are one click away. */
+  /** The risk badge; its amount follows the preview, so it is drawn with it. */
+  private renderBadge(): void {
+    const badge = riskBadge(this.call, this.host.i18n);
+    this.badge.hidden = badge === null;
+    this.badge.textContent = badge?.text ?? "";
+    this.badge.className = badge ? `badge badge-${badge.tone}` : "badge";
+    this.badge.dataset.risk = this.call.risk;
+    if (badge) this.badge.title = badge.help;
+    else this.badge.removeAttribute("title");
+    this.el.classList.toggle("card-call-destructive", badge?.tone === "danger");
+  }
+
+  /** The approve button as the call's state says: bright, or demoted
+   * behind the blocker, or armed for the second click. */
+  private renderApprove(): void {
+    const { t } = this.host.i18n;
+    const blocked = this.blockedBy !== null;
+    this.approve.className = blocked ? "btn btn-flat approve-blocked" : "btn btn-suggested";
+    this.approve.dataset.blocked = String(blocked);
+    this.approve.dataset.armed = String(blocked && this.armed);
+    if (!blocked) {
+      this.approve.textContent = t("card.approve");
+      this.approve.setAttribute("aria-label", t("card.approveAria", { title: this.name }));
+      this.blockerLine.hidden = true;
+      return;
+    }
+    this.approve.textContent = t(this.armed ? "card.approveArmed" : "card.approveAnyway");
+    this.approve.setAttribute(
+      "aria-label",
+      t(this.armed ? "card.approveArmedAria" : "card.approveAnywayAria", { title: this.name, reason: this.blockedBy ?? "" }),
+    );
+    this.blockerLine.hidden = false;
+    this.blockerLine.textContent = t("card.blocked", { reason: this.blockedBy ?? "" });
+  }
+
   private renderPreview(): void {
+    this.renderBadge();
+    const outcome = this.call.preview?.outcome;
+    const blocker =
+      outcome?.type === "computed" ? readPreview(outcome.content).warnings.find((w) => w.blocking) : undefined;
+    const blockedBy = blocker?.message ?? null;
+    if (blockedBy !== this.blockedBy) this.armed = false;
+    this.blockedBy = blockedBy;
+    this.renderApprove();
     const preview = this.call.preview;
     this.el.classList.toggle("card-call-previewed", preview !== null);
     if (preview === null) {

@@ -16,7 +16,8 @@ export interface KeyedCall {
   readonly asking: boolean;
   readonly name: string;
   approveButton(): HTMLButtonElement;
-  approveDecision(): CallDecision;
+  /** Approves, or only arms approving when the shop says the call cannot run. */
+  approveOrArm(): boolean;
   denyDecision(): CallDecision;
   isReason(node: Node): boolean;
   isEditing(node: Node): boolean;
@@ -51,7 +52,8 @@ export class CardKeys {
     const call = focused ?? asking[0];
     if (!call) return false;
     event.preventDefault();
-    this.decide([approve ? call.approveDecision() : call.denyDecision()]);
+    if (approve) call.approveOrArm();
+    else this.decide([call.denyDecision()]);
     return true;
   }
 

@@ -80,7 +80,7 @@ describe("a card shows a call's preview as the shopper's view", () => {
   it("puts blocking warnings first and marks them stronger than notes", () => {
     const el = previewView(
       computed({
-        summary: "提交订单（当前无法执行，见警告）",
+        summary: "当前无法执行：库存不足",
         warnings: [
           { code: "price_changed", message: "价格已变化", blocking: false },
           { code: "INSUFFICIENT_STOCK", message: "库存不足", blocking: true },

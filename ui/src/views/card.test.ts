@@ -56,28 +56,36 @@ describe("the confirmation card shows exactly what will be sent", () => {
     expect(JSON.parse(raw.querySelector("pre")?.textContent ?? "")).toEqual(PLAIN_ORDER_CALL.arguments);
   });
 
-  it("marks a destructive call and warns about a changed definition", () => {
+  it("marks a money call in red and warns about a changed definition", () => {
     const view = mount(card([CANCEL_ORDER_CALL, cardCall({ call_id: "c2", definition_changed: true })]));
     const cancel = view.q(byId("call-cancel"));
     expect(cancel.classList.contains("card-call-destructive")).toBe(true);
-    expect(cancel.querySelector(".badge-destructive")?.textContent).toBe("不可撤销");
-    expect(view.q(byId("c2")).querySelector(".badge-destructive")).toBeNull();
+    expect(cancel.querySelector(".badge-danger")?.textContent).toBe("涉及付款或退款");
+    expect(view.q(byId("c2")).querySelector(".badge-danger")).toBeNull();
     expect(view.q(byId("c2")).querySelector('[role="note"]')?.textContent).toContain("定义");
   });
 
+  it("does not mark adding to the cart as a red card that cannot be undone", () => {
+    const view = mount(card([cardCall({ call_id: "c1", destructive: true, risk: "undoable" })]));
+    const call = view.q(byId("c1"));
+    expect(call.classList.contains("card-call-destructive")).toBe(false);
+    expect(call.querySelector('[data-testid="risk"]')?.textContent).toBe("可撤回");
+    expect(call.querySelector(".badge-danger")).toBeNull();
+  });
+
   it("marks a call that claims to only read, from an untrusted server, as unverified instead of destructive", () => {
-    const view = mount(card([cardCall({ call_id: "c1", server: "notes", trusted: false, declares_read_only: true, destructive: true })]));
+    const view = mount(card([cardCall({ call_id: "c1", server: "notes", trusted: false, declares_read_only: true, destructive: true, risk: "irreversible" })]));
     const call = view.q(byId("c1"));
     expect(call.querySelector('[data-testid="unverified"]')?.textContent).toBe("未验证的服务器");
-    expect(call.querySelector(".badge-destructive")).toBeNull();
+    expect(call.querySelector(".badge-danger")).toBeNull();
     expect(call.classList.contains("card-call-destructive")).toBe(false);
     expect(call.querySelector(".card-unverified-note")?.textContent).toBe("它声称只读取数据，但它的服务器未被信任，所以仍需你确认。");
   });
 
   it("marks other untrusted calls as unverified beside what they show today", () => {
-    const view = mount(card([cardCall({ call_id: "c1", trusted: false, destructive: true }), cardCall({ call_id: "c2" })]));
+    const view = mount(card([cardCall({ call_id: "c1", trusted: false, destructive: true, risk: "irreversible" }), cardCall({ call_id: "c2" })]));
     const untrusted = view.q(byId("c1"));
-    expect(untrusted.querySelector(".badge-destructive")?.textContent).toBe("不可撤销");
+    expect(untrusted.querySelector(".badge-danger")?.textContent).toBe("不可撤销");
     expect(untrusted.querySelector('[data-testid="unverified"]')?.textContent).toBe("未验证的服务器");
     expect(untrusted.querySelector(".card-unverified-note")).toBeNull();
     expect(view.q(byId("c2")).querySelector('[data-testid="unverified"]')).toBeNull();
@@ -120,6 +128,68 @@ describe("deciding on the card", () => {
     approve.click();
     await settle();
     expect(document.activeElement).toBe(view.q(byId("call-cancel")).querySelector('[data-testid="approve"]'));
+  });
+
+  it("a call the shop says cannot run leads with the blocker and approves only on a second click", async () => {
+    const blocked = cardCall({
+      call_id: "c1",
+      risk: "moves_money",
+      preview: {
+        tool: "shop__preview_cancel_order",
+        computed_at: 0,
+        outcome: {
+          type: "computed",
+          content: {
+            summary: "当前无法执行：订单 BS1 已取消",
+            totals: [{ kind: "refund", amountFen: 649900 }],
+            warnings: [{ code: "ORDER_NOT_CANCELLABLE", message: "订单 BS1 已取消", blocking: true }],
+          },
+        },
+      },
+    });
+    const view = mount(card([blocked, cardCall({ call_id: "c2" })]));
+    const call = view.q(byId("c1"));
+    expect(call.querySelector('[data-testid="blocker"]')?.textContent).toBe("店铺说这一步现在无法执行：订单 BS1 已取消");
+    expect(call.querySelector('[data-testid="risk"]')?.textContent).toBe("涉及付款或退款");
+    const approve = call.querySelector<HTMLButtonElement>('[data-testid="approve"]')!;
+    expect(approve.classList.contains("btn-suggested")).toBe(false);
+    expect(approve.textContent).toBe("仍要批准…");
+    expect(view.q<HTMLElement>('[data-testid="approve-all"]').hidden).toBe(true);
+
+    approve.click();
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([]);
+    expect(approve.textContent).toBe("确认批准（很可能失败）");
+    expect(approve.dataset.armed).toBe("true");
+
+    approve.click();
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([
+      ["s1", "reply-1", [{ call_id: "c1", decision: { type: "approve" } }]],
+    ]);
+  });
+
+  it("the approve shortcut on a blocked call only arms it", async () => {
+    const blocked = cardCall({
+      call_id: "c1",
+      preview: {
+        tool: "shop__preview_update_cart_item",
+        computed_at: 0,
+        outcome: { type: "computed", content: { warnings: [{ code: "OUT_OF_STOCK", message: "暂时无货", blocking: true }] } },
+      },
+    });
+    const view = mount(card([blocked]));
+    const approve = view.q<HTMLButtonElement>('[data-testid="approve"]');
+    approve.focus();
+    const press = () =>
+      approve.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true, bubbles: true, cancelable: true }));
+    press();
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([]);
+    expect(approve.dataset.armed).toBe("true");
+    press();
+    await settle();
+    expect(api.of("respond_confirmation")).toHaveLength(1);
   });
 
   it("deny sends the reason typed in the inline field", async () => {

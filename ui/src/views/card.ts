@@ -158,7 +158,9 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
   function render(): void {
     const open = asking().length;
     el.dataset.pending = String(open > 0);
+    // A call the shop says cannot run is approved on its own, twice.
     bulk.hidden = open < 2;
+    approveAll.hidden = asking().some((c) => c.blocked);
     approveAll.textContent = t("card.approveAll", { count: open });
     denyAll.textContent = t("card.denyAll", { count: open });
     expires.textContent = t("card.expires", { time: formatTime(card.expires_at, deps.i18n.lang) });

@@ -282,11 +282,12 @@ fn stock_taken_by_someone_else_shows_as_a_blocking_warning() {
     assert_eq!(blocking_codes(&preview), ["INSUFFICIENT_STOCK"]);
     assert_eq!(preview.warnings[0].message, refused.to_string());
     assert_eq!(preview.lines[0].stock_left, Some(1));
-    assert!(
-        preview.summary.ends_with("（当前无法执行，见警告）"),
-        "{}",
-        preview.summary
+    assert_eq!(
+        preview.summary,
+        format!("当前无法执行：{refused}"),
+        "the headline names what stops the order, not an amount to pay"
     );
+    assert!(!preview.summary.contains("应付"), "{}", preview.summary);
 }
 
 #[test]

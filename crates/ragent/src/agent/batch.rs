@@ -20,7 +20,7 @@ use crate::instructions::results;
 use crate::llm::{ToolCallRequest, turn};
 use crate::mcp::ToolInfo;
 use crate::policy::{self, AllowedBy, ToolFacts, Verdict};
-use crate::protocol::{AgentEvent, AuditDecision, CardCall, ConfirmationCard, Rejection};
+use crate::protocol::{AgentEvent, AuditDecision, CallRisk, CardCall, ConfirmationCard, Rejection};
 use crate::settings::Settings;
 use crate::store::audit::{self, NewAudit};
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate, NewCall};
@@ -180,6 +180,8 @@ fn new_call(
         can_change: known.is_some_and(|k| k.facts.can_change()),
         trusted: known.is_some_and(|k| k.facts.trust == policy::Trust::Trusted),
         declares_read_only: known.is_some_and(|k| k.facts.declares_read_only()),
+        // A tool no server lists is taken at its worst.
+        risk: known.map_or(CallRisk::Irreversible, |k| k.facts.risk()),
         preview_tool,
     }
 }
@@ -421,6 +423,7 @@ pub(crate) fn card(conn: &Connection, batch: &BatchRecord) -> Result<Confirmatio
             trusted: call.trusted,
             declares_read_only: call.declares_read_only,
             definition_changed: call.definition_changed,
+            risk: call.risk,
             status: call.status,
             preview: call.preview,
         });

@@ -255,6 +255,7 @@ mod tests {
             },
             moves_money: false,
             changes_cart: false,
+            undoable: false,
             preview: None,
             definition: json!({}),
             definition_hash: String::new(),

@@ -42,6 +42,12 @@ pub const MOVES_MONEY: &str = "ragent/moves_money";
 /// is neither pinned nor asked by the policy.
 pub const CHANGES_CART: &str = "ragent/changes_cart";
 
+/// The tool definition `_meta` key by which a server says a write can be
+/// undone by another call of its own (a cart line put back, an address
+/// changed again). It only softens the card's badge, so it is believed
+/// only from a trusted server, and it is pinned.
+pub const UNDOABLE: &str = "ragent/undoable";
+
 /// The tool definition `_meta` key by which a write names the read-only
 /// tool of the same server that previews its calls (same arguments).
 pub const PREVIEW: &str = "ragent/preview";
@@ -74,6 +80,8 @@ pub struct ToolInfo {
     pub moves_money: bool,
     /// The definition's `_meta` declares [`CHANGES_CART`].
     pub changes_cart: bool,
+    /// The definition's `_meta` declares [`UNDOABLE`].
+    pub undoable: bool,
     /// The tool the definition's `_meta` names under [`PREVIEW`] (a bare
     /// tool name of the same server), believed only as the policy says.
     pub preview: Option<String>,

@@ -6,7 +6,7 @@
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-use super::{CHANGES_CART, MOVES_MONEY, PREVIEW, ToolHints, ToolInfo, qualified_name};
+use super::{CHANGES_CART, MOVES_MONEY, PREVIEW, ToolHints, ToolInfo, UNDOABLE, qualified_name};
 use crate::hashing::{canonical_json, hash_json};
 use crate::protocol::{DefinitionField, ToolDefinitionView};
 use crate::store::{StoreError, kv};
@@ -49,6 +49,12 @@ pub fn definition_of(tool: &rmcp::model::Tool) -> Value {
         && let Value::Object(fields) = &mut definition
     {
         fields.insert("movesMoney".into(), Value::Bool(true));
+    }
+    // A server that starts calling a write undoable softens its card.
+    if meta_flag(tool, UNDOABLE)
+        && let Value::Object(fields) = &mut definition
+    {
+        fields.insert("undoable".into(), Value::Bool(true));
     }
     // Which tool previews it decides what its card shows.
     if let (Some(preview), Value::Object(fields)) = (preview_of(tool), &mut definition) {
@@ -116,6 +122,7 @@ pub fn tool_info(server: &str, trusted: bool, tool: &rmcp::model::Tool) -> ToolI
         },
         moves_money: moves_money(tool),
         changes_cart: meta_flag(tool, CHANGES_CART),
+        undoable: meta_flag(tool, UNDOABLE),
         preview: preview_of(tool),
         definition_hash: hash_json(&definition),
         definition,

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::StoreError;
 use crate::hashing::hash_json;
-use crate::protocol::{CallPreview, Rejection};
+use crate::protocol::{CallPreview, CallRisk, Rejection};
 use crate::toolcall::CallStatus;
 
 /// Where a batch is.
@@ -84,6 +84,8 @@ pub struct NewCall {
     pub trusted: bool,
     /// The tool declares it only reads (believed only when `trusted`).
     pub declares_read_only: bool,
+    /// What the card's badge says the call risks.
+    pub risk: CallRisk,
     /// The tool bound to preview the call (`server__tool`): stored with
     /// the call, so a card whose preview was never computed (the app
     /// stopped first) is known to lack one.
@@ -120,6 +122,7 @@ impl NewCall {
             can_change: self.can_change,
             trusted: self.trusted,
             declares_read_only: self.declares_read_only,
+            risk: self.risk,
             status,
             output: None,
             is_error: false,
@@ -154,6 +157,7 @@ pub struct CallRecord {
     pub can_change: bool,
     pub trusted: bool,
     pub declares_read_only: bool,
+    pub risk: CallRisk,
     pub status: CallStatus,
     pub output: Option<String>,
     pub is_error: bool,
@@ -208,8 +212,8 @@ pub fn insert_batch(
         let hash = call.arguments.as_ref().map(hash_json);
         conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
                  title, description, proposed_arguments, arguments, arguments_hash, input_schema,
-                 destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?22)")?.execute(
+                 destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at, risk)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?22, ?23)")?.execute(
             params![
                 call.id,
                 batch.session_id,
@@ -232,7 +236,8 @@ pub fn insert_batch(
                 call.declares_read_only,
                 call.preview_tool,
                 CallStatus::Proposed.as_str(),
-                now
+                now,
+                call.risk.as_str()
             ],
         )?;
         conn.prepare_cached("INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, NULL, ?2, NULL, ?3)")?.execute(
@@ -342,7 +347,7 @@ macro_rules! select_calls {
             "SELECT id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
                  description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
                  definition_changed, can_change, status, output, is_error, trusted, declares_read_only,
-                 preview_tool, preview, structured_output, rejection, deny_reason
+                 preview_tool, preview, structured_output, rejection, deny_reason, risk
              FROM tool_calls ",
             $rest,
             " ORDER BY created_at, reply_id, seq"
@@ -355,6 +360,8 @@ macro_rules! select_calls {
 type RawCall = (CallRecord, Option<String>, String, [Option<String>; 3]);
 
 fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
+    let destructive: bool = row.get(14)?;
+    let risk: Option<String> = row.get(27)?;
     let record = CallRecord {
         id: row.get(0)?,
         session_id: row.get(1)?,
@@ -370,7 +377,7 @@ fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
         arguments: None,
         arguments_hash: row.get(12)?,
         approved_hash: row.get(13)?,
-        destructive: row.get(14)?,
+        destructive,
         definition_changed: row.get(15)?,
         can_change: row.get(16)?,
         status: CallStatus::Proposed,
@@ -378,6 +385,7 @@ fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
         is_error: row.get(19)?,
         trusted: row.get(20)?,
         declares_read_only: row.get(21)?,
+        risk: CallRisk::parse(risk.as_deref(), destructive),
         preview_tool: row.get(22)?,
         preview: None,
         structured_output: None,
@@ -607,6 +615,7 @@ mod tests {
             can_change: true,
             trusted: true,
             declares_read_only: false,
+            risk: CallRisk::MovesMoney,
             preview_tool: None,
         }
     }

@@ -187,6 +187,12 @@ CREATE TABLE input_requests (
 CREATE INDEX input_requests_by_session ON input_requests(session_id);
 "#,
     },
+    Migration {
+        description: "what a card's badge says a call risks (moves money, reaches out, irreversible, undoable, adds, reads); calls stored before it are read from whether they were shown destructive",
+        sql: r#"
+ALTER TABLE tool_calls ADD COLUMN risk TEXT;
+"#,
+    },
 ];
 
 /// Brings the schema up to date.
