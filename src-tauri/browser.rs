@@ -2,10 +2,12 @@
 //! page a server asked the user to visit (an MCP URL-mode request) or an
 //! authorization server's sign-in page. The address always comes from the
 //! core (a waiting request's, or the sign-in it began): the page never
-//! names what is opened.
+//! names what is opened. Whatever the core gives is judged once more by
+//! [`ragent::web_page`]: only a web page reaches the opener.
 
 use ragent::AgentError;
 use ragent::protocol::{ErrorCode, ErrorInfo};
+use ragent::web_page::web_page;
 use serde::{Serialize, Serializer};
 
 use tauri::{AppHandle, Runtime};
@@ -29,8 +31,10 @@ impl Serialize for OpenUrlError {
     }
 }
 
-/// Hands `url` to the desktop's browser; it returns once the browser has it.
+/// Hands `url` to the desktop's browser, if it is a web page; it returns
+/// once the browser has it.
 pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str) -> Result<(), OpenUrlError> {
-    app.opener().open_url(url, None::<&str>)?;
+    let page = web_page(url).map_err(AgentError::from)?;
+    app.opener().open_url(page.as_str(), None::<&str>)?;
     Ok(())
 }

@@ -18,11 +18,13 @@
 //   AUTH_JWKS_FILE         a JSON Web Key Set of private keys (an EC P-256 key
 //                          for access tokens and an RSA key for ID tokens) to
 //                          sign with; default: new keys on every start
-//   AUTH_DEV_LOGIN         "0" turns the development login form off (then a
-//                          deployment must add its own interactions)
+//   AUTH_DEV_LOGIN         "1" turns the development login form on (tests and
+//                          demos); off by default, so a deployment adds its
+//                          own interactions
 //
 // The development login form takes any login name (it becomes the token's
-// `sub`) and any password: for tests and demos, never for real shoppers.
+// `sub`) and any password: for tests and demos, never for real shoppers, so
+// it is off unless asked for.
 
 import { createServer } from 'node:http';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -82,7 +84,8 @@ const resources = (process.env.AUTH_RESOURCES || 'http://127.0.0.1:8848/mcp')
   .split(',')
   .map((r) => r.trim())
   .filter(Boolean);
-const devLogin = process.env.AUTH_DEV_LOGIN !== '0';
+const devLogin = process.env.AUTH_DEV_LOGIN === '1';
+if (devLogin) console.error('AUTH_DEV_LOGIN=1: any login name and password sign in; for tests and demos only');
 
 // Listen first, so the issuer can name the port that was picked.
 const server = createServer();

@@ -39,6 +39,7 @@ export const ERROR_ZH: Record<ErrorCode, string> = {
   sign_in: "登录没有完成，请重新登录。",
   sign_in_cancelled: "登录已取消。",
   no_sign_in_pending: "没有进行中的登录，请重新开始登录。",
+  not_a_web_page: "这个地址不是网页（只打开 https 网页，或本机上的 http 页面），没有打开。",
   store: "本地数据读写失败。",
   internal: "应用内部出错了。",
 };
@@ -77,6 +78,7 @@ export const ERROR_EN: Record<ErrorCode, string> = {
   sign_in: "The sign-in did not finish. Sign in again.",
   sign_in_cancelled: "The sign-in was cancelled.",
   no_sign_in_pending: "No sign-in is under way. Start signing in again.",
+  not_a_web_page: "That address is not a web page (only https pages, or http pages on this computer, are opened), so nothing was opened.",
   store: "Reading or writing the app's data failed.",
   internal: "Something went wrong inside the app.",
 };

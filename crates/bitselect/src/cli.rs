@@ -6,6 +6,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use crate::auth::AuthConfig;
+use crate::origins::AllowedOrigins;
+use crate::serve::HttpAccess;
 
 /// Environment variable that sets the data directory (the flag wins).
 pub const DATA_DIR_ENV: &str = "BITSELECT_DATA_DIR";
@@ -22,7 +24,8 @@ pub const USAGE: &str = "\
 bitselect-mcp: the Bit Select shop (比特严选) as an MCP server
 
 Usage: bitselect-mcp [--data-dir DIR | --database-url URL] [--http [ADDR]]
-                     [--allow-remote] [--auth-issuer URL --resource-url URL]
+                     [--allow-remote] [--allowed-origin ORIGIN]...
+                     [--auth-issuer URL --resource-url URL]
        bitselect-mcp seed-users --count N [--data-dir DIR | --database-url URL]
 
 Commands:
@@ -50,6 +53,12 @@ Options:
                    picks a free port. The bound address is printed to stderr
                    as `bitselect-mcp listening on http://ADDR/mcp`.
   --allow-remote   allow --http on a non-loopback address
+  --allowed-origin ORIGIN
+                   (--http) serve MCP requests that a web page at ORIGIN
+                   (https://app.example, scheme, host and port) sends; may be
+                   given again for more. A request with any other `Origin`
+                   header gets 403; none is allowed by default. Requests
+                   without `Origin` (native clients) are served.
   --auth-issuer URL
                    (--http) require sign-in: accept only JWT access tokens
                    issued by this OAuth authorization server (its metadata at
@@ -91,7 +100,8 @@ pub struct Options {
     /// A PostgreSQL database to keep the shop in instead of SQLite.
     pub database_url: Option<String>,
     pub transport: Transport,
-    pub allow_remote: bool,
+    /// Other machines, and which web pages, may reach `--http`.
+    pub http_access: HttpAccess,
     /// Sign-in over HTTP; `None`: none (stdio, or HTTP for the demo user).
     pub auth: Option<AuthConfig>,
 }
@@ -273,6 +283,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
     let mut data_dir = None;
     let mut transport = Transport::Stdio;
     let mut allow_remote = false;
+    let mut allowed_origins = Vec::new();
     while let Some(arg) = args.next() {
         let (flag, inline) = split_flag(arg)?;
         match flag.as_str() {
@@ -305,6 +316,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
                 });
             }
             "--allow-remote" if inline.is_none() => allow_remote = true,
+            "--allowed-origin" => {
+                let value = flag_value(&flag, inline, &mut args, "an origin")?;
+                allowed_origins.push(value.to_string_lossy().into_owned());
+            }
             "--auth-issuer" => {
                 auth_issuer = Some(flag_value(&flag, inline, &mut args, "a URL")?);
             }
@@ -315,6 +330,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
         }
     }
     let auth = auth_options(auth_issuer, resource_url, transport, env)?;
+    if matches!(transport, Transport::Stdio) && !allowed_origins.is_empty() {
+        return Err(UsageError(
+            "--allowed-origin is for --http only; stdio has no web pages to allow".into(),
+        ));
+    }
+    let allowed_origins =
+        AllowedOrigins::new(&allowed_origins).map_err(|error| UsageError(error.to_string()))?;
     if let Transport::Http(addr) = transport
         && !addr.ip().is_loopback()
         && !allow_remote
@@ -328,7 +350,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
         data_dir: data_dir_or_env(data_dir, env_data_dir),
         database_url,
         transport,
-        allow_remote,
+        http_access: HttpAccess {
+            allow_remote,
+            allowed_origins,
+        },
         auth,
     }))
 }
@@ -408,7 +433,10 @@ mod tests {
             data_dir: data_dir.map(PathBuf::from),
             database_url: None,
             transport,
-            allow_remote,
+            http_access: HttpAccess {
+                allow_remote,
+                ..HttpAccess::default()
+            },
             auth: None,
         })
     }
@@ -591,6 +619,58 @@ mod tests {
         assert!(USAGE.contains("--auth-issuer URL"));
         assert!(USAGE.contains("--resource-url URL"));
         assert!(USAGE.contains("/healthz"));
+    }
+
+    #[test]
+    fn allowed_origins_are_repeatable_checked_and_none_by_default() {
+        let access_of = |command: Result<Command, UsageError>| match command {
+            Ok(Command::Serve(options)) => options.http_access,
+            other => panic!("expected serve, got {other:?}"),
+        };
+        assert_eq!(
+            access_of(run(&["--http"], None)).allowed_origins,
+            AllowedOrigins::default()
+        );
+        let access = access_of(run(
+            &[
+                "--http",
+                "--allowed-origin",
+                "https://app.example",
+                "--allowed-origin=http://localhost:5173",
+            ],
+            None,
+        ));
+        assert_eq!(
+            access.allowed_origins,
+            AllowedOrigins::new(["https://app.example", "http://localhost:5173"]).unwrap()
+        );
+        let not_an_origin = run(
+            &["--http", "--allowed-origin", "https://app.example/page"],
+            None,
+        );
+        assert!(
+            not_an_origin
+                .unwrap_err()
+                .0
+                .contains("`https://app.example/page` is not a web origin")
+        );
+        assert!(run(&["--allowed-origin", "https://app.example"], None).is_err());
+    }
+
+    #[test]
+    fn an_issuer_over_plain_http_to_another_machine_stops_the_shop_from_starting() {
+        let error = run(
+            &[
+                "--http",
+                "--auth-issuer",
+                "http://as.example",
+                "--resource-url",
+                RESOURCE,
+            ],
+            None,
+        )
+        .unwrap_err();
+        assert!(error.0.contains("use https"), "{error}");
     }
 
     #[test]

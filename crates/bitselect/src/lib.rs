@@ -33,6 +33,7 @@ pub mod load_users;
 pub mod logistics;
 pub mod money;
 pub mod orders;
+pub mod origins;
 pub mod params;
 pub mod pay_page;
 pub mod payment_pages;
@@ -52,8 +53,8 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use db::SCHEMA_VERSION;
 pub use error::{Refusal, ShopError};
 pub use serve::{
-    HEALTH_PATH, MCP_PATH, ServeError, http_service, serve_http, serve_http_authenticated,
-    serve_io, serve_stdio,
+    HEALTH_PATH, HttpAccess, MCP_PATH, ServeError, http_service, serve_http,
+    serve_http_authenticated, serve_io, serve_stdio,
 };
 pub use server::ShopServer;
 pub use shop::{DB_FILE, Shop, ShopStats, Written};

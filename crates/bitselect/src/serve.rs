@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::config::RESOURCE_METADATA_NAME;
 use crate::auth::{AuthConfig, Authenticator, require_bearer};
 use crate::callers::Callers;
+use crate::origins::{AllowedOrigins, check_origin};
 use crate::pay_page;
 use crate::server::ShopServer;
 use crate::shop::Shop;
@@ -145,6 +146,24 @@ fn online_service(
     )
 }
 
+/// Who may reach the shop over HTTP: other machines (`allow_remote`, else
+/// only this one), and the web pages of `allowed_origins` (none by default;
+/// requests without an `Origin`, from native clients, are always served).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpAccess {
+    pub allow_remote: bool,
+    pub allowed_origins: AllowedOrigins,
+}
+
+/// `router` (the MCP endpoint) behind the `Origin` check, which runs
+/// before any layer inside it.
+fn origin_checked(router: axum::Router, origins: AllowedOrigins) -> axum::Router {
+    router.layer(axum::middleware::from_fn_with_state(
+        Arc::new(origins),
+        check_origin,
+    ))
+}
+
 /// The path of the health check, served without authentication.
 pub const HEALTH_PATH: &str = "/healthz";
 
@@ -156,10 +175,14 @@ pub const HEALTH_PATH: &str = "/healthz";
 pub async fn serve_http(
     shop: Shop,
     addr: SocketAddr,
-    allow_remote: bool,
+    access: HttpAccess,
     shutdown: CancellationToken,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
+    let HttpAccess {
+        allow_remote,
+        allowed_origins,
+    } = access;
     let listener = listen(addr, allow_remote).await?;
     tracing::warn!(
         "serving HTTP without authentication: every request acts for the demo user; \
@@ -173,7 +196,8 @@ pub async fn serve_http(
     let pay_pages = (!bound.ip().is_unspecified()).then(|| format!("http://{bound}"));
     let pages = pay_page::routes(shop.clone());
     let mcp = online_service(shop, callers, pay_pages, mcp_config(allow_remote, &stop));
-    let router = axum::Router::new().nest_service(MCP_PATH, mcp).merge(pages);
+    let mcp = axum::Router::new().nest_service(MCP_PATH, mcp);
+    let router = origin_checked(mcp, allowed_origins).merge(pages);
     run(listener, with_health(router), shutdown, stop, on_ready).await
 }
 
@@ -185,11 +209,15 @@ pub async fn serve_http(
 pub async fn serve_http_authenticated(
     shop: Shop,
     addr: SocketAddr,
-    allow_remote: bool,
+    access: HttpAccess,
     auth: AuthConfig,
     shutdown: CancellationToken,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
+    let HttpAccess {
+        allow_remote,
+        allowed_origins,
+    } = access;
     let listener = listen(addr, allow_remote).await?;
     let auth = Arc::new(Authenticator::new(auth));
     tracing::info!(
@@ -214,13 +242,10 @@ pub async fn serve_http_authenticated(
         pay_pages,
         mcp_config(allow_remote, &stop),
     );
-    let guarded = axum::Router::new()
-        .nest_service(MCP_PATH, mcp)
-        .layer(axum::middleware::from_fn_with_state(
-            auth.clone(),
-            require_bearer,
-        ))
-        .merge(pages);
+    let mcp = axum::Router::new().nest_service(MCP_PATH, mcp).layer(
+        axum::middleware::from_fn_with_state(auth.clone(), require_bearer),
+    );
+    let guarded = origin_checked(mcp, allowed_origins).merge(pages);
     let metadata = {
         let auth = auth.clone();
         axum::routing::get(move || async move { auth.metadata_response() })

@@ -28,15 +28,29 @@ fn metadata_url(stack: &Stack) -> String {
 
 /// A write sent straight to the MCP endpoint, as any HTTP client could.
 async fn post_write(stack: &Stack, token: Option<&str>) -> reqwest::Response {
+    post_write_from(&stack.url(bitselect::MCP_PATH), token, None).await
+}
+
+/// A write sent to the MCP endpoint at `url`, as a web page at `origin`
+/// would send it (a browser names the page's origin), or a native client
+/// (no `Origin`).
+async fn post_write_from(
+    url: &str,
+    token: Option<&str>,
+    origin: Option<&str>,
+) -> reqwest::Response {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                       "params": {"name": "update_cart_item",
                                  "arguments": {"skuCode": IPHONE_17, "action": "add", "quantity": 1}}});
     let mut request = reqwest::Client::new()
-        .post(stack.url(bitselect::MCP_PATH))
+        .post(url)
         .header("accept", "application/json, text/event-stream")
         .json(&body);
     if let Some(token) = token {
         request = request.bearer_auth(token);
+    }
+    if let Some(origin) = origin {
+        request = request.header("origin", origin);
     }
     request.send().await.expect("the shop answers")
 }
@@ -326,4 +340,112 @@ async fn a_client_finds_the_authorization_server_from_the_401_and_can_register_i
         .unwrap();
     assert_eq!(health.status(), 200);
     assert_eq!(health.text().await.unwrap(), "ok");
+}
+
+#[tokio::test]
+async fn a_web_page_whose_origin_is_not_allowed_gets_403_and_changes_nothing() {
+    let stack = Stack::start(StackOptions {
+        allowed_origins: vec!["https://app.example"],
+        ..StackOptions::default()
+    })
+    .await;
+    let token = sign_in(&stack.auth.issuer, "alice", &stack.resource)
+        .await
+        .access_token;
+    let mcp = stack.url(bitselect::MCP_PATH);
+    let before = dump(&stack.shop.shop);
+    for origin in [
+        "https://evil.example",
+        "http://app.example",
+        "https://app.example:8443",
+        "null",
+    ] {
+        for token in [None, Some(token.as_str())] {
+            let response = post_write_from(&mcp, token, Some(origin)).await;
+            assert_eq!(
+                response.status(),
+                403,
+                "{origin}, token: {}",
+                token.is_some()
+            );
+        }
+    }
+    assert_eq!(dump(&stack.shop.shop), before, "nothing was changed");
+    assert!(stack.shop.shop.find_user("alice").unwrap().is_none());
+
+    let allowed = post_write_from(&mcp, Some(&token), Some("https://app.example")).await;
+    assert_eq!(allowed.status(), 200, "the allowed origin is served");
+    let native = post_write_from(&mcp, Some(&token), None).await;
+    assert_eq!(native.status(), 200, "a client without Origin is served");
+    assert!(stack.shop.shop.find_user("alice").unwrap().is_some());
+}
+
+#[tokio::test]
+async fn without_allowed_origins_every_web_page_is_refused_and_native_clients_are_served() {
+    let shop = open_shop();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(bitselect::serve_http(
+        shop.shop.clone(),
+        "127.0.0.1:0".parse().unwrap(),
+        bitselect::HttpAccess::default(),
+        shutdown.clone(),
+        move |bound| {
+            let _ = ready_tx.send(bound);
+        },
+    ));
+    let mcp = format!("http://{}{}", ready_rx.await.unwrap(), bitselect::MCP_PATH);
+    let before = dump(&shop.shop);
+    for origin in ["https://evil.example", "http://127.0.0.1", "null"] {
+        let response = post_write_from(&mcp, None, Some(origin)).await;
+        assert_eq!(response.status(), 403, "{origin}");
+    }
+    assert_eq!(dump(&shop.shop), before, "nothing was changed");
+    assert_eq!(post_write_from(&mcp, None, None).await.status(), 200);
+    shutdown.cancel();
+}
+
+#[test]
+fn the_shop_does_not_start_with_an_issuer_reached_over_plain_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bitselect-mcp"))
+        .args([
+            "--http",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            "http://as.example",
+            "--resource-url",
+            "https://shop.example/mcp",
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--auth-issuer `http://as.example` is plain http"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("listening on http://127.0.0.1:"),
+        "it never listened: {stderr}"
+    );
+}
+
+#[tokio::test]
+async fn the_trial_authorization_server_shows_no_login_unless_its_development_login_is_asked_for() {
+    let resource = "http://127.0.0.1:8848/mcp";
+    let deployed = AuthServer::start_as_deployed(&[resource]).await;
+    let (status, page) = test_support::sign_in::login_page(&deployed.issuer, resource).await;
+    assert!(!status.is_success(), "{status}: {page}");
+    assert!(!page.contains("name=\"login\""), "{page}");
+
+    let for_tests = AuthServer::start(&[resource], 600).await;
+    let (status, page) = test_support::sign_in::login_page(&for_tests.issuer, resource).await;
+    assert!(status.is_success(), "{status}: {page}");
+    assert!(
+        page.contains("name=\"login\""),
+        "the development login form"
+    );
 }

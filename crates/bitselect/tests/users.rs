@@ -342,7 +342,7 @@ async fn the_default_http_mode_acts_for_the_demo_user_whatever_the_request_says(
     let served = tokio::spawn(serve_http(
         t.shop.clone(),
         "127.0.0.1:0".parse().unwrap(),
-        false,
+        bitselect::HttpAccess::default(),
         shutdown.clone(),
         move |bound| {
             let _ = ready_tx.send(bound);

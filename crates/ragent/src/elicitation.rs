@@ -8,13 +8,14 @@
 //! - A form may not collect secrets (the spec: form mode must not be used
 //!   for passwords, tokens and the like); a field that looks like one makes
 //!   the whole request refused.
-//! - A URL is shown with its origin, and only `https` (or `http` to a
-//!   loopback host) is accepted.
+//! - A URL is shown with its origin, and only a web page (`https`, or
+//!   `http` to a loopback host: [`crate::web_page`]) is accepted.
 //! - An accepted form answer must fit the schema it answers.
 
 use serde_json::{Map, Value, json};
 
 use crate::protocol::{InputAsk, InputAskKind, InputReply, KeyedReply};
+use crate::web_page::web_page;
 
 /// Why a request cannot be put before the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -27,6 +28,8 @@ pub enum RequestRefusal {
         "the form asks for {field:?}, which looks like a secret; a form must never collect one"
     )]
     Secret { field: String },
+    #[error("the form's message asks for {word:?}, a credential; a form must never collect one")]
+    SecretInMessage { word: String },
     #[error("the URL {url:?} cannot be shown: {why}")]
     Url { url: String, why: String },
     #[error("the server sent no input requests")]
@@ -46,28 +49,65 @@ pub enum AnswerRefusal {
     Invalid { key: String, details: String },
 }
 
-/// Words that name a secret in a field's name or title (lower-cased).
+/// Words that name a secret or a credential in a form's field name, title
+/// or description, or in its message (lower-cased): a form from a server
+/// must never collect one (a server that wants a payment or a sign-in sends
+/// the user to its page instead), so a form that asks is declined unseen.
 const SECRET_WORDS: &[&str] = &[
     "password",
     "passwd",
     "passcode",
+    "passphrase",
     "secret",
     "token",
     "apikey",
     "api_key",
     "api-key",
+    "api key",
     "private_key",
     "privatekey",
+    "private key",
     "cvv",
+    "cvv2",
     "cvc",
     "otp",
     "pin",
+    "one-time code",
+    "one time code",
+    "one-time password",
+    "sms code",
+    "verification code",
+    "security code",
+    "card number",
+    "card_number",
+    "cardnumber",
+    "card-number",
+    "bank card",
+    "bankcard",
+    "credit card",
+    "debit card",
+    "id number",
+    "id_number",
+    "id card",
+    "national id",
+    "passport number",
+    "ssn",
+    "social security",
     "密码",
     "口令",
     "令牌",
     "密钥",
     "验证码",
+    "校验码",
+    "动态码",
     "安全码",
+    "卡号",
+    "银行卡",
+    "信用卡",
+    "储蓄卡",
+    "借记卡",
+    "身份证",
+    "证件号",
 ];
 
 const STRING_FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
@@ -104,6 +144,11 @@ fn judge_one(key: &str, request: &Value) -> Result<InputAsk, RequestRefusal> {
         "form" => {
             let schema = params["requestedSchema"].clone();
             check_form_schema(&schema)?;
+            if let Some(word) = secret_word(&message) {
+                return Err(RequestRefusal::SecretInMessage {
+                    word: word.to_string(),
+                });
+            }
             InputAskKind::Form { schema }
         }
         other => {
@@ -121,25 +166,10 @@ fn judge_one(key: &str, request: &Value) -> Result<InputAsk, RequestRefusal> {
 
 fn url_kind(params: &Value) -> Result<InputAskKind, RequestRefusal> {
     let text = params["url"].as_str().unwrap_or_default().to_string();
-    let refuse = |why: &str| RequestRefusal::Url {
+    let url = web_page(&text).map_err(|refusal| RequestRefusal::Url {
         url: text.clone(),
-        why: why.to_string(),
-    };
-    let url = reqwest::Url::parse(&text).map_err(|e| refuse(&e.to_string()))?;
-    let host = url.host_str().unwrap_or_default();
-    let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
-    match url.scheme() {
-        "https" => {}
-        "http" if loopback => {}
-        _ => {
-            return Err(refuse(
-                "only https addresses (or http on this computer) are opened",
-            ));
-        }
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(refuse("it carries a user name or password"));
-    }
+        why: refusal.to_string(),
+    })?;
     Ok(InputAskKind::Url {
         origin: url.origin().ascii_serialization(),
         url: text,
@@ -150,18 +180,27 @@ fn url_kind(params: &Value) -> Result<InputAskKind, RequestRefusal> {
     })
 }
 
-fn looks_secret(text: &str) -> bool {
+/// The first secret word `text` names, if any.
+fn secret_word(text: &str) -> Option<&'static str> {
     let lower = text.to_lowercase();
-    SECRET_WORDS.iter().any(|word| {
-        // Short words only as a whole word ("pin", not "shipping").
-        if word.len() <= 3 && word.is_ascii() {
-            lower
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .any(|part| part == *word)
+    SECRET_WORDS.iter().copied().find(|word| {
+        // Short words and phrases only as whole words ("pin", not
+        // "shipping"; "id card", not "paid card").
+        if word.is_ascii() && (word.len() <= 4 || word.contains(' ')) {
+            lower.match_indices(word).any(|(at, _)| {
+                let before = lower[..at].chars().next_back();
+                let after = lower[at + word.len()..].chars().next();
+                !before.is_some_and(|c| c.is_ascii_alphanumeric())
+                    && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+            })
         } else {
             lower.contains(word)
         }
     })
+}
+
+fn looks_secret(text: &str) -> bool {
+    secret_word(text).is_some()
 }
 
 /// Whether `schema` is a form MCP allows: a flat object of primitives.
@@ -175,7 +214,12 @@ pub fn check_form_schema(schema: &Value) -> Result<(), RequestRefusal> {
     };
     for (name, property) in properties {
         let title = property["title"].as_str().unwrap_or_default();
-        if looks_secret(name) || looks_secret(title) || property["format"] == "password" {
+        let description = property["description"].as_str().unwrap_or_default();
+        if looks_secret(name)
+            || looks_secret(title)
+            || looks_secret(description)
+            || property["format"] == "password"
+        {
             return Err(RequestRefusal::Secret {
                 field: name.clone(),
             });
@@ -359,6 +403,102 @@ mod tests {
         assert!(judge_requests(&json!({"k": form(shipping)})).is_ok());
     }
 
+    /// Where a form names what it asks for.
+    #[derive(Clone, Copy, Debug)]
+    enum Place {
+        Name,
+        Title,
+        Description,
+        Message,
+    }
+
+    fn form_naming(place: Place, words: &str) -> Value {
+        let field = |name: &str, title: &str, description: &str| {
+            json!({"type": "object", "properties": {name: {
+                "type": "string", "title": title, "description": description
+            }}})
+        };
+        let (schema, message) = match place {
+            Place::Name => (field(words, "", ""), ""),
+            Place::Title => (field("value", words, ""), ""),
+            Place::Description => (field("value", "", words), ""),
+            Place::Message => (field("value", "", ""), words),
+        };
+        json!({"k": {"method": "elicitation/create",
+                     "params": {"mode": "form", "message": message, "requestedSchema": schema}}})
+    }
+
+    #[test]
+    fn a_form_asking_for_a_credential_anywhere_is_declined() {
+        use Place::*;
+        let asks_credential = [
+            (Name, "card_number"),
+            (Title, "Card number"),
+            (
+                Description,
+                "The 16 digits on the front of your credit card",
+            ),
+            (Message, "Please enter your bank card number to continue"),
+            (Title, "CVV"),
+            (Name, "cvc"),
+            (Description, "The 3-digit security code on the back"),
+            (Message, "Enter the CVV2 of your card"),
+            (Name, "pin"),
+            (Title, "Card PIN"),
+            (Message, "Type your PIN to confirm"),
+            (Title, "SMS code"),
+            (Description, "The one-time code we texted you"),
+            (Message, "Enter the verification code sent to your phone"),
+            (Name, "otp"),
+            (Title, "ID number"),
+            (Message, "Your national ID is required"),
+            (Name, "ssn"),
+            (Title, "Password"),
+            (Description, "Your account passphrase"),
+            (Message, "Re-enter your password to authorize"),
+            (Title, "银行卡号"),
+            (Description, "请输入信用卡背面的安全码"),
+            (Message, "请输入您的储蓄卡卡号"),
+            (Title, "CVV 安全码"),
+            (Message, "请输入六位支付密码"),
+            (Title, "短信验证码"),
+            (Description, "我们发给您的动态码"),
+            (Message, "请填写身份证号码以完成实名认证"),
+            (Title, "证件号"),
+            (Message, "请输入银行卡有效期"),
+            (Description, "登录口令"),
+        ];
+        for (place, words) in asks_credential {
+            let judged = judge_requests(&form_naming(place, words));
+            assert!(
+                matches!(
+                    judged,
+                    Err(RequestRefusal::Secret { .. } | RequestRefusal::SecretInMessage { .. })
+                ),
+                "{place:?} {words:?}: {judged:?}"
+            );
+        }
+        let plain = [
+            (Name, "shipping"),
+            (Title, "Spinning speed"),
+            (Description, "Your shipping address"),
+            (Message, "Which colour would you like?"),
+            (Title, "支付方式"),
+            (
+                Message,
+                "确认支付订单 88236：应付 ¥6799.00。请选择支付方式后提交。",
+            ),
+            (Description, "收货人电话"),
+            (Message, "The paid card game ships tomorrow"),
+        ];
+        for (place, words) in plain {
+            assert!(
+                judge_requests(&form_naming(place, words)).is_ok(),
+                "{place:?} {words:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_url_is_shown_with_its_origin_and_only_over_https() {
         let url = |u: &str| json!({"k": {"method": "elicitation/create", "params": {"mode": "url", "message": "去支付", "url": u, "elicitationId": "e1"}}});
@@ -375,6 +515,9 @@ mod tests {
         for bad in [
             "http://pay.example.com/",
             "javascript:alert(1)",
+            "file:///etc/passwd",
+            "smb://share.example/x",
+            "vscode://ext/install",
             "https://user:pw@pay.example.com/",
             "not a url",
         ] {

@@ -13,6 +13,7 @@ use crate::secrets::SecretError;
 use crate::settings::SettingsError;
 use crate::store::StoreError;
 use crate::toolcall::CallStatus;
+use crate::web_page::NotAWebPage;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -81,6 +82,8 @@ pub enum AgentError {
     SignIn { server: String, error: SignInError },
     #[error("no sign-in to {0:?} is under way")]
     NoSignInPending(String),
+    #[error("the page was not opened: {0}")]
+    NotAWebPage(#[from] NotAWebPage),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -139,6 +142,11 @@ impl AgentError {
                 error: SignInError::Cancelled,
                 ..
             } => ErrorCode::SignInCancelled,
+            AgentError::NotAWebPage(_)
+            | AgentError::SignIn {
+                error: SignInError::NotAWebPage(_),
+                ..
+            } => ErrorCode::NotAWebPage,
             AgentError::SignIn { .. } => ErrorCode::SignIn,
             AgentError::NoSignInPending(_) => ErrorCode::NoSignInPending,
             AgentError::Store(_) | AgentError::Secrets(_) => ErrorCode::Store,

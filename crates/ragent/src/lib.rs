@@ -28,6 +28,7 @@ pub mod store;
 mod store;
 pub mod toolcall;
 pub mod typescript;
+pub mod web_page;
 
 pub use agent::{Agent, AgentConfig, RecoveryReport};
 pub use error::AgentError;

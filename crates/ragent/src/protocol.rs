@@ -273,6 +273,9 @@ pub enum ErrorCode {
     SignInCancelled,
     /// No sign-in to that server is under way.
     NoSignInPending,
+    /// An address that is not a web page (`https`, or `http` on this
+    /// computer) was not opened.
+    NotAWebPage,
     Store,
     Internal,
 }

@@ -56,15 +56,9 @@ impl ShopConnection {
         };
         let refused = || SettingsError::ShopUrl(url.clone());
         let parsed = url::Url::parse(url.trim()).map_err(|_| refused())?;
-        let loopback = match parsed.host() {
-            Some(url::Host::Domain(name)) => name == "localhost",
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            None => false,
-        };
         match parsed.scheme() {
             "https" if parsed.host().is_some() => Ok(()),
-            "http" if loopback => Ok(()),
+            "http" if crate::web_page::is_loopback(&parsed) => Ok(()),
             _ => Err(refused()),
         }
     }
@@ -183,6 +177,13 @@ pub enum SettingsError {
     },
     #[error("{0} has no stored value to keep")]
     NothingToKeep(String),
+    /// A kept secret would go to another address than it was saved for.
+    #[error("{what} was saved for {saved_for:?}; give it again to send it to {base_url:?}")]
+    KeptForAnotherAddress {
+        what: String,
+        saved_for: String,
+        base_url: String,
+    },
 }
 
 impl ModelSettings {

@@ -12,6 +12,7 @@ use ts_rs::TS;
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::policy::ToolOverride;
 use crate::settings::{Appearance, ModelSettings, Settings, SettingsError, ShopConnection};
+use crate::web_page::is_plain_http_elsewhere;
 
 /// The settings without their secret values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -48,6 +49,11 @@ pub struct ServerView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional = nullable)]
     pub oauth_client_id: Option<String>,
+    /// Plain `http` to another computer: what the app sends it and what it
+    /// answers cross the network unencrypted (the page marks it so, and
+    /// the app does not sign in there). Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unencrypted: bool,
 }
 
 /// A server's transport with the names of its env values or headers only.
@@ -164,6 +170,7 @@ impl SettingsView {
 
 /// A server as the page may see it: env and header names only.
 pub fn server_view(config: &ServerConfig) -> ServerView {
+    let unencrypted = matches!(&config.transport, ServerTransport::Http { url, .. } if is_plain_http_elsewhere(url));
     let transport = match &config.transport {
         ServerTransport::Stdio { command, args, env } => ServerTransportView::Stdio {
             command: command.clone(),
@@ -177,6 +184,7 @@ pub fn server_view(config: &ServerConfig) -> ServerView {
     };
     ServerView {
         transport,
+        unencrypted,
         trusted: config.trusted,
         disabled: config.disabled,
         timeout_secs: config.timeout_secs,
@@ -247,7 +255,30 @@ impl ModelEdit {
     /// The model settings this edit asks for, given the ones in force: what
     /// a save stores, and what listing the provider's models uses before
     /// anything is saved.
+    ///
+    /// A kept key or header goes only to the address it was saved for: at
+    /// another base URL (a provider the user is trying, or one a pasted
+    /// setting points at) it must be given again.
     pub fn apply(self, current: &ModelSettings) -> Result<ModelSettings, SettingsError> {
+        if !same_endpoint(&self.base_url, &current.base_url) {
+            let kept_key = matches!(self.api_key, Secret::Keep) && current.api_key.is_some();
+            let kept_header = self
+                .extra_headers
+                .iter()
+                .find(|(_, secret)| matches!(secret, Secret::Keep));
+            let kept = match (kept_key, kept_header) {
+                (true, _) => Some("the API key".to_string()),
+                (false, Some((name, _))) => Some(format!("model header {name:?}")),
+                (false, None) => None,
+            };
+            if let Some(what) = kept {
+                return Err(SettingsError::KeptForAnotherAddress {
+                    what,
+                    saved_for: current.base_url.clone(),
+                    base_url: self.base_url,
+                });
+            }
+        }
         let api_key = match self.api_key {
             Secret::Keep => current.api_key.clone(),
             Secret::Set { value } => Some(value),
@@ -265,6 +296,17 @@ impl ModelEdit {
             extra_headers,
         })
     }
+}
+
+/// Whether two base URLs name the same endpoint: the same URL once parsed
+/// (host case, default port), trailing slashes aside.
+fn same_endpoint(a: &str, b: &str) -> bool {
+    let normal = |text: &str| {
+        let text = text.trim();
+        let parsed = url::Url::parse(text).map_or_else(|_| text.to_string(), |url| url.to_string());
+        parsed.trim_end_matches('/').to_string()
+    };
+    normal(a) == normal(b)
 }
 
 /// A map of secrets as edited: kept entries take the stored value, set
@@ -438,6 +480,53 @@ mod tests {
         let mut clear = keep_all(&current);
         clear.model.api_key = Secret::Clear;
         assert_eq!(clear.apply(&current).unwrap().model.api_key, None);
+    }
+
+    #[test]
+    fn a_server_over_plain_http_to_another_computer_is_marked_unencrypted() {
+        let http = |url: &str| {
+            server_view(&ServerConfig::untrusted(ServerTransport::Http {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            }))
+            .unencrypted
+        };
+        assert!(http("http://notes.example/mcp"));
+        assert!(!http("https://notes.example/mcp"));
+        assert!(!http("http://127.0.0.1:8080/mcp"));
+        assert!(!server_view(&stored().mcp_servers["notes"]).unencrypted);
+    }
+
+    #[test]
+    fn a_kept_key_or_header_goes_only_to_the_base_url_it_was_saved_for() {
+        let mut current = stored();
+        current.model.base_url = "https://api.deepseek.com/v1".into();
+        let mut same = keep_all(&current);
+        same.model.base_url = " https://API.DeepSeek.com:443/v1/ ".into();
+        assert!(
+            same.apply(&current).is_ok(),
+            "the same address, written otherwise"
+        );
+
+        let mut elsewhere = keep_all(&current);
+        elsewhere.model.base_url = "https://collector.example/v1".into();
+        assert!(matches!(
+            elsewhere.clone().apply(&current),
+            Err(SettingsError::KeptForAnotherAddress { ref what, .. }) if what == "the API key"
+        ));
+        elsewhere.model.api_key = Secret::Set {
+            value: "sk-for-collector".into(),
+        };
+        assert!(matches!(
+            elsewhere.clone().apply(&current),
+            Err(SettingsError::KeptForAnotherAddress { ref what, .. }) if what.contains("X-Org")
+        ));
+        for secret in elsewhere.model.extra_headers.values_mut() {
+            *secret = Secret::Clear;
+        }
+        let applied = elsewhere.apply(&current).unwrap();
+        assert_eq!(applied.model.api_key.as_deref(), Some("sk-for-collector"));
+        assert!(applied.model.extra_headers.is_empty());
     }
 
     #[test]

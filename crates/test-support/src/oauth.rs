@@ -35,11 +35,24 @@ pub struct AuthServer {
 
 impl AuthServer {
     /// Starts it for these resource URLs, with access tokens living
-    /// `ttl_secs`, and waits for its ready line.
+    /// `ttl_secs` and its development login form on (the tests sign in
+    /// with it), and waits for its ready line.
     pub async fn start(resources: &[&str], ttl_secs: u32) -> Self {
+        Self::spawn(resources, ttl_secs, &[("AUTH_DEV_LOGIN", "1")]).await
+    }
+
+    /// Starts it as a deployment would, with no settings beyond the
+    /// resources: its development login stays off.
+    pub async fn start_as_deployed(resources: &[&str]) -> Self {
+        Self::spawn(resources, 600, &[]).await
+    }
+
+    async fn spawn(resources: &[&str], ttl_secs: u32, settings: &[(&str, &str)]) -> Self {
         require_oidc_provider();
         let mut child = Command::new("node")
             .arg(repo_root().join("scripts/auth-server/server.mjs"))
+            .env_remove("AUTH_DEV_LOGIN")
+            .envs(settings.iter().copied())
             .env("AUTH_PORT", "0")
             .env("AUTH_RESOURCES", resources.join(","))
             .env("AUTH_ACCESS_TOKEN_TTL", ttl_secs.to_string())
@@ -135,6 +148,24 @@ fn location(response: &reqwest::Response, base: &str) -> Option<String> {
     let target = value.to_str().expect("ascii location");
     let base = reqwest::Url::parse(base).expect("base URL");
     Some(base.join(target).expect("a URL").to_string())
+}
+
+/// The first page a browser lands on from `authorization_url` (after the
+/// server's redirects): its status and text.
+pub async fn first_page(authorization_url: &str) -> (reqwest::StatusCode, String) {
+    let mut browser = Browser::new();
+    let mut next = authorization_url.to_string();
+    for _ in 0..12 {
+        let response = browser.send(browser.http.get(&next)).await;
+        match location(&response, &next) {
+            Some(target) => next = target,
+            None => {
+                let status = response.status();
+                return (status, response.text().await.expect("a page"));
+            }
+        }
+    }
+    panic!("{authorization_url} redirects without end");
 }
 
 /// Follows `authorization_url` as a browser would, signing in as `login`

@@ -42,22 +42,7 @@ fn pkce() -> (String, String) {
 pub async fn sign_in(issuer: &str, login: &str, resource: &str) -> Tokens {
     let (verifier, challenge) = pkce();
     let state = "state-of-the-test";
-    let authorize = reqwest::Url::parse_with_params(
-        &format!("{issuer}/auth"),
-        &[
-            ("client_id", TEST_CLIENT),
-            ("response_type", "code"),
-            ("redirect_uri", REDIRECT_URI),
-            ("scope", "openid offline_access"),
-            // Required for offline_access (a refresh token), OIDC Core §11.
-            ("prompt", "consent"),
-            ("code_challenge", &challenge),
-            ("code_challenge_method", "S256"),
-            ("state", state),
-            ("resource", resource),
-        ],
-    )
-    .expect("authorization URL");
+    let authorize = authorization_url(issuer, resource, &challenge, state);
     let redirect = crate::oauth::log_in(authorize.as_str(), login).await;
     let code = code_from(&redirect, state);
     let response = reqwest::Client::new()
@@ -74,6 +59,40 @@ pub async fn sign_in(issuer: &str, login: &str, resource: &str) -> Tokens {
         .await
         .expect("the token endpoint answers");
     token_answer(response).await
+}
+
+/// The test client's authorization request for `resource`, as a browser
+/// is sent to it.
+pub fn authorization_url(
+    issuer: &str,
+    resource: &str,
+    challenge: &str,
+    state: &str,
+) -> reqwest::Url {
+    reqwest::Url::parse_with_params(
+        &format!("{issuer}/auth"),
+        &[
+            ("client_id", TEST_CLIENT),
+            ("response_type", "code"),
+            ("redirect_uri", REDIRECT_URI),
+            ("scope", "openid offline_access"),
+            // Required for offline_access (a refresh token), OIDC Core §11.
+            ("prompt", "consent"),
+            ("code_challenge", challenge),
+            ("code_challenge_method", "S256"),
+            ("state", state),
+            ("resource", resource),
+        ],
+    )
+    .expect("authorization URL")
+}
+
+/// The page a browser reaches from the test client's authorization
+/// request: the login form, when the server offers one.
+pub async fn login_page(issuer: &str, resource: &str) -> (reqwest::StatusCode, String) {
+    let (_, challenge) = pkce();
+    crate::oauth::first_page(authorization_url(issuer, resource, &challenge, "state").as_str())
+        .await
 }
 
 /// Exchanges a refresh token for new tokens for `resource`.

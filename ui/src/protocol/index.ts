@@ -30,7 +30,7 @@ export type ErrorInfo = { code: ErrorCode, message: string,
  */
 model_failure?: ModelFailure, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "sign_in" | "sign_in_cancelled" | "no_sign_in_pending" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "sign_in" | "sign_in_cancelled" | "no_sign_in_pending" | "not_a_web_page" | "store" | "internal";
 
 export type ModelFailure = { kind: ModelFailureKind, 
 /**
@@ -339,7 +339,13 @@ export type ServerView = { trusted: boolean, disabled: boolean, timeout_secs: nu
 /**
  * The client id a sign-in uses where the server registers none.
  */
-oauth_client_id?: string | null, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
+oauth_client_id?: string | null, 
+/**
+ * Plain `http` to another computer: what the app sends it and what it
+ * answers cross the network unencrypted (the page marks it so, and
+ * the app does not sign in there). Left out when false.
+ */
+unencrypted?: boolean, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
 
 export type ServerTransportView = { command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, };
 

@@ -29,6 +29,8 @@ interface Row {
   timeout: string;
   /** The sign-in's client id where the server registers none; empty: none. */
   clientId: string;
+  /** The core found the saved address to be plain http to another computer. */
+  unencrypted: boolean;
 }
 
 function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
@@ -47,6 +49,7 @@ function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
     disabled: stored?.disabled ?? false,
     timeout: stored?.timeout_secs == null ? "" : String(stored.timeout_secs),
     clientId: stored?.oauth_client_id ?? "",
+    unencrypted: stored?.unencrypted ?? false,
   };
 }
 
@@ -93,6 +96,9 @@ export function serversSection(
             ]
           : [
               field(t("settings.url"), textInput(row.url, (v) => (row.url = v), { type: "url", placeholder: "http://127.0.0.1:8080/mcp" })),
+              ...(row.unencrypted
+                ? [h("p", { class: "field-warning", attrs: { "data-testid": "server-unencrypted" }, text: t("settings.unencrypted") })]
+                : []),
               field(t("settings.headers"), row.headers.el),
               field(
                 t("settings.clientId"),

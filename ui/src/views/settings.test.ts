@@ -230,6 +230,19 @@ describe("MCP servers", () => {
     expect((await save()).mcp_servers.remote).toMatchObject({ oauth_client_id: "operator-given" });
   });
 
+  it("marks a saved server over plain http to another computer as not encrypted", async () => {
+    expect(root.querySelector('[data-testid="server-unencrypted"]')).toBeNull();
+    api.settings.mcp_servers = {
+      plain: { url: "http://notes.example/mcp", headers: [], trusted: false, disabled: false, timeout_secs: null, unencrypted: true },
+      tls: { url: "https://notes.example/mcp", headers: [], trusted: false, disabled: false, timeout_secs: null },
+    };
+    await mount();
+    const marks = root.querySelectorAll('[data-testid="server-unencrypted"]');
+    expect(marks).toHaveLength(1);
+    expect(marks[0].closest('[data-testid="server-form"]')!.querySelector("legend")!.textContent).toBe("plain");
+    expect(marks[0].textContent).toContain("未加密");
+  });
+
   it("refuses a server without a name before saving", async () => {
     q<HTMLButtonElement>('[data-testid="add-server"]').click();
     q<HTMLButtonElement>('[data-testid="save-settings"]').click();

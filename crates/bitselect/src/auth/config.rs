@@ -12,6 +12,10 @@ pub enum ConfigError {
     NotHttpUrl { flag: &'static str, value: String },
     #[error("{flag} `{value}` must not carry a query or a fragment")]
     QueryOrFragment { flag: &'static str, value: String },
+    #[error(
+        "--auth-issuer `{0}` is plain http to another machine: the shop would fetch the keys it trusts over an unencrypted connection; use https (plain http is only for an issuer on this machine)"
+    )]
+    IssuerNotTls(String),
 }
 
 /// Whom the shop trusts to issue tokens, and the URL it is known by.
@@ -50,9 +54,26 @@ fn http_url(flag: &'static str, value: &str) -> Result<Url, ConfigError> {
     Ok(url)
 }
 
+/// Whether `url` names this machine: `localhost`, 127.0.0.0/8 or `::1`.
+fn is_loopback(url: &Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 impl AuthConfig {
+    /// The issuer must be https unless it is on this machine: its metadata
+    /// names the keys every token is checked with, and whoever can change
+    /// them on the way can sign tokens for any shopper.
     pub fn new(issuer: &str, resource: &str) -> Result<Self, ConfigError> {
-        http_url("--auth-issuer", issuer)?;
+        let issuer_url = http_url("--auth-issuer", issuer)?;
+        if issuer_url.scheme() != "https" && !is_loopback(&issuer_url) {
+            return Err(ConfigError::IssuerNotTls(issuer.to_owned()));
+        }
         let resource_url = http_url("--resource-url", resource)?;
         Ok(Self {
             issuer: issuer.to_owned(),
@@ -179,6 +200,32 @@ mod tests {
                 "https://as.example/tenant/.well-known/openid-configuration",
             ]
         );
+    }
+
+    #[test]
+    fn an_issuer_over_plain_http_is_refused_unless_it_is_on_this_machine() {
+        for issuer in [
+            "http://as.example",
+            "http://10.0.0.5:9000",
+            "http://localhost.as.example",
+        ] {
+            assert_eq!(
+                AuthConfig::new(issuer, "https://shop.example/mcp"),
+                Err(ConfigError::IssuerNotTls(issuer.into())),
+                "{issuer}"
+            );
+        }
+        for issuer in [
+            "https://as.example",
+            "http://127.0.0.1:9000",
+            "http://localhost:9000",
+            "http://[::1]:9000",
+        ] {
+            assert!(
+                AuthConfig::new(issuer, "https://shop.example/mcp").is_ok(),
+                "{issuer}"
+            );
+        }
     }
 
     #[test]

@@ -1,16 +1,21 @@
 //! The authorization server's signing keys: its metadata names its
 //! `jwks_uri`; the key set is fetched once and cached, and fetched again when
 //! a token names a key id the cache does not hold (a key rotation), at most
-//! once per [`REFETCH_INTERVAL`], so a stream of tokens with made-up key ids
-//! cannot make the shop hammer the authorization server.
+//! once per [`REFETCH_INTERVAL`] for the issuer, so a stream of tokens with
+//! made-up key ids cannot make the shop hammer the authorization server.
+//!
+//! A fetch never holds the lock that lookups take: the cache is locked only
+//! to read or swap it, and fetches queue on a lock of their own, so a token
+//! signed with a known key is checked at once while a slow authorization
+//! server keeps a fetch waiting.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::Jwk;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::sync::Mutex;
 
 use super::config::AuthConfig;
 
@@ -59,7 +64,10 @@ struct Cache {
 pub struct KeySource {
     config: AuthConfig,
     http: reqwest::Client,
+    /// Locked only to read or swap, never across a fetch.
     cache: Mutex<Cache>,
+    /// Held by the one fetch under way; the others wait for its keys.
+    fetching: tokio::sync::Mutex<()>,
     refetch_interval: Duration,
 }
 
@@ -73,6 +81,7 @@ impl KeySource {
             config,
             http,
             cache: Mutex::new(Cache::default()),
+            fetching: tokio::sync::Mutex::new(()),
             refetch_interval: REFETCH_INTERVAL,
         }
     }
@@ -81,7 +90,7 @@ impl KeySource {
     #[cfg(test)]
     pub(crate) fn holding(config: AuthConfig, keys: Vec<Jwk>) -> Self {
         let source = Self::new(config);
-        let cache = Cache {
+        *source.cache() = Cache {
             jwks_uri: None,
             keys: keys
                 .into_iter()
@@ -89,55 +98,69 @@ impl KeySource {
                 .collect(),
             fetched_at: Some(Instant::now()),
         };
-        Self {
-            cache: Mutex::new(cache),
-            ..source
-        }
+        source
+    }
+
+    fn cache(&self) -> MutexGuard<'_, Cache> {
+        // The cache is whole after any panic: each write is one assignment.
+        self.cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The key a token's header names. `kid: None` finds a key only when the
     /// set holds exactly one. An unknown key id fetches the set again, unless
     /// it was fetched within [`REFETCH_INTERVAL`].
     pub async fn key(&self, kid: Option<&str>) -> Result<Option<Jwk>, KeyError> {
-        let mut cache = self.cache.lock().await;
-        if let Some(key) = find(&cache, kid) {
-            return Ok(Some(key));
+        let cached = find(&self.cache(), kid);
+        if cached.is_some() {
+            return Ok(cached);
         }
-        let recently = cache
+        let _fetching = self.fetching.lock().await;
+        // The fetch this one waited for may have brought the key.
+        let cached = find(&self.cache(), kid);
+        if cached.is_some() {
+            return Ok(cached);
+        }
+        let recently = self
+            .cache()
             .fetched_at
             .is_some_and(|at| at.elapsed() < self.refetch_interval);
         if recently {
             return Err(KeyError::TooSoon);
         }
-        self.refresh(&mut cache).await?;
-        Ok(find(&cache, kid))
+        self.refresh().await?;
+        Ok(find(&self.cache(), kid))
     }
 
     /// Fetches the key set now (at start, so the first request need not wait).
     pub async fn warm_up(&self) -> Result<usize, KeyError> {
-        let mut cache = self.cache.lock().await;
-        self.refresh(&mut cache).await?;
-        Ok(cache.keys.len())
+        let _fetching = self.fetching.lock().await;
+        self.refresh().await?;
+        Ok(self.cache().keys.len())
     }
 
-    async fn refresh(&self, cache: &mut Cache) -> Result<(), KeyError> {
+    /// Fetches the set and swaps it in; the caller holds `fetching`.
+    async fn refresh(&self) -> Result<(), KeyError> {
         // Counted from the attempt: a failing server is not asked again at once.
-        cache.fetched_at = Some(Instant::now());
-        let jwks_uri = match &cache.jwks_uri {
-            Some(uri) => uri.clone(),
+        let known_uri = {
+            let mut cache = self.cache();
+            cache.fetched_at = Some(Instant::now());
+            cache.jwks_uri.clone()
+        };
+        let jwks_uri = match known_uri {
+            Some(uri) => uri,
             None => {
                 let uri = self.discover().await?;
-                cache.jwks_uri = Some(uri.clone());
+                self.cache().jwks_uri = Some(uri.clone());
                 uri
             }
         };
         let set: KeySet = self.get_json(&jwks_uri).await?;
-        cache.keys = signing_keys(set);
-        tracing::info!(
-            keys = cache.keys.len(),
-            jwks_uri,
-            "authorization server keys fetched"
-        );
+        let keys = signing_keys(set);
+        let count = keys.len();
+        self.cache().keys = keys;
+        tracing::info!(keys = count, jwks_uri, "authorization server keys fetched");
         Ok(())
     }
 
@@ -215,6 +238,7 @@ mod tests {
     use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
     use jsonwebtoken::{Algorithm, EncodingKey};
     use serde_json::json;
+    use tokio::sync::{Notify, Semaphore};
 
     use super::*;
 
@@ -224,6 +248,10 @@ mod tests {
     struct KeyServer {
         keys: Arc<std::sync::Mutex<Vec<Value>>>,
         fetches: Arc<AtomicUsize>,
+        /// While set, a key set fetch waits at the server for a permit.
+        hold: Arc<std::sync::Mutex<Option<Arc<Semaphore>>>>,
+        /// Told when a held fetch has arrived.
+        arrived: Arc<Notify>,
     }
 
     impl KeyServer {
@@ -243,6 +271,11 @@ mod tests {
                     "/jwks",
                     axum::routing::get(move || async move {
                         keys.fetches.fetch_add(1, Ordering::SeqCst);
+                        let hold = keys.hold.lock().unwrap().clone();
+                        if let Some(gate) = hold {
+                            keys.arrived.notify_one();
+                            let _permit = gate.acquire().await.unwrap();
+                        }
                         json!({"keys": *keys.keys.lock().unwrap()}).to_string()
                     }),
                 );
@@ -257,6 +290,80 @@ mod tests {
         fn fetches(&self) -> usize {
             self.fetches.load(Ordering::SeqCst)
         }
+
+        /// Makes key set fetches wait from now on; a permit lets one go.
+        fn hold(&self) -> Arc<Semaphore> {
+            let gate = Arc::new(Semaphore::new(0));
+            *self.hold.lock().unwrap() = Some(gate.clone());
+            gate
+        }
+    }
+
+    fn source_of(issuer: &str, refetch_interval: Duration) -> Arc<KeySource> {
+        let config = AuthConfig::new(issuer, "https://shop.example/mcp").unwrap();
+        Arc::new(KeySource {
+            refetch_interval,
+            ..KeySource::new(config)
+        })
+    }
+
+    /// The future's output if it has one without waiting for anything.
+    fn ready_now<F: std::future::Future>(future: F) -> Option<F::Output> {
+        let mut future = std::pin::pin!(future);
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        match future.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(output) => Some(output),
+            std::task::Poll::Pending => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_slow_key_fetch_does_not_hold_up_tokens_signed_with_a_known_key() {
+        let server = KeyServer::default();
+        server.publish(&["key-1"]);
+        let source = source_of(&server.start().await, Duration::ZERO);
+        source.warm_up().await.unwrap();
+
+        let release = server.hold();
+        server.publish(&["key-1", "key-2"]);
+        let rotated = tokio::spawn({
+            let source = source.clone();
+            async move { source.key(Some("key-2")).await }
+        });
+        server.arrived.notified().await;
+
+        let known = ready_now(source.key(Some("key-1")))
+            .expect("the known key is found while the fetch waits at the server");
+        assert!(known.unwrap().is_some());
+        release.add_permits(1);
+        assert!(
+            rotated.await.unwrap().unwrap().is_some(),
+            "the new key came"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_unknown_key_ids_fetches_the_set_once_per_interval() {
+        let server = KeyServer::default();
+        server.publish(&["key-1"]);
+        let source = source_of(&server.start().await, REFETCH_INTERVAL);
+        let release = server.hold();
+        let mut flood = tokio::task::JoinSet::new();
+        for n in 0..200 {
+            let source = source.clone();
+            flood.spawn(async move { source.key(Some(&format!("made-up-{n}"))).await });
+        }
+        server.arrived.notified().await;
+        release.add_permits(1);
+        while let Some(looked_up) = flood.join_next().await {
+            assert!(!matches!(looked_up.unwrap(), Ok(Some(_))));
+        }
+        assert_eq!(server.fetches(), 1, "one fetch for the whole flood");
+        for n in 0..200 {
+            assert!(source.key(Some(&format!("again-{n}"))).await.is_err());
+        }
+        assert_eq!(server.fetches(), 1);
+        assert!(source.key(Some("key-1")).await.unwrap().is_some());
     }
 
     fn public_key(kid: &str) -> Value {

@@ -163,14 +163,14 @@ fn serve(options: Options) -> ExitCode {
                         serve_http_authenticated(
                             shop,
                             addr,
-                            options.allow_remote,
+                            options.http_access,
                             auth,
                             shutdown,
                             ready,
                         )
                         .await
                     }
-                    None => serve_http(shop, addr, options.allow_remote, shutdown, ready).await,
+                    None => serve_http(shop, addr, options.http_access, shutdown, ready).await,
                 }
             }
         }

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use bitselect::origins::AllowedOrigins;
 use bitselect::{AuthConfig, serve_http_authenticated};
 pub use test_support::oauth::AuthServer;
 use test_support::oauth::free_port;
@@ -38,6 +39,8 @@ pub struct StackOptions {
     pub other_resources: Vec<String>,
     /// Where the shop keeps its data.
     pub store: TestStore,
+    /// The web origins whose pages the shop serves (`--allowed-origin`).
+    pub allowed_origins: Vec<&'static str>,
 }
 
 impl Default for StackOptions {
@@ -47,6 +50,7 @@ impl Default for StackOptions {
             leeway_secs: bitselect::auth::config::DEFAULT_LEEWAY_SECS,
             other_resources: Vec::new(),
             store: TestStore::Sqlite,
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -72,7 +76,11 @@ impl Stack {
         tokio::spawn(serve_http_authenticated(
             shop.shop.clone(),
             SocketAddr::from(([127, 0, 0, 1], port)),
-            false,
+            bitselect::HttpAccess {
+                allow_remote: false,
+                allowed_origins: AllowedOrigins::new(&options.allowed_origins)
+                    .expect("valid origins"),
+            },
             config,
             shutdown.clone(),
             move |bound| {

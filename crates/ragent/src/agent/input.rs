@@ -218,6 +218,9 @@ pub(super) fn refusal_words(refusal: &RequestRefusal) -> String {
         RequestRefusal::Secret { field } => {
             format!("表单要求填写 {field}，看起来是密码或令牌，表单不得收集此类信息")
         }
+        RequestRefusal::SecretInMessage { word } => {
+            format!("表单要求填写 {word}，这是密码、卡号或验证码一类的凭据，表单不得收集此类信息")
+        }
         RequestRefusal::Schema(why) => format!("表单格式不在 MCP 允许的范围内：{why}"),
         RequestRefusal::Url { url, why } => format!("链接 {url} 不能打开：{why}"),
         RequestRefusal::Unsupported { kind } => format!("本应用不支持 {kind}"),

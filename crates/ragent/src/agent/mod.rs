@@ -547,10 +547,14 @@ impl Agent {
         key: &str,
     ) -> Result<String, AgentError> {
         self.inner.session(session_id)?;
-        match live_input::url_to_open(&self.inner, session_id, request_id, key) {
-            Some(url) => Ok(url),
-            None => input::url_to_open(&self.inner, session_id, request_id, key),
-        }
+        let url = match live_input::url_to_open(&self.inner, session_id, request_id, key) {
+            Some(url) => url,
+            None => input::url_to_open(&self.inner, session_id, request_id, key)?,
+        };
+        // Judged when the request came; again here for a request stored
+        // by an older version that judged less.
+        crate::web_page::web_page(&url)?;
+        Ok(url)
     }
 
     /// Cancels the session's run. Returns whether one was running.

@@ -145,7 +145,7 @@ impl Agent {
             .mcp_servers
             .get(server)
             .and_then(|config| config.oauth_client_id.clone());
-        let pending = sign_in::begin(&url, inner.tokens(server), client_id.as_deref())
+        let pending = sign_in::begin(&url, inner.tokens(server).at(&url), client_id.as_deref())
             .await
             .map_err(|error| AgentError::SignIn {
                 server: server.to_string(),
@@ -258,7 +258,12 @@ impl Agent {
             if status.sign_in.is_some() || local_builtin {
                 continue;
             }
-            match self.inner.tokens(&status.name).identity().await {
+            // Only a sign-in kept for the address in use now counts.
+            let tokens = match self.inner.http_url(&status.name) {
+                Ok(url) => self.inner.tokens(&status.name).at(&url),
+                Err(_) => self.inner.tokens(&status.name),
+            };
+            match tokens.identity().await {
                 Ok(Some(identity)) => status.sign_in = Some(SignInStatus::SignedIn { identity }),
                 Ok(None) => {}
                 Err(error) => {

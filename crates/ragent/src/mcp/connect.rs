@@ -15,7 +15,7 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
 };
 use rmcp::transport::IntoTransport;
-use rmcp::transport::auth::{AuthClient, AuthorizationManager};
+use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationMetadataSource};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
@@ -281,9 +281,23 @@ impl HttpConnector {
             .await
             .map_err(failed)?;
         manager.set_credential_store(tokens.clone());
-        // With stored tokens this finds the authorization server again
-        // (for a refresh); without, it does nothing.
-        manager.initialize_from_store().await.map_err(failed)?;
+        let signed_in = tokens
+            .stored()
+            .await
+            .map_err(|e| ConnectError::Failed(e.to_string()))?
+            .is_some_and(|stored| stored.token_response.is_some());
+        if signed_in {
+            // The authorization server is found again (for a refresh) as at
+            // sign-in: endpoints guessed from the URL are no evidence, and
+            // no token goes to them; the server is asked without one.
+            let resolution = manager.resolve_metadata().await.map_err(failed)?;
+            if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
+                tracing::warn!(url = %config.uri, "no sign-in metadata published; the stored sign-in is not sent");
+                return start_client(StreamableHttpClientTransport::from_config(config)).await;
+            }
+            manager.set_metadata(resolution.metadata);
+            manager.initialize_from_store().await.map_err(failed)?;
+        }
         // An expired token is refreshed here, before the transport starts,
         // so a refresh that fails for another reason than a sign-in being
         // needed (the authorization server down) fails the start with it.
@@ -309,9 +323,14 @@ impl Connect for HttpConnector {
                     .map_err(|_| format!("bad value for header {name}"))?;
                 headers.insert(name, value);
             }
-            let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+            let config =
+                StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(headers);
             let client = match &self.tokens {
-                Some(tokens) => self.serve_signed_in(tokens, config).await?,
+                // The tokens kept for this very address, if any.
+                Some(tokens) => {
+                    self.serve_signed_in(&tokens.clone().at(&url), config)
+                        .await?
+                }
                 None => start_client(StreamableHttpClientTransport::from_config(config)).await?,
             };
             Ok(Connected { client, pid: None })

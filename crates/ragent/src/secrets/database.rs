@@ -1,6 +1,8 @@
 //! The fallback where no keyring answers: secrets as rows of the core
 //! database's key-value table, beside (never inside) the settings document.
-//! The database file is readable by its owner only.
+//! The database file is readable by its owner only. A value replaced or
+//! removed leaves the disk: the database zeroes deleted content
+//! (`secure_delete`) and its log is emptied after each change.
 
 use std::sync::Arc;
 
@@ -33,12 +35,22 @@ impl SecretStore for DatabaseSecrets {
     }
 
     fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
-        Ok(self
-            .store
-            .with_conn(|c| kv::set_secret(c, name, value, SystemClock.now_ms()))?)
+        let replaced = self.store.with_conn(|c| {
+            let old = kv::secret(c, name)?;
+            if old.as_deref() != Some(value) {
+                kv::set_secret(c, name, value, SystemClock.now_ms())?;
+            }
+            Ok::<_, crate::store::StoreError>(old.is_some_and(|old| old != value))
+        })?;
+        // Only a value that was there before leaves something behind.
+        if replaced {
+            self.store.scrub_log()?;
+        }
+        Ok(())
     }
 
     fn delete(&self, name: &str) -> Result<(), SecretError> {
-        Ok(self.store.with_conn(|c| kv::delete_secret(c, name))?)
+        self.store.with_conn(|c| kv::delete_secret(c, name))?;
+        Ok(self.store.scrub_log()?)
     }
 }

@@ -44,6 +44,8 @@ pub fn load(
     let (stripped, _) = split(&doc);
     if moved || stripped != doc {
         save(store, active, &settings, &settings, now)?;
+        // The document with values in it is still a page image in the log.
+        store.scrub_log()?;
         tracing::info!(
             store = active.kind(),
             "secret values moved out of the settings document"

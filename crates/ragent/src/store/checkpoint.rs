@@ -87,6 +87,12 @@ impl Checkpointer {
         }
     }
 
+    /// Keeps the thread from starting a checkpoint while the guard lives
+    /// (and waits for one under way to end).
+    pub fn hold(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.copying.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Takes over checkpointing from `writer`'s commits. The hook holds a
     /// wake of its own: drop the writer before the checkpointer, or the
     /// thread waits for it forever.

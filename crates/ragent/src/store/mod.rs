@@ -94,6 +94,9 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // A secret deleted or replaced (the fallback keeps them here) is
+        // overwritten with zeros, not left in a free part of a page.
+        conn.pragma_update(None, "secure_delete", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         // Every statement is prepared once per connection and reused: a
         // tool round runs a few dozen, and compiling them is most of their cost.
@@ -107,6 +110,20 @@ impl Store {
             conn: Mutex::new(conn),
             checkpoints: None,
         })
+    }
+
+    /// Copies the log into the database and truncates it. The log keeps
+    /// every page as it was written, a secret's old value too, until it
+    /// starts over; after this no old page image is left on disk.
+    pub fn scrub_log(&self) -> Result<(), StoreError> {
+        let conn = self.lock()?;
+        // SQLite refuses a checkpoint while the thread runs one.
+        let _copying = self.checkpoints.as_ref().map(Checkpointer::hold);
+        let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))?;
+        if busy != 0 {
+            tracing::warn!("the log could not be emptied yet; it is on the next write of a secret");
+        }
+        Ok(())
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {

@@ -197,3 +197,40 @@ async fn a_fresh_data_dir_follows_the_system_and_a_chosen_language_and_theme_out
 
     assert_eq!(h.agent.settings_view().appearance, chosen);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_saved_key_is_not_sent_to_another_base_url_until_it_is_given_again() {
+    let h = Harness::start(Setup::bare()).await;
+    let elsewhere = ScriptedModel::start().unwrap();
+    elsewhere.answer_listing(
+        Reply::status(200, json!({"object": "list", "data": []}).to_string())
+            .header("content-type", "application/json"),
+    );
+    let error = h
+        .agent
+        .list_models(edit(elsewhere.base_url(), Secret::Keep))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), ErrorCode::InvalidSettings);
+    assert!(error.to_string().contains("give it again"), "{error}");
+    assert!(
+        elsewhere.listing_headers().is_empty(),
+        "nothing was sent to the other address"
+    );
+
+    h.agent
+        .list_models(edit(
+            elsewhere.base_url(),
+            Secret::Set {
+                value: "sk-for-elsewhere".into(),
+            },
+        ))
+        .await
+        .unwrap();
+    let asked = elsewhere.listing_headers();
+    let authorization = asked[0].iter().find(|(name, _)| name == "authorization");
+    assert_eq!(
+        authorization.map(|(_, v)| v.as_str()),
+        Some("Bearer sk-for-elsewhere")
+    );
+}

@@ -142,6 +142,10 @@ async fn inline_secrets_of_an_older_settings_document_move_to_the_keyring_on_fir
     let agent = open(&db, SecretsBackend::Custom(keyring.clone())).await;
     assert_eq!(agent.settings(), settings_with_secrets());
     assert_no_secret_in(&format!("{:?}", stored_rows(&db)), "the database");
+    let bytes = on_disk(&db);
+    for secret in SECRETS {
+        assert!(!holds(&bytes, secret), "{secret:?} is still on disk");
+    }
     assert_eq!(
         keyring.get("model/api_key").unwrap().as_deref(),
         Some(SECRETS[0])
@@ -273,6 +277,62 @@ async fn saving_from_the_page_keeps_untouched_secrets_sets_new_ones_and_clears_c
     assert!(!agent.edit_settings(clear).await.unwrap().model.api_key_set);
     assert_eq!(agent.settings().model.api_key, None);
     assert!(!stored_rows(&db).contains_key("secret/model/api_key"));
+}
+
+/// The database file and its log, as bytes on disk.
+fn on_disk(db: &Path) -> Vec<u8> {
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    let mut bytes = std::fs::read(db).unwrap();
+    bytes.extend(std::fs::read(wal).unwrap_or_default());
+    bytes
+}
+
+fn holds(bytes: &[u8], secret: &str) -> bool {
+    bytes
+        .windows(secret.len())
+        .any(|window| window == secret.as_bytes())
+}
+
+#[tokio::test]
+async fn a_replaced_or_cleared_secret_is_in_neither_the_database_file_nor_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("assistant.db");
+    let agent = open(&db, SecretsBackend::Database).await;
+    agent.save_settings(settings_with_secrets()).await.unwrap();
+    assert!(
+        holds(&on_disk(&db), SECRETS[0]),
+        "a kept secret is on disk where no keyring answers"
+    );
+
+    let mut rotate = unchanged(&agent);
+    rotate.model.api_key = Secret::Set {
+        value: "sk-rotated-key".into(),
+    };
+    rotate
+        .model
+        .extra_headers
+        .insert("X-Org".into(), Secret::Clear);
+    agent.edit_settings(rotate).await.unwrap();
+    let mut clear = unchanged(&agent);
+    clear.model.api_key = Secret::Clear;
+    agent.edit_settings(clear).await.unwrap();
+    // The session goes on writing: the next page images must not revive them.
+    agent.create_session(None).unwrap();
+
+    let bytes = on_disk(&db);
+    for gone in [SECRETS[0], SECRETS[1], "sk-rotated-key"] {
+        assert!(!holds(&bytes, gone), "{gone:?} is still on disk");
+    }
+    assert!(
+        holds(&bytes, SECRETS[2]),
+        "the secrets kept are still there"
+    );
+    drop(agent);
+    let bytes = on_disk(&db);
+    for gone in [SECRETS[0], SECRETS[1], "sk-rotated-key"] {
+        assert!(!holds(&bytes, gone), "{gone:?} is on disk after closing");
+    }
 }
 
 /// The real OS keyring: run by `scripts/test-keyring` inside a private D-Bus

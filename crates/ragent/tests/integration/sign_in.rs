@@ -7,6 +7,7 @@
 //! sign-in can go wrong ends with its own error and nothing kept.
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
 use ragent::error::AgentError;
@@ -20,6 +21,8 @@ use ragent::toolcall::CallStatus;
 use rmcp::transport::auth::StoredCredentials;
 use serde_json::json;
 use test_support::oauth::{AuthServer, free_port, log_in};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -54,7 +57,7 @@ impl OnlineShop {
         tokio::spawn(bitselect::serve_http_authenticated(
             shop,
             SocketAddr::from(([127, 0, 0, 1], port)),
-            false,
+            bitselect::HttpAccess::default(),
             config,
             shutdown.clone(),
             move |bound| {
@@ -93,12 +96,49 @@ fn stored(harness: &Harness) -> Option<StoredCredentials> {
     Some(serde_json::from_str(&text).unwrap())
 }
 
-fn keep(harness: &Harness, credentials: &StoredCredentials) {
+/// Keeps `credentials` as the sign-in got for `resource`.
+fn keep_for(harness: &Harness, credentials: &StoredCredentials, resource: &str) {
     let store = Store::open(&harness.dir.path().join("agent.db")).unwrap();
-    let text = serde_json::to_string(credentials).unwrap();
+    let mut value = serde_json::to_value(credentials).unwrap();
+    value["resource"] = resource.into();
     store
-        .with_conn(|c| kv::set_secret(c, SLOT, &text, 0))
+        .with_conn(|c| kv::set_secret(c, SLOT, &value.to_string(), 0))
         .unwrap();
+}
+
+/// A host that answers every GET 404 and anything else 401, naming no
+/// metadata, and keeps what each request sent (head and the body so far).
+async fn bare_host() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let mut data = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !data.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => data.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&data).to_lowercase();
+                let status = if text.starts_with("get ") {
+                    "404 Not Found"
+                } else {
+                    "401 Unauthorized"
+                };
+                kept.lock().unwrap().push(text);
+                let answer =
+                    format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = stream.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    (url, seen)
 }
 
 fn token_field(credentials: &StoredCredentials, field: &str) -> String {
@@ -369,7 +409,7 @@ async fn tokens_outlive_a_restart_are_refreshed_without_a_browser_and_sign_out_f
     let later = Harness::start(online.setup()).await;
     let mut expired = first.clone();
     expired.token_received_at = Some(1);
-    keep(&later, &expired);
+    keep_for(&later, &expired, &online.resource);
     assert!(
         online_tools(&later)
             .await
@@ -399,7 +439,11 @@ async fn a_refused_refresh_token_forgets_the_sign_in_and_asks_for_a_new_one() {
     let mut spoiled = serde_json::to_value(stored(&h).unwrap()).unwrap();
     spoiled["token_received_at"] = 1.into();
     spoiled["token_response"]["refresh_token"] = "no-longer-valid".into();
-    keep(&h, &serde_json::from_value(spoiled).unwrap());
+    keep_for(
+        &h,
+        &serde_json::from_value(spoiled).unwrap(),
+        &online.resource,
+    );
 
     h.restart(online.setup()).await;
     assert_eq!(online_tools(&h).await, Vec::<String>::new());
@@ -411,6 +455,22 @@ async fn a_refused_refresh_token_forgets_the_sign_in_and_asks_for_a_new_one() {
             .await
             .contains(&"online__query_cart".to_string())
     );
+}
+
+/// `redirect` with its `param` replaced by `value`.
+fn changed(redirect: &str, param: &str, value: &str) -> String {
+    let mut changed = reqwest::Url::parse(redirect).unwrap();
+    let kept: Vec<(String, String)> = changed
+        .query_pairs()
+        .into_owned()
+        .filter(|(name, _)| name != param)
+        .collect();
+    changed
+        .query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .append_pair(param, value);
+    changed.to_string()
 }
 
 /// Signs `login` in as [`sign_in_as`] does, but delivers the redirect with
@@ -425,47 +485,43 @@ async fn sign_in_with_redirect_changed(
     let agent = harness.agent.clone();
     let finish = tokio::spawn(async move { agent.finish_sign_in(SERVER).await });
     let redirect = log_in(&started.authorization_url, login).await;
-    let mut changed = reqwest::Url::parse(&redirect).unwrap();
-    let kept: Vec<(String, String)> = changed
-        .query_pairs()
-        .into_owned()
-        .filter(|(name, _)| name != param)
-        .collect();
-    changed
-        .query_pairs_mut()
-        .clear()
-        .extend_pairs(kept)
-        .append_pair(param, value);
-    reqwest::get(changed.as_str()).await.unwrap();
+    reqwest::get(changed(&redirect, param, value))
+        .await
+        .unwrap();
     finish.await.unwrap().unwrap_err()
 }
 
 #[tokio::test]
-async fn a_redirect_with_another_state_is_refused_and_nothing_is_kept() {
+async fn a_redirect_with_another_state_is_answered_400_and_the_sign_in_waits_for_its_own() {
     let online = OnlineShop::start().await;
     let h = Harness::start(online.setup()).await;
-    let error = sign_in_with_redirect_changed(&h, "mallory", "state", "not-this-sign-in").await;
+    let started = h.agent.begin_sign_in(SERVER).await.unwrap();
+    let agent = h.agent.clone();
+    let finish = tokio::spawn(async move { agent.finish_sign_in(SERVER).await });
+    let redirect = log_in(&started.authorization_url, "erin").await;
+
+    for stray in [
+        changed(&redirect, "state", "not-this-sign-in"),
+        changed(&redirect, "state", ""),
+    ] {
+        let answer = reqwest::get(&stray).await.unwrap();
+        assert_eq!(answer.status(), 400, "{stray}");
+    }
     assert!(
-        matches!(
-            error,
-            AgentError::SignIn {
-                error: SignInError::StateMismatch,
-                ..
-            }
-        ),
-        "{error:?}"
+        !finish.is_finished(),
+        "the stray requests did not end the sign-in"
     );
-    assert!(stored(&h).is_none());
+    assert!(stored(&h).is_none(), "nothing was kept for them");
+
+    let answer = reqwest::get(&redirect).await.unwrap();
+    assert_eq!(answer.status(), 200);
     assert_eq!(
-        h.agent
-            .finish_sign_in(SERVER)
-            .await
-            .unwrap_err()
-            .info()
-            .code,
-        ragent::protocol::ErrorCode::NoSignInPending,
-        "the failed sign-in is over; a new one begins again"
+        finish.await.unwrap().unwrap(),
+        SignInStatus::SignedIn {
+            identity: "erin".into()
+        }
     );
+    assert!(stored(&h).is_some());
 }
 
 #[tokio::test]
@@ -503,4 +559,52 @@ async fn a_cancelled_sign_in_ends_with_its_own_code_and_keeps_nothing() {
         "{error:?}"
     );
     assert!(stored(&h).is_none());
+}
+
+#[tokio::test]
+async fn tokens_belong_to_the_servers_address_and_go_nowhere_else() {
+    let online = OnlineShop::start().await;
+    let mut h = Harness::start(online.setup()).await;
+    sign_in_as(&h, "frank").await.unwrap();
+    let credentials = stored(&h).expect("the tokens are kept");
+    let access = token_field(&credentials, "access_token");
+    let refresh = token_field(&credentials, "refresh_token");
+
+    // The server's URL changes to another host: its tokens are forgotten,
+    // and the new host sees none of them.
+    let (elsewhere, seen) = bare_host().await;
+    let mut moved = online.setup();
+    let Some(config) = moved.settings.mcp_servers.get_mut(SERVER) else {
+        panic!("the server is configured");
+    };
+    config.transport = ServerTransport::Http {
+        url: elsewhere.clone(),
+        headers: Default::default(),
+    };
+    h.agent.save_settings(moved.settings.clone()).await.unwrap();
+    assert_eq!(online_tools(&h).await, Vec::<String>::new());
+    assert!(
+        !matches!(
+            sign_in_status(&h).await,
+            Some(SignInStatus::SignedIn { .. })
+        ),
+        "not signed in at the new address"
+    );
+    assert!(
+        stored(&h).is_none(),
+        "the tokens for the old address are gone"
+    );
+
+    // Tokens kept for that host, which publishes no sign-in metadata: a
+    // reconnect does not send them to endpoints guessed from its URL.
+    keep_for(&h, &credentials, &elsewhere);
+    h.restart(moved).await;
+    assert_eq!(online_tools(&h).await, Vec::<String>::new());
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "the new host was asked");
+    for request in &seen {
+        assert!(!request.contains(&access.to_lowercase()), "{request}");
+        assert!(!request.contains(&refresh.to_lowercase()), "{request}");
+        assert!(!request.contains("authorization:"), "{request}");
+    }
 }

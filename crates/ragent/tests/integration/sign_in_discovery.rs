@@ -372,6 +372,40 @@ async fn a_server_that_publishes_no_metadata_is_not_signed_in_to_on_guessed_endp
 }
 
 #[tokio::test]
+async fn a_sign_in_page_that_is_not_a_web_page_is_refused_before_the_app_registers() {
+    for page in [
+        "file:///etc/passwd",
+        "smb://share.test/x",
+        "vscode://vscode.git/clone?url=x",
+        "javascript:alert(1)",
+        "http://as.elsewhere.test/auth",
+    ] {
+        let docs = Documents::start().await;
+        docs.signing_in();
+        docs.answer(
+            "GET /.well-known/oauth-authorization-server/as",
+            json_answer(json!({
+                "issuer": docs.url("/as"),
+                "authorization_endpoint": page,
+                "token_endpoint": docs.url("/as/token"),
+                "registration_endpoint": docs.url("/as/reg"),
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+            })),
+        );
+        let error = begin_error(&docs).await;
+        assert!(
+            matches!(error, SignInError::NotAWebPage(_)),
+            "{page}: {error:?}"
+        );
+        assert!(
+            docs.received("POST /as/reg").is_empty(),
+            "{page}: no registration with it"
+        );
+    }
+}
+
+#[tokio::test]
 async fn an_authorization_server_without_registration_needs_a_client_id() {
     let docs = Documents::start().await;
     let own = docs.url("/as");
@@ -442,4 +476,20 @@ async fn a_server_that_does_not_answer_is_unreachable() {
         matches!(error, SignInError::Unreachable { .. }),
         "{error:?}"
     );
+}
+
+#[tokio::test]
+async fn a_server_over_plain_http_on_another_computer_is_not_signed_in_to() {
+    let (tokens, secrets) = tokens();
+    let error = match sign_in::begin("http://shop.example.test/mcp", tokens, None).await {
+        Ok(_) => panic!("the sign-in began"),
+        Err(error) => error,
+    };
+    assert_eq!(
+        error,
+        SignInError::NotEncrypted {
+            url: "http://shop.example.test/mcp".into()
+        }
+    );
+    assert!(secrets.snapshot().is_empty());
 }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::loopback::Loopback;
 use super::{ServerTokens, SignInError};
+use crate::web_page::{is_plain_http_elsewhere, web_page};
 
 /// How the app names itself when it registers.
 pub const CLIENT_NAME: &str = "Bit Select Assistant";
@@ -85,6 +86,11 @@ pub async fn begin(
     tokens: ServerTokens,
     client_id: Option<&str>,
 ) -> Result<PendingSignIn, SignInError> {
+    if is_plain_http_elsewhere(url) {
+        return Err(SignInError::NotEncrypted {
+            url: url.to_string(),
+        });
+    }
     let challenge = challenge_of(url).await?;
     let loopback = Loopback::bind()
         .await
@@ -101,6 +107,9 @@ pub async fn begin(
             "{url} publishes no protected resource or authorization server metadata"
         )));
     }
+    // The page the browser would open, judged before the app registers:
+    // a server that names anything but a web page gets nothing from us.
+    web_page(&resolution.metadata.authorization_endpoint)?;
     manager.set_metadata(resolution.metadata);
     let mut request =
         AuthorizationRequest::new(loopback.redirect_uri()).with_client_name(CLIENT_NAME);
@@ -111,6 +120,7 @@ pub async fn begin(
         .await
         .map_err(|(_, error)| SignInError::from(error))?;
     let (authorization_url, state) = with_consent_prompt(session.get_authorization_url())?;
+    web_page(&authorization_url)?;
     Ok(PendingSignIn {
         session,
         loopback,
@@ -170,15 +180,11 @@ impl PendingSignIn {
             _ = tokio::time::sleep(timeout) => {
                 return Err(SignInError::TimedOut { minutes: timeout.as_secs() / 60 })
             }
-            redirect = self.loopback.next_redirect() => {
+            // Only a redirect with this sign-in's state ends the wait.
+            redirect = self.loopback.next_redirect(&self.state) => {
                 redirect.map_err(|e| SignInError::Listener(e.to_string()))?
             }
         };
-        // The state is checked before anything else the redirect says: a
-        // redirect that is not this sign-in's is not believed at all.
-        if redirect.state.as_deref() != Some(self.state.as_str()) {
-            return Err(SignInError::StateMismatch);
-        }
         if let Some(error) = redirect.error {
             return Err(SignInError::Refused {
                 error,

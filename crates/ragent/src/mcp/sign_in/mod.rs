@@ -23,6 +23,10 @@ pub use tokens::ServerTokens;
 pub enum SignInError {
     #[error("{server:?} is not an HTTP server; only HTTP servers sign in")]
     NotHttp { server: String },
+    #[error(
+        "{url} is plain http to another computer: the sign-in and its tokens would cross the network unencrypted, so the app does not sign in there"
+    )]
+    NotEncrypted { url: String },
     #[error("{url} did not answer: {message}")]
     Unreachable { url: String, message: String },
     #[error("{url} let the client in without signing in; there is nothing to sign in to")]
@@ -35,10 +39,6 @@ pub enum SignInError {
     IssuerMismatch { expected: String, received: String },
     #[error("the app could not register with the authorization server: {0}")]
     Registration(String),
-    #[error(
-        "the browser came back with a state that is not this sign-in's; nothing was accepted, sign in again"
-    )]
-    StateMismatch,
     #[error("the authorization server refused the sign-in ({error}){}", describe(.description))]
     Refused {
         error: String,
@@ -56,6 +56,8 @@ pub enum SignInError {
     Listener(String),
     #[error("the tokens could not be kept: {0}")]
     Store(String),
+    #[error("the authorization server's sign-in page is not opened: {0}")]
+    NotAWebPage(#[from] crate::web_page::NotAWebPage),
     #[error("the sign-in failed: {0}")]
     Failed(String),
 }

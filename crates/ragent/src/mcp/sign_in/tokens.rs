@@ -1,7 +1,12 @@
 //! One server's OAuth tokens in the settings' secret store (the OS keyring,
 //! else the database), under `server/<server>/oauth`: the client id the
-//! authorization server gave, the token response and when it came. The
-//! page never sees them; only the identity read from them.
+//! authorization server gave, the token response and when it came, and the
+//! address they were got for. The page never sees them; only the identity
+//! read from them.
+//!
+//! Tokens belong to the server's address, not its name: read for another
+//! address (the server's URL, or the online shop's, was changed) they are
+//! forgotten, so they never go to a host they were not issued for.
 
 use std::sync::Arc;
 
@@ -20,19 +25,33 @@ pub fn slot(server: &str) -> String {
     format!("server/{server}{SIGN_IN_SUFFIX}")
 }
 
+/// The field of the stored value that names the address.
+const RESOURCE: &str = "resource";
+
 /// A server's tokens, read and written as rmcp's credential store.
 #[derive(Clone)]
 pub struct ServerTokens {
     server: String,
+    /// The address in use; tokens kept for another are not read.
+    resource: Option<String>,
     secrets: Arc<dyn SecretStore>,
 }
 
 impl ServerTokens {
+    /// The server's tokens whatever address they are for (to forget them).
     pub fn new(server: &str, secrets: Arc<dyn SecretStore>) -> Self {
         ServerTokens {
             server: server.to_string(),
+            resource: None,
             secrets,
         }
+    }
+
+    /// The same tokens, used at `url`: kept ones for another address are
+    /// forgotten when read, and new ones are kept for this one.
+    pub fn at(mut self, url: &str) -> Self {
+        self.resource = Some(url.trim().to_string());
+        self
     }
 
     pub fn server(&self) -> &str {
@@ -40,22 +59,45 @@ impl ServerTokens {
     }
 
     /// The stored credentials; a value that no longer reads as credentials
-    /// counts as none (the user signs in again).
+    /// counts as none (the user signs in again), and one kept for another
+    /// address is forgotten.
     pub async fn stored(&self) -> Result<Option<StoredCredentials>, SecretError> {
         let (secrets, slot) = (self.secrets.clone(), slot(&self.server));
-        let text = off_thread(KEYRING_TIMEOUT, move || secrets.get(&slot)).await?;
-        Ok(text.and_then(|text| match serde_json::from_str(&text) {
+        let Some(text) = off_thread(KEYRING_TIMEOUT, move || secrets.get(&slot)).await? else {
+            return Ok(None);
+        };
+        let value: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(value) => value,
+            Err(error) => {
+                tracing::warn!(server = %self.server, %error, "stored sign-in unreadable; ignored");
+                return Ok(None);
+            }
+        };
+        if let Some(resource) = &self.resource
+            && value.get(RESOURCE).and_then(|v| v.as_str()) != Some(resource.as_str())
+        {
+            tracing::info!(server = %self.server, "the stored sign-in was for another address; forgotten");
+            self.forget().await?;
+            return Ok(None);
+        }
+        Ok(match serde_json::from_value(value) {
             Ok(credentials) => Some(credentials),
             Err(error) => {
                 tracing::warn!(server = %self.server, %error, "stored sign-in unreadable; ignored");
                 None
             }
-        }))
+        })
     }
 
     async fn keep(&self, credentials: &StoredCredentials) -> Result<(), SecretError> {
-        let text = serde_json::to_string(credentials)
-            .map_err(|e| SecretError::Keyring(format!("credentials not serializable: {e}")))?;
+        let unserializable = |e: serde_json::Error| {
+            SecretError::Keyring(format!("credentials not serializable: {e}"))
+        };
+        let mut value = serde_json::to_value(credentials).map_err(unserializable)?;
+        if let (Some(resource), Some(fields)) = (&self.resource, value.as_object_mut()) {
+            fields.insert(RESOURCE.into(), resource.clone().into());
+        }
+        let text = serde_json::to_string(&value).map_err(unserializable)?;
         let (secrets, slot) = (self.secrets.clone(), slot(&self.server));
         off_thread(KEYRING_TIMEOUT, move || secrets.set(&slot, &text)).await
     }
