@@ -14,7 +14,13 @@ use crate::stats::{Summary, summarize};
 
 /// The keywords timed: English, Chinese, a synonym, a broad word, and a
 /// model with a colour.
-pub const KEYWORDS: [&str; 5] = ["iPhone 17", "降噪耳机", "laptop", "配件", "MacBook Air 午夜色"];
+pub const KEYWORDS: [&str; 5] = [
+    "iPhone 17",
+    "降噪耳机",
+    "laptop",
+    "配件",
+    "MacBook Air 午夜色",
+];
 
 fn params(value: serde_json::Value) -> Result<SearchProductParams, BenchError> {
     Ok(serde_json::from_value(value)?)

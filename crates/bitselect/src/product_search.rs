@@ -404,11 +404,19 @@ impl Candidate {
     }
 
     fn min_price(&self) -> Fen {
-        self.rows.iter().map(|r| r.price_fen).min().unwrap_or_default()
+        self.rows
+            .iter()
+            .map(|r| r.price_fen)
+            .min()
+            .unwrap_or_default()
     }
 
     fn max_price(&self) -> Fen {
-        self.rows.iter().map(|r| r.price_fen).max().unwrap_or_default()
+        self.rows
+            .iter()
+            .map(|r| r.price_fen)
+            .max()
+            .unwrap_or_default()
     }
 
     fn stock(&self) -> i64 {
@@ -547,7 +555,12 @@ fn offers(conn: &dyn Conn, snapshot: &Snapshot, plan: &Plan) -> Result<Vec<Categ
         )?;
         let examples = codes
             .iter()
-            .filter_map(|code| names.iter().find(|(c, _)| c == *code).map(|(_, n)| n.clone()))
+            .filter_map(|code| {
+                names
+                    .iter()
+                    .find(|(c, _)| c == *code)
+                    .map(|(_, n)| n.clone())
+            })
             .collect();
         offers.push(CategoryOffer {
             category: n.category,

@@ -13,9 +13,7 @@
 use std::sync::LazyLock;
 
 use jieba_rs::Jieba;
-use tantivy::tokenizer::{
-    LowerCaser, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
-};
+use tantivy::tokenizer::{LowerCaser, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer};
 
 use super::vocabulary::VOCABULARY;
 
@@ -82,7 +80,10 @@ pub(crate) fn normalize(text: &str) -> String {
 /// `text` without spaces, normalized: how a model's name and a keyword are
 /// compared whole ("iphone17" names "iPhone 17").
 pub(crate) fn compact(text: &str) -> String {
-    normalize(text).chars().filter(|c| !c.is_whitespace()).collect()
+    normalize(text)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
 }
 
 /// The words of `text`, cut as `cut` says, in order.
@@ -257,7 +258,10 @@ mod tests {
     fn letters_and_digits_are_indexed_whole_and_in_pieces() {
         assert_eq!(texts("iPhone17", Cut::Index), ["iPhone17", "iPhone", "17"]);
         assert_eq!(texts("iPhone17", Cut::Query), ["iPhone17"]);
-        assert_eq!(texts("USB-C 转 3.5 毫米", Cut::Query), ["USB", "C", "转", "3", "5", "毫米"]);
+        assert_eq!(
+            texts("USB-C 转 3.5 毫米", Cut::Query),
+            ["USB", "C", "转", "3", "5", "毫米"]
+        );
     }
 
     #[test]

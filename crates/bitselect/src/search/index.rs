@@ -16,9 +16,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
-};
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use super::analyzer::{self, Cut, INDEX_ANALYZER, compact};
@@ -231,9 +229,8 @@ impl Snapshot {
         let products_found = found
             .iter()
             .any(|f| self.models.get(f.model).is_some_and(|m| !m.accessory));
-        let after = |f: &Found| {
-            products_found && self.models.get(f.model).is_some_and(|m| m.accessory)
-        };
+        let after =
+            |f: &Found| products_found && self.models.get(f.model).is_some_and(|m| m.accessory);
         found.sort_by(|a, b| {
             after(a)
                 .cmp(&after(b))
@@ -245,8 +242,12 @@ impl Snapshot {
     }
 
     /// The categories of the models meeting some term of `plan`, closest
-    /// first (by their models' scores), at most `limit`.
-    pub(crate) fn nearest_categories(&self, plan: &Plan, limit: usize) -> Result<Vec<NearCategory>> {
+    /// first, at most `limit`.
+    pub(crate) fn nearest_categories(
+        &self,
+        plan: &Plan,
+        limit: usize,
+    ) -> Result<Vec<NearCategory>> {
         let concepts: Vec<(Occur, Box<dyn Query>)> = plan
             .concepts
             .iter()
@@ -258,27 +259,34 @@ impl Snapshot {
                 .total_cmp(&a.score)
                 .then_with(|| self.code(a).cmp(self.code(b)))
         });
-        let mut near: Vec<(NearCategory, f32)> = Vec::new();
+        // A category is as close as its closest model; accessories come
+        // after products, as in a ranking.
+        let mut near: Vec<(NearCategory, f32, bool)> = Vec::new();
         for f in &found {
             let Some(model) = self.models.get(f.model) else {
                 continue;
             };
-            match near.iter_mut().find(|(n, _)| n.category == model.category) {
-                Some((n, score)) => {
-                    n.spu_codes.push(model.spu_code.clone());
-                    *score += f.score;
-                }
+            match near
+                .iter_mut()
+                .find(|(n, _, _)| n.category == model.category)
+            {
+                Some((n, _, _)) => n.spu_codes.push(model.spu_code.clone()),
                 None => near.push((
                     NearCategory {
                         category: model.category.clone(),
                         spu_codes: vec![model.spu_code.clone()],
                     },
                     f.score,
+                    model.accessory,
                 )),
             }
         }
-        near.sort_by(|(a, sa), (b, sb)| sb.total_cmp(sa).then_with(|| a.category.cmp(&b.category)));
-        Ok(near.into_iter().take(limit).map(|(n, _)| n).collect())
+        near.sort_by(|(a, sa, aa), (b, sb, ab)| {
+            aa.cmp(ab)
+                .then_with(|| sb.total_cmp(sa))
+                .then_with(|| a.category.cmp(&b.category))
+        });
+        Ok(near.into_iter().take(limit).map(|(n, _, _)| n).collect())
     }
 
     fn code(&self, found: &Found) -> &str {
@@ -312,7 +320,10 @@ impl Snapshot {
                     .iter()
                     .map(|term| (Occur::Must, self.term_query(term)))
                     .collect();
-                (Occur::Should, Box::new(BooleanQuery::new(all)) as Box<dyn Query>)
+                (
+                    Occur::Should,
+                    Box::new(BooleanQuery::new(all)) as Box<dyn Query>,
+                )
             })
             .collect();
         Box::new(BooleanQuery::new(alternatives))

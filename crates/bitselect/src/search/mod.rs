@@ -91,8 +91,7 @@ fn catalogue_version(conn: &dyn Conn) -> Result<String> {
 }
 
 fn parse<T: for<'de> serde::Deserialize<'de>>(text: &str) -> Result<T> {
-    serde_json::from_str(text)
-        .map_err(|e| ShopError::Corrupt(format!("目录中的 JSON 无效：{e}")))
+    serde_json::from_str(text).map_err(|e| ShopError::Corrupt(format!("目录中的 JSON 无效：{e}")))
 }
 
 /// Every model's text with its SKUs'.

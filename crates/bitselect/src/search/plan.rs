@@ -190,11 +190,17 @@ mod tests {
         let plan = plan("iphone17 macmini", &known);
         assert_eq!(
             plan.concepts[0].alternatives,
-            [vec!["iphone17".to_owned()], vec!["iphone".to_owned(), "17".to_owned()]]
+            [
+                vec!["iphone17".to_owned()],
+                vec!["iphone".to_owned(), "17".to_owned()]
+            ]
         );
         assert_eq!(
             plan.concepts[1].alternatives,
-            [vec!["macmini".to_owned()], vec!["mac".to_owned(), "mini".to_owned()]]
+            [
+                vec!["macmini".to_owned()],
+                vec!["mac".to_owned(), "mini".to_owned()]
+            ]
         );
         assert_eq!(plan.compact, "iphone17macmini");
     }

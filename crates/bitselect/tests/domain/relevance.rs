@@ -60,7 +60,10 @@ fn shoppers_queries_find_the_models_a_person_expects() {
     let mut recalls = Vec::new();
     let mut ndcgs = Vec::new();
     let mut found_none = Vec::new();
-    println!("{:<28} {:>9} {:>8}  first found", "query", "recall@10", "nDCG@10");
+    println!(
+        "{:<28} {:>9} {:>8}  first found",
+        "query", "recall@10", "nDCG@10"
+    );
     for judged in &set.queries {
         let result = t
             .shop
