@@ -197,7 +197,7 @@ enum Wanted {
 }
 
 /// Searches the catalogue; see [`SearchProductParams`] for the filters.
-pub fn search(
+pub(crate) fn search(
     conn: &dyn Conn,
     engine: &SearchEngine,
     p: &SearchProductParams,
@@ -208,12 +208,11 @@ pub fn search(
         Wanted::Everything
     } else {
         let snapshot = engine.snapshot(conn)?;
-        // A code typed as a keyword is a lookup by that code.
+        // A SKU code typed as a keyword is a lookup by that code. (A model
+        // code is not: "AirTag" and "HomePod" are model codes and names
+        // alike; the engine finds a model by its code's words anyway.)
         if let Some(sku) = snapshot.sku_code(filters.keyword) {
             filters.sku_codes.push(sku.to_owned());
-            Wanted::Everything
-        } else if let Some(spu) = snapshot.spu_code(filters.keyword) {
-            filters.spu_codes.push(spu.to_owned());
             Wanted::Everything
         } else {
             let plan = snapshot.plan(filters.keyword);

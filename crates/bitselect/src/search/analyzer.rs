@@ -91,7 +91,7 @@ pub(crate) fn words(text: &str, cut: Cut) -> Vec<Word> {
     let mut out = Vec::new();
     let mut run_start = 0;
     let mut run_kind: Option<bool> = None; // Some(true): CJK, Some(false): letters/digits
-    let mut flush = |out: &mut Vec<Word>, from: usize, to: usize, cjk: bool| {
+    let flush = |out: &mut Vec<Word>, from: usize, to: usize, cjk: bool| {
         let run = &text[from..to];
         if cjk {
             let tokens = match cut {

@@ -89,7 +89,6 @@ pub(crate) struct Snapshot {
     fields: Vec<(Field, f32)>,
     models: Vec<Model>,
     sku_codes: HashMap<String, String>,
-    spu_codes: HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -135,7 +134,6 @@ impl Snapshot {
         let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)?;
         let mut models = Vec::with_capacity(catalogue.len());
         let mut sku_codes = HashMap::new();
-        let mut spu_codes = HashMap::new();
         for (at, model) in catalogue.iter().enumerate() {
             let skus: Vec<String> = model
                 .skus
@@ -162,7 +160,6 @@ impl Snapshot {
                 name_compact: compact(&model.name),
                 accessory: VOCABULARY.is_accessory_category(&model.category),
             });
-            spu_codes.insert(model.spu_code.to_uppercase(), at);
             for sku in &model.skus {
                 sku_codes.insert(sku.sku_code.to_uppercase(), sku.sku_code.clone());
             }
@@ -178,7 +175,6 @@ impl Snapshot {
             fields,
             models,
             sku_codes,
-            spu_codes,
         })
     }
 
@@ -191,12 +187,6 @@ impl Snapshot {
         self.sku_codes
             .get(&keyword.trim().to_uppercase())
             .map(String::as_str)
-    }
-
-    /// The model code `keyword` is, if it is one (in any case).
-    pub(crate) fn spu_code(&self, keyword: &str) -> Option<&str> {
-        let at = *self.spu_codes.get(&keyword.trim().to_uppercase())?;
-        self.models.get(at).map(|m| m.spu_code.as_str())
     }
 
     /// `keyword` as this catalogue's index understands it.

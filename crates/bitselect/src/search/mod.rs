@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Map, Value};
 
 pub(crate) use analyzer::normalize;
-pub(crate) use index::{NearCategory, Snapshot};
-pub(crate) use plan::{Concept, Plan};
+pub(crate) use index::Snapshot;
+pub(crate) use plan::Plan;
 
 use crate::error::{Result, ShopError};
 use crate::store::{Conn, params};

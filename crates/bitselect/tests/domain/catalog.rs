@@ -31,13 +31,13 @@ fn searching_by_sku_code_finds_the_iphone_17_with_price_and_stock() {
 }
 
 #[test]
-fn a_keyword_that_is_a_code_finds_that_sku_or_model() {
+fn a_keyword_that_is_a_sku_code_finds_that_sku_and_a_model_code_its_model_first() {
     let t = open_shop();
     let by_sku = t.shop.search_product(&keyword("mg6w4ch/a", 10)).unwrap();
     assert_eq!(codes(&by_sku), ["IPHONE-17"]);
     assert_eq!(by_sku.items[0].skus.len(), 1);
     let by_model = t.shop.search_product(&keyword("iphone-17", 10)).unwrap();
-    assert_eq!(codes(&by_model), ["IPHONE-17"]);
+    assert_eq!(by_model.items[0].spu_code, "IPHONE-17");
     assert_eq!(by_model.items[0].skus.len(), 10);
 }
 
