@@ -10,6 +10,13 @@ const LABELS: Record<string, readonly [string, string]> = {
   name: ["名称", "Name"],
   skuName: ["商品", "Product"],
   skuCode: ["商品编码", "SKU"],
+  spuCode: ["型号编码", "Model code"],
+  skus: ["配置", "Configurations"],
+  config: ["配置", "Configuration"],
+  minPriceFen: ["最低价", "From"],
+  maxPriceFen: ["最高价", "Up to"],
+  nearestCategories: ["相近的类目", "Nearest categories"],
+  examples: ["例如", "For example"],
   specs: ["规格", "Specs"],
   priceFen: ["价格", "Price"],
   stock: ["库存", "Stock"],
@@ -114,9 +121,10 @@ export const isTimeKey = (key: string): boolean => /(^at|At|^time|Time|Deadline|
 
 /**
  * Fields written for the model only (the tools it could call next, a
- * refusal's code beside its words, the sort it asked for).
+ * refusal's code beside its words, the sort it asked for, how a search
+ * read its keyword).
  */
-const MODEL_ONLY = new Set(["nextActions", "reasonCode", "sort"]);
+const MODEL_ONLY = new Set(["nextActions", "reasonCode", "sort", "terms", "ignored"]);
 
 /**
  * Whether a field is left out of the shopper's view: model-only fields and
@@ -136,7 +144,9 @@ export interface TableProfile {
 
 /** Columns for the lists the shop answers with, tried in order. */
 export const TABLE_PROFILES: readonly TableProfile[] = [
-  // search_product's items
+  // search_product's models, each with its configurations
+  { when: ["spuCode", "skus", "minPriceFen"], columns: ["name", "category", "minPriceFen", "maxPriceFen", "skus"] },
+  // a model's configurations (SKUs)
   { when: ["skuCode", "priceFen", "stock", "specs"], columns: ["name", "specs", "priceFen", "stock", "status"] },
   // query_cart's lines
   { when: ["currentPriceFen", "subtotalFen"], columns: ["name", "quantity", "currentPriceFen", "priceChangeFen", "subtotalFen", "availability"] },

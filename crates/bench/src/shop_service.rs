@@ -519,7 +519,7 @@ pub fn run(options: &Options, runtime: &tokio::runtime::Runtime) -> Result<Part,
     let sqlite = bitselect::Shop::open(sqlite_dir.path())
         .map_err(|e| BenchError::Setup(format!("opening the SQLite shop: {e}")))?;
     rows.extend(keyword_search::rows(
-        "SQLite (FTS5 trigram)",
+        "SQLite",
         &sqlite,
         options.search_repeats,
     )?);
@@ -527,7 +527,7 @@ pub fn run(options: &Options, runtime: &tokio::runtime::Runtime) -> Result<Part,
     let postgres = bitselect::Shop::open_postgres(&database_url)
         .map_err(|e| BenchError::Setup(format!("opening the PostgreSQL shop: {e}")))?;
     rows.extend(keyword_search::rows(
-        "PostgreSQL (pg_trgm)",
+        "PostgreSQL",
         &postgres,
         options.search_repeats,
     )?);

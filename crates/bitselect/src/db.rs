@@ -156,6 +156,7 @@ CREATE TABLE shop_meta (
     USERS_MIGRATION,
     SEARCH_MIGRATION,
     PAYMENT_PAGE_MIGRATION,
+    CATALOGUE_VERSION_MIGRATION,
 ];
 /// Version 2: users. Every row of a cart, coupon held, order, parcel,
 /// after-sale, ticket and idempotency key belongs to a user; what a version 1
@@ -283,12 +284,8 @@ DROP TABLE idempotency;
 ALTER TABLE idempotency_v2 RENAME TO idempotency;
 "#;
 
-/// Version 3: the keyword index of the catalogue, one row per SKU holding
-/// the lower-cased text a keyword may match (`catalog::searchable_text`).
-/// Trigram tokens find any substring of three characters or more; the text
-/// is lower-cased in Rust before it is stored and queried, so the index is
-/// case-sensitive and matches exactly what `str::contains` on it would.
-/// Filled when the shop opens (`search_index::refresh`).
+/// Version 3: a trigram keyword index of the catalogue, which version 5
+/// drops (search moved to the shop's text engine, `crate::search`).
 const SEARCH_MIGRATION: &str = r#"
 CREATE VIRTUAL TABLE sku_search USING fts5 (
     sku_code UNINDEXED,
@@ -312,6 +309,43 @@ CREATE TABLE payment_page (
     taken_at   INTEGER
 );
 CREATE INDEX payment_page_by_order ON payment_page (user_id, order_no);
+"#;
+
+/// Version 5: the catalogue version the shop's search index follows
+/// (`crate::search`): raised by triggers whenever a model's or a SKU's
+/// text changes, not when stock or a price does; the trigram index of
+/// version 3 goes.
+const CATALOGUE_VERSION_MIGRATION: &str = r#"
+DROP TABLE IF EXISTS sku_search;
+
+INSERT INTO shop_meta (key, value) VALUES ('catalogue_version', '1')
+    ON CONFLICT (key) DO NOTHING;
+
+CREATE TRIGGER product_inserted_raises_catalogue_version AFTER INSERT ON product
+BEGIN
+    UPDATE shop_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER product_updated_raises_catalogue_version AFTER UPDATE ON product
+BEGIN
+    UPDATE shop_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER product_deleted_raises_catalogue_version AFTER DELETE ON product
+BEGIN
+    UPDATE shop_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER sku_inserted_raises_catalogue_version AFTER INSERT ON sku
+BEGIN
+    UPDATE shop_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER sku_text_updated_raises_catalogue_version
+    AFTER UPDATE OF sku_code, spu_code, name, specs ON sku
+BEGIN
+    UPDATE shop_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER sku_deleted_raises_catalogue_version AFTER DELETE ON sku
+BEGIN
+    UPDATE shop_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
 "#;
 
 /// The schema version this build writes.

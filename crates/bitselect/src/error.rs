@@ -28,6 +28,9 @@ pub enum ShopError {
     Seed { file: &'static str, message: String },
     #[error("数据不一致：{0}")]
     Corrupt(String),
+    /// The catalogue's search index could not be built or read.
+    #[error("搜索索引出错：{0}")]
+    Search(String),
     #[error("结果编码失败：{0}")]
     Encode(#[from] serde_json::Error),
     /// A server that acts for each request's user got a request with none.
@@ -58,6 +61,7 @@ impl ShopError {
             | Self::DataDir { .. }
             | Self::Seed { .. }
             | Self::Corrupt(_)
+            | Self::Search(_)
             | Self::Encode(_)
             | Self::Random(_) => "INTERNAL",
         }
@@ -70,6 +74,12 @@ impl ShopError {
             self,
             Self::Refused(_) | Self::InvalidArgument { .. } | Self::Unauthenticated
         )
+    }
+}
+
+impl From<tantivy::TantivyError> for ShopError {
+    fn from(error: tantivy::TantivyError) -> Self {
+        Self::Search(error.to_string())
     }
 }
 

@@ -51,7 +51,7 @@ pub enum SortOrder {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SearchProductParams {
-    /// 关键词，匹配商品名、型号、品牌、标签、规格和编码，不区分大小写；多个词用空格分开时须全部匹配，例如 "iPhone 17 黑色"。
+    /// 关键词：购物者的说法，中英文皆可，例如 "降噪耳机"、"轻薄笔记本"、"iPhone 17 雾蓝色"、"smart watch"；不区分大小写和空格，懂同义词；每个词都须符合。也可以是商品编码或型号编码。
     #[schemars(title = "关键词", length(max = 100))]
     pub keyword: Option<String>,
     /// 一级类目，精确匹配：手机、平板、电脑、智能手表、耳机音频、智能家居、空间计算、配件。
@@ -82,7 +82,7 @@ pub struct SearchProductParams {
     /// 排序：relevance 相关度、price_asc 价格从低到高、price_desc 价格从高到低、stock_desc 库存从多到少；不填时有关键词按相关度，否则按价格从低到高。
     #[schemars(title = "排序")]
     pub sort: Option<SortOrder>,
-    /// 最多返回多少个商品，1 到 50，默认 10。
+    /// 最多返回多少个型号（每个型号含其配置），1 到 50，默认 10。
     #[schemars(title = "返回数量", range(min = 1, max = 50))]
     pub limit: Option<u32>,
 }

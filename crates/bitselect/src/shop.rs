@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use crate::addresses::{self, AddressOffer, SavedAddress};
 use crate::after_sale::{self, AfterSaleList, AfterSaleView};
 use crate::cart::{self, CartUpdate, CartView};
-use crate::catalog::{self, SearchResult, SkuHit};
+use crate::catalog::{self, SkuHit};
 use crate::clock::{Clock, Millis, SystemClock};
 use crate::coupons::{self, CouponReport};
 use crate::db::Db;
@@ -32,7 +32,8 @@ use crate::params::{
 };
 use crate::payment_pages::{self, PageState, PaymentPage};
 use crate::preview::{self, Preview};
-use crate::search_index;
+use crate::product_search::{self, SearchResult};
+use crate::search::SearchEngine;
 use crate::seed;
 use crate::store::postgres::PgStore;
 use crate::store::{Conn, Store, TxKind};
@@ -89,6 +90,8 @@ pub struct ShopStats {
 #[derive(Debug, Clone)]
 pub struct Shop {
     store: Store,
+    /// The catalogue's text index, shared by this shop's clones.
+    search: Arc<SearchEngine>,
     clock: Arc<dyn Clock>,
     caller: Caller,
 }
@@ -125,12 +128,14 @@ impl Shop {
     }
 
     /// The shop on a store whose schema is current: seeded on first start,
-    /// its keyword index filled.
+    /// its catalogue indexed for search.
     fn on_store(store: Store, clock: Arc<dyn Clock>) -> Result<Self> {
         store.run(TxKind::Write, |tx| seed::seed_once(tx, clock.now_ms()))?;
-        store.run(TxKind::Write, search_index::refresh)?;
+        let search = Arc::new(SearchEngine::new());
+        store.run(TxKind::Read, |tx| search.snapshot(tx).map(drop))?;
         Ok(Self {
             store,
+            search,
             clock,
             caller: Caller::demo(),
         })
@@ -141,6 +146,7 @@ impl Shop {
     pub fn acting_for(&self, caller: Caller) -> Self {
         Self {
             store: self.store.clone(),
+            search: self.search.clone(),
             clock: self.clock.clone(),
             caller,
         }
@@ -294,13 +300,7 @@ impl Shop {
     }
 
     pub fn search_product(&self, p: &SearchProductParams) -> Result<SearchResult> {
-        self.read_shared(|conn, _| catalog::search(conn, p))
-    }
-
-    /// [`Shop::search_product`] scoring every SKU rather than those the
-    /// keyword index finds: the old way, kept to compare the index with.
-    pub fn search_product_by_scan(&self, p: &SearchProductParams) -> Result<SearchResult> {
-        self.read_shared(|conn, _| catalog::search_with(conn, p, catalog::KeywordLookup::Scan))
+        self.read_shared(|conn, _| product_search::search(conn, &self.search, p))
     }
 
     /// One SKU by code, if it exists.

@@ -557,7 +557,7 @@ async fn the_seed_purchase_through_the_tools() {
     );
 
     let found = call(&client, "search_product", json!({"skuCodes": [IPHONE_17]})).await;
-    assert_eq!(ok(&found)["items"][0]["stock"], 9);
+    assert_eq!(ok(&found)["items"][0]["skus"][0]["stock"], 9);
     let cart = call(&client, "query_cart", json!({})).await;
     let lines = ok(&cart)["lines"].as_array().unwrap();
     assert!(lines.iter().all(|l| l["skuCode"] != IPHONE_17));
@@ -929,7 +929,7 @@ fn the_binary_serves_requests_read_from_a_file_and_answers_into_a_file() {
         .collect();
     let found = answered.iter().find(|a| a["id"] == 2).unwrap();
     assert_eq!(
-        found["result"]["structuredContent"]["items"][0]["name"],
+        found["result"]["structuredContent"]["items"][0]["skus"][0]["name"],
         "iPhone 17 256GB 黑色"
     );
 }
@@ -970,7 +970,7 @@ async fn the_binary_serves_streamable_http_on_a_free_loopback_port() {
         json!({"skuCodes": [VISION_PRO_3_LEFT]}),
     )
     .await;
-    assert_eq!(ok(&found)["items"][0]["stock"], 3);
+    assert_eq!(ok(&found)["items"][0]["skus"][0]["stock"], 3);
     let refusal = call(
         &client,
         "update_cart_item",

@@ -6,19 +6,36 @@ import type { JsonValue } from "../protocol";
 export const SEARCH_RESULT: JsonValue = {
   matched: 2,
   returned: 2,
-  sort: "price_asc",
+  sort: "relevance",
   items: [
     {
-      skuCode: "MG6W4CH/A", spuCode: "IPHONE-17", name: "iPhone 17 256GB 黑色", modelName: "iPhone 17",
-      category: "手机", subCategory: "iPhone", brand: "Apple", priceFen: 679900, price: "6799.00", stock: 11,
-      status: "在售", available: true, specs: { 颜色: "黑色", 芯片: "A19 芯片" }, tags: ["主力", "拍照"],
+      spuCode: "IPHONE-17", name: "iPhone 17", brand: "Apple", category: "手机", subCategory: "iPhone",
+      tags: ["主力", "拍照"], specs: { 芯片: "A19 芯片" },
+      minPriceFen: 679900, minPrice: "6799.00", maxPriceFen: 879900, maxPrice: "8799.00", available: true,
+      skus: [
+        {
+          skuCode: "MG6W4CH/A", name: "iPhone 17 256GB 黑色", config: "256GB 黑色", specs: { 颜色: "黑色" },
+          priceFen: 679900, price: "6799.00", stock: 11, status: "在售", available: true,
+        },
+        {
+          skuCode: "MG724CH/A", name: "iPhone 17 512GB 黑色", config: "512GB 黑色", specs: { 颜色: "黑色" },
+          priceFen: 879900, price: "8799.00", stock: 22, status: "在售", available: true,
+        },
+      ],
     },
     {
-      skuCode: "MYEV3CH/A", spuCode: "IPHONE-16", name: "iPhone 16 128GB 黑色", modelName: "iPhone 16",
-      category: "手机", subCategory: "iPhone", brand: "Apple", priceFen: 599900, price: "5999.00", stock: 0,
-      status: "已下架", available: false, specs: { 颜色: "黑色" }, tags: [],
+      spuCode: "IPHONE-16", name: "iPhone 16", brand: "Apple", category: "手机", subCategory: "iPhone",
+      tags: [], specs: { 芯片: "A18 芯片" },
+      minPriceFen: 599900, minPrice: "5999.00", maxPriceFen: 599900, maxPrice: "5999.00", available: false,
+      skus: [
+        {
+          skuCode: "MYEV3CH/A", name: "iPhone 16 128GB 黑色", config: "128GB 黑色", specs: { 颜色: "黑色" },
+          priceFen: 599900, price: "5999.00", stock: 0, status: "已下架", available: false,
+        },
+      ],
     },
   ],
+  terms: [{ said: "iphone", lookedFor: ["iphone"] }],
 };
 
 export const CART_VIEW: JsonValue = {

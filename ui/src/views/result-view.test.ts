@@ -16,17 +16,18 @@ const field = (el: ParentNode, name: string) => el.querySelector(`dd[data-field=
 const local = (iso: string) => formatTime(Date.parse(iso), "zh-CN");
 
 describe("a tool's structured result as the shopper reads it", () => {
-  it("shows search_product's products as a table of name, specs, price, stock and status", () => {
+  it("shows search_product's models as a table of name, category, price range and configurations", () => {
     const el = resultView(SEARCH_RESULT, zh);
-    expect(headers(el)).toEqual(["名称", "规格", "价格", "库存", "状态"]);
-    expect(column(el, "name")).toEqual(["iPhone 17 256GB 黑色", "iPhone 16 128GB 黑色"]);
-    expect(column(el, "specs")).toEqual(["颜色 黑色 · 芯片 A19 芯片", "颜色 黑色"]);
-    expect(column(el, "priceFen")).toEqual(["¥6,799.00", "¥5,999.00"]);
-    expect(column(el, "stock")).toEqual(["11", "0"]);
-    expect(el.querySelector("tbody tr")?.getAttribute("title")).toBe("MG6W4CH/A");
+    expect(headers(el)).toEqual(["名称", "类目", "最低价", "最高价", "配置"]);
+    expect(column(el, "name")).toEqual(["iPhone 17", "iPhone 16"]);
+    expect(column(el, "minPriceFen")).toEqual(["¥6,799.00", "¥5,999.00"]);
+    expect(column(el, "maxPriceFen")).toEqual(["¥8,799.00", "¥5,999.00"]);
+    expect(column(el, "skus")).toEqual(["256GB 黑色、512GB 黑色", "128GB 黑色"]);
+    expect(el.querySelector("tbody tr")?.getAttribute("title")).toBe("IPHONE-17");
     // The yuan text written beside the fen, and what only the model needs, are left out.
     expect(el.textContent).not.toContain("6799.00");
-    expect(el.textContent).not.toContain("price_asc");
+    expect(el.textContent).not.toContain("relevance");
+    expect(el.textContent).not.toContain("lookedFor");
     expect(field(el, "matched")).toBe("2");
   });
 

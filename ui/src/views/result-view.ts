@@ -139,10 +139,10 @@ function list(rows: Obj[], i18n: I18n, depth: number): Node {
         "tbody",
         {},
         ...rows.map((row) => {
-          const sku = own(row, "skuCode");
+          const code = own(row, "skuCode") ?? own(row, "spuCode");
           return h(
             "tr",
-            { attrs: { title: typeof sku === "string" ? sku : undefined } },
+            { attrs: { title: typeof code === "string" ? code : undefined } },
             ...columns.map((key) => h("td", { class: cls(key), attrs: { "data-field": key } }, cell(key, own(row, key), i18n, depth))),
           );
         }),
@@ -169,7 +169,7 @@ function cell(key: string, value: JsonValue | undefined, i18n: I18n, depth: numb
 }
 
 function itemName(o: Obj): string | null {
-  const name = ["name", "skuName", "code", "orderNo"].map((key) => own(o, key)).find((v) => typeof v === "string");
+  const name = ["config", "name", "skuName", "code", "orderNo"].map((key) => own(o, key)).find((v) => typeof v === "string");
   if (typeof name !== "string") return null;
   const quantity = own(o, "quantity");
   return typeof quantity === "number" ? `${name} ×${quantity}` : name;

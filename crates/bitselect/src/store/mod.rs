@@ -202,13 +202,7 @@ pub enum StoreKind {
 pub struct Dialect {
     /// A subquery yielding the texts of a JSON array bound as one parameter.
     pub json_text_list: &'static str,
-    /// Conditions on `s.sku_code` keeping the SKUs whose keyword text holds
-    /// every term, with the values they bind (`search_index`).
-    pub keyword_filter: KeywordFilter,
 }
-
-/// Conditions and their values, from a keyword's lower-cased terms.
-pub type KeywordFilter = fn(&[String]) -> (Vec<&'static str>, Vec<String>);
 
 impl dyn Conn + '_ {
     /// The first row, if any, read by `read`.

@@ -21,7 +21,6 @@ use tokio_postgres::{NoTls, Statement};
 use super::postgres_schema::MIGRATIONS;
 use super::{Column, Conn, Dialect, Row, StoreKind, ToValue, TxKind, Value};
 use crate::error::{Result, ShopError};
-use crate::search_index;
 
 /// Connections each instance keeps open at most.
 const POOL_SIZE: usize = 16;
@@ -36,7 +35,6 @@ const MIGRATION_LOCK: i64 = 0x6269_7473_656c_6563; // "bitselec"
 /// What PostgreSQL spells differently from SQLite.
 pub(crate) const DIALECT: Dialect = Dialect {
     json_text_list: "SELECT json_array_elements_text(CAST(? AS json))",
-    keyword_filter: search_index::filter_trigram_like,
 };
 
 /// The shop's PostgreSQL database.

@@ -4,7 +4,8 @@
 //! Version 1 is SQLite's schema version 3 in PostgreSQL's words: money in
 //! `BIGINT` fen, times in `BIGINT` unix milliseconds, JSON kept as text
 //! exactly as SQLite keeps it, and the keyword index a plain table with a
-//! `pg_trgm` GIN index in place of FTS5.
+//! `pg_trgm` GIN index in place of FTS5 (dropped by version 3: search moved
+//! to the shop's text engine).
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
@@ -185,5 +186,29 @@ CREATE TABLE payment_page (
     taken_at   BIGINT
 );
 CREATE INDEX payment_page_by_order ON payment_page (user_id, order_no);
+"#,
+    // Version 3, as SQLite's version 5: the catalogue version the shop's
+    // search index follows, raised by triggers whenever a model's or a
+    // SKU's text changes (not stock or price); the trigram index goes.
+    r#"
+DROP TABLE IF EXISTS sku_search;
+
+INSERT INTO shop_meta (key, value) VALUES ('catalogue_version', '1')
+    ON CONFLICT (key) DO NOTHING;
+
+CREATE FUNCTION raise_catalogue_version() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE shop_meta SET value = (CAST(value AS BIGINT) + 1)::text
+        WHERE key = 'catalogue_version';
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER product_changes_raise_catalogue_version
+    AFTER INSERT OR UPDATE OR DELETE ON product
+    FOR EACH STATEMENT EXECUTE FUNCTION raise_catalogue_version();
+CREATE TRIGGER sku_text_changes_raise_catalogue_version
+    AFTER INSERT OR DELETE OR UPDATE OF sku_code, spu_code, name, specs ON sku
+    FOR EACH STATEMENT EXECUTE FUNCTION raise_catalogue_version();
 "#,
 ];

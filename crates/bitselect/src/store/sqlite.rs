@@ -6,12 +6,10 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 
 use super::{Column, Conn, Dialect, Row, StoreKind, ToValue, Value};
 use crate::error::{Result, ShopError};
-use crate::search_index;
 
 /// What SQLite spells differently from PostgreSQL.
 pub(crate) const DIALECT: Dialect = Dialect {
     json_text_list: "SELECT value FROM json_each(?)",
-    keyword_filter: search_index::filter,
 };
 
 /// Statements kept prepared per connection: the domain has a few dozen

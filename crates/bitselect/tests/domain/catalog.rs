@@ -11,58 +11,195 @@ fn searching_by_sku_code_finds_the_iphone_17_with_price_and_stock() {
     let t = open_shop();
     let result = t.shop.search_product(&search_sku("mg6w4ch/a")).unwrap();
     assert_eq!(result.matched, 1);
-    let hit = &result.items[0];
-    assert_eq!(hit.name, "iPhone 17 256GB 黑色");
+    let model = &result.items[0];
+    assert_eq!(model.spu_code, "IPHONE-17");
+    assert_eq!(model.specs["芯片"], "A19 芯片", "the model's specs");
+    assert_eq!(model.skus.len(), 1);
+    let sku = &model.skus[0];
+    assert_eq!(sku.name, "iPhone 17 256GB 黑色");
+    assert_eq!(sku.config.as_deref(), Some("256GB 黑色"));
     assert_eq!(
-        (hit.price_fen, hit.price.to_string()),
+        (sku.price_fen, sku.price.to_string()),
         (679_900, "6799.00".into())
     );
-    assert_eq!(hit.stock, 10);
-    assert!(hit.available);
-    assert_eq!(hit.specs["芯片"], "A19 芯片", "model specs are merged in");
-}
-
-#[test]
-fn keyword_search_ignores_case_and_puts_the_named_model_first() {
-    let t = open_shop();
-    let result = t
-        .shop
-        .search_product(&SearchProductParams {
-            keyword: Some("IPHONE 17".into()),
-            limit: Some(5),
-            ..Default::default()
-        })
-        .unwrap();
-    assert!(result.matched > 5);
-    assert_eq!(result.returned, 5);
-    assert_eq!(result.sort, SortOrder::Relevance);
-    assert!(
-        result.items.iter().all(|h| h.spu_code == "IPHONE-17"),
-        "{:?}",
-        result.items.iter().map(|h| &h.name).collect::<Vec<_>>()
+    assert_eq!(sku.stock, 10);
+    assert!(sku.available);
+    assert_eq!(
+        (model.min_price_fen, model.max_price_fen),
+        (679_900, 679_900)
     );
 }
 
 #[test]
-fn keyword_terms_must_all_match_across_name_brand_tags_and_specs() {
+fn a_keyword_that_is_a_sku_code_finds_that_sku_and_a_model_code_its_model_first() {
+    let t = open_shop();
+    let by_sku = t.shop.search_product(&keyword("mg6w4ch/a", 10)).unwrap();
+    assert_eq!(codes(&by_sku), ["IPHONE-17"]);
+    assert_eq!(by_sku.items[0].skus.len(), 1);
+    let by_model = t.shop.search_product(&keyword("iphone-17", 10)).unwrap();
+    assert_eq!(by_model.items[0].spu_code, "IPHONE-17");
+    assert_eq!(by_model.items[0].skus.len(), 10);
+}
+
+#[test]
+fn keyword_search_ignores_case_and_spacing_and_puts_the_named_model_first() {
+    let t = open_shop();
+    for text in ["IPHONE 17", "iphone17", "ｉＰｈｏｎｅ１７"] {
+        let result = t.shop.search_product(&keyword(text, 5)).unwrap();
+        assert_eq!(result.sort, SortOrder::Relevance);
+        assert_eq!(result.items[0].spu_code, "IPHONE-17", "{text}");
+        assert!(result.matched > 5, "{text}: iPhone 17's cases match too");
+        assert_eq!(result.returned, 5);
+    }
+}
+
+#[test]
+fn a_model_is_one_row_with_its_skus_and_price_range_inside() {
+    let t = open_shop();
+    let result = t.shop.search_product(&keyword("airpods pro", 10)).unwrap();
+    let found = codes(&result);
+    let mut distinct = found.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), found.len(), "one row per model: {found:?}");
+    assert_eq!(found[0], "AIRPODS-PRO-3", "the product before its cases");
+    for model in &result.items {
+        assert!(!model.skus.is_empty());
+        assert!(
+            model
+                .skus
+                .iter()
+                .all(|s| { (model.min_price_fen..=model.max_price_fen).contains(&s.price_fen) })
+        );
+    }
+}
+
+#[test]
+fn the_products_a_query_names_come_before_their_accessories() {
+    let t = open_shop();
+    let result = t.shop.search_product(&keyword("降噪耳机", 10)).unwrap();
+    let mut first_two = codes(&result)[..2].to_vec();
+    first_two.sort();
+    assert_eq!(first_two, ["AIRPODS-MAX-2", "AIRPODS-PRO-3"]);
+    let earphones = t.shop.search_product(&keyword("耳机", 10)).unwrap();
+    let categories: Vec<&str> = earphones
+        .items
+        .iter()
+        .map(|m| m.category.as_str())
+        .collect();
+    assert_eq!(&categories[..3], ["耳机音频"; 3], "{:?}", codes(&earphones));
+}
+
+#[test]
+fn shoppers_words_find_the_catalogues_words() {
+    let t = open_shop();
+    let cases: &[(&str, &str)] = &[
+        ("台式机", "MAC-MINI"),
+        ("laptop", "MACBOOK-AIR"),
+        ("tablet", "IPAD-MINI"),
+        ("smart watch", "WATCH-ULTRA-4"),
+        ("防丢器", "AIRTAG"),
+        ("头显", "VISION-PRO"),
+        ("智能音箱", "HOMEPOD-MINI"),
+        ("折叠屏手机", "IPHONE-DUO"),
+        ("轻薄笔记本", "MACBOOK-AIR"),
+        ("运动手表", "WATCH-SE-3"),
+    ];
+    for (text, expected) in cases {
+        let result = t.shop.search_product(&keyword(text, 10)).unwrap();
+        assert!(
+            codes(&result).contains(&(*expected).to_owned()),
+            "{text} finds {expected}: {:?}",
+            codes(&result)
+        );
+        assert!(!result.terms.is_empty(), "{text}: says what it looked for");
+    }
+}
+
+#[test]
+fn keyword_terms_must_all_match_and_the_skus_named_come_first() {
     let t = open_shop();
     let result = t
         .shop
-        .search_product(&SearchProductParams {
-            keyword: Some("iPhone 17 雾蓝色".into()),
-            ..Default::default()
-        })
+        .search_product(&keyword("iPhone 17 雾蓝色", 10))
         .unwrap();
-    assert_eq!(result.items[0].sku_code, "MG6Y4CH/A");
-    assert!(result.items.iter().all(|h| h.name.contains("雾蓝色")));
-    let none = t
+    assert_eq!(result.items[0].spu_code, "IPHONE-17");
+    let first: Vec<&str> = result.items[0]
+        .skus
+        .iter()
+        .take(2)
+        .map(|s| s.sku_code.as_str())
+        .collect();
+    assert_eq!(first, ["MG6Y4CH/A", "MG744CH/A"], "the blue ones first");
+}
+
+#[test]
+fn nothing_found_says_what_was_tried_and_offers_the_nearest_categories() {
+    let t = open_shop();
+    let none = t.shop.search_product(&keyword("华为手机", 10)).unwrap();
+    assert_eq!(none.matched, 0);
+    assert!(none.items.is_empty());
+    let said: Vec<&str> = none.terms.iter().map(|t| t.said.as_str()).collect();
+    assert_eq!(said, ["华为", "手机"]);
+    assert_eq!(none.nearest_categories[0].category, "手机");
+    assert!(!none.nearest_categories[0].examples.is_empty());
+    let text = none.to_string();
+    assert!(
+        text.contains("华为") && text.contains("相近的类目：手机"),
+        "{text}"
+    );
+}
+
+#[test]
+fn filters_apply_to_the_live_rows_before_the_limit_so_matched_is_true() {
+    let t = open_shop();
+    let all = t.shop.search_product(&keyword("iPhone", 50)).unwrap();
+    let one = t.shop.search_product(&keyword("iPhone", 1)).unwrap();
+    assert_eq!(one.matched, all.matched);
+    assert_eq!(all.returned, all.matched.min(50));
+
+    // Stock and price are read live: a SKU sold out or repriced behind the
+    // shop's back is filtered as it is now.
+    t.set_sku(IPHONE_17, "stock", 0);
+    t.set_sku(IPHONE_17, "price_fen", 100);
+    let cheap = t
         .shop
         .search_product(&SearchProductParams {
-            keyword: Some("iPhone 不存在的词".into()),
+            keyword: Some("iPhone 17".into()),
+            max_price: Some(YuanInput(100)),
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(none.matched, 0);
+    assert_eq!(codes(&cheap), ["IPHONE-17"]);
+    assert_eq!(cheap.items[0].skus[0].sku_code, IPHONE_17);
+    let in_stock = t
+        .shop
+        .search_product(&SearchProductParams {
+            keyword: Some("iPhone 17".into()),
+            max_price: Some(YuanInput(100)),
+            in_stock_only: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(in_stock.matched, 0);
+}
+
+#[test]
+fn a_catalogue_change_reaches_the_search_of_every_instance() {
+    let t = open_shop();
+    let other = t.reopen();
+    assert_eq!(
+        other
+            .search_product(&keyword("星空版", 10))
+            .unwrap()
+            .matched,
+        0
+    );
+    t.run_sql("UPDATE product SET name = 'AirTag 星空版' WHERE spu_code = 'AIRTAG'");
+    for shop in [&t.shop, &other] {
+        let found = shop.search_product(&keyword("星空版", 10)).unwrap();
+        assert_eq!(codes(&found), ["AIRTAG"]);
+    }
 }
 
 #[test]
@@ -80,17 +217,17 @@ fn category_price_range_and_sort_filter_together() {
         })
         .unwrap();
     assert!(result.matched > 0);
+    assert!(result.items.iter().all(|m| m.category == "手机"));
     assert!(
         result
-            .items
-            .iter()
-            .all(|h| h.category == "手机" && (900_000..=1_200_000).contains(&h.price_fen))
+            .skus()
+            .all(|s| (900_000..=1_200_000).contains(&s.price_fen))
     );
     assert!(
         result
             .items
             .windows(2)
-            .all(|w| w[0].price_fen >= w[1].price_fen)
+            .all(|w| w[0].max_price_fen >= w[1].max_price_fen)
     );
 }
 
@@ -105,9 +242,8 @@ fn tags_and_in_stock_only_narrow_the_results() {
         })
         .unwrap();
     assert!(
-        all.items
-            .iter()
-            .any(|h| h.sku_code == IPHONE_16_DELISTED && !h.available)
+        all.skus()
+            .any(|s| s.sku_code == IPHONE_16_DELISTED && !s.available)
     );
     let in_stock = t
         .shop
@@ -117,7 +253,7 @@ fn tags_and_in_stock_only_narrow_the_results() {
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(in_stock.matched, all.matched - 1);
+    assert_eq!(in_stock.skus().count(), all.skus().count() - 1);
     let cases = t
         .shop
         .search_product(&SearchProductParams {
@@ -131,7 +267,7 @@ fn tags_and_in_stock_only_narrow_the_results() {
         cases
             .items
             .iter()
-            .all(|h| h.tags.contains(&"保护壳".to_owned()) && h.tags.contains(&"防摔".to_owned()))
+            .all(|m| m.tags.contains(&"保护壳".to_owned()) && m.tags.contains(&"防摔".to_owned()))
     );
 }
 
@@ -172,8 +308,8 @@ fn search_limits_and_price_ranges_are_checked() {
 }
 
 /// Keywords a shopper or a model may type: Chinese and English, one and two
-/// characters (below what the index's trigrams hold), mixed case, codes,
-/// several terms, and characters that mean something to a query language.
+/// characters, mixed case, codes, several terms, and characters that mean
+/// something to a query language.
 const KEYWORDS: &[&str] = &[
     "iPhone 17",
     "iphone",
@@ -248,64 +384,41 @@ fn keyword(text: &str, limit: u32) -> SearchProductParams {
     }
 }
 
-/// Words of the catalogue's own names, and their beginnings of one to four
-/// characters: every kind of term the index has to find.
-fn catalogue_words(t: &TestShop) -> Vec<String> {
-    let every = t
-        .shop
-        .search_product(&SearchProductParams {
-            limit: Some(50),
-            sort: Some(SortOrder::PriceDesc),
-            ..Default::default()
-        })
-        .unwrap();
-    let mut words = Vec::new();
-    for hit in every.items {
-        for word in hit.name.split_whitespace() {
-            let chars: Vec<char> = word.chars().collect();
-            for len in 1..=chars.len().min(4) {
-                words.push(chars[..len].iter().collect::<String>());
-            }
-            words.push(word.to_owned());
-        }
-    }
-    words.sort();
-    words.dedup();
-    words
+fn codes(result: &bitselect::product_search::SearchResult) -> Vec<String> {
+    result.items.iter().map(|m| m.spu_code.clone()).collect()
 }
 
 #[test]
-fn keyword_search_through_the_index_finds_exactly_what_scoring_every_sku_found() {
+fn any_keyword_is_answered_and_filters_hold_for_every_model_found() {
     let t = open_shop();
-    let mut keywords: Vec<String> = KEYWORDS.iter().map(|k| (*k).to_owned()).collect();
-    keywords.extend(catalogue_words(&t));
     let mut found_any = 0;
-    for text in &keywords {
-        let indexed = t.shop.search_product(&keyword(text, 50)).unwrap();
-        let scanned = t.shop.search_product_by_scan(&keyword(text, 50)).unwrap();
-        assert_eq!(indexed, scanned, "keyword {text:?}");
-        found_any += usize::from(indexed.matched > 0);
-    }
-    assert!(
-        found_any > keywords.len() / 2,
-        "the keywords mostly match something"
-    );
-
-    // With the other filters too.
-    let filtered = |text: &str| SearchProductParams {
-        keyword: Some(text.to_owned()),
-        category: Some("手机".to_owned()),
-        in_stock_only: true,
-        max_price: Some(YuanInput(800_000)),
-        sort: Some(SortOrder::PriceAsc),
-        limit: Some(50),
-        ..Default::default()
-    };
-    for text in ["iphone", "黑", "pro 256gb", "17"] {
-        assert_eq!(
-            t.shop.search_product(&filtered(text)).unwrap(),
-            t.shop.search_product_by_scan(&filtered(text)).unwrap(),
+    for text in KEYWORDS {
+        let result = t.shop.search_product(&keyword(text, 50)).unwrap();
+        assert_eq!(result.returned, result.items.len(), "keyword {text:?}");
+        assert!(result.matched >= result.returned, "keyword {text:?}");
+        found_any += usize::from(result.matched > 0);
+        let filtered = t
+            .shop
+            .search_product(&SearchProductParams {
+                keyword: Some((*text).to_owned()),
+                category: Some("手机".to_owned()),
+                in_stock_only: true,
+                max_price: Some(YuanInput(800_000)),
+                sort: Some(SortOrder::PriceAsc),
+                limit: Some(50),
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(filtered.items.iter().all(|m| m.category == "手机"));
+        assert!(
+            filtered
+                .skus()
+                .all(|s| s.available && s.price_fen <= 800_000),
             "keyword {text:?} with filters"
         );
     }
+    assert!(
+        found_any > KEYWORDS.len() / 2,
+        "the keywords mostly match something"
+    );
 }

@@ -16,5 +16,6 @@ mod money;
 mod order_changes;
 mod orders;
 mod previews;
+mod relevance;
 mod seed;
 mod tickets;

@@ -37,6 +37,8 @@ mod order_changes;
 mod orders;
 #[path = "../domain/previews.rs"]
 mod previews;
+#[path = "../domain/relevance.rs"]
+mod relevance;
 #[path = "../domain/seed.rs"]
 mod seed;
 #[path = "../domain/tickets.rs"]

@@ -62,7 +62,7 @@ async def purchase(url: str, token: str, keyword: str, sku_code: str) -> dict:
     async with http, Client(transport, elicitation_callback=answer) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         found = await call(client, "search_product", {"keyword": keyword})
-        codes = [item["skuCode"] for item in found["items"]]
+        codes = [sku["skuCode"] for model in found["items"] for sku in model["skus"]]
         await call(
             client,
             "update_cart_item",

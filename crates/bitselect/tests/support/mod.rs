@@ -89,13 +89,19 @@ impl TestShop {
     /// Sets one column of a SKU behind the shop's back, as a merchant's
     /// other systems would.
     pub fn set_sku(&self, sku: &str, column: &str, value: i64) {
-        let sql = format!("UPDATE sku SET {column} = {value} WHERE sku_code = '{sku}'");
+        self.run_sql(&format!(
+            "UPDATE sku SET {column} = {value} WHERE sku_code = '{sku}'"
+        ));
+    }
+
+    /// Runs a statement on the store behind the shop's back.
+    pub fn run_sql(&self, sql: &str) {
         match &self.database {
             None => {
-                self.shop.connection().unwrap().execute(&sql, []).unwrap();
+                self.shop.connection().unwrap().execute(sql, []).unwrap();
             }
             Some(name) => {
-                postgres::cluster().psql(name, &sql);
+                postgres::cluster().psql(name, sql);
             }
         }
     }

@@ -1,0 +1,352 @@
+//! One build of the catalogue's index: a tantivy index in memory with one
+//! document per model (its name, category and sub-category, brand, tags,
+//! specs, and its SKUs' names and configurations), and what ranking needs
+//! to know of each model.
+//!
+//! Ranking: BM25 over the fields, weighted (a model's own name and its
+//! category count most, its SKUs' names and its specs least); every term of
+//! the plan must be met. Then, whatever the scores: a model the keyword
+//! names whole first (longest name first), and accessories after the
+//! products when the keyword finds products too ("airpods pro" lists
+//! AirPods Pro 3 before its cases). Ties go to the model code, so every
+//! build of the same catalogue ranks alike.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, Term};
+
+use super::analyzer::{self, Cut, INDEX_ANALYZER, compact};
+use super::plan::{self, Concept, Plan};
+use super::vocabulary::VOCABULARY;
+use crate::error::{Result, ShopError};
+
+/// The catalogue's text of one model, as the database holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ModelText {
+    pub spu_code: String,
+    pub name: String,
+    pub category: String,
+    pub sub_category: String,
+    pub brand: String,
+    pub tags: Vec<String>,
+    pub specs: Map<String, Value>,
+    pub skus: Vec<SkuText>,
+}
+
+/// The catalogue's text of one SKU.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SkuText {
+    pub sku_code: String,
+    pub name: String,
+    pub specs: Map<String, Value>,
+}
+
+/// The text fields and their weights.
+const FIELDS: [(&str, f32); 6] = [
+    ("name", 4.0),
+    ("category", 3.0),
+    ("tags", 2.5),
+    ("brand", 1.5),
+    ("skus", 1.0),
+    ("specs", 0.6),
+];
+
+/// Memory the single indexing thread may use; tantivy's least.
+const WRITER_MEMORY: usize = 15_000_000;
+
+/// What ranking knows of a model.
+#[derive(Debug, Clone)]
+struct Model {
+    spu_code: String,
+    category: String,
+    name_compact: String,
+    accessory: bool,
+}
+
+/// A model a keyword found, by its place in the catalogue and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Found {
+    model: usize,
+    score: f32,
+}
+
+/// A category close to a keyword that found nothing, with the codes of
+/// the models there that came closest, best first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NearCategory {
+    pub category: String,
+    pub spu_codes: Vec<String>,
+}
+
+/// A built index of the catalogue at one version.
+pub(crate) struct Snapshot {
+    version: String,
+    reader: IndexReader,
+    fields: Vec<(Field, f32)>,
+    models: Vec<Model>,
+    sku_codes: HashMap<String, String>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("version", &self.version)
+            .field("models", &self.models.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn spec_values(specs: &Map<String, Value>) -> String {
+    specs
+        .values()
+        .map(|v| match v {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+impl Snapshot {
+    /// Indexes `catalogue` (in model code order, so that every instance
+    /// builds the same index) as the catalogue at `version`.
+    pub(crate) fn build(version: String, mut catalogue: Vec<ModelText>) -> Result<Self> {
+        catalogue.sort_by(|a, b| a.spu_code.cmp(&b.spu_code));
+        let mut schema = Schema::builder();
+        let text = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(INDEX_ANALYZER)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        );
+        let fields: Vec<(Field, f32)> = FIELDS
+            .iter()
+            .map(|(name, weight)| (schema.add_text_field(name, text.clone()), *weight))
+            .collect();
+        let ordinal = schema.add_u64_field("model", FAST);
+        let index = Index::create_in_ram(schema.build());
+        index
+            .tokenizers()
+            .register(INDEX_ANALYZER, analyzer::analyzer(Cut::Index));
+        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)?;
+        let mut models = Vec::with_capacity(catalogue.len());
+        let mut sku_codes = HashMap::new();
+        for (at, model) in catalogue.iter().enumerate() {
+            let skus: Vec<String> = model
+                .skus
+                .iter()
+                .map(|s| format!("{} / {}", s.name, spec_values(&s.specs)))
+                .collect();
+            let values = [
+                model.name.clone(),
+                format!("{} / {}", model.category, model.sub_category),
+                model.tags.join(" / "),
+                model.brand.clone(),
+                skus.join("\n"),
+                spec_values(&model.specs),
+            ];
+            let mut doc = TantivyDocument::new();
+            for ((field, _), value) in fields.iter().zip(values) {
+                doc.add_text(*field, value);
+            }
+            doc.add_u64(ordinal, at as u64);
+            writer.add_document(doc)?;
+            models.push(Model {
+                spu_code: model.spu_code.clone(),
+                category: model.category.clone(),
+                name_compact: compact(&model.name),
+                accessory: VOCABULARY.is_accessory_category(&model.category),
+            });
+            for sku in &model.skus {
+                sku_codes.insert(sku.sku_code.to_uppercase(), sku.sku_code.clone());
+            }
+        }
+        writer.commit()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            version,
+            reader,
+            fields,
+            models,
+            sku_codes,
+        })
+    }
+
+    pub(crate) fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The SKU code `keyword` is, if it is one (in any case).
+    pub(crate) fn sku_code(&self, keyword: &str) -> Option<&str> {
+        self.sku_codes
+            .get(&keyword.trim().to_uppercase())
+            .map(String::as_str)
+    }
+
+    /// `keyword` as this catalogue's index understands it.
+    pub(crate) fn plan(&self, keyword: &str) -> Plan {
+        let searcher = self.reader.searcher();
+        let known = |term: &str| {
+            self.fields.iter().any(|(field, _)| {
+                searcher
+                    .doc_freq(&Term::from_field_text(*field, term))
+                    .is_ok_and(|n| n > 0)
+            })
+        };
+        plan::plan(keyword, &known)
+    }
+
+    /// The codes of the models meeting every term of `plan`, best first.
+    pub(crate) fn rank(&self, plan: &Plan) -> Result<Vec<String>> {
+        let concepts: Vec<(Occur, Box<dyn Query>)> = plan
+            .concepts
+            .iter()
+            .map(|c| (Occur::Must, self.concept_query(c)))
+            .collect();
+        let mut found = self.found(&BooleanQuery::new(concepts))?;
+        let named = |f: &Found| {
+            self.models
+                .get(f.model)
+                .filter(|m| m.name_compact.len() >= 3 && plan.compact.contains(&m.name_compact))
+                .map_or(0, |m| m.name_compact.len())
+        };
+        let products_found = found
+            .iter()
+            .any(|f| self.models.get(f.model).is_some_and(|m| !m.accessory));
+        let after =
+            |f: &Found| products_found && self.models.get(f.model).is_some_and(|m| m.accessory);
+        found.sort_by(|a, b| {
+            after(a)
+                .cmp(&after(b))
+                .then_with(|| named(b).cmp(&named(a)))
+                .then_with(|| b.score.total_cmp(&a.score))
+                .then_with(|| self.code(a).cmp(self.code(b)))
+        });
+        Ok(found.iter().map(|f| self.code(f).to_owned()).collect())
+    }
+
+    /// The categories of the models meeting some term of `plan`, closest
+    /// first, at most `limit`.
+    pub(crate) fn nearest_categories(
+        &self,
+        plan: &Plan,
+        limit: usize,
+    ) -> Result<Vec<NearCategory>> {
+        let concepts: Vec<(Occur, Box<dyn Query>)> = plan
+            .concepts
+            .iter()
+            .map(|c| (Occur::Should, self.concept_query(c)))
+            .collect();
+        let mut found = self.found(&BooleanQuery::new(concepts))?;
+        found.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.code(a).cmp(self.code(b)))
+        });
+        // A category is as close as its closest model; accessories come
+        // after products, as in a ranking.
+        let mut near: Vec<(NearCategory, f32, bool)> = Vec::new();
+        for f in &found {
+            let Some(model) = self.models.get(f.model) else {
+                continue;
+            };
+            match near
+                .iter_mut()
+                .find(|(n, _, _)| n.category == model.category)
+            {
+                Some((n, _, _)) => n.spu_codes.push(model.spu_code.clone()),
+                None => near.push((
+                    NearCategory {
+                        category: model.category.clone(),
+                        spu_codes: vec![model.spu_code.clone()],
+                    },
+                    f.score,
+                    model.accessory,
+                )),
+            }
+        }
+        near.sort_by(|(a, sa, aa), (b, sb, ab)| {
+            aa.cmp(ab)
+                .then_with(|| sb.total_cmp(sa))
+                .then_with(|| a.category.cmp(&b.category))
+        });
+        Ok(near.into_iter().take(limit).map(|(n, _, _)| n).collect())
+    }
+
+    fn code(&self, found: &Found) -> &str {
+        self.models
+            .get(found.model)
+            .map_or("", |m| m.spu_code.as_str())
+    }
+
+    /// Every model `query` matches, with its score.
+    fn found(&self, query: &dyn Query) -> Result<Vec<Found>> {
+        let searcher = self.reader.searcher();
+        let limit = self.models.len().max(1);
+        let hits = searcher.search(query, &TopDocs::with_limit(limit).order_by_score())?;
+        hits.into_iter()
+            .map(|(score, address)| {
+                Ok(Found {
+                    model: model_of(&searcher, address)?,
+                    score,
+                })
+            })
+            .collect()
+    }
+
+    /// A term met by any of its alternatives.
+    fn concept_query(&self, concept: &Concept) -> Box<dyn Query> {
+        let alternatives: Vec<(Occur, Box<dyn Query>)> = concept
+            .alternatives
+            .iter()
+            .map(|terms| {
+                let all: Vec<(Occur, Box<dyn Query>)> = terms
+                    .iter()
+                    .map(|term| (Occur::Must, self.term_query(term)))
+                    .collect();
+                (
+                    Occur::Should,
+                    Box::new(BooleanQuery::new(all)) as Box<dyn Query>,
+                )
+            })
+            .collect();
+        Box::new(BooleanQuery::new(alternatives))
+    }
+
+    /// An index term in any field, scored by the field's weight.
+    fn term_query(&self, term: &str) -> Box<dyn Query> {
+        let fields: Vec<(Occur, Box<dyn Query>)> = self
+            .fields
+            .iter()
+            .map(|(field, weight)| {
+                let query = TermQuery::new(
+                    Term::from_field_text(*field, term),
+                    IndexRecordOption::WithFreqs,
+                );
+                (
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(query), *weight)) as Box<dyn Query>,
+                )
+            })
+            .collect();
+        Box::new(BooleanQuery::new(fields))
+    }
+}
+
+/// The model a document of the index stands for.
+fn model_of(searcher: &Searcher, address: DocAddress) -> Result<usize> {
+    let column = searcher
+        .segment_reader(address.segment_ord)
+        .fast_fields()
+        .u64("model")?;
+    column
+        .first(address.doc_id)
+        .and_then(|at| usize::try_from(at).ok())
+        .ok_or_else(|| ShopError::Search(format!("文档 {address:?} 没有型号序号")))
+}
