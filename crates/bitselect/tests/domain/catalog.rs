@@ -79,7 +79,15 @@ fn category_price_range_and_sort_filter_together() {
             ..Default::default()
         })
         .unwrap();
-    assert!(result.matched > 0);
+    // The seed's phones from ¥9,000 to ¥12,000: the SKUs of iPhone 18 Pro,
+    // 18 Pro Max and Air (data/skus.json), whatever their order.
+    assert_eq!(result.matched, 16);
+    let products: std::collections::BTreeSet<&str> =
+        result.items.iter().map(|h| h.spu_code.as_str()).collect();
+    assert_eq!(
+        products,
+        ["IPHONE-18-PRO", "IPHONE-18-PRO-MAX", "IPHONE-AIR"].into()
+    );
     assert!(
         result
             .items
@@ -126,7 +134,8 @@ fn tags_and_in_stock_only_narrow_the_results() {
             ..Default::default()
         })
         .unwrap();
-    assert!(cases.matched > 0);
+    // The seed's SKUs whose product carries both tags (data/products.json).
+    assert_eq!(cases.matched, 516);
     assert!(
         cases
             .items
