@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use bitselect_assistant::logging::APP_LOG_PREFIX;
 use serde_json::json;
 use support::model::{ScriptedModel, text, tool_call};
-use support::{RunningApp, app_binary, configure_model, shop_of};
+use support::{RunningApp, app_binary, configure_model, leftovers, processes, shop_of};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -23,22 +23,30 @@ const GUARD: Duration = Duration::from_secs(60);
 /// Between two looks at a file or a process that cannot be awaited.
 const POLL: Duration = Duration::from_millis(50);
 
-/// The app binary started directly on a data directory; stopped on drop.
+/// The app binary started directly on a data directory; stopped on drop,
+/// which fails the test if it or anything it started outlives that.
 struct Started {
     child: Child,
     stderr: PathBuf,
+    mark: String,
 }
 
 impl Started {
     fn spawn(data_dir: &Path, stderr: PathBuf) -> Result<Started, Box<dyn Error>> {
+        let mark = processes::new_run_mark();
         let child = Command::new(app_binary())
             .arg("--data-dir")
             .arg(data_dir)
+            .env(processes::RUN_MARK_VAR, &mark)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(&stderr)?)
             .spawn()?;
-        Ok(Started { child, stderr })
+        Ok(Started {
+            child,
+            stderr,
+            mark,
+        })
     }
 
     fn stderr(&self) -> String {
@@ -67,6 +75,11 @@ impl Drop for Started {
             // SIGTERM, so the app ends as it would when the session ends.
             unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
             let _ = self.child.wait();
+        }
+        let leaked = leftovers(&self.mark);
+        processes::kill(&leaked);
+        if !leaked.is_empty() && !std::thread::panicking() {
+            panic!("still running after the app was stopped: {leaked:?}");
         }
     }
 }
@@ -130,7 +143,12 @@ fn a_second_app_on_a_data_directory_in_use_stops_and_the_first_ones_card_stays()
     let mut second = Started::spawn(data.path(), scratch.path().join("second.stderr"))?;
     let status = second.wait_exit()?;
     let message = second.stderr();
-    assert!(!status.success(), "the second copy exited with {status}");
+    // The README promises exit status 1 to scripts that start the app.
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "the second copy exited with {status}"
+    );
     assert!(
         message.contains("already using") && message.contains(&data.path().display().to_string()),
         "the second copy says why it stopped: {message}"

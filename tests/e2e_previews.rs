@@ -8,11 +8,9 @@ mod support;
 use std::error::Error;
 use std::path::Path;
 
-use bitselect::params::QueryOrderParams;
-use serde_json::Value;
 use support::model::{ScriptedModel, Turn, text};
 use support::purchase::{COUPON, IPHONE, seed_purchase};
-use support::{Element, RunningApp, configure_model, shop_of};
+use support::{Element, RunningApp, configure_model, newest_order, order_count, shop_of};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -37,20 +35,6 @@ fn at_the_order_card(
     app.decide(&cart_call, "approve")?;
     let order_call = app.asking_call()?;
     Ok((app, order_call))
-}
-
-fn order_count(data: &Path) -> Result<i64, Box<dyn Error>> {
-    let count =
-        shop_of(data)?
-            .connection()?
-            .query_row("SELECT count(*) FROM orders", [], |row| row.get(0))?;
-    Ok(count)
-}
-
-/// The newest order, as the shop shows it.
-fn newest_order(data: &Path) -> Result<Value, Box<dyn Error>> {
-    let listed = serde_json::to_value(shop_of(data)?.query_order(&QueryOrderParams::default())?)?;
-    Ok(listed["orders"][0].clone())
 }
 
 fn set_sku(data: &Path, column: &str, value: i64) -> TestResult {
@@ -131,7 +115,22 @@ fn stock_taken_before_the_click_is_refused_with_the_shops_message() -> TestResul
 
     set_sku(data.path(), "stock", 0)?;
     click_approve(&app, &order_call)?;
-    app.wait_for_text("[data-testid=card-call][data-status=asking]", "库存")?;
+    // What proves the refusal: the card asks again with the shop's blocking
+    // warning in its new preview (the preview's stock column is there all along).
+    let blocking = "[data-testid=card-call][data-status=asking] [data-testid=preview-warning][data-blocking=true]";
+    app.wait_for_text(blocking, "暂时无货")?;
+    let warning = app.session.find(blocking)?;
+    let shown = app.session.text(&warning)?;
+    assert!(
+        shown.contains("iPhone 17 256GB 黑色（MG6W4CH/A）暂时无货（库存 0），不能加入购物车或下单"),
+        "the shop's own message: {shown}"
+    );
+    let error = app.session.find("[data-testid=card-error]")?;
+    assert_eq!(
+        app.session.text(&error)?,
+        "价格、库存或金额已变化，请查看新的预览后重新决定。",
+        "the card says why the click was refused"
+    );
     assert_eq!(order_count(data.path())?, before, "nothing ordered");
     let asking = app.asking_call()?;
     assert_eq!(

@@ -17,5 +17,7 @@ export default defineConfig({
   test: {
     include: ["src/**/*.test.ts"],
     environment: "happy-dom",
+    // Times are shown in local time: tests pin the zone so they can pin the text.
+    env: { TZ: "Asia/Shanghai" },
   },
 });

@@ -10,10 +10,11 @@ pub mod words;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long a launch waits for a copy closed just before on the same data
-/// directory to exit.
-const PREVIOUS_COPY_EXIT: Duration = Duration::from_secs(60);
+/// How long the app and everything it started may take to exit once its
+/// session ends (the core stops its runs and its servers first).
+const APP_EXIT: Duration = Duration::from_secs(30);
 
+pub use app_driver::processes;
 pub use app_driver::{Element, Session, TauriDriver};
 
 /// The app binary cargo built for these tests.
@@ -21,35 +22,52 @@ pub fn app_binary() -> &'static str {
     env!("CARGO_BIN_EXE_bitselect-assistant")
 }
 
-/// Sends SIGTERM to every app process started with `--data-dir data_dir`.
-fn stop_copies_on(data_dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
-    let wanted = data_dir.as_os_str().as_encoded_bytes();
-    for entry in std::fs::read_dir("/proc")? {
-        let entry = entry?;
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-        let on_dir = args
-            .windows(2)
-            .any(|pair| pair[0] == b"--data-dir" && pair[1] == wanted);
-        let is_app = args
-            .first()
-            .is_some_and(|program| program.ends_with(b"bitselect-assistant"));
-        if on_dir && is_app {
-            let pid = entry.file_name();
-            std::process::Command::new("kill").arg(&pid).status()?;
-        }
-    }
-    Ok(())
+/// Set to `1`, the screenshots the docs show are replaced by this run's.
+pub const UPDATE_DOC_SCREENSHOTS: &str = "BITSELECT_UPDATE_DOC_SCREENSHOTS";
+
+/// Where the tests' screenshots go: the build folder, not the source tree.
+pub fn screenshot_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots")
 }
 
 /// The app running in a window of its own, on its own data directory.
+/// Dropping it ends the session and fails the test if anything the app
+/// started (the app, its shop, WebKit's processes) is still alive after
+/// [`APP_EXIT`].
 pub struct RunningApp {
     pub session: Session,
     pub data_dir: PathBuf,
-    // Dropped after the session: the app must close before the driver stops.
-    _driver: TauriDriver,
+    /// Stopped after the session: the app must close before the driver stops.
+    driver: Option<TauriDriver>,
+    /// In the environment of every process this run started.
+    mark: String,
+}
+
+impl Drop for RunningApp {
+    fn drop(&mut self) {
+        let ended = self.session.end();
+        drop(self.driver.take());
+        let leaked = leftovers(&self.mark);
+        if leaked.is_empty() {
+            return;
+        }
+        processes::kill(&leaked);
+        let listed: Vec<String> = leaked.iter().map(ToString::to_string).collect();
+        // A test already failing says why; this would only abort it.
+        if !std::thread::panicking() {
+            panic!(
+                "still running {APP_EXIT:?} after the session ended ({ended:?}), now killed:\n{}",
+                listed.join("\n")
+            );
+        }
+    }
+}
+
+/// The processes with `mark` still alive once each had [`APP_EXIT`] to exit.
+pub fn leftovers(mark: &str) -> Vec<processes::Process> {
+    processes::wait_for_exit(processes::marked_with(mark), APP_EXIT);
+    // Looked up again: one may have started another on its way out.
+    processes::wait_for_exit(processes::marked_with(mark), Duration::ZERO)
 }
 
 /// Answers once the page set its `interactive` mark (ui/src/interactive.ts):
@@ -123,33 +141,36 @@ impl RunningApp {
         data_dir: &Path,
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Result<RunningApp, Box<dyn std::error::Error>> {
-        // Closing a WebDriver session does not always end the app (the
-        // driver may stop before it does): end a copy a test left on this
-        // directory, and start once it has let go of it.
-        stop_copies_on(data_dir)?;
-        drop(bitselect_assistant::DataDirLock::acquire_within(
-            data_dir,
-            PREVIOUS_COPY_EXIT,
-        )?);
-        let driver = TauriDriver::start_with_env(env)?;
+        let mark = processes::new_run_mark();
+        let mut marked = env.to_vec();
+        marked.push((processes::RUN_MARK_VAR, std::ffi::OsStr::new(&mark)));
+        let driver = TauriDriver::start_with_env(&marked)?;
         let args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
         let session = Session::start(driver.url(), &binary.display().to_string(), &args)?;
+        let app = RunningApp {
+            session,
+            data_dir: data_dir.to_path_buf(),
+            driver: Some(driver),
+            mark,
+        };
         // The page draws itself once in the system's language and again in
         // the one the core keeps: a test acts once it settled, as a person
         // would, so no element it holds is replaced under it.
-        session
+        app.session
             .execute_async(WAIT_UNTIL_INTERACTIVE, serde_json::json!([]))
             .map_err(|error| format!("waiting for the page to be interactive: {error}"))?;
-        Ok(RunningApp {
-            session,
-            data_dir: data_dir.to_path_buf(),
-            _driver: driver,
-        })
+        Ok(app)
     }
 
-    /// Writes a screenshot under tests/artifacts/ and returns its path.
+    /// The live processes this run started: the app, its shop, WebKit's.
+    pub fn processes(&self) -> Vec<processes::Process> {
+        processes::marked_with(&self.mark)
+    }
+
+    /// Writes a screenshot into the build folder ([`screenshot_dir`]) and
+    /// returns its path.
     pub fn save_screenshot(&self, name: &str) -> Result<PathBuf, Box<dyn std::error::Error>> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/artifacts");
+        let dir = screenshot_dir();
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(format!("{name}.png"));
         std::fs::write(&path, self.session.screenshot()?)?;
@@ -192,6 +213,13 @@ impl RunningApp {
         Ok(())
     }
 
+    /// Waits until some element matches `selector` (without the implicit
+    /// wait's limit: as long as a script may run).
+    pub fn wait_for_element(&self, selector: &str) -> Result<(), Box<dyn std::error::Error>> {
+        // Every element's text contains the empty string.
+        self.wait_for_text(selector, "")
+    }
+
     /// The call on a card that waits for the user's decision (the first, if
     /// several), waiting for one to appear.
     pub fn asking_call(&self) -> Result<Element, Box<dyn std::error::Error>> {
@@ -223,15 +251,19 @@ impl RunningApp {
         Ok(())
     }
 
-    /// Screenshots `<name>-light.png` and `<name>-dark.png` under
-    /// tests/artifacts, copied to docs/screenshots (the docs show the
-    /// run's own screenshots); leaves the light theme on.
+    /// Screenshots `<name>-light.png` and `<name>-dark.png` into the build
+    /// folder; copies them to docs/screenshots only when asked to
+    /// ([`UPDATE_DOC_SCREENSHOTS`], scripts/screenshots), so a test run
+    /// leaves the tracked files alone. Leaves the light theme on.
     pub fn screenshots_for_docs(&self, name: &str) -> Result<(), Box<dyn std::error::Error>> {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+        let update_docs = std::env::var_os(UPDATE_DOC_SCREENSHOTS).is_some_and(|v| v == "1");
         for theme in ["light", "dark"] {
             self.force_theme(theme)?;
             let taken = self.save_screenshot(&format!("{name}-{theme}"))?;
-            std::fs::copy(&taken, docs.join(format!("{name}-{theme}.png")))?;
+            if update_docs {
+                std::fs::copy(&taken, docs.join(format!("{name}-{theme}.png")))?;
+            }
         }
         self.force_theme("light")
     }
@@ -331,4 +363,21 @@ pub fn cart_quantity(data_dir: &Path, sku: &str) -> Result<i64, Box<dyn std::err
         .filter(|line| line.sku_code == sku)
         .map(|line| line.quantity)
         .sum())
+}
+
+/// How many orders the shop holds.
+pub fn order_count(data_dir: &Path) -> Result<i64, Box<dyn std::error::Error>> {
+    let count =
+        shop_of(data_dir)?
+            .connection()?
+            .query_row("SELECT count(*) FROM orders", [], |row| row.get(0))?;
+    Ok(count)
+}
+
+/// The newest order, as the shop shows it.
+pub fn newest_order(data_dir: &Path) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let listed = serde_json::to_value(
+        shop_of(data_dir)?.query_order(&bitselect::params::QueryOrderParams::default())?,
+    )?;
+    Ok(listed["orders"][0].clone())
 }

@@ -3,6 +3,7 @@
 //! session and reads its real DOM. The end-to-end tests and the start-up
 //! benchmark share it.
 
+pub mod processes;
 mod session;
 mod tauri_driver;
 

@@ -121,7 +121,8 @@ impl Session {
         })
     }
 
-    /// Every element matching a CSS selector now (no waiting).
+    /// Every element matching a CSS selector; waits the implicit wait for
+    /// the first one to appear, so use [`Session::count`] to tell absence.
     pub fn find_all(&self, css: &str) -> Result<Vec<Element>> {
         let value = self.command(
             &format!("find all {css}"),
@@ -132,6 +133,22 @@ impl Session {
             .as_array()
             .map(|items| items.iter().filter_map(element_of).collect())
             .unwrap_or_default())
+    }
+
+    /// How many elements match a CSS selector right now, asked in the page:
+    /// unlike a find, it answers at once when there is none.
+    pub fn count(&self, css: &str) -> Result<usize> {
+        let value = self.execute(
+            "return document.querySelectorAll(arguments[0]).length;",
+            json!([css]),
+        )?;
+        value
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| WebDriverError::Unexpected {
+                what: format!("count {css}"),
+                body: value,
+            })
     }
 
     pub fn attribute(&self, element: &Element, name: &str) -> Result<Option<String>> {
@@ -228,10 +245,11 @@ impl Session {
 
     /// Ends the session, which closes the app.
     pub fn close(mut self) -> Result<()> {
-        self.delete()
+        self.end()
     }
 
-    fn delete(&mut self) -> Result<()> {
+    /// Ends the session, which closes the app; later calls do nothing.
+    pub fn end(&mut self) -> Result<()> {
         if self.id.is_empty() {
             return Ok(());
         }
@@ -242,7 +260,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        let _ = self.delete();
+        let _ = self.end();
     }
 }
 

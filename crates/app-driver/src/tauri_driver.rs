@@ -17,9 +17,18 @@ pub enum DriverError {
     NoDisplay,
     #[error("could not start tauri-driver: {0}")]
     Spawn(#[source] std::io::Error),
+    #[error("tauri-driver exited before it listened on port {port} ({status})")]
+    Exited {
+        port: u16,
+        status: std::process::ExitStatus,
+    },
     #[error("tauri-driver did not become ready on port {port} within {seconds} s")]
     NotReady { port: u16, seconds: u64 },
 }
+
+/// How many times the driver is started on new ports when it could not
+/// bind the ones it was given.
+const PORT_ATTEMPTS: u32 = 3;
 
 /// A running tauri-driver; stopped with SIGTERM on drop so that it also stops
 /// WebKitWebDriver (SIGKILL would leave that holding its port).
@@ -41,6 +50,23 @@ impl TauriDriver {
             return Err(DriverError::NoDisplay);
         }
         let program = locate().ok_or(DriverError::NotInstalled)?;
+        // tauri-driver takes port numbers, not sockets: a port found free
+        // can be taken by someone else before it binds. Then it exits at
+        // once, and it is started again on other ports.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match TauriDriver::start_on_free_ports(&program, env) {
+                Err(DriverError::Exited { .. }) if attempts < PORT_ATTEMPTS => continue,
+                started => return started,
+            }
+        }
+    }
+
+    fn start_on_free_ports(
+        program: &std::path::Path,
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Result<TauriDriver, DriverError> {
         let port = free_port().map_err(DriverError::Spawn)?;
         let native_port = free_port().map_err(DriverError::Spawn)?;
         let child = Command::new(program)
@@ -56,7 +82,7 @@ impl TauriDriver {
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(DriverError::Spawn)?;
-        let driver = TauriDriver {
+        let mut driver = TauriDriver {
             child,
             url: format!("http://127.0.0.1:{port}"),
         };
@@ -75,7 +101,7 @@ impl TauriDriver {
 
     /// tauri-driver reports nothing when it is listening, so ask its status
     /// endpoint until it answers.
-    fn wait_ready(&self, port: u16) -> Result<(), DriverError> {
+    fn wait_ready(&mut self, port: u16) -> Result<(), DriverError> {
         let limit = Duration::from_secs(20);
         let started = Instant::now();
         let client = reqwest::blocking::Client::builder()
@@ -85,6 +111,9 @@ impl TauriDriver {
         while started.elapsed() < limit {
             if client.get(format!("{}/status", self.url)).send().is_ok() {
                 return Ok(());
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(DriverError::Exited { port, status });
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -97,6 +126,10 @@ impl TauriDriver {
 
 impl Drop for TauriDriver {
     fn drop(&mut self) {
+        // Once reaped, its pid may be another process's.
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return;
+        }
         if let Ok(pid) = i32::try_from(self.child.id()) {
             // SAFETY: kill(2) on our own child's pid has no memory-safety effects.
             unsafe {

@@ -21,7 +21,9 @@
 //! within 1 to 99).
 //!
 //! `PROPTEST_CASES` sets the cases per tool (default 200, about 20 s for all
-//! nineteen in a debug build); `PROPTEST_RNG_SEED` repeats a run;
+//! nineteen in a debug build). Every run uses one fixed seed, printed on
+//! failure: `PROPTEST_RNG_SEED=<seed>` replays a run, `PROPTEST_NEW_SEED=1`
+//! picks a new seed (`support/seed.rs`);
 //! `FUZZ_TRACE=1` prints each call and its answer. A long run:
 //! `PROPTEST_CASES=20000 cargo test --release -p bitselect --test fuzz_arguments -- --nocapture`.
 
@@ -37,7 +39,7 @@ use bitselect::serve::ServeError;
 use bitselect::serve_io;
 use proptest::prelude::*;
 use proptest::sample::select;
-use proptest::test_runner::{Config, TestCaseError, TestCaseResult, TestRunner};
+use proptest::test_runner::{Config, RngSeed, TestCaseError, TestCaseResult, TestRunner};
 use rmcp::service::QuitReason;
 use rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 use serde_json::{Map, Value, json};
@@ -917,12 +919,14 @@ fn cases_per_tool() -> u32 {
 }
 
 /// Calls `spec`'s tool with generated arguments until the cases are done or
-/// one breaks the property. Returns how many calls were made.
-fn fuzz_tool(rt: &Runtime, spec: &ToolSpec, cases: u32) -> Result<u32, String> {
+/// one breaks the property, drawing from `seed`. Returns how many calls
+/// were made.
+fn fuzz_tool(rt: &Runtime, spec: &ToolSpec, cases: u32, seed: u64) -> Result<u32, String> {
     let config = Config {
         cases,
         failure_persistence: None,
         max_shrink_iters: 50,
+        rng_seed: RngSeed::Fixed(seed),
         ..Config::default()
     };
     let mut runner = TestRunner::new(config);
@@ -1020,12 +1024,13 @@ fn no_argument_makes_a_tool_panic_overflow_or_drop_the_connection() {
         .build()
         .expect("runtime");
     let cases = cases_per_tool();
+    let seed = support::seed::replayable_seed();
     let mut tried: BTreeMap<&str, u32> = BTreeMap::new();
     let started = Instant::now();
     let mut failures = Vec::new();
     for spec in tools() {
         let tool_started = Instant::now();
-        match fuzz_tool(&rt, &spec, cases) {
+        match fuzz_tool(&rt, &spec, cases, seed) {
             Ok(calls) => {
                 eprintln!(
                     "fuzz {:<24} {calls:>7} inputs tried, 0 panics ({:.1?})",
@@ -1044,7 +1049,11 @@ fn no_argument_makes_a_tool_panic_overflow_or_drop_the_connection() {
         PANICS.load(Ordering::SeqCst),
         started.elapsed()
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{}\n\nreplay with PROPTEST_RNG_SEED={seed}",
+        failures.join("\n\n")
+    );
     assert_eq!(tried.len(), 19, "every tool was fuzzed");
     assert_eq!(PANICS.load(Ordering::SeqCst), 0, "nothing panicked");
 }

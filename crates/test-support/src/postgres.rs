@@ -12,7 +12,7 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -22,6 +22,9 @@ use crate::oauth::free_port;
 /// What to tell someone whose machine lacks PostgreSQL.
 const MISSING: &str = "PostgreSQL is not installed (no /usr/lib/postgresql/<version>/bin/postgres); \
                        run scripts/setup, which installs Debian's `postgresql` package";
+
+/// How many ports the server is tried on before its start counts as failed.
+const PORT_ATTEMPTS: u32 = 3;
 
 /// The database every seeded test database is copied from.
 const TEMPLATE: &str = "shop_template";
@@ -83,13 +86,16 @@ impl Cluster {
         let dir = tempfile::Builder::new()
             .prefix("bitselect-pg-")
             .tempdir()
-            .expect("temp dir")
-            .keep();
+            .expect("temp dir");
         if let Some((uid, gid)) = account {
-            std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).expect("hand the dir to nobody");
+            std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))
+                .expect("hand the dir to nobody");
         }
+        // The watchdog owns the directory from here on, before anything can
+        // fail: a cluster that never started is removed too.
+        let watchdog = watchdog(&bin, dir.path(), account);
+        let dir = dir.keep();
         let data = dir.join("data");
-        let port = free_port();
         let cluster = |program: &str| {
             let mut command = Command::new(bin.join(program));
             if let Some((uid, gid)) = account {
@@ -102,41 +108,44 @@ impl Cluster {
             .arg(&data)
             .args(["-U", "postgres", "-A", "trust", "-E", "UTF8"])
             .args(["--locale=C.UTF-8", "--no-sync", "--no-instructions"]));
-        let server_options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=300 \
-             -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
-            dir.display()
-        );
-        run(cluster("pg_ctl")
-            .arg("-D")
-            .arg(&data)
-            .arg("-l")
-            .arg(dir.join("server.log"))
-            .args(["-o", &server_options, "-w", "start"]));
-
-        // Stops the server and removes everything once our end of the pipe
-        // closes: at the latest when this process exits.
-        let mut watchdog = Command::new("sh");
-        watchdog
-            .arg("-c")
-            .arg(r#"cat >/dev/null; "$1/pg_ctl" -D "$2/data" -m fast -w stop >/dev/null 2>&1; rm -rf "$2""#)
-            .arg("watchdog")
-            .arg(&bin)
-            .arg(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some((uid, gid)) = account {
-            watchdog.uid(uid).gid(gid);
-        }
-        let mut child = watchdog.spawn().expect("start the cluster's watchdog");
-        let stdin = child.stdin.take().expect("watchdog stdin");
+        // The server takes a port number, not a socket: a port found free
+        // may be taken before it binds. Then it stops at once, says so in
+        // its log, and is started again on another port.
+        let log = dir.join("server.log");
+        let mut attempt = 1;
+        let port = loop {
+            let port = free_port();
+            let server_options = format!(
+                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=300 \
+                 -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                dir.display()
+            );
+            let started = cluster("pg_ctl")
+                .arg("-D")
+                .arg(&data)
+                .arg("-l")
+                .arg(&log)
+                .args(["-o", &server_options, "-w", "start"])
+                .output()
+                .unwrap_or_else(|error| panic!("pg_ctl: {error}. {MISSING}"));
+            if started.status.success() {
+                break port;
+            }
+            let said = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(
+                attempt < PORT_ATTEMPTS && said.contains("could not bind"),
+                "pg_ctl start failed: {}{}{said}",
+                String::from_utf8_lossy(&started.stdout),
+                String::from_utf8_lossy(&started.stderr)
+            );
+            attempt += 1;
+        };
         Self {
             bin,
             data,
             port,
             account,
-            _watchdog: Mutex::new((child, stdin)),
+            _watchdog: Mutex::new(watchdog),
             template_seeded: Mutex::new(false),
         }
     }
@@ -207,6 +216,34 @@ impl Cluster {
     pub fn runs_unprivileged(&self) -> bool {
         self.account.is_some()
     }
+}
+
+/// Stops the server and removes `dir` once our end of its stdin closes: at
+/// the latest when this process exits, however it exits. It runs in a
+/// process group of its own, so an interrupt sent to the test's group
+/// (Ctrl+C) does not stop it before it has cleaned up.
+fn watchdog(bin: &Path, dir: &Path, account: Option<(u32, u32)>) -> (Child, ChildStdin) {
+    let mut watchdog = Command::new("sh");
+    watchdog
+        .arg("-c")
+        .arg(
+            r#"cat >/dev/null
+if [ -f "$2/data/postmaster.pid" ]; then "$1/pg_ctl" -D "$2/data" -m fast -w stop >/dev/null 2>&1; fi
+rm -rf "$2""#,
+        )
+        .arg("watchdog")
+        .arg(bin)
+        .arg(dir)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some((uid, gid)) = account {
+        watchdog.uid(uid).gid(gid);
+    }
+    let mut child = watchdog.spawn().expect("start the cluster's watchdog");
+    let stdin = child.stdin.take().expect("watchdog stdin");
+    (child, stdin)
 }
 
 fn next_name() -> String {

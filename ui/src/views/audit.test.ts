@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { formatTime } from "../dom";
 import { createI18n } from "../i18n";
 import type { AuditEntry, CallPreview, SessionInfo, ToolCallView, ToolPolicyView } from "../protocol";
 import { FakeApi } from "../test/fake-api";
@@ -107,7 +106,7 @@ describe("the audit log, for a person", () => {
       tools: [tool("pay_order", "支付订单")],
     });
     const [row] = rows();
-    expect(row.querySelector(".audit-time")?.textContent).toBe(formatTime(at, "zh-CN"));
+    expect(row.querySelector(".audit-time")?.textContent).toBe("2026/11/30 21:05"); // 13:05 UTC in Asia/Shanghai
     expect(row.querySelector(".audit-title")?.textContent).toBe("支付订单");
     expect(row.querySelector(".audit-preview")?.textContent).toBe("订单号 88239 · 金额 ¥6,799.00");
   });

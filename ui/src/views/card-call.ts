@@ -61,6 +61,7 @@ export class CardCallView {
   /** The first click on a blocked call's approve was made. */
   private armed = false;
   private readonly approve: HTMLButtonElement;
+  private readonly editButton: HTMLButtonElement;
 
   constructor(call: CardCall, host: CallHost) {
     this.call = call;
@@ -111,6 +112,7 @@ export class CardCallView {
       aria: t("card.editAria", { title: name }),
     });
     this.approve = approve;
+    this.editButton = edit;
     this.buttons.push(approve, deny, edit);
     this.actions.append(this.reason, deny, edit, approve);
 
@@ -163,7 +165,7 @@ export class CardCallView {
     return this.call.status;
   }
 
-    get asking(): boolean {
+  get asking(): boolean {
     return this.call.status === "asking";
   }
 
@@ -173,8 +175,9 @@ export class CardCallView {
     const previewChanged = JSON.stringify(call.preview) !== JSON.stringify(this.call.preview);
     this.call = { ...call, status: this.call.status };
     if (argumentsChanged) {
-      // What the editor was editing is now what the card proposes.
-      this.closeEditor();
+      // What the editor was editing is now what the card proposes: the
+      // next step is to approve it, so focus goes there, not to Edit.
+      this.closeEditor(this.approve);
       this.renderArguments();
     }
     if (previewChanged) this.renderPreview();
@@ -188,7 +191,8 @@ export class CardCallView {
     this.status.textContent = this.host.i18n.status(status);
     this.actions.hidden = !this.asking;
     if (!this.asking) {
-      this.closeEditor();
+      // The card moves focus on to the next call that asks.
+      this.closeEditor(null);
       this.drafts.clear(this.call.call_id);
     }
   }
@@ -245,7 +249,7 @@ export class CardCallView {
       this.call = { ...this.call, arguments: decision.arguments, arguments_text: JSON.stringify(decision.arguments) };
       this.renderArguments();
     }
-    this.closeEditor();
+    this.closeEditor(null);
   }
 
   /** Where keyboard focus goes when this call is next to decide: approve, never the reason field. */
@@ -268,7 +272,7 @@ export class CardCallView {
   /** Escape inside the call: closes the editor, nothing else. */
   escape(): boolean {
     if (!this.editor) return false;
-    this.closeEditor();
+    this.closeEditor(this.editButton);
     return true;
   }
 
@@ -346,7 +350,7 @@ export class CardCallView {
     }
     this.editor = new Editor(exactArguments(this.call), this.call.input_schema, this.host.i18n, {
       approve: (args) => this.host.decide([{ call_id: this.call.call_id, decision: { type: "approve_edited", arguments: args } }]),
-      cancel: () => this.closeEditor(),
+      cancel: () => this.closeEditor(this.editButton),
     });
     this.actions.before(this.editor.el);
     this.actions.hidden = true;
@@ -354,12 +358,16 @@ export class CardCallView {
     this.editor.reveal();
   }
 
-  private closeEditor(): void {
+  /**
+   * Removes the editor; when it had focus, focus goes to `next` (Edit after a
+   * cancel, approve once the card proposes the edit) so it is not lost.
+   */
+  private closeEditor(next: HTMLButtonElement | null): void {
     if (!this.editor) return;
     const hadFocus = this.editor.el.contains(document.activeElement);
     this.editor.el.remove();
     this.editor = null;
     this.actions.hidden = !this.asking;
-    if (hadFocus && this.asking) this.buttons[2].focus();
+    if (hadFocus && this.asking) next?.focus();
   }
 }

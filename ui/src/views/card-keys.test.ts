@@ -112,26 +112,55 @@ describe("deciding a card with the keyboard", () => {
     expect(hint.hidden).toBe(true);
   });
 
-  it("after an edited approval is refused and the card comes back with the edit, focus is on its approve button", async () => {
-    const data = card([cardCall({ call_id: "a" })]);
-    const view = mountCard(data, api);
+  // The core sends the card again proposing the edit, then refuses the
+  // reply; the page may receive the two in either order.
+  describe.each([
+    { order: "the resent card arrives before the refusal", resentFirst: true },
+    { order: "the refusal arrives before the resent card", resentFirst: false },
+  ])("an edited approval refused because its preview changed, when $order", ({ resentFirst }) => {
+    it("ends with the editor closed, the edit proposed and focus on the edited call's approve button", async () => {
+      const data = card([cardCall({ call_id: "a" }), cardCall({ call_id: "b" })]);
+      const view = mountCard(data, api);
+      await settle();
+      view.q(`${callById("b")} [data-testid="edit-arguments"]`).click();
+      const quantity = view.q<HTMLInputElement>(`${callById("b")} [data-testid="field-quantity"]`);
+      quantity.value = "1";
+      quantity.dispatchEvent(new Event("input", { bubbles: true }));
+      api.hold = true;
+      view.q('[data-testid="approve-edited"]').focus();
+      view.q('[data-testid="approve-edited"]').click();
+      await settle();
+      const edited = { skuCode: "MG6W4CH/A", action: "add", quantity: 1 };
+      const resend = () =>
+        view.update({ ...data, calls: [data.calls[0], { ...data.calls[1], arguments: edited, arguments_text: JSON.stringify(edited) }] });
+      const refuse = async () => {
+        api.failNext = { code: "preview_changed", message: "the preview changed" };
+        api.release();
+        await settle();
+      };
+      if (resentFirst) {
+        resend();
+        await refuse();
+      } else {
+        await refuse();
+        resend();
+      }
+      await settle();
+      expect(view.el.querySelector(".card-editor")).toBeNull();
+      expect(document.activeElement).toBe(approveOf(view, "b"));
+      expect(view.qa(`${callById("b")} dd`).map((dd) => dd.textContent)).toContain("1");
+      expect(view.q('[data-testid="card-error"]').hidden).toBe(false);
+    });
+  });
+
+  it("cancelling the editor gives focus back to the call's Edit button", async () => {
+    const view = mountCard(card([cardCall({ call_id: "a" })]), api);
+    await settle();
     view.q('[data-testid="edit-arguments"]').click();
-    const quantity = view.q<HTMLInputElement>('[data-testid="field-quantity"]');
-    quantity.value = "1";
-    quantity.dispatchEvent(new Event("input", { bubbles: true }));
-    api.hold = true;
-    view.q('[data-testid="approve-edited"]').focus();
-    view.q('[data-testid="approve-edited"]').click();
-    await settle();
-    // The core sends the card again proposing the edit, then refuses the reply.
-    const edited = { skuCode: "MG6W4CH/A", action: "add", quantity: 1 };
-    view.update({ ...data, calls: [{ ...data.calls[0], arguments: edited, arguments_text: JSON.stringify(edited) }] });
-    api.failNext = { code: "preview_changed", message: "the preview changed" };
-    api.release();
-    await settle();
+    view.q('[data-testid="cancel-edit"]').focus();
+    view.q('[data-testid="cancel-edit"]').click();
     expect(view.el.querySelector(".card-editor")).toBeNull();
-    expect(document.activeElement).toBe(approveOf(view, "a"));
-    expect(view.qa("dd").map((dd) => dd.textContent)).toContain("1");
+    expect(document.activeElement).toBe(view.q('[data-testid="edit-arguments"]'));
   });
 
   it("a card that is not on the page takes no focus", async () => {

@@ -54,6 +54,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     if (busy || decisions.length === 0) return;
     const focused = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     const hadFocus = focused !== null && el.contains(focused);
+    const deciding = focused ? calls.find((c) => c.el.contains(focused)) : undefined;
     setBusy(true);
     showFailure(error, null, deps.i18n);
     let accepted = false;
@@ -67,10 +68,12 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     }
     if (!accepted) {
       // Disabling took focus away from the control that was used: give it
-      // back, or, when a resent card replaced it (the editor), to the
-      // approve button of what the card now proposes.
+      // back, or, when a resent card already replaced it (the editor), to
+      // the approve button of what the call now proposes. A resent card
+      // arriving after this moves focus there itself (card-call.ts).
       if (hadFocus) {
         if (focused?.isConnected) focused.focus();
+        else if (deciding?.asking) deciding.approveButton().focus();
         else if (!keys.focusNext()) el.focus();
       }
       return;

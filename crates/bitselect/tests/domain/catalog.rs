@@ -216,7 +216,16 @@ fn category_price_range_and_sort_filter_together() {
             ..Default::default()
         })
         .unwrap();
-    assert!(result.matched > 0);
+    // The seed's phones from ¥9,000 to ¥12,000: 16 SKUs of iPhone 18 Pro,
+    // 18 Pro Max and Air (data/skus.json), whatever their order.
+    assert_eq!(result.matched, 3);
+    assert_eq!(result.skus().count(), 16);
+    let products: std::collections::BTreeSet<&str> =
+        result.items.iter().map(|h| h.spu_code.as_str()).collect();
+    assert_eq!(
+        products,
+        ["IPHONE-18-PRO", "IPHONE-18-PRO-MAX", "IPHONE-AIR"].into()
+    );
     assert!(result.items.iter().all(|m| m.category == "手机"));
     assert!(
         result
@@ -262,7 +271,10 @@ fn tags_and_in_stock_only_narrow_the_results() {
             ..Default::default()
         })
         .unwrap();
-    assert!(cases.matched > 0);
+    // The seed's models that carry both tags (data/products.json), with
+    // their 516 SKUs (data/skus.json); 50 of the models shown.
+    assert_eq!(cases.matched, 272);
+    assert_eq!(cases.items.len(), 50);
     assert!(
         cases
             .items

@@ -8,6 +8,7 @@ pub mod client;
 pub mod isolation;
 pub mod oauth;
 pub mod postgres;
+pub mod seed;
 pub mod shop_process;
 
 use std::sync::Arc;
