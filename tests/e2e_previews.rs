@@ -140,3 +140,86 @@ fn stock_taken_before_the_click_is_refused_with_the_shops_message() -> TestResul
     );
     Ok(())
 }
+
+/// The text of the risk badge of `call`, and whether the call is drawn as
+/// a red card.
+fn badge_of(app: &RunningApp, call: &Element) -> Result<(String, bool), Box<dyn Error>> {
+    let badge = app.session.find_in(call, "[data-testid=risk]")?;
+    let class = app.session.attribute(call, "class")?.unwrap_or_default();
+    Ok((
+        app.session.text(&badge)?,
+        class
+            .split_whitespace()
+            .any(|c| c == "card-call-destructive"),
+    ))
+}
+
+#[test]
+fn the_cart_card_says_it_can_be_undone_and_the_order_card_names_what_it_pays() -> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(purchase("已下单。"))?;
+    configure_model(data.path(), model.base_url())?;
+    let app = RunningApp::launch(data.path())?;
+    app.send_message("帮我买一台 iPhone 17 256GB 黑色，用满 5000 减 300 的券")?;
+
+    let cart_call = app.asking_call()?;
+    assert_eq!(
+        badge_of(&app, &cart_call)?,
+        ("可撤回".to_owned(), false),
+        "adding to the cart is no red card that cannot be undone"
+    );
+    app.decide(&cart_call, "approve")?;
+
+    let order_call = app.asking_call()?;
+    assert_eq!(
+        badge_of(&app, &order_call)?,
+        ("将付款 ¥6,499.00".to_owned(), true),
+        "the order says it moves money, and how much"
+    );
+    Ok(())
+}
+
+#[test]
+fn an_order_the_shop_says_cannot_run_leads_with_why_and_approves_only_on_a_second_click()
+-> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(purchase("库存不足，没有下单。"))?;
+    let (app, order_call) = at_the_order_card(data.path(), &model)?;
+    let before = order_count(data.path())?;
+
+    // Stock gone before the click: the approval is refused and the card
+    // comes back with the shop's blocker leading it.
+    set_sku(data.path(), "stock", 0)?;
+    click_approve(&app, &order_call)?;
+    app.wait_for_text(
+        "[data-testid=card-call][data-status=asking] [data-testid=blocker]",
+        "库存",
+    )?;
+    let asking = app.asking_call()?;
+    let approve = app.session.find_in(&asking, "[data-testid=approve]")?;
+    assert_eq!(app.session.text(&approve)?, "仍要批准…");
+    assert_eq!(
+        badge_of(&app, &asking)?.0,
+        "涉及付款或退款",
+        "no amount is promised for an order that cannot be placed"
+    );
+
+    // The first click only arms approving; nothing is sent.
+    app.session.click(&approve)?;
+    app.wait_for_text(
+        "[data-testid=card-call][data-status=asking] [data-testid=approve]",
+        "确认批准",
+    )?;
+    assert_eq!(
+        app.session.attribute(&app.asking_call()?, "data-call-id")?,
+        app.session.attribute(&asking, "data-call-id")?,
+        "the same call still asks"
+    );
+    assert_eq!(order_count(data.path())?, before, "nothing ordered");
+
+    // The second click approves: the shop refuses, and no order exists.
+    app.session.click(&approve)?;
+    app.wait_for_text("[data-testid=message-assistant]", "库存不足")?;
+    assert_eq!(order_count(data.path())?, before, "nothing ordered");
+    Ok(())
+}

@@ -41,11 +41,27 @@ pub struct RunningApp {
     driver: Option<TauriDriver>,
     /// In the environment of every process this run started.
     mark: String,
+    /// The app binary the session launched.
+    binary: PathBuf,
 }
 
 impl Drop for RunningApp {
     fn drop(&mut self) {
         let ended = self.session.end();
+        // WebKitWebDriver ends a session by closing its page, and the app
+        // (whose window outlives its page) is ended only if the driver's
+        // link to it is still up when the driver stops, which is a race:
+        // the app was found alive, reparented, minutes later. So the
+        // harness ends the app it launched, as a desktop ends a program
+        // (SIGTERM), before the driver stops; whatever the app started
+        // (its shop, WebKit's helpers) must then end with it, or the
+        // leftover check below fails the test.
+        let app: Vec<processes::Process> = processes::marked_with(&self.mark)
+            .into_iter()
+            .filter(|process| processes::runs(process, &self.binary))
+            .collect();
+        processes::terminate(&app);
+        processes::wait_for_exit(app, APP_EXIT);
         drop(self.driver.take());
         let leaked = leftovers(&self.mark);
         if leaked.is_empty() {
@@ -152,6 +168,7 @@ impl RunningApp {
             data_dir: data_dir.to_path_buf(),
             driver: Some(driver),
             mark,
+            binary: binary.to_path_buf(),
         };
         // The page draws itself once in the system's language and again in
         // the one the core keeps: a test acts once it settled, as a person

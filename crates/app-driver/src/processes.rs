@@ -125,12 +125,30 @@ fn exits_before(pid: u32, deadline: Instant) -> bool {
 
 /// Sends SIGKILL to each process (what a test leaked must not outlive it).
 pub fn kill(processes: &[Process]) {
+    signal(processes, libc::SIGKILL);
+}
+
+/// Sends SIGTERM to each process: asks it to end, as a session's end does.
+pub fn terminate(processes: &[Process]) {
+    signal(processes, libc::SIGTERM);
+}
+
+fn signal(processes: &[Process], signal: libc::c_int) {
     for process in processes {
         if let Ok(pid) = libc::pid_t::try_from(process.pid) {
             // SAFETY: kill(2) has no memory-safety effects.
             unsafe {
-                libc::kill(pid, libc::SIGKILL);
+                libc::kill(pid, signal);
             }
         }
     }
+}
+
+/// Whether `process` runs `program` (its first argument is that path).
+pub fn runs(process: &Process, program: &std::path::Path) -> bool {
+    process
+        .command
+        .split(' ')
+        .next()
+        .is_some_and(|first| std::path::Path::new(first) == program)
 }
