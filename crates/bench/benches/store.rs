@@ -9,6 +9,7 @@ use bitselect_bench::history_fill::fill_session;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ragent::history;
 use ragent::llm::ChatMessage;
+use ragent::protocol::CallRisk;
 use ragent::store::Store;
 use ragent::store::calls::{self, BatchRecord, BatchState, CallUpdate, NewCall};
 use ragent::store::messages::{self, NewMessage, Role};
@@ -122,6 +123,7 @@ fn allowed_write(store: &Store, session: &str, n: usize) -> String {
         can_change: true,
         trusted: true,
         declares_read_only: false,
+        risk: CallRisk::Undoable,
         preview_tool: None,
     };
     store

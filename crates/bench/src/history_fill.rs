@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use ragent::llm::ToolCallRequest;
+use ragent::protocol::CallRisk;
 use ragent::store::calls::{self, BatchRecord, BatchState, CallUpdate, NewCall};
 use ragent::store::messages::{self, NewMessage, Role};
 use ragent::store::{Store, StoreError, sessions};
@@ -131,6 +132,7 @@ fn write_call_turn(
         can_change: false,
         trusted: true,
         declares_read_only: true,
+        risk: CallRisk::Reads,
         preview_tool: None,
     };
     calls::insert_batch(conn, &batch, std::slice::from_ref(&call), now)?;
