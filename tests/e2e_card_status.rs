@@ -53,6 +53,9 @@ fn an_approved_order_that_fails_turns_its_card_red_with_the_shops_reason_also_af
 
     app.send_message("直接帮我下单一台 iPhone 17")?;
     let order = app.asking_call()?;
+    // The shop already says the iPhone is not in the cart: approving takes
+    // a second, explicit click.
+    app.arm_approve(&order)?;
     app.decide(&order, "approve")?;
     app.wait_for_text("[data-testid=message-assistant]", "没有成功")?;
 

@@ -260,6 +260,22 @@ impl RunningApp {
         self.wait_until_decided(&call_id)
     }
 
+    /// The first click on approve of a call the shop says cannot run: it
+    /// only arms approving, and this waits until the button says so; a
+    /// [`RunningApp::decide`] then approves.
+    pub fn arm_approve(&self, call: &Element) -> Result<(), Box<dyn std::error::Error>> {
+        let call_id = self
+            .session
+            .attribute(call, "data-call-id")?
+            .ok_or("a card call without its id")?;
+        let approve = self.session.find_in(call, "[data-testid=approve]")?;
+        self.session.click(&approve)?;
+        self.session.find(&format!(
+            "[data-call-id=\"{call_id}\"] [data-testid=approve][data-armed=true]"
+        ))?;
+        Ok(())
+    }
+
     /// Waits until the page shows the card call `call_id` decided.
     pub fn wait_until_decided(&self, call_id: &str) -> Result<(), Box<dyn std::error::Error>> {
         self.session

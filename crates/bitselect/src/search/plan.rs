@@ -186,13 +186,14 @@ mod tests {
 
     #[test]
     fn a_joined_model_name_falls_back_to_its_pieces() {
-        let known = |term: &str| ["iphone", "17", "mac", "mini"].contains(&term);
+        // Index terms as the analyzer writes them: English words stemmed.
+        let known = |term: &str| ["iphon", "17", "mac", "mini"].contains(&term);
         let plan = plan("iphone17 macmini", &known);
         assert_eq!(
             plan.concepts[0].alternatives,
             [
                 vec!["iphone17".to_owned()],
-                vec!["iphone".to_owned(), "17".to_owned()]
+                vec!["iphon".to_owned(), "17".to_owned()]
             ]
         );
         assert_eq!(
