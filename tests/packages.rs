@@ -65,8 +65,10 @@ fn the_installed_deb_starts_its_shop_and_a_search_reaches_the_page() -> TestResu
     configure_model(data.path(), model.base_url())?;
     let app = RunningApp::launch_binary(Path::new(INSTALLED_APP), data.path())?;
     app.send_message("搜一下 Vision Pro")?;
-    // The chip shows the shop's own answer: the installed shop is running.
-    app.wait_for_text("[data-testid=tool-chip]", "Apple Vision Pro 256GB")?;
+    // The chip shows the shop's own answer, the model with its
+    // configurations: the installed shop is running.
+    app.wait_for_text("[data-testid=tool-chip]", "Apple Vision Pro")?;
+    app.wait_for_text("[data-testid=tool-chip]", "256GB")?;
     app.wait_for_text("[data-testid=message-assistant]", "找到了")?;
     let chip = app.session.find("[data-testid=tool-chip]")?;
     assert_eq!(
