@@ -67,29 +67,73 @@ fn parse_json<T: for<'de> Deserialize<'de>>(text: &str, index: usize) -> Result<
         .map_err(|e| ShopError::Corrupt(format!("第 {index} 列不是有效的 JSON：{e}")))
 }
 
+/// One row of [`SELECT_SKU`], its JSON columns still text: a broad search
+/// counts most of its rows and parses only those it shows.
+pub(crate) struct SkuRow {
+    pub sku_code: String,
+    pub spu_code: String,
+    pub name: String,
+    pub model_name: String,
+    pub category: String,
+    pub sub_category: String,
+    pub brand: String,
+    pub price_fen: Fen,
+    pub stock: i64,
+    pub status: String,
+    pub model_specs: String,
+    pub own_specs: String,
+    pub tags: String,
+}
+
+impl SkuRow {
+    pub(crate) fn read(row: &Row) -> Result<Self> {
+        Ok(Self {
+            sku_code: row.get(0)?,
+            spu_code: row.get(1)?,
+            name: row.get(2)?,
+            model_name: row.get(3)?,
+            category: row.get(4)?,
+            sub_category: row.get(5)?,
+            brand: row.get(6)?,
+            price_fen: row.get(7)?,
+            stock: row.get(8)?,
+            status: row.get(9)?,
+            model_specs: row.get(10)?,
+            own_specs: row.get(11)?,
+            tags: row.get(12)?,
+        })
+    }
+
+    /// On sale and in stock.
+    pub(crate) fn available(&self) -> bool {
+        self.status == ON_SALE && self.stock > 0
+    }
+
+    fn into_hit(self) -> Result<SkuHit> {
+        let mut specs: Map<String, Value> = parse_json(&self.model_specs, 10)?;
+        let own: Map<String, Value> = parse_json(&self.own_specs, 11)?;
+        specs.extend(own);
+        Ok(SkuHit {
+            available: self.available(),
+            tags: parse_json(&self.tags, 12)?,
+            sku_code: self.sku_code,
+            spu_code: self.spu_code,
+            name: self.name,
+            model_name: self.model_name,
+            category: self.category,
+            sub_category: self.sub_category,
+            brand: self.brand,
+            price_fen: self.price_fen,
+            price: Yuan(self.price_fen),
+            stock: self.stock,
+            status: self.status,
+            specs,
+        })
+    }
+}
+
 fn hit_from_row(row: &Row) -> Result<SkuHit> {
-    let mut specs: Map<String, Value> = parse_json(&row.get::<String>(10)?, 10)?;
-    let own: Map<String, Value> = parse_json(&row.get::<String>(11)?, 11)?;
-    specs.extend(own);
-    let price_fen: Fen = row.get(7)?;
-    let stock: i64 = row.get(8)?;
-    let status: String = row.get(9)?;
-    Ok(SkuHit {
-        sku_code: row.get(0)?,
-        spu_code: row.get(1)?,
-        name: row.get(2)?,
-        model_name: row.get(3)?,
-        category: row.get(4)?,
-        sub_category: row.get(5)?,
-        brand: row.get(6)?,
-        price_fen,
-        price: Yuan(price_fen),
-        stock,
-        available: status == ON_SALE && stock > 0,
-        status,
-        specs,
-        tags: parse_json(&row.get::<String>(12)?, 12)?,
-    })
+    SkuRow::read(row)?.into_hit()
 }
 
 /// Looks a SKU up by code.

@@ -13,14 +13,14 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::catalog::{ON_SALE, SELECT_SKU, categories, normalize_code};
+use crate::catalog::{ON_SALE, SELECT_SKU, SkuRow, categories, normalize_code};
 use crate::error::{Refusal, Result, ShopError};
 use crate::money::{Fen, Yuan};
 use crate::params::{
     DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchProductParams, SortOrder, given,
 };
 use crate::search::{Plan, SearchEngine, Snapshot, normalize};
-use crate::store::{Conn, Row, ToValue};
+use crate::store::{Conn, ToValue};
 
 /// How many of a model's SKUs the text for the model lists; the
 /// structured result holds them all.
@@ -296,48 +296,6 @@ pub(crate) fn search(
     })
 }
 
-/// One SKU row as read, its JSON still text: most rows of a broad search
-/// are counted, not shown.
-struct LiveRow {
-    sku_code: String,
-    spu_code: String,
-    name: String,
-    model_name: String,
-    category: String,
-    sub_category: String,
-    brand: String,
-    price_fen: Fen,
-    stock: i64,
-    status: String,
-    model_specs: String,
-    own_specs: String,
-    tags: String,
-}
-
-impl LiveRow {
-    fn read(row: &Row) -> Result<Self> {
-        Ok(Self {
-            sku_code: row.get(0)?,
-            spu_code: row.get(1)?,
-            name: row.get(2)?,
-            model_name: row.get(3)?,
-            category: row.get(4)?,
-            sub_category: row.get(5)?,
-            brand: row.get(6)?,
-            price_fen: row.get(7)?,
-            stock: row.get(8)?,
-            status: row.get(9)?,
-            model_specs: row.get(10)?,
-            own_specs: row.get(11)?,
-            tags: row.get(12)?,
-        })
-    }
-
-    fn available(&self) -> bool {
-        self.status == ON_SALE && self.stock > 0
-    }
-}
-
 /// The SKUs passing the filters, as the database holds them now. Only the
 /// filters given become SQL, so a lookup by code goes through the primary
 /// key and reads only those rows, and the models a keyword found through
@@ -346,7 +304,7 @@ fn live_rows(
     conn: &dyn Conn,
     filters: &Filters<'_>,
     found: Option<&Vec<String>>,
-) -> Result<Vec<LiveRow>> {
+) -> Result<Vec<SkuRow>> {
     let list = conn.dialect().json_text_list;
     let mut clauses: Vec<String> = Vec::new();
     let mut values: Vec<Box<dyn ToValue>> = Vec::new();
@@ -384,17 +342,17 @@ fn live_rows(
         format!(" WHERE {}", clauses.join(" AND "))
     };
     let bound: Vec<&dyn ToValue> = values.iter().map(|v| v.as_ref()).collect();
-    conn.query_all(&format!("{SELECT_SKU}{filter}"), &bound, LiveRow::read)
+    conn.query_all(&format!("{SELECT_SKU}{filter}"), &bound, SkuRow::read)
 }
 
 /// A model and its SKUs that passed the filters.
 struct Candidate {
-    rows: Vec<LiveRow>,
+    rows: Vec<SkuRow>,
     tags: Vec<String>,
 }
 
 impl Candidate {
-    fn first(&self) -> Option<&LiveRow> {
+    fn first(&self) -> Option<&SkuRow> {
         self.rows.first()
     }
 
@@ -467,7 +425,7 @@ fn parse_json<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T> {
 }
 
 /// How many of the keyword's terms a SKU's own name or specs hold.
-fn named_terms(plan: &Plan, row: &LiveRow, own: &Map<String, Value>) -> usize {
+fn named_terms(plan: &Plan, row: &SkuRow, own: &Map<String, Value>) -> usize {
     let mut text = normalize(&row.name);
     for value in own.values().filter_map(Value::as_str) {
         text.push(' ');
@@ -479,7 +437,7 @@ fn named_terms(plan: &Plan, row: &LiveRow, own: &Map<String, Value>) -> usize {
         .count()
 }
 
-fn sku_option(row: &LiveRow, own: Map<String, Value>) -> SkuOption {
+fn sku_option(row: &SkuRow, own: Map<String, Value>) -> SkuOption {
     let config = row
         .name
         .strip_prefix(row.model_name.as_str())
@@ -504,7 +462,7 @@ fn sku_option(row: &LiveRow, own: Map<String, Value>) -> SkuOption {
 }
 
 /// The rows grouped by model, keeping the models that hold every tag.
-fn group(rows: Vec<LiveRow>, tags: &[String]) -> Result<Vec<Candidate>> {
+fn group(rows: Vec<SkuRow>, tags: &[String]) -> Result<Vec<Candidate>> {
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut models: Vec<Candidate> = Vec::new();
     for row in rows {
