@@ -33,6 +33,24 @@ fn signal(process: &Process, signal: libc::c_int) -> TestResult {
     Ok(())
 }
 
+/// Whether the kernel has stopped `process` (state `T` in /proc).
+fn is_stopped(process: &Process) -> Result<bool, Box<dyn Error>> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", process.pid))?;
+    // The state follows the command name, which is in parentheses.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    Ok(state == Some("T"))
+}
+
+/// Stops `process` and waits until it is stopped: a signal is delivered
+/// when the process is next scheduled, and until then it may still read
+/// the request the test means to hold in its pipe.
+fn stop(process: &Process) -> TestResult {
+    signal(process, libc::SIGSTOP)?;
+    wait_until("the process to stop", || is_stopped(process))
+}
+
 /// The pipe that is `fd` of `process`, opened again from our side.
 fn pipe_of(process: &Process, fd: u32) -> Result<std::fs::File, Box<dyn Error>> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -54,12 +72,12 @@ fn unread_bytes(process: &Process, fd: u32) -> Result<i32, Box<dyn Error>> {
     Ok(unread)
 }
 
-/// What waits unread in the shop's input, copied with tee(2) so the shop
-/// still reads all of it.
-fn peek_input(shop: &Process) -> Result<String, Box<dyn Error>> {
+/// What waits unread in the pipe that is `fd` of `process`, copied with
+/// tee(2) so its reader still reads all of it.
+fn peek(process: &Process, fd: u32) -> Result<String, Box<dyn Error>> {
     use std::io::Read;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    let input = pipe_of(shop, 0)?;
+    let input = pipe_of(process, fd)?;
     let mut ends = [0; 2];
     // SAFETY: pipe2 fills two descriptors, owned right after.
     if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
@@ -78,12 +96,55 @@ fn peek_input(shop: &Process) -> Result<String, Box<dyn Error>> {
         )
     };
     if copied < 0 {
-        return Err(std::io::Error::last_os_error().into());
+        let error = std::io::Error::last_os_error();
+        // Nothing in the pipe to copy.
+        if error.kind() == std::io::ErrorKind::WouldBlock {
+            return Ok(String::new());
+        }
+        return Err(error.into());
     }
     drop(copy_in);
     let mut text = String::new();
     std::fs::File::from(copy_out).read_to_string(&mut text)?;
     Ok(text)
+}
+
+/// Whether the shop has read everything it was sent and its answers wait,
+/// whole, in the app's input. A message is written in more than one piece
+/// when it is long: a shop stopped between two pieces would leave the app
+/// waiting for the rest, and the app would send nothing more.
+fn answered_in_full(shop: &Process) -> Result<bool, Box<dyn Error>> {
+    if unread_bytes(shop, 0)? != 0 {
+        return Ok(false);
+    }
+    let answers = peek(shop, 1)?;
+    Ok(!answers.is_empty() && answers.ends_with('\n'))
+}
+
+/// Stops the shop once its answers wait whole in the app's input; a shop
+/// found mid-message when stopped is let go on until it is not.
+fn stop_once_answered(shop: &Process) -> TestResult {
+    loop {
+        wait_until("the shop's whole answer", || answered_in_full(shop))?;
+        stop(shop)?;
+        if answered_in_full(shop)? {
+            return Ok(());
+        }
+        signal(shop, libc::SIGCONT)?;
+    }
+}
+
+/// Processes the test holds still, let go when it ends whichever way, so a
+/// failed wait reports itself instead of leaving a stopped shop behind.
+struct Held<'a>(&'a [&'a Process]);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        for process in self.0 {
+            // Gone already (killed) is fine.
+            let _ = signal(process, libc::SIGCONT);
+        }
+    }
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> Result<bool, Box<dyn Error>>) -> TestResult {
@@ -136,36 +197,37 @@ fn an_app_killed_while_an_approved_order_runs_finds_one_order_and_says_so_after_
     // The shop is held still and lets through, one at a time with the app
     // held, what the core asks before the write (the preview it checks the
     // approval against), until the create_order request itself waits.
-    signal(&shop, libc::SIGSTOP)?;
+    let held = [&assistant, &shop];
+    let let_go = Held(&held);
+    stop(&shop)?;
     let approve = app.session.find_in(&order_call, "[data-testid=approve]")?;
     app.session.click(&approve)?;
     loop {
         wait_until("a request in the shop's input", || {
             Ok(unread_bytes(&shop, 0)? > 0)
         })?;
-        if peek_input(&shop)?.contains(r#""name":"create_order""#) {
+        if peek(&shop, 0)?.contains(r#""name":"create_order""#) {
             break;
         }
-        signal(&assistant, libc::SIGSTOP)?;
+        stop(&assistant)?;
         signal(&shop, libc::SIGCONT)?;
-        wait_until("the shop's answer to it", || {
-            Ok(unread_bytes(&shop, 0)? == 0 && unread_bytes(&shop, 1)? > 0)
-        })?;
-        signal(&shop, libc::SIGSTOP)?;
+        stop_once_answered(&shop)?;
         signal(&assistant, libc::SIGCONT)?;
     }
     // Now the app is held and the shop runs the write: the order is placed
     // and its answer waits in a pipe the app never reads.
-    signal(&assistant, libc::SIGSTOP)?;
+    stop(&assistant)?;
     signal(&shop, libc::SIGCONT)?;
     wait_until("the order in the shop", || {
         Ok(order_count(data.path())? == before + 1)
     })?;
     wait_until("the shop's answer in the app's input", || {
-        Ok(unread_bytes(&shop, 0)? == 0 && unread_bytes(&shop, 1)? > 0)
+        answered_in_full(&shop)
     })?;
     signal(&shop, libc::SIGKILL)?;
     signal(&assistant, libc::SIGKILL)?;
+    // Both are gone: nothing to let go, and their ids may be reused.
+    std::mem::forget(let_go);
     // Ending the session finds the app gone; WebKit's processes follow it.
     drop(app);
 

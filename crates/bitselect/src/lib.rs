@@ -54,7 +54,7 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use db::SCHEMA_VERSION;
 pub use error::{Refusal, ShopError};
 pub use serve::{
-    HEALTH_PATH, HttpAccess, MCP_PATH, ServeError, http_service, serve_http,
+    Bind, HEALTH_PATH, HttpAccess, MCP_PATH, ServeError, http_service, serve_http,
     serve_http_authenticated, serve_io, serve_stdio,
 };
 pub use server::ShopServer;

@@ -44,6 +44,28 @@ pub enum ServeError {
     Http(#[source] std::io::Error),
 }
 
+/// Where an HTTP service listens: an address to bind, or a listener bound
+/// already. A caller that names the port in a URL before the service runs
+/// (an OAuth resource URL does) binds port 0 and hands the listener over,
+/// so no one else can take the port in between.
+#[derive(Debug)]
+pub enum Bind {
+    Address(SocketAddr),
+    Listener(std::net::TcpListener),
+}
+
+impl From<SocketAddr> for Bind {
+    fn from(addr: SocketAddr) -> Self {
+        Self::Address(addr)
+    }
+}
+
+impl From<std::net::TcpListener> for Bind {
+    fn from(listener: std::net::TcpListener) -> Self {
+        Self::Listener(listener)
+    }
+}
+
 /// Serves one MCP session over any byte stream until the peer closes it or
 /// `shutdown` fires. Use a `tokio::io::duplex` half for an in-process server.
 pub async fn serve_io<T>(
@@ -174,7 +196,7 @@ pub const HEALTH_PATH: &str = "/healthz";
 /// `allow_remote`.
 pub async fn serve_http(
     shop: Shop,
-    addr: SocketAddr,
+    addr: impl Into<Bind>,
     access: HttpAccess,
     shutdown: CancellationToken,
     on_ready: impl FnOnce(SocketAddr),
@@ -183,7 +205,7 @@ pub async fn serve_http(
         allow_remote,
         allowed_origins,
     } = access;
-    let listener = listen(addr, allow_remote).await?;
+    let listener = listen(addr.into(), allow_remote).await?;
     tracing::warn!(
         "serving HTTP without authentication: every request acts for the demo user; \
          pass --auth-issuer and --resource-url to require sign-in"
@@ -208,7 +230,7 @@ pub async fn serve_http(
 /// well-known path), the health check at [`HEALTH_PATH`].
 pub async fn serve_http_authenticated(
     shop: Shop,
-    addr: SocketAddr,
+    addr: impl Into<Bind>,
     access: HttpAccess,
     auth: AuthConfig,
     shutdown: CancellationToken,
@@ -218,7 +240,7 @@ pub async fn serve_http_authenticated(
         allow_remote,
         allowed_origins,
     } = access;
-    let listener = listen(addr, allow_remote).await?;
+    let listener = listen(addr.into(), allow_remote).await?;
     let auth = Arc::new(Authenticator::new(auth));
     tracing::info!(
         issuer = auth.config().issuer(),
@@ -258,13 +280,21 @@ pub async fn serve_http_authenticated(
     run(listener, with_health(router), shutdown, stop, on_ready).await
 }
 
-async fn listen(addr: SocketAddr, allow_remote: bool) -> Result<TcpListener, ServeError> {
+async fn listen(bind: Bind, allow_remote: bool) -> Result<TcpListener, ServeError> {
+    let addr = match &bind {
+        Bind::Address(addr) => *addr,
+        Bind::Listener(listener) => listener.local_addr().map_err(ServeError::Http)?,
+    };
     if !addr.ip().is_loopback() && !allow_remote {
         return Err(ServeError::RemoteNotAllowed(addr));
     }
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServeError::Bind { addr, source })
+    let bound = match bind {
+        Bind::Address(addr) => TcpListener::bind(addr).await,
+        Bind::Listener(listener) => listener
+            .set_nonblocking(true)
+            .and_then(|()| TcpListener::from_std(listener)),
+    };
+    bound.map_err(|source| ServeError::Bind { addr, source })
 }
 
 /// Stateless streamable HTTP: no session lives in an instance between

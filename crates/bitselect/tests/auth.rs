@@ -387,7 +387,7 @@ async fn without_allowed_origins_every_web_page_is_refused_and_native_clients_ar
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(bitselect::serve_http(
         shop.shop.clone(),
-        "127.0.0.1:0".parse().unwrap(),
+        "127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap(),
         bitselect::HttpAccess::default(),
         shutdown.clone(),
         move |bound| {

@@ -341,7 +341,7 @@ async fn the_default_http_mode_acts_for_the_demo_user_whatever_the_request_says(
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     let served = tokio::spawn(serve_http(
         t.shop.clone(),
-        "127.0.0.1:0".parse().unwrap(),
+        "127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap(),
         bitselect::HttpAccess::default(),
         shutdown.clone(),
         move |bound| {

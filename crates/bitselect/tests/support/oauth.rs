@@ -10,7 +10,6 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bitselect::origins::AllowedOrigins;
 use bitselect::{AuthConfig, serve_http_authenticated};
 pub use test_support::oauth::AuthServer;
-use test_support::oauth::free_port;
 use tokio_util::sync::CancellationToken;
 
 use super::{TestShop, TestStore, open_shop_on};
@@ -57,7 +56,9 @@ impl Default for StackOptions {
 
 impl Stack {
     pub async fn start(options: StackOptions) -> Self {
-        let port = free_port();
+        // The port is held from here on: the resource URL names it.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
+        let port = listener.local_addr().expect("the bound port").port();
         let resource = format!("http://127.0.0.1:{port}{}", bitselect::MCP_PATH);
         let mut resources = vec![resource.as_str()];
         resources.extend(options.other_resources.iter().map(String::as_str));
@@ -75,7 +76,7 @@ impl Stack {
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         tokio::spawn(serve_http_authenticated(
             shop.shop.clone(),
-            SocketAddr::from(([127, 0, 0, 1], port)),
+            listener,
             bitselect::HttpAccess {
                 allow_remote: false,
                 allowed_origins: AllowedOrigins::new(&options.allowed_origins)

@@ -6,7 +6,6 @@
 //! without a browser; sign-out forgets the tokens; and each way a
 //! sign-in can go wrong ends with its own error and nothing kept.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
@@ -20,7 +19,7 @@ use ragent::store::{Store, kv};
 use ragent::toolcall::CallStatus;
 use rmcp::transport::auth::StoredCredentials;
 use serde_json::json;
-use test_support::oauth::{AuthServer, free_port, log_in};
+use test_support::oauth::{AuthServer, log_in};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -46,7 +45,9 @@ impl Drop for OnlineShop {
 
 impl OnlineShop {
     async fn start() -> OnlineShop {
-        let port = free_port();
+        // The port is held from here on: the resource URL names it.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
         let resource = format!("http://127.0.0.1:{port}{}", bitselect::MCP_PATH);
         let auth = AuthServer::start(&[&resource], 600).await;
         let dir = tempfile::tempdir().unwrap();
@@ -56,7 +57,7 @@ impl OnlineShop {
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         tokio::spawn(bitselect::serve_http_authenticated(
             shop,
-            SocketAddr::from(([127, 0, 0, 1], port)),
+            listener,
             bitselect::HttpAccess::default(),
             config,
             shutdown.clone(),
