@@ -115,7 +115,12 @@ fn a_quantity_changed_in_the_form_runs_after_its_new_preview_is_approved() -> Te
     // An edit of a call with a preview is not approved in the same step:
     // the card comes back proposing it, with its own preview.
     app.wait_for_text(summary, "×1，")?;
-    app.wait_for_text("[data-testid=card-error]", "重新决定")?;
+    // The shopper's own edit, not a change of price or stock.
+    app.wait_for_text("[data-testid=card-error]", "已按你的修改重新计算")?;
+    let said = app
+        .session
+        .text(&app.session.find("[data-testid=card-error]")?)?;
+    assert!(!said.contains("价格、库存或金额已变化"), "{said}");
     assert_eq!(
         cart_quantity(data.path(), IPHONE)?,
         before,
@@ -130,6 +135,12 @@ fn a_quantity_changed_in_the_form_runs_after_its_new_preview_is_approved() -> Te
         cart_quantity(data.path(), IPHONE)?,
         before + 1,
         "the edited quantity ran"
+    );
+    // The model's call still says 2: its result tells it the user chose 1.
+    let told = serde_json::to_string(&model.requests())?;
+    assert!(
+        told.contains("修改了参数（quantity：2 → 1）"),
+        "the model is told the edit"
     );
     Ok(())
 }

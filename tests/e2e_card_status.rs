@@ -70,7 +70,14 @@ fn an_approved_order_that_fails_turns_its_card_red_with_the_shops_reason_also_af
     let line = app.session.find_in(&failed, "summary")?;
     let shown = app.session.text(&line)?;
     assert!(shown.contains("✗ 失败"), "{shown}");
-    assert!(shown.contains("购物车中没有"), "the shop's reason: {shown}");
+    assert!(
+        shown.contains("购物车里没有 iPhone 17 256GB 黑色"),
+        "the shop's reason, for the shopper: {shown}"
+    );
+    assert!(
+        !shown.contains("update_cart_item"),
+        "no tool on the card: {shown}"
+    );
     assert_eq!(chip_count(&app)?, 0, "the call shows once, on its card");
     app.screenshots_for_docs("failed-card")?;
     let before = card_lines(&app)?;
@@ -79,7 +86,7 @@ fn an_approved_order_that_fails_turns_its_card_red_with_the_shops_reason_also_af
     let app = RunningApp::launch(data.path())?;
     app.wait_for_text(
         "[data-testid=card-call][data-status=failed]",
-        "购物车中没有",
+        "购物车里没有",
     )?;
     assert_eq!(
         card_lines(&app)?,

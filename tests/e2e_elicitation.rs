@@ -2,7 +2,9 @@
 //! the payment's own card is approved, `pay_order` asks to confirm the
 //! amount and choose how to pay, in a form drawn in the window; filling it
 //! pays the order. The form waits across closing and reopening the app,
-//! and answering it then pays the order once.
+//! and answering it then pays the order once. An order to a shopper with
+//! two saved addresses says on its card that the shop will ask, and its
+//! finished card shows the address chosen.
 
 mod support;
 
@@ -11,8 +13,8 @@ use std::path::Path;
 
 use serde_json::json;
 use support::model::{ScriptedModel, Turn, text, tool_call};
-use support::purchase::seed_purchase;
-use support::{RunningApp, configure_model, shop_of};
+use support::purchase::{IPHONE, seed_purchase};
+use support::{RunningApp, configure_model, newest_order, order_count, shop_of};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -37,11 +39,23 @@ fn at_the_payment_form(data: &Path, model: &ScriptedModel) -> Result<RunningApp,
     configure_model(data, model.base_url())?;
     let app = RunningApp::launch(data)?;
     app.send_message("帮我买一台 iPhone 17 256GB 黑色，用满 5000 减 300 的券，然后付款")?;
-    for _ in 0..3 {
+    for card in ["cart", "order", "payment"] {
         let call = app.asking_call()?;
+        if card == "payment" {
+            // Each amount named once: no "应付 支付金额".
+            let names = app.session.execute(
+                "return [...document.querySelectorAll('[data-testid=card-call][data-status=asking] [data-testid=preview-totals] dt')].map((dt) => dt.textContent);",
+                json!([]),
+            )?;
+            assert_eq!(
+                names,
+                json!(["商品金额", "优惠店铺满减券（SHOP-5000-300）", "应付"]),
+                "the payment card's amounts"
+            );
+        }
         app.decide(&call, "approve")?;
     }
-    app.wait_for_text("[data-testid=input-card]", "¥6499.00")?;
+    app.wait_for_text("[data-testid=input-card]", "¥6,499.00")?;
     Ok(app)
 }
 
@@ -105,7 +119,7 @@ fn the_payment_form_waits_across_closing_the_app_and_answering_it_then_pays_once
     assert_eq!(order_status(data.path())?.0, "待支付");
 
     let app = RunningApp::launch(data.path())?;
-    app.wait_for_text("[data-testid=input-card]", "¥6499.00")?;
+    app.wait_for_text("[data-testid=input-card]", "¥6,499.00")?;
     pay_with(&app, "alipay")?;
     app.wait_for_text("[data-testid=message-assistant]", "已用支付宝付款")?;
     let (status, paid_at) = order_status(data.path())?;
@@ -117,5 +131,106 @@ fn the_payment_form_waits_across_closing_the_app_and_answering_it_then_pays_once
     )?;
     assert_eq!(payments, 1, "one payment, under the call's key");
     assert!(paid_at.is_some());
+    Ok(())
+}
+
+/// A second saved address: an earlier order of one iPhone sent to 李雷 in
+/// Beijing, now the latest receiver. The seed's own is in Shanghai.
+fn with_an_order_sent_to_beijing(data: &Path) -> TestResult {
+    let shop = shop_of(data)?;
+    shop.update_cart_item(
+        &serde_json::from_value(json!({"skuCode": IPHONE, "action": "add", "quantity": 1}))?,
+        None,
+    )?;
+    shop.create_order(
+        &serde_json::from_value(json!({
+            "items": [{"skuCode": IPHONE, "quantity": 1}],
+            "receiverName": "李雷", "receiverPhone": "13700137000",
+            "receiverAddress": "北京市海淀区中关村大街 1 号"
+        }))?,
+        None,
+    )?;
+    Ok(())
+}
+
+/// The text of `selector` inside the card call `call_id`, read from the
+/// page even where a closed disclosure hides it.
+fn text_in_call(app: &RunningApp, call_id: &str, selector: &str) -> Result<String, Box<dyn Error>> {
+    let found = app.session.execute(
+        "const el = document.querySelector(`[data-testid=card-call][data-call-id=\"${arguments[0]}\"] ${arguments[1]}`);
+         return el === null ? null : el.textContent;",
+        json!([call_id, selector]),
+    )?;
+    Ok(found
+        .as_str()
+        .ok_or(format!("{selector} in call {call_id}"))?
+        .to_owned())
+}
+
+#[test]
+fn an_order_to_one_of_two_saved_addresses_says_the_shopper_will_choose_and_ends_showing_the_one_chosen()
+-> TestResult {
+    let data = tempfile::tempdir()?;
+    with_an_order_sent_to_beijing(data.path())?;
+    let shanghai = shop_of(data.path())?
+        .saved_addresses()?
+        .into_iter()
+        .find(|saved| saved.receiver.address.starts_with("上海"))
+        .ok_or("the seed's Shanghai address")?;
+    let mut turns = seed_purchase();
+    turns.push(text("已下单，寄往上海。"));
+    let model = ScriptedModel::start(turns)?;
+    configure_model(data.path(), model.base_url())?;
+    let app = RunningApp::launch(data.path())?;
+    app.send_message("帮我买一台 iPhone 17 256GB 黑色，用满 5000 减 300 的券")?;
+    let cart = app.asking_call()?;
+    app.decide(&cart, "approve")?;
+
+    // The order's card names no address as chosen: it says the shop will ask.
+    let order = app.asking_call()?;
+    let order_id = app
+        .session
+        .attribute(&order, "data-call-id")?
+        .ok_or("the order call's id")?;
+    let address = app
+        .session
+        .find_in(&order, "[data-testid=preview-address]")?;
+    let shown = app.session.text(&address)?;
+    assert!(
+        shown.contains("尚未选定：下单时商城会请您从 2 个已保存地址中选择"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("北京市海淀区") && shown.contains("上海市浦东新区"),
+        "{shown}"
+    );
+    let before = order_count(data.path())?;
+    app.decide(&order, "approve")?;
+
+    // The shop asks; the shopper picks Shanghai, not the latest receiver.
+    app.wait_for_text("[data-testid=input-card]", "寄到哪里")?;
+    let card = app.session.find("[data-testid=input-card]")?;
+    let option = app.session.find_in(
+        &card,
+        &format!(
+            "[data-testid=field-address] option[value=\"{}\"]",
+            shanghai.id
+        ),
+    )?;
+    app.session.click(&option)?;
+    let submit = app.session.find_in(&card, "[data-testid=input-submit]")?;
+    app.session.click(&submit)?;
+    app.wait_for_text("[data-testid=message-assistant]", "已下单")?;
+
+    assert_eq!(order_count(data.path())?, before + 1);
+    assert_eq!(newest_order(data.path())?["receiver"]["name"], "张明");
+    // The finished card shows the address the order used, from its result.
+    let used = text_in_call(&app, &order_id, "[data-testid=address-used]")?;
+    assert!(used.contains("上海市浦东新区"), "{used}");
+    let block = text_in_call(&app, &order_id, "[data-testid=preview-address]")?;
+    assert!(
+        !block.contains("北京"),
+        "the finished card names no other address: {block}"
+    );
     Ok(())
 }

@@ -122,8 +122,8 @@ fn stock_taken_before_the_click_is_refused_with_the_shops_message() -> TestResul
     let warning = app.session.find(blocking)?;
     let shown = app.session.text(&warning)?;
     assert!(
-        shown.contains("iPhone 17 256GB 黑色（MG6W4CH/A）暂时无货（库存 0），不能加入购物车或下单"),
-        "the shop's own message: {shown}"
+        shown.contains("iPhone 17 256GB 黑色 暂时无货"),
+        "the shop's own message, for the shopper: {shown}"
     );
     let error = app.session.find("[data-testid=card-error]")?;
     assert_eq!(
@@ -193,9 +193,19 @@ fn an_order_the_shop_says_cannot_run_leads_with_why_and_approves_only_on_a_secon
     click_approve(&app, &order_call)?;
     app.wait_for_text(
         "[data-testid=card-call][data-status=asking] [data-testid=blocker]",
-        "库存",
+        "暂时无货",
     )?;
     let asking = app.asking_call()?;
+    // In the shopper's words: the product's name, no SKU code, no tool.
+    let blocker = app.session.find_in(&asking, "[data-testid=blocker]")?;
+    let said = app.session.text(&blocker)?;
+    assert!(said.contains("iPhone 17 256GB 黑色 暂时无货"), "{said}");
+    for model_word in [IPHONE, "search_product", "update_cart_item", "skuCode"] {
+        assert!(
+            !said.contains(model_word),
+            "the card says {model_word}: {said}"
+        );
+    }
     let approve = app.session.find_in(&asking, "[data-testid=approve]")?;
     assert_eq!(app.session.text(&approve)?, "仍要批准…");
     assert_eq!(
@@ -218,5 +228,19 @@ fn an_order_the_shop_says_cannot_run_leads_with_why_and_approves_only_on_a_secon
     app.session.click(&approve)?;
     app.wait_for_text("[data-testid=message-assistant]", "库存不足")?;
     assert_eq!(order_count(data.path())?, before, "nothing ordered");
+    // The failed card gives the shopper's sentence; the model got its hint.
+    let reason = app
+        .session
+        .find("[data-testid=card-call][data-status=failed] [data-testid=call-reason]")?;
+    let said = app.session.text(&reason)?;
+    assert!(
+        said.contains("暂时无货") && !said.contains("search_product"),
+        "{said}"
+    );
+    let told = serde_json::to_string(&model.requests())?;
+    assert!(
+        told.contains("search_product 查找有货的其他配置"),
+        "the model is told what to do next"
+    );
     Ok(())
 }

@@ -32,6 +32,7 @@ describe("core errors in the user's language", () => {
       expect(ERROR_EN[code].trim()).not.toBe("");
     }
     expect(createI18n("zh-CN").error({ code: "preview_changed" })).toBe("价格、库存或金额已变化，请查看新的预览后重新决定。");
+    expect(createI18n("zh-CN").error({ code: "edit_previewed" })).toBe("已按你的修改重新计算，请查看下面的新预览，确认后再批准。");
     expect(createI18n("en").error({ code: "preview_changed" })).toBe(
       "What this would do has changed (price, stock or total). Review the new preview and decide again.",
     );

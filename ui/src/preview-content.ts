@@ -46,6 +46,8 @@ export interface PreviewContent {
   totals: PreviewTotal[];
   address: PreviewAddress | null;
   addressBefore: PreviewAddress | null;
+  /** The saved addresses the shop will ask the shopper to choose from. */
+  addressChoices: PreviewAddress[];
   warnings: PreviewWarning[];
 }
 
@@ -119,7 +121,21 @@ export function readPreview(content: JsonValue): PreviewContent {
     totals: present(objects(o, "totals").map(total)),
     address: address(own(o, "address")),
     addressBefore: address(own(o, "addressBefore")),
+    addressChoices: present(objects(o, "addressChoices").map(address)),
     warnings: present(objects(o, "warnings").map(warning)),
   };
 }
 
+
+/**
+ * The receiver a finished write actually used, from its result's
+ * `receiver` ({name, phone, address}, as the shop's orders carry it):
+ * what a finished card shows instead of what the preview expected.
+ */
+export function resultAddress(result: JsonValue | null): PreviewAddress | null {
+  if (!isObject(result)) return null;
+  const receiver = own(result, "receiver");
+  if (!isObject(receiver)) return null;
+  const found = { receiverName: text(receiver, "name"), receiverPhone: text(receiver, "phone"), receiverAddress: text(receiver, "address") };
+  return Object.values(found).some((v) => v !== null) ? found : null;
+}

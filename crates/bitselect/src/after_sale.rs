@@ -265,6 +265,7 @@ pub fn plan_apply(
         blockers.push(Refusal::AfterSaleInProgress {
             order_no: order_no.to_owned(),
             sku: sku_code.clone(),
+            name: line.sku_name.clone(),
             after_sale_no,
         });
     }
@@ -295,26 +296,22 @@ fn window_closed(
         AfterSaleType::ReturnRefund if !w.return_open => Some((
             "签收后 7 天的无理由退货期",
             w.return_deadline.clone(),
-            if w.exchange_open {
-                format!("；仍可在 {} 前申请换货（type=换货）", w.exchange_deadline)
-            } else {
-                "；如商品有质量问题，可用 submit_ticket 转人工客服".to_owned()
-            },
+            w.exchange_open.then(|| w.exchange_deadline.clone()),
         )),
-        AfterSaleType::Exchange if !w.exchange_open => Some((
-            "签收后 15 天的换货期",
-            w.exchange_deadline.clone(),
-            "；如商品有质量问题，可用 submit_ticket 转人工客服".to_owned(),
-        )),
+        AfterSaleType::Exchange if !w.exchange_open => {
+            Some(("签收后 15 天的换货期", w.exchange_deadline.clone(), None))
+        }
         _ => None,
     };
-    closed.map(|(window, deadline, hint)| Refusal::AfterSaleWindowClosed {
-        order_no: order_no.to_owned(),
-        window,
-        received_at: format_rfc3339(received_at),
-        deadline,
-        hint,
-    })
+    closed.map(
+        |(window, deadline, exchange_until)| Refusal::AfterSaleWindowClosed {
+            order_no: order_no.to_owned(),
+            window,
+            received_at: format_rfc3339(received_at),
+            deadline,
+            exchange_until,
+        },
+    )
 }
 
 /// Opens a return or exchange for one line of a delivered order.

@@ -27,7 +27,7 @@ use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
 use crate::error::{Result, ShopError};
-use crate::money::{Fen, Yuan};
+use crate::money::{Fen, format_rmb};
 
 /// The key of `pay_order`'s question in `inputRequests`.
 pub const PAYMENT_KEY: &str = "confirm_payment";
@@ -100,8 +100,8 @@ pub fn payment_question(order_no: &str, amount: Fen) -> Result<InputRequiredResu
         .map(|m| json!({"const": m.code(), "title": m.title()}))
         .collect();
     let message = format!(
-        "确认支付订单 {order_no}：应付 ¥{}。请选择支付方式后提交；不想支付请选择不提供或取消。",
-        Yuan(amount)
+        "确认支付订单 {order_no}：应付 {}。请选择支付方式。",
+        format_rmb(amount)
     );
     question(
         PAYMENT_KEY,
@@ -229,7 +229,7 @@ mod tests {
         let message = text["inputRequests"][PAYMENT_KEY]["params"]["message"]
             .as_str()
             .unwrap();
-        assert!(message.contains("¥6799.00"), "{message}");
+        assert!(message.contains("应付 ¥6,799.00"), "{message}");
         let state = question.request_state.unwrap();
         let accepted = responses(json!({"action": "accept", "content": {"method": "wechat"}}));
         assert_eq!(

@@ -261,7 +261,12 @@ pub fn plan_update(conn: &UserConn<'_>, now: Millis, p: &UpdateCartItemParams) -
         Some(sku) => sku,
         // Taking away what the cart does not hold is refused as such.
         None if p.action != CartAction::Add => {
-            return Err(Refusal::NotInCart { sku: sku_code }.into());
+            // Not in the catalogue either: the code is all there is to name.
+            return Err(Refusal::NotInCart {
+                name: sku_code.clone(),
+                sku: sku_code,
+            }
+            .into());
         }
         None => return Err(Refusal::UnknownSku { sku: sku_code }.into()),
     };
@@ -276,6 +281,7 @@ pub fn plan_update(conn: &UserConn<'_>, now: Millis, p: &UpdateCartItemParams) -
             if would_be > i64::from(MAX_QUANTITY) {
                 blockers.push(Refusal::CartLineLimit {
                     sku: sku_code.clone(),
+                    name: sku.name.clone(),
                     would_be,
                     max: i64::from(MAX_QUANTITY),
                 });
@@ -291,12 +297,14 @@ pub fn plan_update(conn: &UserConn<'_>, now: Millis, p: &UpdateCartItemParams) -
         CartAction::Decrease | CartAction::Remove if previous == 0 => {
             blockers.push(Refusal::NotInCart {
                 sku: sku_code.clone(),
+                name: sku.name.clone(),
             });
             0
         }
         CartAction::Decrease if change > previous => {
             blockers.push(Refusal::DecreaseTooMuch {
                 sku: sku_code.clone(),
+                name: sku.name.clone(),
                 in_cart: previous,
                 requested: change,
             });

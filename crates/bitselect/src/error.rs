@@ -1,5 +1,7 @@
-//! The shop's typed errors. Every message is written for the model that
-//! reads it: it names the offending code or value and says what to do next.
+//! The shop's typed errors. Every message (`Display`) is written for the
+//! model that reads it: it names the offending code or value and says what
+//! to do next. The shopper's own sentence and the model's next step, apart,
+//! are in [`crate::shopper_words`].
 
 use crate::coupons::CouponRefusal;
 
@@ -114,18 +116,20 @@ pub enum Refusal {
         stock: i64,
     },
     #[error("购物车中没有 {sku}，请先调用 update_cart_item（action=add）加入购物车")]
-    NotInCart { sku: String },
+    NotInCart { sku: String, name: String },
     #[error(
         "购物车中 {sku} 只有 {in_cart} 件，不足下单数量 {requested} 件；请先用 update_cart_item 增加数量，或减少下单数量"
     )]
     CartShort {
         sku: String,
+        name: String,
         in_cart: i64,
         requested: i64,
     },
     #[error("购物车中 {sku} 将达到 {would_be} 件，超过单个商品上限 {max} 件")]
     CartLineLimit {
         sku: String,
+        name: String,
         would_be: i64,
         max: i64,
     },
@@ -134,6 +138,7 @@ pub enum Refusal {
     )]
     DecreaseTooMuch {
         sku: String,
+        name: String,
         in_cart: i64,
         requested: i64,
     },
@@ -160,15 +165,23 @@ pub enum Refusal {
     AfterSaleInProgress {
         order_no: String,
         sku: String,
+        name: String,
         after_sale_no: String,
     },
-    #[error("订单 {order_no} 已超过{window}（签收于 {received_at}，截止 {deadline}）{hint}")]
+    #[error(
+        "订单 {order_no} 已超过{window}（签收于 {received_at}，截止 {deadline}）；{}",
+        match .exchange_until {
+            Some(until) => format!("仍可在 {until} 前申请换货（type=换货）"),
+            None => "如商品有质量问题，可用 submit_ticket 转人工客服".to_owned(),
+        }
+    )]
     AfterSaleWindowClosed {
         order_no: String,
         window: &'static str,
         received_at: String,
         deadline: String,
-        hint: String,
+        /// A return refused while an exchange is still open: until when.
+        exchange_until: Option<String>,
     },
     #[error("没有找到售后单 {after_sale_no}，请用 query_after_sale（按 orderNo）查看售后单号")]
     UnknownAfterSale { after_sale_no: String },

@@ -44,6 +44,7 @@ mod seed;
 pub mod serve;
 pub mod server;
 mod shop;
+pub mod shopper_words;
 pub mod store;
 pub mod tickets;
 pub mod users;

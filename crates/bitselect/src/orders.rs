@@ -475,9 +475,13 @@ fn plan_lines(
             blockers.push(refusal);
         }
         match in_cart {
-            None => blockers.push(Refusal::NotInCart { sku: code.clone() }),
+            None => blockers.push(Refusal::NotInCart {
+                sku: code.clone(),
+                name: sku.name.clone(),
+            }),
             Some((held, _)) if held < quantity => blockers.push(Refusal::CartShort {
                 sku: code.clone(),
+                name: sku.name.clone(),
                 in_cart: held,
                 requested: quantity,
             }),

@@ -13,6 +13,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::addresses::AddressOffer;
 use crate::after_sale::AfterSalePlan;
 use crate::cart::CartPlan;
 use crate::catalog;
@@ -40,6 +41,12 @@ pub struct Preview {
     /// change_address only: the receiver before the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address_before: Option<Address>,
+    /// create_order only: the saved addresses the shop will ask the
+    /// shopper to choose from when the order is placed (the call names
+    /// none and there are several). `address` is then empty: no address is
+    /// chosen yet, so the card must not show one as if it were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub address_choices: Vec<Address>,
     pub warnings: Vec<Warning>,
 }
 
@@ -96,7 +103,9 @@ pub enum TotalKind {
     Cart,
 }
 
-/// One amount of the call.
+/// One amount of the call. `label` is detail beside the kind's own name
+/// (a coupon's name), or the name itself: a client shows a label that only
+/// restates the kind once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Total {
@@ -142,8 +151,11 @@ impl From<&Receiver> for Address {
 pub struct Warning {
     /// The write's refusal code when blocking (`INSUFFICIENT_STOCK`, …).
     pub code: String,
-    /// In the write's own words when it would refuse.
+    /// For the shopper: names, not codes; no tool names.
     pub message: String,
+    /// For the model: what to do about it, in its terms (tools, arguments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     /// The write would be refused for this reason.
     pub blocking: bool,
 }
@@ -153,6 +165,7 @@ impl Warning {
         Self {
             code: code.to_owned(),
             message: message.into(),
+            hint: None,
             blocking: false,
         }
     }
@@ -164,7 +177,8 @@ fn warnings(blockers: &Blockers, notes: Vec<Warning>) -> Vec<Warning> {
         .iter()
         .map(|refusal| Warning {
             code: refusal.code().to_owned(),
-            message: refusal.to_string(),
+            message: refusal.for_shopper(),
+            hint: refusal.hint(),
             blocking: true,
         })
         .chain(notes)
@@ -177,7 +191,7 @@ fn warnings(blockers: &Blockers, notes: Vec<Warning>) -> Vec<Warning> {
 fn summary(text: String, blockers: &Blockers) -> String {
     match blockers.iter().next() {
         None => text,
-        Some(first) => format!("当前无法执行：{first}"),
+        Some(first) => format!("当前无法执行：{}", first.for_shopper()),
     }
 }
 
@@ -259,18 +273,25 @@ pub fn cart(conn: &UserConn<'_>, plan: &CartPlan) -> Result<Preview> {
         lines: vec![line],
         totals: vec![Total::new(
             TotalKind::Cart,
-            "购物车可下单合计",
+            "仅计可下单的商品",
             plan.cart_after.orderable_total_fen,
         )],
         address: None,
         address_before: None,
+        address_choices: Vec::new(),
         warnings: warnings(&plan.blockers, notes),
     })
 }
 
 /// `create_order`: the lines at today's prices with the stock they would
-/// leave, goods, coupon and amount to pay, and where it would ship.
-pub fn create_order(conn: &UserConn<'_>, plan: &OrderPlan) -> Result<Preview> {
+/// leave, goods, coupon and amount to pay, and where it would ship; or,
+/// when the shop will ask the shopper for the address (`offer`), the saved
+/// addresses it will offer instead of one it would not use.
+pub fn create_order(
+    conn: &UserConn<'_>,
+    plan: &OrderPlan,
+    offer: Option<&AddressOffer>,
+) -> Result<Preview> {
     let mut lines = Vec::with_capacity(plan.lines.len());
     let mut notes = Vec::new();
     for planned in &plan.lines {
@@ -307,8 +328,20 @@ pub fn create_order(conn: &UserConn<'_>, plan: &OrderPlan) -> Result<Preview> {
         ),
         lines,
         totals,
-        address: plan.receiver.as_ref().map(Address::from),
+        address: match offer {
+            Some(_) => None,
+            None => plan.receiver.as_ref().map(Address::from),
+        },
         address_before: None,
+        address_choices: offer
+            .map(|offer| {
+                offer
+                    .addresses
+                    .iter()
+                    .map(|saved| Address::from(&saved.receiver))
+                    .collect()
+            })
+            .unwrap_or_default(),
         warnings: warnings(&plan.blockers, notes),
     })
 }
@@ -360,7 +393,7 @@ fn order_totals(conn: &UserConn<'_>, order: &OrderView) -> Result<Vec<Total>> {
 /// `pay_order`: the order and what would be charged.
 pub fn pay_order(conn: &UserConn<'_>, plan: &PayPlan) -> Result<Preview> {
     let mut totals = order_totals(conn, &plan.order)?;
-    totals.push(Total::new(TotalKind::Pay, "支付金额", plan.amount));
+    totals.push(Total::new(TotalKind::Pay, "应付", plan.amount));
     Ok(Preview {
         summary: summary(
             format!(
@@ -374,6 +407,7 @@ pub fn pay_order(conn: &UserConn<'_>, plan: &PayPlan) -> Result<Preview> {
         totals,
         address: None,
         address_before: None,
+        address_choices: Vec::new(),
         warnings: warnings(&plan.blockers, Vec::new()),
     })
 }
@@ -392,7 +426,7 @@ pub fn cancel_order(conn: &UserConn<'_>, plan: &CancelPlan) -> Result<Preview> {
         format!("取消订单 {}（尚未支付，无需退款）", order.order_no)
     };
     let totals = if plan.refund > 0 {
-        vec![Total::new(TotalKind::Refund, "原路退款", plan.refund)]
+        vec![Total::new(TotalKind::Refund, "原路退回", plan.refund)]
     } else {
         Vec::new()
     };
@@ -412,6 +446,7 @@ pub fn cancel_order(conn: &UserConn<'_>, plan: &CancelPlan) -> Result<Preview> {
         totals,
         address: None,
         address_before: None,
+        address_choices: Vec::new(),
         warnings: warnings(&plan.blockers, notes),
     })
 }
@@ -432,6 +467,7 @@ pub fn change_address(conn: &UserConn<'_>, plan: &AddressPlan) -> Result<Preview
         totals: Vec::new(),
         address: Some(Address::from(after)),
         address_before: Some(Address::from(before)),
+        address_choices: Vec::new(),
         warnings: warnings(&plan.blockers, Vec::new()),
     })
 }
@@ -460,10 +496,11 @@ pub fn apply_after_sale(conn: &UserConn<'_>, plan: &AfterSalePlan) -> Result<Pre
         lines: order_lines(conn, std::slice::from_ref(line), false)?,
         totals: plan
             .refund
-            .map(|refund| vec![Total::new(TotalKind::Refund, "退款金额", refund)])
+            .map(|refund| vec![Total::new(TotalKind::Refund, "退款", refund)])
             .unwrap_or_default(),
         address: None,
         address_before: None,
+        address_choices: Vec::new(),
         warnings: warnings(&plan.blockers, Vec::new()),
     })
 }
@@ -506,6 +543,16 @@ impl fmt::Display for Preview {
         if let Some(address) = &self.address {
             write!(f, "\n收货信息：{address}")?;
         }
+        if !self.address_choices.is_empty() {
+            write!(
+                f,
+                "\n收货信息：未指定，下单时商城会请用户从 {} 个已保存地址中选择：",
+                self.address_choices.len()
+            )?;
+            for choice in &self.address_choices {
+                write!(f, "\n- {choice}")?;
+            }
+        }
         for warning in &self.warnings {
             let tag = if warning.blocking {
                 "不能执行"
@@ -513,6 +560,9 @@ impl fmt::Display for Preview {
                 "注意"
             };
             write!(f, "\n[{tag}] {}", warning.message)?;
+            if let Some(hint) = &warning.hint {
+                write!(f, "（{hint}）")?;
+            }
         }
         Ok(())
     }

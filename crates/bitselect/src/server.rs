@@ -160,10 +160,16 @@ fn failure(error: &ShopError) -> CallToolResult {
             "商城内部错误，本次操作未完成：{error}。请稍后重试，或用 submit_ticket 转人工客服。"
         )
     };
-    let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
-    result.structured_content = Some(json!({
-        "error": { "code": error.code(), "message": message }
-    }));
+    // The text is the model's; the structured error carries the shopper's
+    // sentence for the card and the model's next step beside it.
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
+    let mut structured = json!({
+        "error": { "code": error.code(), "message": error.for_shopper() }
+    });
+    if let Some(hint) = error.hint() {
+        structured["error"]["hint"] = Value::from(hint);
+    }
+    result.structured_content = Some(structured);
     result
 }
 
@@ -632,7 +638,7 @@ impl ShopServer {
         .await
     }
 
-    /// 预览提交订单（只读，不执行）：参数与 create_order 完全相同，返回现在调用 create_order 会做什么：每行商品的名称、规格、现价、数量、小计和下单后剩余库存，商品金额、优惠券优惠和应付金额，收货信息，以及不能下单的原因（库存不足、不在购物车、超过购物车数量、已下架、优惠券不可用、没有收货信息）和加购后价格变动的提醒。参数无效或订单、商品不存在时返回与 create_order 相同的错误。
+    /// 预览提交订单（只读，不执行）：参数与 create_order 完全相同，返回现在调用 create_order 会做什么：每行商品的名称、规格、现价、数量、小计和下单后剩余库存，商品金额、优惠券优惠和应付金额，收货信息（未填收货人且有多个已保存地址时，下单时商城会请用户选择：此时返回 addressChoices 而不是 address），以及不能下单的原因（库存不足、不在购物车、超过购物车数量、已下架、优惠券不可用、没有收货信息）和加购后价格变动的提醒。参数无效或订单、商品不存在时返回与 create_order 相同的错误。
     #[tool(
         name = "preview_create_order",
         title = "预览：提交订单",
@@ -645,11 +651,25 @@ impl ShopServer {
             open_world_hint = false
         )
     )]
-    async fn preview_create_order(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
-        self.read(ext, args, |shop, p: CreateOrderParams| {
-            shop.preview_create_order(&p)
-        })
-        .await
+    async fn preview_create_order(
+        &self,
+        ext: Extensions,
+        context: RequestContext<RoleServer>,
+        args: JsonObject,
+    ) -> CallToolResult {
+        // The preview names the address create_order will use, and a caller
+        // that can be asked is asked when several are saved and none named.
+        if asking::may_ask(&context) {
+            self.read(ext, args, |shop, p: CreateOrderParams| {
+                shop.preview_create_order_asking(&p)
+            })
+            .await
+        } else {
+            self.read(ext, args, |shop, p: CreateOrderParams| {
+                shop.preview_create_order(&p)
+            })
+            .await
+        }
     }
 
     /// 预览支付订单（只读，不执行）：参数与 pay_order 完全相同，返回现在调用 pay_order 会做什么：订单的商品、金额与优惠和将要支付的金额；订单不是待支付时说明不能支付。参数无效或订单、商品不存在时返回与 pay_order 相同的错误。

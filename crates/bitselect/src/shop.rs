@@ -475,8 +475,22 @@ impl Shop {
         self.read(|conn, now| preview::cart(conn, &cart::plan_update(conn, now, p)?))
     }
 
+    /// `create_order`'s preview for a caller the shop cannot ask mid-call:
+    /// the order goes where the arguments or the latest order say.
     pub fn preview_create_order(&self, p: &CreateOrderParams) -> Result<Preview> {
-        self.read(|conn, now| preview::create_order(conn, &orders::plan_create(conn, now, p)?))
+        self.read(|conn, now| {
+            preview::create_order(conn, &orders::plan_create(conn, now, p)?, None)
+        })
+    }
+
+    /// `create_order`'s preview for a caller the shop can ask mid-call:
+    /// when `create_order` would ask which saved address to use, the
+    /// preview offers the same addresses and names none as chosen.
+    pub fn preview_create_order_asking(&self, p: &CreateOrderParams) -> Result<Preview> {
+        self.read(|conn, now| {
+            let offer = addresses::to_offer(conn, now, p)?;
+            preview::create_order(conn, &orders::plan_create(conn, now, p)?, offer.as_ref())
+        })
     }
 
     pub fn preview_pay_order(&self, p: &PayOrderParams) -> Result<Preview> {

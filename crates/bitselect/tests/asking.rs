@@ -53,7 +53,7 @@ async fn create_order_asks_which_saved_address_and_places_the_order_at_the_one_c
         question["message"]
             .as_str()
             .unwrap()
-            .contains("应付 ¥6799.00"),
+            .contains("应付 ¥6,799.00"),
         "{question}"
     );
     let offered = options(&question);
@@ -87,6 +87,56 @@ async fn create_order_asks_which_saved_address_and_places_the_order_at_the_one_c
         );
     }
     assert_eq!(orders(&t.shop), 10, "one order");
+}
+
+#[tokio::test]
+async fn the_order_preview_says_the_shopper_will_choose_the_address_when_the_order_will_ask() {
+    let t = shop_with_two_addresses();
+    let client = connect_modern(t.shop.clone(), Shows::Forms).await;
+    let preview = completed(
+        call_once(
+            &client,
+            keyed_request("preview_create_order", one_iphone(), "p-1"),
+        )
+        .await,
+    );
+    let preview = ok(&preview);
+    assert!(
+        preview.get("address").is_none(),
+        "no address chosen yet: {preview}"
+    );
+    let choices: Vec<&str> = preview["addressChoices"]
+        .as_array()
+        .expect("the addresses it will offer")
+        .iter()
+        .map(|a| a["receiverAddress"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        choices,
+        [
+            "北京市海淀区中关村大街 1 号",
+            "上海市浦东新区张江镇科苑路 88 号 3 号楼 501 室"
+        ]
+    );
+    assert!(
+        text(&completed(
+            call_once(
+                &client,
+                keyed_request("preview_create_order", one_iphone(), "p-2")
+            )
+            .await
+        ))
+        .contains("下单时商城会请用户从 2 个已保存地址中选择"),
+        "the model reads it too"
+    );
+
+    // A client that cannot be asked: the order goes to the latest receiver,
+    // and the preview says so.
+    let legacy = connect(t.shop.clone()).await;
+    let preview = support::client::call(&legacy, "preview_create_order", one_iphone()).await;
+    let preview = ok(&preview);
+    assert_eq!(preview["address"]["receiverName"], "李雷");
+    assert!(preview.get("addressChoices").is_none(), "{preview}");
 }
 
 #[tokio::test]

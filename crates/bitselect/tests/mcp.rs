@@ -687,6 +687,13 @@ async fn refusals_are_tool_errors_a_model_can_act_on() {
     .await;
     assert_eq!(refused(&not_in_cart), "NOT_IN_CART");
     assert!(text(&not_in_cart).contains("请先调用 update_cart_item"));
+    // Two voices: the shopper's sentence for the card, the model's next step.
+    let error = &not_in_cart.structured_content.as_ref().unwrap()["error"];
+    assert_eq!(error["message"], "购物车里没有 iPhone 17 256GB 黑色");
+    assert_eq!(
+        error["hint"],
+        "请先调用 update_cart_item（action=add，skuCode=MG6W4CH/A）加入购物车"
+    );
 
     let foreign = call(&client, "query_logistics", json!({"trackingNo": "SF0001"})).await;
     assert_eq!(refused(&foreign), "UNKNOWN_TRACKING_NO");

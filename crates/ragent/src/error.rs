@@ -50,6 +50,10 @@ pub enum AgentError {
         "what call {call_id} would do changed since its card was shown; the card shows it now: decide again (nothing was run)"
     )]
     PreviewChanged { call_id: String },
+    #[error(
+        "the arguments of call {call_id} were edited; the card shows what the edit would do: approve it there (nothing was run)"
+    )]
+    EditPreviewed { call_id: String },
     #[error("there is nothing to retry in session {0}: the model has answered its last message")]
     NothingToRetry(String),
     #[error(
@@ -114,6 +118,7 @@ impl AgentError {
             AgentError::UnknownTool(_) => ErrorCode::UnknownTool,
             AgentError::DefinitionChangedAgain { .. } => ErrorCode::DefinitionChangedAgain,
             AgentError::PreviewChanged { .. } => ErrorCode::PreviewChanged,
+            AgentError::EditPreviewed { .. } => ErrorCode::EditPreviewed,
             AgentError::NothingToRetry(_) => ErrorCode::NothingToRetry,
             AgentError::NothingToRegenerate(_) => ErrorCode::NothingToRegenerate,
             AgentError::ConfirmationPending(_) => ErrorCode::ConfirmationPending,

@@ -13,6 +13,10 @@ pub fn system_prompt() -> &'static str {
 /// or whose outcome is not a server's answer. Kept here, next to the
 /// prompt, so all text meant for the model is in one place.
 pub mod results {
+    use std::collections::BTreeSet;
+
+    use serde_json::Value;
+
     use crate::llm::turn::ArgumentsProblem;
 
     /// The user declined the call on the confirmation card.
@@ -151,6 +155,39 @@ pub mod results {
     pub fn approval_mismatch() -> String {
         "要发送的参数与用户批准的参数不一致，调用没有执行。".to_string()
     }
+
+    /// A call whose arguments the user changed on the card: the model's own
+    /// call in the history still holds what it proposed, so its result
+    /// starts with what the user changed.
+    pub fn edited_by_user(proposed: &Value, sent: &Value, result: &str) -> String {
+        format!(
+            "注意：用户在确认卡片上修改了参数（{}），此操作按修改后的参数处理，不是按你提出的参数。\n{result}",
+            changes(proposed, sent).join("；")
+        )
+    }
+
+    /// Each top-level argument that differs, as `name：old → new`.
+    fn changes(proposed: &Value, sent: &Value) -> Vec<String> {
+        let shown =
+            |value: Option<&Value>| value.map_or_else(|| "（无）".to_owned(), Value::to_string);
+        match (proposed.as_object(), sent.as_object()) {
+            (Some(before), Some(after)) => {
+                let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+                names
+                    .into_iter()
+                    .filter(|name| before.get(*name) != after.get(*name))
+                    .map(|name| {
+                        format!(
+                            "{name}：{} → {}",
+                            shown(before.get(name)),
+                            shown(after.get(name))
+                        )
+                    })
+                    .collect()
+            }
+            _ => vec![format!("{proposed} → {sent}")],
+        }
+    }
 }
 
 /// What the user is told, outside the chat, about calls after a restart.
@@ -196,6 +233,16 @@ mod tests {
         ] {
             assert!(prompt.contains(must), "the prompt should mention {must}");
         }
+    }
+
+    #[test]
+    fn an_edited_call_tells_the_model_each_argument_the_user_changed() {
+        let proposed = serde_json::json!({"orderNo": "88239", "couponCode": "SHOP-5000-300"});
+        let sent = serde_json::json!({"orderNo": "88239", "couponCode": "ACC-500-50", "note": "x"});
+        assert_eq!(
+            results::edited_by_user(&proposed, &sent, "已下单"),
+            "注意：用户在确认卡片上修改了参数（couponCode：\"SHOP-5000-300\" → \"ACC-500-50\"；note：（无） → \"x\"），此操作按修改后的参数处理，不是按你提出的参数。\n已下单"
+        );
     }
 
     #[test]

@@ -234,6 +234,9 @@ pub enum ErrorCode {
     /// What a call would do changed between its card and the approval;
     /// the card shows the new preview and waits for a fresh decision.
     PreviewChanged,
+    /// Arguments the user edited on the card: the card shows what the
+    /// edit would do and waits for its approval. Nothing else changed.
+    EditPreviewed,
     InvalidSettings,
     /// The settings asked to skip the card for a tool that may never skip
     /// it; nothing was saved.

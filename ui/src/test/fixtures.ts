@@ -127,7 +127,7 @@ export const AIRPODS_CART_PREVIEW: CallPreview = {
           stockLeft: 124,
         },
       ],
-      totals: [{ kind: "cart", label: "购物车可下单合计", amountFen: 879700 }],
+      totals: [{ kind: "cart", label: "仅计可下单的商品", amountFen: 879700 }],
       warnings: [],
     },
   },

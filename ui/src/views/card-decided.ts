@@ -7,7 +7,7 @@
 import { disclosure, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import { outcomeOf } from "../call-outcome";
-import { readPreview } from "../preview-content";
+import { readPreview, resultAddress } from "../preview-content";
 import type { ToolCallView } from "../protocol";
 import type { LiveCall } from "../state";
 import type { ArgJson } from "../schema";
@@ -112,7 +112,9 @@ function separator(): HTMLElement {
 function lineBody(call: ToolCallView, i18n: I18n): HTMLElement[] {
   const { t } = i18n;
   return [
-    call.preview === null ? null : previewView(call.preview, i18n),
+    // A finished write shows the address it used, which the shop may have
+    // asked for after the card was approved.
+    call.preview === null ? null : previewView(call.preview, i18n, call.status === "succeeded" ? resultAddress(call.structured_output) : null),
     h("h4", { text: t("card.arguments") }),
     argumentList(call.arguments as ArgJson, null, i18n),
     h("h4", { text: t("chip.output") }),

@@ -77,6 +77,35 @@ describe("a card shows a call's preview as the shopper's view", () => {
     expect(el.querySelector(".preview-address-after")?.textContent).toBe("After李四 139北京");
   });
 
+  it("says the shopper will choose the address when the shop will ask, and shows none as chosen", () => {
+    const content = {
+      summary: "提交订单：1 件商品，应付 ¥6,799.00",
+      addressChoices: [
+        { receiverName: "李雷", receiverPhone: "13700137000", receiverAddress: "北京市海淀区中关村大街 1 号" },
+        { receiverName: "张明", receiverPhone: "13800138000", receiverAddress: "上海市浦东新区张江镇科苑路 88 号" },
+      ],
+    };
+    const el = previewView(computed(content), zh);
+    const block = el.querySelector('[data-testid="preview-address"]');
+    expect(block?.querySelector(".preview-address-asked")?.textContent).toBe("尚未选定：下单时商城会请您从 2 个已保存地址中选择");
+    expect(texts(block!, ".preview-address-choices li")).toEqual([
+      "李雷 13700137000北京市海淀区中关村大街 1 号",
+      "张明 13800138000上海市浦东新区张江镇科苑路 88 号",
+    ]);
+    expect(previewView(computed(content), en).querySelector(".preview-address-asked")?.textContent).toBe(
+      "Not chosen yet: when the order is placed, the shop will ask you to choose one of your 2 saved addresses",
+    );
+  });
+
+  it("shows a finished order's address from its result, not the one the preview expected", () => {
+    const used = { receiverName: "李雷", receiverPhone: "13700137000", receiverAddress: "北京市海淀区中关村大街 1 号" };
+    const el = previewView(IPHONE_ORDER_PREVIEW, zh, used);
+    const block = el.querySelector('[data-testid="preview-address"]');
+    expect(block?.querySelector(".preview-address-heading")?.textContent).toBe("收货信息（订单实际使用）");
+    expect(block?.querySelector('[data-testid="address-used"]')?.textContent).toBe("李雷 13700137000北京市海淀区中关村大街 1 号");
+    expect(block?.textContent).not.toContain("科苑路");
+  });
+
   it("puts blocking warnings first and marks them stronger than notes", () => {
     const el = previewView(
       computed({

@@ -18,7 +18,11 @@ import type { CallPreview } from "../protocol";
 
 const ARROW = " → ";
 
-export function previewView(preview: CallPreview, i18n: I18n): HTMLElement {
+/**
+ * `used` is the address a finished call actually used (from its result):
+ * a finished card shows it rather than what the preview expected.
+ */
+export function previewView(preview: CallPreview, i18n: I18n, used: PreviewAddress | null = null): HTMLElement {
   const { t } = i18n;
   const el = h("section", {
     class: `preview preview-${preview.outcome.type}`,
@@ -26,7 +30,7 @@ export function previewView(preview: CallPreview, i18n: I18n): HTMLElement {
   });
   switch (preview.outcome.type) {
     case "computed":
-      el.append(...computed(readPreview(preview.outcome.content), i18n));
+      el.append(...computed(readPreview(preview.outcome.content), i18n, used));
       break;
     case "refused":
       el.append(h("p", { class: "preview-refused", text: t("preview.refused", { message: preview.outcome.message }) }));
@@ -44,13 +48,13 @@ export function previewView(preview: CallPreview, i18n: I18n): HTMLElement {
   return el;
 }
 
-function computed(content: PreviewContent, i18n: I18n): HTMLElement[] {
+function computed(content: PreviewContent, i18n: I18n, used: PreviewAddress | null): HTMLElement[] {
   const parts: Array<HTMLElement | null> = [
     content.summary === null ? null : h("p", { class: "preview-summary", text: content.summary, attrs: { "data-testid": "preview-summary" } }),
     warnings(content.warnings, i18n),
     content.lines.length === 0 ? null : linesTable(content.lines, i18n),
     content.totals.length === 0 ? null : totalsList(content.totals, i18n),
-    addressBlock(content.address, content.addressBefore, i18n),
+    used === null ? addressBlock(content, i18n) : usedAddressBlock(used, content.addressBefore, i18n),
   ];
   return parts.filter((part): part is HTMLElement => part !== null);
 }
@@ -147,9 +151,18 @@ function totalsList(totals: PreviewTotal[], i18n: I18n): HTMLElement {
   );
 }
 
-function addressBlock(after: PreviewAddress | null, before: PreviewAddress | null, i18n: I18n): HTMLElement | null {
-  if (after === null && before === null) return null;
+function addressBlock(content: PreviewContent, i18n: I18n): HTMLElement | null {
+  const { address: after, addressBefore: before, addressChoices: choices } = content;
   const { t } = i18n;
+  if (after === null && before === null) {
+    // The shop will ask which saved address: none is shown as chosen.
+    if (choices.length === 0) return null;
+    return addressSection(
+      t("preview.address"),
+      h("p", { class: "preview-address-asked", text: t("preview.addressAsked", { count: String(choices.length) }) }),
+      h("ul", { class: "preview-address-choices" }, ...choices.map((choice) => h("li", {}, addressLines(choice)))),
+    );
+  }
   const body =
     before === null
       ? [addressLines(after)]
@@ -157,10 +170,26 @@ function addressBlock(after: PreviewAddress | null, before: PreviewAddress | nul
           h("div", { class: "preview-address-before" }, h("span", { class: "preview-address-tag", text: t("preview.addressBefore") }), addressLines(before)),
           h("div", { class: "preview-address-after" }, h("span", { class: "preview-address-tag", text: t("preview.addressAfter") }), addressLines(after)),
         ];
+  return addressSection(t("preview.address"), ...body);
+}
+
+/** A finished call's address: the one it used, from its result. */
+function usedAddressBlock(used: PreviewAddress, before: PreviewAddress | null, i18n: I18n): HTMLElement {
+  const { t } = i18n;
+  const after = h("div", { class: "preview-address-after", attrs: { "data-testid": "address-used" } }, addressLines(used));
+  if (before === null) return addressSection(t("preview.addressUsed"), after);
+  return addressSection(
+    t("preview.addressUsed"),
+    h("div", { class: "preview-address-before" }, h("span", { class: "preview-address-tag", text: t("preview.addressBefore") }), addressLines(before)),
+    after,
+  );
+}
+
+function addressSection(heading: string, ...body: HTMLElement[]): HTMLElement {
   return h(
     "div",
     { class: "preview-address", attrs: { "data-testid": "preview-address" } },
-    h("span", { class: "preview-address-heading", text: t("preview.address") }),
+    h("span", { class: "preview-address-heading", text: heading }),
     ...body,
   );
 }

@@ -86,6 +86,24 @@ describe("a call approved and then failed", () => {
     expect(call("a").querySelector("summary")?.textContent).toMatch(/^✓ 已完成 · /);
   });
 
+  it("a finished order shows the address it was sent to, from its result, not the preview's", async () => {
+    emit({ type: "confirmation_requested", card: card([CREATE_ORDER_CALL]) });
+    all("approve")[0].click();
+    await settle();
+    const beijing = { name: "李雷", phone: "13700137000", address: "北京市海淀区中关村大街 1 号" };
+    const placed = {
+      ...failedOrder(),
+      status: "succeeded" as const,
+      is_error: false,
+      output: "订单 88240 已提交",
+      structured_output: { orderNo: "88240", receiver: beijing },
+    };
+    emit({ type: "tool_call_finished", call: placed });
+    const address = call("call-order").querySelector('[data-testid="preview-address"]');
+    expect(address?.querySelector('[data-testid="address-used"]')?.textContent).toBe("李雷 13700137000北京市海淀区中关村大街 1 号");
+    expect(address?.textContent).not.toContain("科苑路");
+  });
+
   it("an interrupted call reads outcome unknown", () => {
     emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a", status: "approved" })]) });
     emit({ type: "tool_call_finished", call: viewOfCall({ call_id: "a", status: "interrupted" }) });

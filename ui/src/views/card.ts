@@ -7,9 +7,11 @@
 // flight the whole card is disabled, so a double click sends once; a call is
 // shown as approved or denied only after the backend accepted the decision.
 // A refused decision says why on the card, in the user's language. When
-// what a call would do changed (`preview_changed`), the core sends the card
-// again with the same reply_id before refusing: `update` shows the new
-// preview in place and the buttons come back for a fresh decision.
+// what a call would do changed (`preview_changed`), or the user edited its
+// arguments and is to see what the edit would do (`edit_previewed`), the
+// core sends the card again with the same reply_id before refusing:
+// `update` shows the new preview in place and the buttons come back for a
+// fresh decision.
 // Each decided call says what became of it (`call-outcome.ts`): an approval
 // waiting for the rest of the batch says so, a denial shows its reason, a
 // call refused by a rule says why.

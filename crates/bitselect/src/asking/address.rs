@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Answered, answered, choice_form, question};
 use crate::addresses::AddressOffer;
 use crate::error::{Result, ShopError};
-use crate::money::Yuan;
+use crate::money::format_rmb;
 
 /// The key of `create_order`'s question in `inputRequests`.
 pub const ADDRESS_KEY: &str = "choose_address";
@@ -26,9 +26,9 @@ pub fn address_question(offer: &AddressOffer) -> Result<InputRequiredResult> {
         .map(|a| json!({"const": a.id, "title": a.title}))
         .collect();
     let message = format!(
-        "这个订单（{} 件商品，应付 ¥{}）寄到哪里？您有 {} 个收货地址，请选择一个；不想下单请选择不提供或取消。",
+        "这个订单（{} 件商品，应付 {}）寄到哪里？您有 {} 个收货地址，请选择一个。",
         offer.units,
-        Yuan(offer.pay),
+        format_rmb(offer.pay),
         offer.addresses.len()
     );
     question(
@@ -112,7 +112,7 @@ mod tests {
             ])
         );
         let message = params["message"].as_str().unwrap();
-        assert!(message.contains("应付 ¥6799.00"), "{message}");
+        assert!(message.contains("应付 ¥6,799.00"), "{message}");
         assert!(message.contains("2 个收货地址"), "{message}");
     }
 

@@ -35,7 +35,7 @@ pub fn page_question(
         PageRound::Expired => "上一个支付页面已过期，已换一个新的。",
     };
     let message = format!(
-        "{before}请在比特严选收银台支付订单 {}：应付 {}。付款后回到这里点「完成」；不想支付请选择拒绝或取消。",
+        "{before}请在比特严选收银台支付订单 {}：应付 {}。付款后回到这里确认已完成。",
         page.order_no,
         format_rmb(page.amount)
     );

@@ -135,3 +135,50 @@ fn an_address_no_longer_saved_is_refused_and_nothing_is_placed() {
         "a refused call keeps no key"
     );
 }
+
+#[test]
+fn the_order_preview_offers_the_saved_addresses_when_the_order_will_ask_for_one() {
+    let t = shop_with_two_addresses();
+    let asking = t
+        .shop
+        .preview_create_order_asking(&order(&[(IPHONE_17, 1)]))
+        .unwrap();
+    assert_eq!(
+        asking.address, None,
+        "no address is chosen before the shopper answers"
+    );
+    let streets: Vec<&str> = asking
+        .address_choices
+        .iter()
+        .map(|a| a.receiver_address.as_str())
+        .collect();
+    assert_eq!(
+        streets,
+        [
+            "北京市海淀区中关村大街 1 号",
+            "上海市浦东新区张江镇科苑路 88 号 3 号楼 501 室"
+        ]
+    );
+
+    // A caller that cannot be asked: the latest receiver, no choices.
+    let unasked = t
+        .shop
+        .preview_create_order(&order(&[(IPHONE_17, 1)]))
+        .unwrap();
+    assert_eq!(
+        unasked.address.map(|a| a.receiver_name),
+        Some("李雷".to_owned())
+    );
+    assert!(unasked.address_choices.is_empty());
+
+    // A named receiver is where it goes, asked or not.
+    let named = t
+        .shop
+        .preview_create_order_asking(&to_li_lei(&[(IPHONE_17, 1)]))
+        .unwrap();
+    assert!(named.address_choices.is_empty());
+    assert_eq!(
+        named.address.map(|a| a.receiver_name),
+        Some("李雷".to_owned())
+    );
+}

@@ -136,6 +136,7 @@ fn preview_create_order_shows_names_prices_coupon_and_amount_to_pay() {
                 receiver_address: "上海市浦东新区张江镇科苑路 88 号 3 号楼 501 室".into(),
             }),
             address_before: None,
+            address_choices: vec![],
             warnings: vec![],
         }
     );
@@ -262,6 +263,7 @@ fn the_preview_changes_when_the_price_changes() {
             code: "PRICE_CHANGED".into(),
             message: "iPhone 17 256GB 黑色 现价 ¥6,999.00，加入购物车时 ¥6,799.00（涨价 ¥200.00）"
                 .into(),
+            hint: None,
             blocking: false,
         }]
     );
@@ -280,11 +282,19 @@ fn stock_taken_by_someone_else_shows_as_a_blocking_warning() {
     let preview = t.shop.preview_create_order(&params).unwrap();
     let refused = t.shop.create_order(&params, None).unwrap_err();
     assert_eq!(blocking_codes(&preview), ["INSUFFICIENT_STOCK"]);
-    assert_eq!(preview.warnings[0].message, refused.to_string());
+    // The shopper's sentence on the card, the model's next step beside it.
+    assert_eq!(preview.warnings[0].message, refused.for_shopper());
+    assert_eq!(preview.warnings[0].hint, refused.hint());
+    let said = &preview.warnings[0].message;
+    assert!(said.ends_with("库存不足：需要 2 件，仅剩 1 件"), "{said}");
+    assert!(
+        !said.contains(VISION_PRO_3_LEFT),
+        "a name, not a code: {said}"
+    );
     assert_eq!(preview.lines[0].stock_left, Some(1));
     assert_eq!(
         preview.summary,
-        format!("当前无法执行：{refused}"),
+        format!("当前无法执行：{}", refused.for_shopper()),
         "the headline names what stops the order, not an amount to pay"
     );
     assert!(!preview.summary.contains("应付"), "{}", preview.summary);
@@ -311,7 +321,7 @@ fn every_reason_an_order_would_be_refused_is_listed_in_the_writes_words() {
     let refused = t.shop.create_order(&params, None).unwrap_err();
     assert_eq!(
         preview.warnings[0].message,
-        refused.to_string(),
+        refused.for_shopper(),
         "the first is the write's"
     );
     assert_eq!(preview.lines.len(), 3, "the card still shows every line");
@@ -471,6 +481,7 @@ fn order_previews_show_the_charge_the_refund_and_the_coupon_coming_back() {
         [Warning {
             code: "COUPON_RETURNED".into(),
             message: "优惠券 EDU-PAD-920 将退回，可再次使用".into(),
+            hint: None,
             blocking: false,
         }]
     );
@@ -614,7 +625,9 @@ mod foretells {
                 );
                 let first = first.unwrap();
                 prop_assert_eq!(first.code.as_str(), w.code());
-                prop_assert_eq!(&first.message, &w.to_string());
+                // The shopper's sentence and the model's hint, both the write's.
+                prop_assert_eq!(&first.message, &w.for_shopper());
+                prop_assert_eq!(&first.hint, &w.hint());
             }
             (Ok(p), Ok(w)) => {
                 prop_assert!(

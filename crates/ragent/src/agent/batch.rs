@@ -437,6 +437,14 @@ pub(crate) fn card(conn: &Connection, batch: &BatchRecord) -> Result<Confirmatio
     })
 }
 
+/// The model's arguments and those the call went with, when the user
+/// changed them on the card.
+pub(crate) fn edited_by_user(call: &CallRecord) -> Option<(Value, &Value)> {
+    let proposed: Value = serde_json::from_str(&call.proposed_arguments).ok()?;
+    let sent = call.arguments.as_ref()?;
+    (proposed != *sent).then_some((proposed, sent))
+}
+
 /// Appends every call's result in the model's order and closes the batch.
 pub(crate) fn finalize(
     conn: &Connection,
@@ -448,9 +456,13 @@ pub(crate) fn finalize(
         if !call.status.is_final() {
             tracing::error!(call = %call.id, status = %call.status, "closing a batch with an unfinished call");
         }
-        let content = call
+        let mut content = call
             .output
+            .clone()
             .unwrap_or_else(|| results::call_failed("没有记录结果"));
+        if let Some((proposed, sent)) = edited_by_user(&call) {
+            content = results::edited_by_user(&proposed, sent, &content);
+        }
         messages::append(
             conn,
             &NewMessage {

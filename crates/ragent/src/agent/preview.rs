@@ -73,8 +73,16 @@ async fn ask(inner: &Inner, preview: &KnownTool, arguments: Map<String, Value>) 
         .await
         .map(|o| o.into_output())
     {
+        // The shopper reads the card: the server's own sentence for them
+        // (`{error: {message}}`) when it gives one, else its text.
         Ok(output) if output.is_error => PreviewOutcome::Refused {
-            message: output.text,
+            message: output
+                .structured
+                .as_ref()
+                .and_then(|content| content.pointer("/error/message"))
+                .and_then(Value::as_str)
+                .filter(|message| !message.trim().is_empty())
+                .map_or(output.text, str::to_owned),
         },
         Ok(output) => match output.structured {
             Some(content) => PreviewOutcome::Computed { content },
@@ -193,8 +201,19 @@ pub(crate) async fn check_approvals(
     let Some((first, _, _)) = changed.first() else {
         return Ok(());
     };
-    let refused = AgentError::PreviewChanged {
-        call_id: first.id.clone(),
+    // The user's own edit is not news about the shop: only a call whose
+    // consequences changed without an edit is a price, stock or total that
+    // moved.
+    let not_edited = |(call, _, edited): &&(CallRecord, CallPreview, Option<Value>)| {
+        edited.is_none() || edited.as_ref() == call.arguments.as_ref()
+    };
+    let refused = match changed.iter().find(not_edited) {
+        Some((moved, _, _)) => AgentError::PreviewChanged {
+            call_id: moved.id.clone(),
+        },
+        None => AgentError::EditPreviewed {
+            call_id: first.id.clone(),
+        },
     };
     let now = inner.now();
     let card = inner.store.with_tx(|tx| {

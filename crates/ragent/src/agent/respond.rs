@@ -72,7 +72,7 @@ fn apply(
             },
             // The card may propose arguments the user edited earlier (a
             // call with a preview shows the edit's preview first).
-            if edited_by_user(call) {
+            if batch::edited_by_user(call).is_some() {
                 AuditDecision::UserApprovedEdited
             } else {
                 AuditDecision::UserApproved
@@ -105,15 +105,6 @@ fn apply(
     let record = calls::move_call(conn, call.clone(), to, &update, now)?;
     record_audit(conn, &record, audit, reason, now)?;
     Ok(to)
-}
-
-/// Whether the call's arguments are no longer the ones the model proposed.
-fn edited_by_user(call: &CallRecord) -> bool {
-    let proposed = serde_json::from_str::<serde_json::Value>(&call.proposed_arguments).ok();
-    match (proposed, &call.arguments) {
-        (Some(proposed), Some(now)) => &proposed != now,
-        _ => false,
-    }
 }
 
 /// What is wrong with a reply, judged without changing anything; `None`

@@ -142,8 +142,9 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
             ),
         )
         .await;
+    // The user's own edit is not reported as a price or stock change.
     assert!(
-        matches!(edited, Err(AgentError::PreviewChanged { .. })),
+        matches!(edited, Err(AgentError::EditPreviewed { .. })),
         "{edited:?}"
     );
     let shown = h.agent.transcript(&h.session).unwrap().pending.unwrap();
@@ -192,6 +193,14 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
 
     let requests = h.model.requests();
     assert!(tool_result(&requests[1], "c1").contains("iPhone 17"));
+    // The model's call still says quantity 2: its result says what the
+    // user changed.
+    assert!(
+        tool_result(&requests[1], "c1")
+            .starts_with("注意：用户在确认卡片上修改了参数（quantity：2 → 1）"),
+        "{}",
+        tool_result(&requests[1], "c1")
+    );
     assert!(tool_result(&requests[1], "c2").contains("拒绝"));
     let decisions: Vec<AuditDecision> = h
         .agent

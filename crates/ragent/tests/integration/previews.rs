@@ -206,7 +206,11 @@ async fn stock_taken_by_someone_else_before_the_approval_is_refused_with_the_sho
     let blocking: Vec<&Value> = warnings.iter().filter(|w| w["blocking"] == true).collect();
     assert_eq!(blocking.len(), 1, "{warnings:?}");
     let message = blocking[0]["message"].as_str().unwrap();
-    assert!(message.contains("库存"), "the shop's words: {message}");
+    assert!(message.contains("暂时无货"), "the shop's words: {message}");
+    assert!(
+        !message.contains("search_product"),
+        "in the shopper's words: {message}"
+    );
 
     // Approving what the card now says sends the call; the shop refuses it
     // with the same words, and still nothing is ordered.
@@ -218,8 +222,15 @@ async fn stock_taken_by_someone_else_before_the_approval_is_refused_with_the_sho
     let run = h.events.until_stop().await;
     let failed = run.finished();
     assert!(failed[0].is_error, "{failed:?}");
+    // The card's sentence is the refusal's; the model's text has its hint.
+    let refusal = &failed[0].structured_output.as_ref().unwrap()["error"];
+    assert_eq!(refusal["message"], message, "{failed:?}");
     assert!(
-        failed[0].output.as_deref().unwrap_or("").contains(message),
+        failed[0]
+            .output
+            .as_deref()
+            .unwrap_or("")
+            .contains(refusal["hint"].as_str().unwrap()),
         "{failed:?}"
     );
     assert_eq!(db.order_count(), orders_before, "nothing ordered");
@@ -248,4 +259,24 @@ async fn an_untrusted_servers_preview_is_never_called() {
         "an untrusted server's preview is ignored"
     );
     assert!(!call.trusted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_the_shop_refuses_shows_the_shoppers_sentence_not_the_models() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "提交订单。",
+        &[(
+            "c1",
+            "shop__create_order",
+            json!({"items": [{"skuCode": "NOPE-1", "quantity": 1}]}),
+        )],
+    ));
+    let card = h.say("下单").await.card().clone();
+    match &card.calls[0].preview.as_ref().expect("a preview").outcome {
+        PreviewOutcome::Refused { message } => {
+            assert_eq!(message, "没有找到商品编码为 NOPE-1 的商品");
+        }
+        other => panic!("expected the shop's refusal: {other:?}"),
+    }
 }
