@@ -151,7 +151,11 @@ fn wait_until(what: &str, mut done: impl FnMut() -> Result<bool, Box<dyn Error>>
     let deadline = Instant::now() + GUARD;
     while !done()? {
         if Instant::now() > deadline {
-            return Err(format!("still waiting after {GUARD:?} for {what}").into());
+            let error = format!("still waiting after {GUARD:?} for {what}");
+            // Said here too: ending the app after a failure may fail as
+            // well, and that failure would be the only one reported.
+            eprintln!("{error}");
+            return Err(error.into());
         }
         std::thread::sleep(POLL);
     }
