@@ -68,6 +68,13 @@ fn pressing_enter_twice_approves_both_calls_of_a_card_and_both_run() -> TestResu
     app.wait_for_focus(pods, "approve")?;
     app.session.press_keys(ENTER)?;
     app.wait_until_decided(pods)?;
+    // Every call decided: focus is back in the composer for the next message.
+    app.session.execute_async(
+        "const [done] = arguments;
+         const look = () => document.activeElement?.dataset.testid === 'composer-input' ? done(true) : setTimeout(look, 50);
+         look();",
+        json!([]),
+    )?;
 
     app.wait_for_text("[data-testid=message-assistant]", "两件都已加入购物车")?;
     assert_eq!(

@@ -11,7 +11,12 @@ export interface CardEntryView {
   update(entry: CardEntry): void;
 }
 
-export function cardEntryView(initial: CardEntry, deps: CardDeps): CardEntryView {
+export interface CardEntryDeps extends CardDeps {
+  /** Every call is decided: the shopper goes back to writing. */
+  focusComposer(): void;
+}
+
+export function cardEntryView(initial: CardEntry, deps: CardEntryDeps): CardEntryView {
   let live: CardView | null = null;
   let decided: DecidedCardView | null = null;
   const view: CardEntryView = { el: document.createElement("div"), update };
@@ -32,11 +37,15 @@ export function cardEntryView(initial: CardEntry, deps: CardDeps): CardEntryView
     }
     if (previous !== view.el) {
       // Keyboard focus inside the card (or dropped from its hidden buttons
-      // by the last decision) stays on the card that replaces it.
+      // by the last decision) stays on a card that still asks; once every
+      // call is decided it goes back to the composer.
       const active = document.activeElement;
       const hadFocus = previous.contains(active) || active === document.body;
       previous.replaceWith(view.el);
-      if (hadFocus) view.el.focus();
+      if (hadFocus) {
+        if (live) view.el.focus();
+        else deps.focusComposer();
+      }
     }
   }
   update(initial);

@@ -270,12 +270,19 @@ describe("a calm history", () => {
 });
 
 describe("deciding the last call by keyboard", () => {
-  it("keeps focus on the card once it collapses to its lines", async () => {
-    emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a" })]) });
-    const approve = all("approve")[0];
-    approve.focus();
-    approve.click();
+  it("goes back to the composer after the last call is decided, and stays on the card while one still asks", async () => {
+    emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a" }), CREATE_ORDER_CALL]) });
     await settle();
-    expect(document.activeElement).toBe(all("confirmation-card")[0]);
+    const first = call("a").querySelector<HTMLButtonElement>('[data-testid="approve"]')!;
+    first.focus();
+    first.click();
+    await settle();
+    const composer = chat.el.querySelector('[data-testid="composer-input"]');
+    expect(document.activeElement).not.toBe(composer);
+    expect(call("call-order").contains(document.activeElement)).toBe(true);
+
+    call("call-order").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.click();
+    await settle();
+    expect(document.activeElement).toBe(composer);
   });
 });

@@ -193,6 +193,7 @@ export class ChatView {
         const card = cardEntryView(entry, {
           api,
           i18n,
+          focusComposer: () => this.composer.focus(),
           onAccepted: (decided) => {
             const log = this.log;
             if (!log) return;
