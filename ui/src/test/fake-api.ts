@@ -113,6 +113,7 @@ export class FakeApi implements Api {
 
   async openInputUrl(sessionId: string, requestId: string, key: string): Promise<void> {
     this.record("open_input_url", sessionId, requestId, key);
+    return this.maybeFail();
   }
 
   async cancelRun(sessionId: string): Promise<void> {

@@ -158,6 +158,21 @@ describe("a server's request for input as a card", () => {
     expect(api.of("answer_input")[0][2]).toEqual([{ key: "pay_page", reply: { type: "accept", content: null } }]);
   });
 
+  it("says when no browser could open the page, and shows the link to copy", async () => {
+    const view = mount(inputCard({ asks: [PAGE] }));
+    expect(view.q('[data-testid="input-not-opened"]').hidden).toBe(true);
+    api.failNext = { code: "internal", message: "cannot open the page in the browser: no handler" };
+    view.q('[data-testid="input-open-url"]').click();
+    await settle();
+    expect(view.q('[data-testid="input-not-opened"]').hidden).toBe(false);
+    expect(view.q('[data-testid="input-not-opened"]').textContent).toBe("没能打开浏览器。请复制下面的完整链接，在浏览器中打开。");
+    expect(view.el.querySelector("details")?.open).toBe(true);
+    // A later attempt that works hides it again.
+    view.q('[data-testid="input-open-url"]').click();
+    await settle();
+    expect(view.q('[data-testid="input-not-opened"]').hidden).toBe(true);
+  });
+
   it("marks an untrusted server's request and one that will not outlive the connection", () => {
     const view = mount(inputCard({ trusted: false, durable: false }), "en");
     expect(view.q("h3").textContent).toBe("Unverified server shop asks for your input");

@@ -135,8 +135,15 @@ function askView(ask: InputAsk, card: InputCard, deps: InputCardDeps, send: (rep
   const message = h("blockquote", { class: "input-message", attrs: { "data-testid": "input-message", "aria-label": t("input.message") }, text: ask.message });
   if (ask.kind.type === "url") {
     const { origin, url } = ask.kind;
+    const full = h("details", {}, h("summary", { text: t("input.urlFull") }), h("code", { class: "input-full-url", text: url }));
+    // No browser could take the page: say so, and show the link to copy.
+    const notOpened = h("p", { class: "input-warning", attrs: { role: "alert", "data-testid": "input-not-opened", hidden: true }, text: t("input.notOpened") });
     const open = button(t("input.openInBrowser"), () => {
-      deps.api.openInputUrl(card.session_id, card.request_id, ask.key).catch(() => undefined);
+      notOpened.hidden = true;
+      deps.api.openInputUrl(card.session_id, card.request_id, ask.key).catch(() => {
+        notOpened.hidden = false;
+        full.open = true;
+      });
     }, { class: "btn", testid: "input-open-url" });
     const done = button(t("input.done"), () => void send([{ key: ask.key, reply: { type: "accept", content: null } }]), {
       class: "btn btn-primary",
@@ -147,7 +154,8 @@ function askView(ask: InputAsk, card: InputCard, deps: InputCardDeps, send: (rep
       { class: "input-ask input-url", attrs: { "data-key": ask.key } },
       message,
       h("p", { class: "input-origin", attrs: { "data-testid": "input-origin" }, text: t("input.urlOrigin", { origin }) }),
-      h("details", {}, h("summary", { text: t("input.urlFull") }), h("code", { class: "input-full-url", text: url })),
+      full,
+      notOpened,
       h("div", { class: "card-actions" }, open, done),
     );
     return {
