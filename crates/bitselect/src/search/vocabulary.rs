@@ -157,7 +157,9 @@ fn whole_word(text: &str, from: usize, to: usize) -> bool {
     let ends_latin = text[..to].chars().next_back().is_some_and(latin);
     let before = text[..from].chars().next_back();
     let after = text[to..].chars().next();
-    !(starts_latin && before.is_some_and(latin)) && !(ends_latin && after.is_some_and(latin))
+    let runs_on_before = starts_latin && before.is_some_and(latin);
+    let runs_on_after = ends_latin && after.is_some_and(latin);
+    !(runs_on_before || runs_on_after)
 }
 
 #[cfg(test)]

@@ -372,13 +372,17 @@ pub(crate) fn expire_if_due(inner: &Inner, session_id: &str) -> Result<(), Agent
     Ok(())
 }
 
+/// A request closed by a new message: its id, and each call it moved with
+/// the status it moved to.
+pub(crate) type Superseded = (String, Vec<(String, CallStatus)>);
+
 /// A new message instead of an answer: the waiting request is closed,
 /// inside the caller's transaction. Returns what to announce.
 pub(crate) fn supersede_waiting(
     conn: &Connection,
     session_id: &str,
     now: i64,
-) -> Result<Option<(String, Vec<(String, CallStatus)>)>, StoreError> {
+) -> Result<Option<Superseded>, StoreError> {
     match inputs::waiting_in_session(conn, session_id)? {
         Some(record) => {
             let changed = close_waiting(conn, &record, CallStatus::Superseded, now)?;
