@@ -94,15 +94,16 @@ function total(o: Obj): PreviewTotal | null {
   return { kind, label, amountFen: toFen(own(o, "amountFen")) };
 }
 
-function address(value: JsonValue | undefined): PreviewAddress | null {
+/** An address read from `value`'s fields named `keys` (name, phone, street). */
+function addressIn(value: JsonValue | undefined, keys: readonly [string, string, string]): PreviewAddress | null {
   if (!isObject(value)) return null;
-  const found = {
-    receiverName: text(value, "receiverName"),
-    receiverPhone: text(value, "receiverPhone"),
-    receiverAddress: text(value, "receiverAddress"),
-  };
+  const [name, phone, street] = keys;
+  const found = { receiverName: text(value, name), receiverPhone: text(value, phone), receiverAddress: text(value, street) };
   return Object.values(found).some((v) => v !== null) ? found : null;
 }
+
+const address = (value: JsonValue | undefined): PreviewAddress | null =>
+  addressIn(value, ["receiverName", "receiverPhone", "receiverAddress"]);
 
 function warning(o: Obj): PreviewWarning | null {
   const message = text(o, "message") ?? text(o, "code");
@@ -126,16 +127,11 @@ export function readPreview(content: JsonValue): PreviewContent {
   };
 }
 
-
 /**
  * The receiver a finished write actually used, from its result's
  * `receiver` ({name, phone, address}, as the shop's orders carry it):
  * what a finished card shows instead of what the preview expected.
  */
 export function resultAddress(result: JsonValue | null): PreviewAddress | null {
-  if (!isObject(result)) return null;
-  const receiver = own(result, "receiver");
-  if (!isObject(receiver)) return null;
-  const found = { receiverName: text(receiver, "name"), receiverPhone: text(receiver, "phone"), receiverAddress: text(receiver, "address") };
-  return Object.values(found).some((v) => v !== null) ? found : null;
+  return isObject(result) ? addressIn(own(result, "receiver"), ["name", "phone", "address"]) : null;
 }

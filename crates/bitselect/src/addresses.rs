@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::clock::Millis;
 use crate::error::{Refusal, Result};
 use crate::money::Fen;
-use crate::orders::{self, Receiver};
+use crate::orders::{self, OrderPlan, Receiver};
 use crate::params::CreateOrderParams;
 use crate::store::params;
 use crate::users::UserConn;
@@ -104,24 +104,41 @@ pub fn to_offer(
     now: Millis,
     p: &CreateOrderParams,
 ) -> Result<Option<AddressOffer>> {
+    // The order is planned only when there is a choice to offer.
+    Ok(match choices(conn, p)? {
+        Some(addresses) => offer_of(addresses, &orders::plan_create(conn, now, p)?),
+        None => None,
+    })
+}
+
+/// [`to_offer`] for an order already planned (`plan` is `p`'s).
+pub fn offer_for(
+    conn: &UserConn<'_>,
+    p: &CreateOrderParams,
+    plan: &OrderPlan,
+) -> Result<Option<AddressOffer>> {
+    Ok(choices(conn, p)?.and_then(|addresses| offer_of(addresses, plan)))
+}
+
+/// The saved addresses to choose from when `p` names no receiver and the
+/// user has more than one.
+fn choices(conn: &UserConn<'_>, p: &CreateOrderParams) -> Result<Option<Vec<SavedAddress>>> {
     let names_receiver =
         p.receiver_name.is_some() || p.receiver_phone.is_some() || p.receiver_address.is_some();
     if names_receiver {
         return Ok(None);
     }
     let addresses = saved(conn)?;
-    if addresses.len() < 2 {
-        return Ok(None);
-    }
-    let plan = orders::plan_create(conn, now, p)?;
-    if !plan.blockers.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(AddressOffer {
+    Ok((addresses.len() >= 2).then_some(addresses))
+}
+
+/// The offer of `addresses` for `plan`, unless the order would be refused.
+fn offer_of(addresses: Vec<SavedAddress>, plan: &OrderPlan) -> Option<AddressOffer> {
+    plan.blockers.is_empty().then(|| AddressOffer {
         units: plan.lines.iter().map(|l| l.quantity).sum(),
         pay: plan.pay(),
         addresses,
-    }))
+    })
 }
 
 /// `p` sent to the saved address `id`.

@@ -659,17 +659,12 @@ impl ShopServer {
     ) -> CallToolResult {
         // The preview names the address create_order will use, and a caller
         // that can be asked is asked when several are saved and none named.
-        if asking::may_ask(&context) {
-            self.read(ext, args, |shop, p: CreateOrderParams| {
-                shop.preview_create_order_asking(&p)
-            })
-            .await
-        } else {
-            self.read(ext, args, |shop, p: CreateOrderParams| {
-                shop.preview_create_order(&p)
-            })
-            .await
-        }
+        let asks = asking::may_ask(&context);
+        self.read(ext, args, move |shop, p: CreateOrderParams| match asks {
+            true => shop.preview_create_order_asking(&p),
+            false => shop.preview_create_order(&p),
+        })
+        .await
     }
 
     /// 预览支付订单（只读，不执行）：参数与 pay_order 完全相同，返回现在调用 pay_order 会做什么：订单的商品、金额与优惠和将要支付的金额；订单不是待支付时说明不能支付。参数无效或订单、商品不存在时返回与 pay_order 相同的错误。

@@ -488,8 +488,9 @@ impl Shop {
     /// preview offers the same addresses and names none as chosen.
     pub fn preview_create_order_asking(&self, p: &CreateOrderParams) -> Result<Preview> {
         self.read(|conn, now| {
-            let offer = addresses::to_offer(conn, now, p)?;
-            preview::create_order(conn, &orders::plan_create(conn, now, p)?, offer.as_ref())
+            let plan = orders::plan_create(conn, now, p)?;
+            let offer = addresses::offer_for(conn, p, &plan)?;
+            preview::create_order(conn, &plan, offer.as_ref())
         })
     }
 

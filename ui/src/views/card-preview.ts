@@ -163,26 +163,23 @@ function addressBlock(content: PreviewContent, i18n: I18n): HTMLElement | null {
       h("ul", { class: "preview-address-choices" }, ...choices.map((choice) => h("li", {}, addressLines(choice)))),
     );
   }
-  const body =
-    before === null
-      ? [addressLines(after)]
-      : [
-          h("div", { class: "preview-address-before" }, h("span", { class: "preview-address-tag", text: t("preview.addressBefore") }), addressLines(before)),
-          h("div", { class: "preview-address-after" }, h("span", { class: "preview-address-tag", text: t("preview.addressAfter") }), addressLines(after)),
-        ];
-  return addressSection(t("preview.address"), ...body);
+  if (before === null) return addressSection(t("preview.address"), addressLines(after));
+  return addressSection(
+    t("preview.address"),
+    beforeLine(before, i18n),
+    h("div", { class: "preview-address-after" }, h("span", { class: "preview-address-tag", text: t("preview.addressAfter") }), addressLines(after)),
+  );
 }
 
 /** A finished call's address: the one it used, from its result. */
 function usedAddressBlock(used: PreviewAddress, before: PreviewAddress | null, i18n: I18n): HTMLElement {
-  const { t } = i18n;
   const after = h("div", { class: "preview-address-after", attrs: { "data-testid": "address-used" } }, addressLines(used));
-  if (before === null) return addressSection(t("preview.addressUsed"), after);
-  return addressSection(
-    t("preview.addressUsed"),
-    h("div", { class: "preview-address-before" }, h("span", { class: "preview-address-tag", text: t("preview.addressBefore") }), addressLines(before)),
-    after,
-  );
+  const body = before === null ? [after] : [beforeLine(before, i18n), after];
+  return addressSection(i18n.t("preview.addressUsed"), ...body);
+}
+
+function beforeLine(before: PreviewAddress, i18n: I18n): HTMLElement {
+  return h("div", { class: "preview-address-before" }, h("span", { class: "preview-address-tag", text: i18n.t("preview.addressBefore") }), addressLines(before));
 }
 
 function addressSection(heading: string, ...body: HTMLElement[]): HTMLElement {

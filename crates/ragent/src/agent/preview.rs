@@ -164,6 +164,9 @@ pub(crate) async fn check_approvals(
         if let Some(call) = asking.get(&decision.call_id)
             && call.preview_tool.is_some()
         {
+            // The arguments the card proposed, sent back as they were, are
+            // no edit.
+            let edited = edited.filter(|edited| Some(*edited) != call.arguments.as_ref());
             to_check.push((call, edited));
         }
     }
@@ -194,7 +197,7 @@ pub(crate) async fn check_approvals(
             .preview
             .as_ref()
             .is_some_and(|shown| shown.outcome.same_consequences(&fresh.outcome));
-        if !same || edited.is_some_and(|edited| Some(edited) != call.arguments.as_ref()) {
+        if !same || edited.is_some() {
             changed.push((call.clone(), fresh, edited.cloned()));
         }
     }
@@ -204,10 +207,7 @@ pub(crate) async fn check_approvals(
     // The user's own edit is not news about the shop: only a call whose
     // consequences changed without an edit is a price, stock or total that
     // moved.
-    let not_edited = |(call, _, edited): &&(CallRecord, CallPreview, Option<Value>)| {
-        edited.is_none() || edited.as_ref() == call.arguments.as_ref()
-    };
-    let refused = match changed.iter().find(not_edited) {
+    let refused = match changed.iter().find(|(_, _, edited)| edited.is_none()) {
         Some((moved, _, _)) => AgentError::PreviewChanged {
             call_id: moved.id.clone(),
         },
