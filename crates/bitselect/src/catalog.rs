@@ -67,8 +67,7 @@ fn parse_json<T: for<'de> Deserialize<'de>>(text: &str, index: usize) -> Result<
         .map_err(|e| ShopError::Corrupt(format!("第 {index} 列不是有效的 JSON：{e}")))
 }
 
-/// One row of [`SELECT_SKU`], its JSON columns still text: a broad search
-/// counts most of its rows and parses only those it shows.
+/// One row of [`SELECT_SKU`], its JSON columns still text.
 pub(crate) struct SkuRow {
     pub sku_code: String,
     pub spu_code: String,

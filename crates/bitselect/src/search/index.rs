@@ -11,8 +11,6 @@
 //! AirPods Pro 3 before its cases). Ties go to the model code, so every
 //! build of the same catalogue ranks alike.
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
@@ -20,30 +18,10 @@ use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing,
 use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use super::analyzer::{self, Cut, INDEX_ANALYZER, compact};
+use super::catalogue::{CatalogueText, ModelText, SkuWords};
 use super::plan::{self, Concept, Plan};
 use super::vocabulary::VOCABULARY;
 use crate::error::{Result, ShopError};
-
-/// The catalogue's text of one model, as the database holds it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ModelText {
-    pub spu_code: String,
-    pub name: String,
-    pub category: String,
-    pub sub_category: String,
-    pub brand: String,
-    pub tags: Vec<String>,
-    pub specs: Map<String, Value>,
-    pub skus: Vec<SkuText>,
-}
-
-/// The catalogue's text of one SKU.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SkuText {
-    pub sku_code: String,
-    pub name: String,
-    pub specs: Map<String, Value>,
-}
 
 /// The text fields and their weights.
 const FIELDS: [(&str, f32); 6] = [
@@ -58,13 +36,38 @@ const FIELDS: [(&str, f32); 6] = [
 /// Memory the single indexing thread may use; tantivy's least.
 const WRITER_MEMORY: usize = 15_000_000;
 
-/// What ranking knows of a model.
+/// What ranking and the catalogue's filters know of a model.
 #[derive(Debug, Clone)]
 struct Model {
     spu_code: String,
     category: String,
+    /// Its tags, in lower case.
+    tags: Vec<String>,
     name_compact: String,
     accessory: bool,
+    /// Whether it has a SKU: a model without one is never a result.
+    sellable: bool,
+}
+
+/// The filters on the catalogue's text that a search may carry, applied
+/// by the index itself: a model's category and tags change only with the
+/// catalogue's version, as the index does.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Within<'a> {
+    pub category: Option<&'a str>,
+    /// Tags every model must hold, in lower case.
+    pub tags: &'a [String],
+}
+
+impl Within<'_> {
+    fn holds(&self, model: &Model) -> bool {
+        model.sellable
+            && self.category.is_none_or(|c| model.category == c)
+            && self
+                .tags
+                .iter()
+                .all(|t| model.tags.iter().any(|held| held == t))
+    }
 }
 
 /// A model a keyword found, by its place in the catalogue and its score.
@@ -88,7 +91,11 @@ pub(crate) struct Snapshot {
     reader: IndexReader,
     fields: Vec<(Field, f32)>,
     models: Vec<Model>,
-    sku_codes: HashMap<String, String>,
+    /// The model of each document, per segment: read once at build rather
+    /// than from the fast field at every hit.
+    doc_models: Vec<Vec<usize>>,
+    /// The text of every model, at the same places as `models`.
+    text: CatalogueText,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -133,7 +140,6 @@ impl Snapshot {
             .register(INDEX_ANALYZER, analyzer::analyzer(Cut::Index));
         let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)?;
         let mut models = Vec::with_capacity(catalogue.len());
-        let mut sku_codes = HashMap::new();
         for (at, model) in catalogue.iter().enumerate() {
             let skus: Vec<String> = model
                 .skus
@@ -157,24 +163,25 @@ impl Snapshot {
             models.push(Model {
                 spu_code: model.spu_code.clone(),
                 category: model.category.clone(),
+                tags: model.tags.iter().map(|t| t.to_lowercase()).collect(),
                 name_compact: compact(&model.name),
                 accessory: VOCABULARY.is_accessory_category(&model.category),
+                sellable: !model.skus.is_empty(),
             });
-            for sku in &model.skus {
-                sku_codes.insert(sku.sku_code.to_uppercase(), sku.sku_code.clone());
-            }
         }
         writer.commit()?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
+        let doc_models = doc_models(&reader.searcher())?;
         Ok(Self {
             version,
             reader,
             fields,
             models,
-            sku_codes,
+            doc_models,
+            text: CatalogueText::new(catalogue),
         })
     }
 
@@ -184,9 +191,26 @@ impl Snapshot {
 
     /// The SKU code `keyword` is, if it is one (in any case).
     pub(crate) fn sku_code(&self, keyword: &str) -> Option<&str> {
-        self.sku_codes
-            .get(&keyword.trim().to_uppercase())
-            .map(String::as_str)
+        self.text.sku(keyword).map(|sku| sku.text.sku_code.as_str())
+    }
+
+    /// A model's text by its code.
+    pub(crate) fn model(&self, spu_code: &str) -> Option<&ModelText> {
+        self.text.model(spu_code)
+    }
+
+    /// A SKU's text by its code.
+    pub(crate) fn sku(&self, sku_code: &str) -> Option<SkuWords<'_>> {
+        self.text.sku(sku_code)
+    }
+
+    /// The codes of the models `within`, in code order.
+    pub(crate) fn all_within(&self, within: Within<'_>) -> Vec<String> {
+        self.models
+            .iter()
+            .filter(|m| within.holds(m))
+            .map(|m| m.spu_code.clone())
+            .collect()
     }
 
     /// `keyword` as this catalogue's index understands it.
@@ -202,14 +226,16 @@ impl Snapshot {
         plan::plan(keyword, &known)
     }
 
-    /// The codes of the models meeting every term of `plan`, best first.
-    pub(crate) fn rank(&self, plan: &Plan) -> Result<Vec<String>> {
+    /// The codes of the models `within` meeting every term of `plan`, best
+    /// first.
+    pub(crate) fn rank(&self, plan: &Plan, within: Within<'_>) -> Result<Vec<String>> {
         let concepts: Vec<(Occur, Box<dyn Query>)> = plan
             .concepts
             .iter()
             .map(|c| (Occur::Must, self.concept_query(c)))
             .collect();
         let mut found = self.found(&BooleanQuery::new(concepts))?;
+        found.retain(|f| self.models.get(f.model).is_some_and(|m| within.holds(m)));
         let named = |f: &Found| {
             self.models
                 .get(f.model)
@@ -293,11 +319,20 @@ impl Snapshot {
         hits.into_iter()
             .map(|(score, address)| {
                 Ok(Found {
-                    model: model_of(&searcher, address)?,
+                    model: self.model_of(address)?,
                     score,
                 })
             })
             .collect()
+    }
+
+    /// The model a document of the index stands for.
+    fn model_of(&self, address: DocAddress) -> Result<usize> {
+        self.doc_models
+            .get(address.segment_ord as usize)
+            .and_then(|docs| docs.get(address.doc_id as usize))
+            .copied()
+            .ok_or_else(|| ShopError::Search(format!("文档 {address:?} 没有型号序号")))
     }
 
     /// A term met by any of its alternatives.
@@ -339,14 +374,21 @@ impl Snapshot {
     }
 }
 
-/// The model a document of the index stands for.
-fn model_of(searcher: &Searcher, address: DocAddress) -> Result<usize> {
-    let column = searcher
-        .segment_reader(address.segment_ord)
-        .fast_fields()
-        .u64("model")?;
-    column
-        .first(address.doc_id)
-        .and_then(|at| usize::try_from(at).ok())
-        .ok_or_else(|| ShopError::Search(format!("文档 {address:?} 没有型号序号")))
+/// The model of every document, per segment, from the `model` fast field.
+fn doc_models(searcher: &Searcher) -> Result<Vec<Vec<usize>>> {
+    searcher
+        .segment_readers()
+        .iter()
+        .map(|segment| {
+            let column = segment.fast_fields().u64("model")?;
+            (0..segment.max_doc())
+                .map(|doc| {
+                    column
+                        .first(doc)
+                        .and_then(|at| usize::try_from(at).ok())
+                        .ok_or_else(|| ShopError::Search(format!("文档 {doc} 没有型号序号")))
+                })
+                .collect()
+        })
+        .collect()
 }

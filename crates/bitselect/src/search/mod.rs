@@ -3,8 +3,9 @@
 //!
 //! Each shop (instance) holds an index of the catalogue in memory
 //! ([`index::Snapshot`], tantivy), built from the database when the shop
-//! starts. Only the catalogue's text is indexed; price, stock and status
-//! are read live from the database at every search (`product_search`).
+//! starts, with the catalogue's text at that version: a result's names,
+//! specs and tags come from there, and only price, stock and status are
+//! read live from the database at every search (`product_search`).
 //!
 //! Fresh across instances: the database keeps a catalogue version
 //! (`shop_meta.catalogue_version`), which triggers raise whenever a model
@@ -18,6 +19,7 @@
 //! code), so they answer alike.
 
 mod analyzer;
+mod catalogue;
 mod index;
 mod plan;
 mod vocabulary;
@@ -27,12 +29,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Map, Value};
 
 pub(crate) use analyzer::normalize;
-pub(crate) use index::Snapshot;
+pub(crate) use catalogue::SkuText;
+pub(crate) use index::{Snapshot, Within};
 pub(crate) use plan::Plan;
 
 use crate::error::{Result, ShopError};
 use crate::store::{Conn, params};
-use index::{ModelText, SkuText};
+use catalogue::ModelText;
 
 /// The key of the catalogue version in `shop_meta`.
 pub(crate) const CATALOGUE_VERSION_KEY: &str = "catalogue_version";

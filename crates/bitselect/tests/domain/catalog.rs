@@ -185,6 +185,89 @@ fn filters_apply_to_the_live_rows_before_the_limit_so_matched_is_true() {
 }
 
 #[test]
+fn a_short_page_is_the_head_of_the_long_one_whatever_the_filters_and_sort() {
+    // A page holding fewer models than match is read in two steps (which
+    // models qualify, then the page's rows); one holding them all in one.
+    // Both must give the same models, in the same order, with the same SKUs.
+    let t = open_shop();
+    let searches = [
+        SearchProductParams::default(),
+        SearchProductParams {
+            keyword: Some("iPhone".into()),
+            ..Default::default()
+        },
+        SearchProductParams {
+            keyword: Some("保护壳".into()),
+            in_stock_only: true,
+            sort: Some(SortOrder::StockDesc),
+            ..Default::default()
+        },
+        SearchProductParams {
+            category: Some("配件".into()),
+            min_price: Some(YuanInput(30_000)),
+            max_price: Some(YuanInput(50_000)),
+            sort: Some(SortOrder::PriceDesc),
+            ..Default::default()
+        },
+        SearchProductParams {
+            tags: vec!["保护壳".into()],
+            keyword: Some("iPhone 17".into()),
+            ..Default::default()
+        },
+        SearchProductParams {
+            category: Some("配件".into()),
+            keyword: Some("iPhone 17".into()),
+            ..Default::default()
+        },
+        SearchProductParams {
+            spu_codes: vec!["IPHONE-17".into(), "IPHONE-17E".into(), "ACC-0449".into()],
+            sort: Some(SortOrder::PriceAsc),
+            ..Default::default()
+        },
+    ];
+    for search in searches {
+        let long = t
+            .shop
+            .search_product(&SearchProductParams {
+                limit: Some(50),
+                ..search.clone()
+            })
+            .unwrap();
+        assert!(long.matched >= 3, "{search:?} finds enough to page");
+        for limit in [1, 2, long.matched.min(50) as u32] {
+            let short = t
+                .shop
+                .search_product(&SearchProductParams {
+                    limit: Some(limit),
+                    ..search.clone()
+                })
+                .unwrap();
+            assert_eq!(short.matched, long.matched, "{search:?} limit {limit}");
+            assert_eq!(
+                short.items,
+                long.items[..limit as usize],
+                "{search:?} limit {limit}"
+            );
+            // A price ceiling no SKU reaches changes nothing, though it makes
+            // the database, not the index, say which models qualify.
+            let ceiling = t
+                .shop
+                .search_product(&SearchProductParams {
+                    limit: Some(limit),
+                    max_price: search.max_price.or(Some(YuanInput(100_000_000))),
+                    ..search.clone()
+                })
+                .unwrap();
+            assert_eq!(
+                (ceiling.matched, &ceiling.items),
+                (short.matched, &short.items),
+                "{search:?} limit {limit} under a price ceiling"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_catalogue_change_reaches_the_search_of_every_instance() {
     let t = open_shop();
     let other = t.reopen();
