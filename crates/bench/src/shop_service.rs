@@ -18,8 +18,8 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value, json};
-use test_support::balancer::Balancer;
-use test_support::oauth::{AuthServer, free_port};
+use test_support::balancer::{Balancer, HeldPort};
+use test_support::oauth::AuthServer;
 use test_support::shop_process::{Instance, start_instance};
 
 use crate::BenchError;
@@ -258,8 +258,8 @@ async fn run_configs(
     binary: &Path,
     database_url: &str,
 ) -> Result<Vec<Config>, BenchError> {
-    let lb_port = free_port();
-    let lb: SocketAddr = ([127, 0, 0, 1], lb_port).into();
+    let lb_port = HeldPort::bind();
+    let lb = lb_port.addr();
     let resource = format!("http://{lb}{MCP_PATH}");
     let auth = AuthServer::start(&[&resource], TOKEN_TTL_SECS).await;
     let dir = tempfile::tempdir().map_err(|e| BenchError::io(Path::new("temp dir"), e))?;
@@ -291,7 +291,7 @@ async fn run_configs(
             running.push(Running { instance, idle });
         }
         let backends: Vec<SocketAddr> = running.iter().map(|r| r.instance.addr).collect();
-        let balancer = Balancer::start(dir.path(), lb_port, &backends).await;
+        let balancer = Balancer::start(dir.path(), &lb_port, &backends).await;
         let mut clients = Vec::with_capacity(tokens.len());
         for token in &tokens {
             clients.push(connect(lb, token).await?);

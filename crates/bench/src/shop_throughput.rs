@@ -69,6 +69,25 @@ async fn call(
     Ok(took)
 }
 
+/// The model codes of the page a search answers.
+async fn page_codes(peer: &Peer<RoleClient>, args: &Value) -> Result<Vec<String>, BenchError> {
+    let params = CallToolRequestParams::new("search_product").with_arguments(arguments(args.clone()));
+    let result = peer
+        .call_tool(params)
+        .await
+        .map_err(|e| BenchError::Run(format!("search_product: {e}")))?;
+    let items = result
+        .structured_content
+        .as_ref()
+        .and_then(|s| s.get("items"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| BenchError::Run("search_product answered no items".to_owned()))?;
+    Ok(items
+        .iter()
+        .filter_map(|item| item.get("spuCode").and_then(Value::as_str).map(str::to_owned))
+        .collect())
+}
+
 /// `count` sequential calls; returns their latencies and the wall time.
 async fn sequential(
     peer: &Peer<RoleClient>,
@@ -128,11 +147,19 @@ pub async fn run(options: &Options) -> Result<Part, BenchError> {
     let cart = json!({});
     // Warm the shop's caches and the pipe.
     sequential(&peer, "search_product", &search, 50).await?;
+    // The same answer as the keyword's, asked by its models' codes: what
+    // the keyword costs beyond carrying a page of ten models.
+    let page = json!({"spuCodes": page_codes(&peer, &keyword).await?, "limit": 10, "sort": "relevance"});
 
     let mut rows = Vec::new();
     for (label, tool, args) in [
         ("search_product by SKU code", "search_product", &search),
         ("search_product by keyword", "search_product", &keyword),
+        (
+            "search_product by the keyword's page of model codes",
+            "search_product",
+            &page,
+        ),
         ("query_cart", "query_cart", &cart),
     ] {
         let (latency, wall) = sequential(&peer, tool, args, options.reads).await?;

@@ -26,8 +26,7 @@ use support::client::{add_to_cart, http_client, request, text};
 use support::oauth::AuthServer;
 use support::postgres::cluster;
 use support::shop_process::{spawn_shop, start_instance};
-use test_support::balancer::Balancer;
-use test_support::oauth::free_port;
+use test_support::balancer::{Balancer, HeldPort};
 use test_support::sign_in::sign_in;
 
 const SHOPPERS: usize = 50;
@@ -141,8 +140,9 @@ async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_thoug
     let pg = cluster();
     let database_url = pg.url(&database);
 
-    let lb_port = free_port();
-    let resource = format!("http://127.0.0.1:{lb_port}{}", bitselect::MCP_PATH);
+    let lb_port = HeldPort::bind();
+    let lb = lb_port.addr();
+    let resource = format!("http://{lb}{}", bitselect::MCP_PATH);
     let auth = AuthServer::start(&[&resource], 600).await;
     let mut instances = Vec::new();
     for _ in 0..3 {
@@ -150,8 +150,7 @@ async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_thoug
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let backends: Vec<SocketAddr> = instances.iter().map(|i| i.addr).collect();
-    let _balancer = Balancer::start(dir.path(), lb_port, &backends).await;
-    let lb: SocketAddr = ([127, 0, 0, 1], lb_port).into();
+    let _balancer = Balancer::start(dir.path(), &lb_port, &backends).await;
 
     // Each shopper signs in and puts one iPhone 17 in their cart.
     let mut signing_in = tokio::task::JoinSet::new();
@@ -453,8 +452,8 @@ async fn any_instance_serves_the_payment_page_and_pays_the_call_sent_back_from_i
     let database_url = pg.url(&database);
     // The public origin is the balancer's; each request below goes to
     // another instance, as a balancer may send them.
-    let lb_port = free_port();
-    let origin = format!("http://127.0.0.1:{lb_port}");
+    let lb_port = HeldPort::bind();
+    let origin = format!("http://{}", lb_port.addr());
     let resource = format!("{origin}{}", bitselect::MCP_PATH);
     let auth = AuthServer::start(&[&resource], 600).await;
     let mut instances = Vec::new();
