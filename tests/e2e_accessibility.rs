@@ -71,7 +71,10 @@ fn violations(app: &RunningApp, page: &str) -> Result<Vec<String>, Box<dyn Error
                     violation["impact"].as_str().unwrap_or_default(),
                     violation["help"].as_str().unwrap_or_default(),
                     node["target"].as_str().unwrap_or_default(),
-                    node["summary"].as_str().unwrap_or_default().replace('\n', " "),
+                    node["summary"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .replace('\n', " "),
                 ));
             }
         }
@@ -113,7 +116,8 @@ fn the_chat_with_a_card_the_settings_and_the_audit_log_have_no_serious_accessibi
     app.wait_for_element("[data-testid=save-settings]")?;
     found.extend(violations(&app, "settings")?);
 
-    app.session.click(&app.session.find("[data-testid=audit]")?)?;
+    app.session
+        .click(&app.session.find("[data-testid=audit]")?)?;
     app.wait_for_element("[data-testid=audit-view]")?;
     found.extend(violations(&app, "audit log")?);
 

@@ -21,7 +21,8 @@ use serde_json::json;
 use support::model::{ScriptedModel, text, tool_call};
 use support::purchase::{IPHONE, seed_purchase};
 use support::{RunningApp, configure_model, edit_settings};
-use test_support::oauth::{AuthServer, free_port, log_in};
+use test_support::oauth::{AuthServer, log_in};
+use test_support::ports::{HeldPort, INHERITED_FD};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -42,15 +43,18 @@ impl Drop for OnlineShop {
 }
 
 impl OnlineShop {
+    /// Starts it on `port`'s socket, which it inherits (`--http fd:3`).
     fn start(
-        port: u16,
+        port: &HeldPort,
         database_url: &str,
         issuer: &str,
         resource: &str,
     ) -> Result<Self, Box<dyn Error>> {
         let binary = Path::new(support::app_binary()).with_file_name("bitselect-mcp");
-        let mut child = Command::new(binary)
-            .args(["--http", &format!("127.0.0.1:{port}")])
+        let mut command = Command::new(binary);
+        port.inherit_std(&mut command);
+        let mut child = command
+            .args(["--http", &format!("fd:{INHERITED_FD}")])
             .args(["--database-url", database_url])
             .args(["--auth-issuer", issuer, "--resource-url", resource])
             .stdout(Stdio::null())
@@ -168,10 +172,10 @@ fn signed_in_to_the_online_shop_the_order_is_the_users_and_the_sign_in_outlives_
     let pg = test_support::postgres::cluster();
     let database = pg.empty_database();
     let runtime = tokio::runtime::Runtime::new()?;
-    let port = free_port();
-    let resource = format!("http://127.0.0.1:{port}{}", bitselect::MCP_PATH);
+    let port = HeldPort::bind();
+    let resource = format!("http://{}{}", port.addr(), bitselect::MCP_PATH);
     let auth = runtime.block_on(AuthServer::start(&[&resource], 600));
-    let _shop = OnlineShop::start(port, &pg.url(&database), &auth.issuer, &resource)?;
+    let _shop = OnlineShop::start(&port, &pg.url(&database), &auth.issuer, &resource)?;
 
     // The shop seeded its demo user's orders on start: no one else's change.
     let seeded_orders: u32 = pg.psql(&database, "SELECT count(*) FROM orders").parse()?;

@@ -18,8 +18,9 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value, json};
-use test_support::balancer::{Balancer, HeldPort};
+use test_support::balancer::Balancer;
 use test_support::oauth::AuthServer;
+use test_support::ports::HeldPort;
 use test_support::shop_process::{Instance, start_instance};
 
 use crate::BenchError;

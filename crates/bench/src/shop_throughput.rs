@@ -71,7 +71,8 @@ async fn call(
 
 /// The model codes of the page a search answers.
 async fn page_codes(peer: &Peer<RoleClient>, args: &Value) -> Result<Vec<String>, BenchError> {
-    let params = CallToolRequestParams::new("search_product").with_arguments(arguments(args.clone()));
+    let params =
+        CallToolRequestParams::new("search_product").with_arguments(arguments(args.clone()));
     let result = peer
         .call_tool(params)
         .await
@@ -84,7 +85,11 @@ async fn page_codes(peer: &Peer<RoleClient>, args: &Value) -> Result<Vec<String>
         .ok_or_else(|| BenchError::Run("search_product answered no items".to_owned()))?;
     Ok(items
         .iter()
-        .filter_map(|item| item.get("spuCode").and_then(Value::as_str).map(str::to_owned))
+        .filter_map(|item| {
+            item.get("spuCode")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .collect())
 }
 
@@ -149,7 +154,8 @@ pub async fn run(options: &Options) -> Result<Part, BenchError> {
     sequential(&peer, "search_product", &search, 50).await?;
     // The same answer as the keyword's, asked by its models' codes: what
     // the keyword costs beyond carrying a page of ten models.
-    let page = json!({"spuCodes": page_codes(&peer, &keyword).await?, "limit": 10, "sort": "relevance"});
+    let page =
+        json!({"spuCodes": page_codes(&peer, &keyword).await?, "limit": 10, "sort": "relevance"});
 
     let mut rows = Vec::new();
     for (label, tool, args) in [

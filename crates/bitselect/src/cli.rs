@@ -50,8 +50,11 @@ Options:
                    The password is never logged.
   --http [ADDR]    serve streamable HTTP at http://ADDR/mcp instead of stdio;
                    ADDR is HOST:PORT or PORT, default 127.0.0.1:8848; port 0
-                   picks a free port. The bound address is printed to stderr
-                   as `bitselect-mcp listening on http://ADDR/mcp`.
+                   picks a free port. ADDR fd:N serves on the listening TCP
+                   socket inherited as descriptor N (from a service manager,
+                   or a parent that bound the port). The bound address is
+                   printed to stderr as `bitselect-mcp listening on
+                   http://ADDR/mcp`.
   --allow-remote   allow --http on a non-loopback address
   --allowed-origin ORIGIN
                    (--http) serve MCP requests that a web page at ORIGIN
@@ -91,6 +94,10 @@ their level.";
 pub enum Transport {
     Stdio,
     Http(SocketAddr),
+    /// Streamable HTTP on a listening TCP socket the process inherited on
+    /// this descriptor (from a service manager, or a parent that bound the
+    /// port it named in the resource URL).
+    HttpInherited(i32),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,6 +173,17 @@ fn parse_addr(text: &str) -> Result<SocketAddr, UsageError> {
             "invalid --http address `{text}`: expected HOST:PORT (e.g. 127.0.0.1:8848) or PORT"
         ))
     })
+}
+
+/// The descriptor of an inherited listening socket: not stdin, stdout or
+/// stderr.
+fn parse_fd(text: &str) -> Result<i32, UsageError> {
+    match text.parse::<i32>() {
+        Ok(fd) if fd > 2 => Ok(fd),
+        _ => Err(UsageError(format!(
+            "invalid --http fd:{text}: expected the number of an inherited listening socket, 3 or more"
+        ))),
+    }
 }
 
 /// A flag's value: after `=`, else the next argument.
@@ -310,10 +328,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
                         _ => None,
                     },
                 };
-                transport = Transport::Http(match value {
-                    Some(value) => parse_addr(&value)?,
-                    None => DEFAULT_HTTP_ADDR,
-                });
+                transport = match value {
+                    Some(value) => match value.strip_prefix("fd:") {
+                        Some(fd) => Transport::HttpInherited(parse_fd(fd)?),
+                        None => Transport::Http(parse_addr(&value)?),
+                    },
+                    None => Transport::Http(DEFAULT_HTTP_ADDR),
+                };
             }
             "--allow-remote" if inline.is_none() => allow_remote = true,
             "--allowed-origin" => {
@@ -489,6 +510,21 @@ mod tests {
             run(&["--http", "[::1]:7000"], None),
             Ok(serve(None, at("[::1]:7000"), false))
         );
+    }
+
+    #[test]
+    fn http_takes_an_inherited_socket_by_its_descriptor() {
+        assert_eq!(
+            run(&["--http", "fd:3"], None),
+            Ok(serve(None, Transport::HttpInherited(3), false))
+        );
+        for bad in ["fd:1", "fd:", "fd:three", "fd:-4"] {
+            let error = run(&["--http", bad], None).unwrap_err();
+            assert!(
+                error.0.contains("inherited listening socket"),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]

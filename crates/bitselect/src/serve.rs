@@ -42,6 +42,8 @@ pub enum ServeError {
     },
     #[error("the HTTP server failed: {0}")]
     Http(#[source] std::io::Error),
+    #[error("--http fd:{fd} is not a listening TCP socket this process inherited: {source}")]
+    Inherited { fd: i32, source: std::io::Error },
 }
 
 /// Where an HTTP service listens: an address to bind, or a listener bound

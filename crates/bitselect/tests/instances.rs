@@ -26,7 +26,8 @@ use support::client::{add_to_cart, http_client, request, text};
 use support::oauth::AuthServer;
 use support::postgres::cluster;
 use support::shop_process::{spawn_shop, start_instance};
-use test_support::balancer::{Balancer, HeldPort};
+use test_support::balancer::Balancer;
+use test_support::ports::HeldPort;
 use test_support::sign_in::sign_in;
 
 const SHOPPERS: usize = 50;

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use support::IPHONE_17;
 use support::oauth::AuthServer;
 use support::postgres::cluster;
-use support::shop_process::start_instance_on;
-use test_support::oauth::free_port;
+use support::shop_process::start_instance_holding;
+use test_support::ports::HeldPort;
 use test_support::sign_in::sign_in;
 
 /// The interpreter of the venv scripts/setup makes in target/python-sdk.
@@ -39,11 +39,10 @@ async fn the_python_sdk_signs_in_orders_and_pays_on_the_shops_page_and_the_order
         .expect("a seeded database");
     let pg = cluster();
     // The resource is the instance's own address: no balancer in between.
-    let port = free_port();
-    let resource = format!("http://127.0.0.1:{port}{}", bitselect::MCP_PATH);
+    let port = HeldPort::bind();
+    let resource = format!("http://{}{}", port.addr(), bitselect::MCP_PATH);
     let auth = AuthServer::start(&[&resource], 600).await;
-    let listen = format!("127.0.0.1:{port}");
-    let instance = start_instance_on(&listen, &pg.url(&database), &auth.issuer, &resource).await;
+    let instance = start_instance_holding(&port, &pg.url(&database), &auth.issuer, &resource).await;
     let url = format!("http://{}{}", instance.addr, bitselect::MCP_PATH);
     let token = sign_in(&auth.issuer, "python-shopper", &resource)
         .await

@@ -4,18 +4,18 @@
 //! to another. Runs in the foreground with a configuration written here,
 //! killed when dropped.
 //!
-//! Its port is held from the moment it is chosen: the test binds it
-//! ([`HeldPort`]) and HAProxy inherits the listening socket (`bind fd@3`),
-//! so no other process can take it between choosing and listening, and a
-//! balancer started again later listens on the same socket.
+//! Its port is held from the moment it is chosen ([`HeldPort`]): HAProxy
+//! inherits the listening socket (`bind fd@3`), and a balancer started
+//! again later listens on the same socket.
 
-use std::net::{SocketAddr, TcpListener};
-use std::os::fd::AsRawFd;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
+
+use crate::ports::{HeldPort, INHERITED_FD};
 
 /// The shop's health endpoint (`bitselect::HEALTH_PATH`).
 const HEALTH_PATH: &str = "/healthz";
@@ -32,30 +32,6 @@ fn haproxy_binary() -> PathBuf {
     .unwrap_or_else(|| {
         panic!("HAProxy is not installed; run scripts/setup, which installs Debian's `haproxy`")
     })
-}
-
-/// The descriptor HAProxy finds the listening socket on.
-const INHERITED_FD: i32 = 3;
-
-/// A loopback port bound from the moment it is chosen until dropped.
-#[derive(Debug)]
-pub struct HeldPort {
-    listener: TcpListener,
-}
-
-impl HeldPort {
-    pub fn bind() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-        Self { listener }
-    }
-
-    pub fn port(&self) -> u16 {
-        self.listener.local_addr().expect("local address").port()
-    }
-
-    pub fn addr(&self) -> SocketAddr {
-        ([127, 0, 0, 1], self.port()).into()
-    }
 }
 
 /// The configuration: a frontend on the socket inherited as fd 3,
@@ -95,24 +71,7 @@ impl Balancer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        let listening = port.listener.as_raw_fd();
-        // SAFETY: between fork and exec only async-signal-safe calls run:
-        // dup2 (whose copy is not close-on-exec) and, when the socket is
-        // already fd 3, fcntl to keep it open across exec.
-        unsafe {
-            command.pre_exec(move || {
-                let kept = if listening == INHERITED_FD {
-                    libc::fcntl(INHERITED_FD, libc::F_SETFD, 0)
-                } else {
-                    libc::dup2(listening, INHERITED_FD)
-                };
-                if kept < 0 {
-                    Err(std::io::Error::last_os_error())
-                } else {
-                    Ok(())
-                }
-            });
-        }
+        port.inherit(&mut command);
         let child = command.spawn().expect("start haproxy");
         let health = format!("http://{}{HEALTH_PATH}", port.addr());
         let http = reqwest::Client::new();

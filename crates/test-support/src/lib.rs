@@ -9,6 +9,7 @@
 pub mod balancer;
 pub mod model;
 pub mod oauth;
+pub mod ports;
 pub mod postgres;
 pub mod shop;
 pub mod shop_process;

@@ -11,6 +11,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::ports::{HeldPort, INHERITED_FD};
+
 /// The path of the MCP endpoint (`bitselect::MCP_PATH`).
 const MCP_PATH: &str = "/mcp";
 /// The line the shop prints to stderr once it listens.
@@ -43,9 +45,29 @@ pub async fn spawn_shop_on(
     listen: &str,
     args: &[&OsStr],
 ) -> (Child, SocketAddr, StderrLines) {
-    let mut child = Command::new(binary)
-        .args(["--http", listen])
-        .args(args)
+    let mut command = Command::new(binary);
+    command.args(["--http", listen]).args(args);
+    spawn(binary, command).await
+}
+
+/// [`spawn_shop`] listening on `port`'s socket, which it inherits
+/// (`--http fd:3`): for a shop whose resource URL names its port before it
+/// starts.
+pub async fn spawn_shop_holding(
+    binary: &Path,
+    port: &HeldPort,
+    args: &[&OsStr],
+) -> (Child, SocketAddr, StderrLines) {
+    let mut command = Command::new(binary);
+    command
+        .args(["--http", &format!("fd:{INHERITED_FD}")])
+        .args(args);
+    port.inherit(&mut command);
+    spawn(binary, command).await
+}
+
+async fn spawn(binary: &Path, mut command: Command) -> (Child, SocketAddr, StderrLines) {
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -75,27 +97,38 @@ pub async fn start_instance(
     issuer: &str,
     resource: &str,
 ) -> Instance {
-    start_instance_on(binary, "127.0.0.1:0", database_url, issuer, resource).await
+    let args = instance_args(database_url, issuer, resource);
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    drained(spawn_shop(binary, &args).await)
 }
 
-/// [`start_instance`] listening on `listen`.
-pub async fn start_instance_on(
+/// [`start_instance`] listening on `port`'s socket, which it inherits: for
+/// an instance whose resource URL is its own address.
+pub async fn start_instance_holding(
     binary: &Path,
-    listen: &str,
+    port: &HeldPort,
     database_url: &str,
     issuer: &str,
     resource: &str,
 ) -> Instance {
-    let flags = [
+    let args = instance_args(database_url, issuer, resource);
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    drained(spawn_shop_holding(binary, port, &args).await)
+}
+
+fn instance_args<'a>(database_url: &'a str, issuer: &'a str, resource: &'a str) -> [&'a str; 6] {
+    [
         "--database-url",
         database_url,
         "--auth-issuer",
         issuer,
         "--resource-url",
         resource,
-    ];
-    let args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
-    let (child, addr, mut lines) = spawn_shop_on(binary, listen, &args).await;
+    ]
+}
+
+/// The instance, its stderr drained so that it never blocks on a full pipe.
+fn drained((child, addr, mut lines): (Child, SocketAddr, StderrLines)) -> Instance {
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Instance { child, addr }
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 
 use bitselect::cli::{self, Command, Env, Options, SeedUsersOptions, Transport, USAGE};
-use bitselect::serve::{serve_http, serve_http_authenticated, serve_stdio};
+use bitselect::serve::{Bind, ServeError, serve_http, serve_http_authenticated, serve_stdio};
 use bitselect::{MCP_PATH, Shop};
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
@@ -126,6 +126,23 @@ async fn shutdown_signal() -> &'static str {
     }
 }
 
+/// The listening socket inherited on `fd`, checked to be one.
+fn inherited(fd: i32) -> Result<Bind, ServeError> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: `--http fd:N` says the process was started owning a listening
+    // TCP socket on N, and nothing else here uses that descriptor; a
+    // descriptor that is no TCP socket fails `local_addr` below.
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    match listener.local_addr() {
+        Ok(_) => Ok(Bind::from(listener)),
+        Err(error) => {
+            // Not ours to close: give the descriptor back untouched.
+            let _ = std::os::fd::IntoRawFd::into_raw_fd(listener);
+            Err(ServeError::Inherited { fd, source: error })
+        }
+    }
+}
+
 fn serve(options: Options) -> ExitCode {
     init_logs();
     let shop = match open_shop(options.data_dir, options.database_url) {
@@ -155,14 +172,19 @@ fn serve(options: Options) -> ExitCode {
             Transport::Stdio => serve_stdio(shop, shutdown).await.map(|reason| {
                 tracing::info!(?reason, "stdio session ended");
             }),
-            Transport::Http(addr) => {
+            Transport::Http(_) | Transport::HttpInherited(_) => {
+                let bind = match options.transport {
+                    Transport::HttpInherited(fd) => inherited(fd)?,
+                    Transport::Http(addr) => Bind::from(addr),
+                    Transport::Stdio => Bind::from(cli::DEFAULT_HTTP_ADDR),
+                };
                 let ready =
                     |bound| eprintln!("bitselect-mcp listening on http://{bound}{MCP_PATH}");
                 match options.auth {
                     Some(auth) => {
                         serve_http_authenticated(
                             shop,
-                            addr,
+                            bind,
                             options.http_access,
                             auth,
                             shutdown,
@@ -170,7 +192,7 @@ fn serve(options: Options) -> ExitCode {
                         )
                         .await
                     }
-                    None => serve_http(shop, addr, options.http_access, shutdown, ready).await,
+                    None => serve_http(shop, bind, options.http_access, shutdown, ready).await,
                 }
             }
         }

@@ -6,6 +6,7 @@ use std::ffi::OsStr;
 use std::net::SocketAddr;
 use std::path::Path;
 
+use test_support::ports::HeldPort;
 pub use test_support::shop_process::{Instance, StderrLines};
 use tokio::process::Child;
 
@@ -30,13 +31,19 @@ pub async fn start_instance(database_url: &str, issuer: &str, resource: &str) ->
     test_support::shop_process::start_instance(binary(), database_url, issuer, resource).await
 }
 
-/// [`start_instance`] listening on `listen`.
-pub async fn start_instance_on(
-    listen: &str,
+/// [`start_instance`] listening on `port`'s socket, which it inherits.
+pub async fn start_instance_holding(
+    port: &HeldPort,
     database_url: &str,
     issuer: &str,
     resource: &str,
 ) -> Instance {
-    test_support::shop_process::start_instance_on(binary(), listen, database_url, issuer, resource)
-        .await
+    test_support::shop_process::start_instance_holding(
+        binary(),
+        port,
+        database_url,
+        issuer,
+        resource,
+    )
+    .await
 }
