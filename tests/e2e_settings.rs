@@ -103,3 +103,24 @@ fn a_changed_tool_policy_marks_the_settings_unsaved() -> TestResult {
     app.wait_for_text("[data-testid=save-bar][data-dirty=true]", "")?;
     Ok(())
 }
+
+#[test]
+fn the_language_chosen_on_the_first_run_page_redraws_it_and_is_kept_for_the_next_start()
+-> TestResult {
+    let data = tempfile::tempdir()?;
+    {
+        let app = RunningApp::launch(data.path())?;
+        app.wait_for_element("[data-testid=first-run-language]")?;
+        choose(&app, "[data-testid=first-run-language]", "en")?;
+        app.wait_for_text("[data-testid=first-run-about]", "always shows you exactly")?;
+        assert_eq!(page_attribute(&app, "lang")?, "en");
+        choose(&app, "[data-testid=first-run-language]", "zh-CN")?;
+        app.wait_for_text("[data-testid=first-run-about]", "总是先把要做的事给你看")?;
+        assert_eq!(page_attribute(&app, "lang")?, "zh-CN");
+    }
+    // The choice was saved with the settings: the next start speaks it.
+    let app = RunningApp::launch(data.path())?;
+    app.wait_for_text("[data-testid=first-run-about]", "总是先把要做的事给你看")?;
+    assert_eq!(page_attribute(&app, "lang")?, "zh-CN");
+    Ok(())
+}

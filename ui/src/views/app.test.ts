@@ -98,6 +98,20 @@ describe("the window", () => {
     app.stop();
   });
 
+  it("draws the first-run page again in the language chosen on it", async () => {
+    api.check = { state: "not_configured", message: null };
+    await start();
+    expect(q("first-run-about").textContent).toContain("确认");
+    const choice = q<HTMLSelectElement>("first-run-language");
+    choice.value = "en";
+    choice.dispatchEvent(new Event("change"));
+    await settle();
+    expect(q("first-run-about").textContent).toContain("always shows you exactly what it is about to do");
+    expect(q<HTMLSelectElement>("first-run-language").value).toBe("en");
+    expect(q("nav-chat").textContent).toBe("Chat");
+    app.stop();
+  });
+
   it("keeps a returning user whose model is down in the chat, never on the first-run page", async () => {
     api.check = { state: "unreachable", message: "could not reach the model endpoint: connection refused" };
     await start();

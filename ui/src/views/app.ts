@@ -4,7 +4,7 @@
 import type { Api } from "../api";
 import { button, h } from "../dom";
 import { createI18n, langFor, type I18n, type Lang } from "../i18n";
-import type { Appearance, EventEnvelope, SessionInfo } from "../protocol";
+import type { Appearance, EventEnvelope, ModelStatus, SessionInfo } from "../protocol";
 import { markInteractiveAfterPaint } from "../interactive";
 import { ChatLog } from "../state";
 import { applyTheme } from "../theme";
@@ -70,10 +70,24 @@ export class App {
     if (check.state === "unreachable") {
       this.chat.showError(new PageMessage(this.i18n.t("modelCheck.down", { message: check.message ?? "" })));
     } else if (check.state === "not_configured") {
-      const firstRun = firstRunView({ api, i18n: this.i18n, check, onDone: () => this.show("chat") });
-      this.show("first-run", firstRun.el);
-      await firstRun.load();
+      await this.showFirstRun(check);
     }
+  }
+
+  private async showFirstRun(check: ModelStatus): Promise<void> {
+    const firstRun = firstRunView({
+      api: this.deps.api,
+      i18n: this.i18n,
+      check,
+      onDone: () => this.show("chat"),
+      onLanguage: (appearance) => {
+        this.applyAppearance(appearance);
+        // The window was drawn again in the new language: so is this page.
+        void this.showFirstRun(check);
+      },
+    });
+    this.show("first-run", firstRun.el);
+    await firstRun.load();
   }
 
   stop(): void {

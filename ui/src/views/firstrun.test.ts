@@ -1,15 +1,23 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n, type Lang } from "../i18n";
+import type { Appearance } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { firstRunView } from "./firstrun";
 
 let api: FakeApi;
 let root: HTMLElement;
 let done: number;
+let languages: Appearance[];
 
 async function mount(lang: Lang = "zh-CN"): Promise<void> {
-  const view = firstRunView({ api, i18n: createI18n(lang), check: { state: "not_configured", message: null }, onDone: () => (done += 1) });
+  const view = firstRunView({
+    api,
+    i18n: createI18n(lang),
+    check: { state: "not_configured", message: null },
+    onDone: () => (done += 1),
+    onLanguage: (appearance) => languages.push(appearance),
+  });
   root = view.el;
   document.body.replaceChildren(root);
   await view.load();
@@ -30,10 +38,23 @@ beforeEach(async () => {
   api = new FakeApi();
   api.check = { state: "not_configured", message: null };
   done = 0;
+  languages = [];
   await mount();
 });
 
 describe("the first run", () => {
+  it("offers the window's languages first and saves the one chosen at once", async () => {
+    const choice = q<HTMLSelectElement>("first-run-language");
+    expect([...choice.options].map((o) => o.textContent)).toEqual(["中文", "English"]);
+    expect(choice.value).toBe("zh-CN");
+    choice.value = "en";
+    choice.dispatchEvent(new Event("change"));
+    await settle();
+    expect(api.settings.appearance.language).toBe("en");
+    expect(languages.map((a) => a.language)).toEqual(["en"]);
+    expect(done).toBe(0);
+  });
+
   it("says what the assistant can do and that it always asks first, in both languages", async () => {
     expect(q("first-run-about").textContent).toContain("总是先把要做的事给你看");
     await mount("en");

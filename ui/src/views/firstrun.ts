@@ -1,12 +1,15 @@
 // Shown when check_model() is not "ok": what the assistant does and that it
-// always asks first, then the provider form (choose a provider, enter the
-// key, "Test" fills the model list, base URL and headers under "Advanced").
+// always asks first, the language to use (saved at once: the page is drawn
+// again in it), then the provider form (choose a provider, enter the key,
+// "Test" fills the model list, base URL and headers under "Advanced").
 // "Done" saves and checks the model; once it answers, the chat opens.
 
 import type { Api } from "../api";
 import { button, h, replace } from "../dom";
-import type { I18n } from "../i18n";
-import type { ModelStatus } from "../protocol";
+import { LANGS, type I18n, type Lang } from "../i18n";
+import type { Appearance, ModelStatus, SettingsView } from "../protocol";
+import { showFailure } from "./error-text";
+import { field, select } from "./form";
 import { describeCheck, editOf, loadSettings, saveBar } from "./save-bar";
 import { modelSection } from "./settings-model";
 
@@ -16,6 +19,8 @@ export interface FirstRunDeps {
   check: ModelStatus;
   /** Leave for the chat (after the model answers, or when the user chooses to). */
   onDone(): void;
+  /** A language was chosen and saved: the window is drawn again in it. */
+  onLanguage(appearance: Appearance): void;
 }
 
 export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Promise<void> } {
@@ -37,6 +42,7 @@ export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Pro
     const settings = await loadSettings(api, i18n, form);
     if (!settings) return;
     const draft = editOf(settings);
+    const language = languageChoice(api, i18n, settings, deps.onLanguage);
     const model = modelSection(settings.model, draft.model, i18n, api, {
       advancedOpen: false,
       // A first setup takes the history budget from the model's window.
@@ -53,7 +59,30 @@ export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Pro
       },
       t("firstRun.done"),
     );
-    replace(form, model.el, bar.el);
+    replace(form, language, model.el, bar.el);
   };
   return { el, load };
+}
+
+/** The language the window speaks, this page's one first: saved when chosen. */
+function languageChoice(api: Api, i18n: I18n, settings: SettingsView, onLanguage: (appearance: Appearance) => void): HTMLElement {
+  const { t } = i18n;
+  const error = h("p", { class: "save-error", attrs: { role: "alert", hidden: true } });
+  const choice = select<Lang>(
+    LANGS.map((lang) => ({ value: lang, label: t(`lang.${lang}`) })),
+    i18n.lang,
+    async (lang) => {
+      showFailure(error, null, i18n);
+      const edit = editOf(settings);
+      edit.appearance.language = lang;
+      try {
+        const saved = await api.saveSettings(edit);
+        onLanguage(saved.appearance);
+      } catch (failure) {
+        showFailure(error, failure, i18n);
+      }
+    },
+    { "data-testid": "first-run-language" },
+  );
+  return h("div", { class: "first-run-language" }, field(t("settings.language"), choice), error);
 }
