@@ -33,6 +33,9 @@ describe("a card shows a call's preview as the shopper's view", () => {
     expect(el.querySelector(".preview-totals dd.preview-total-pay")).not.toBeNull();
     expect(el.querySelector('[data-testid="preview-address"]')?.textContent).toContain("张明 13800138000");
     expect(el.querySelector('[data-testid="preview-address"]')?.textContent).toContain("科苑路 88 号");
+    // When it was worked out, never the tool's internal name.
+    expect(el.querySelector(".preview-source")?.textContent).toMatch(/^预览计算于 /);
+    expect(el.textContent).not.toContain(IPHONE_ORDER_PREVIEW.tool);
   });
 
   it("names each kind of total in the page's language, with the server's label beside it", () => {

@@ -40,9 +40,11 @@ export function previewView(preview: CallPreview, i18n: I18n, used: PreviewAddre
       break;
   }
   el.append(
+    // The tool's name is for the curious (developer tools), not the shopper's words.
     h("p", {
       class: "preview-source",
-      text: t("preview.source", { tool: preview.tool, time: formatTime(preview.computed_at, i18n.lang) }),
+      text: t("preview.source", { time: formatTime(preview.computed_at, i18n.lang) }),
+      attrs: { "data-tool": preview.tool },
     }),
   );
   return el;
