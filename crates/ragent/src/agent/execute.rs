@@ -334,7 +334,7 @@ async fn settle(
     let ending = match outcome {
         Sent::Ended(ending) => ending,
         Sent::AsksInput(required) => match input::park(inner, sent, required, emit)? {
-            Parked::Waiting(waiting) => return Ok(waiting),
+            Parked::Waiting(waiting) => return Ok(*waiting),
             Parked::Refused(ending) => ending,
         },
     };

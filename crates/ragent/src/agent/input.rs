@@ -35,8 +35,9 @@ pub const MAX_ROUNDS: u32 = 5;
 
 /// What became of a request for input when it arrived.
 pub(super) enum Parked {
-    /// Stored; the call awaits the user's answer.
-    Waiting(CallRecord),
+    /// Stored; the call awaits the user's answer. (Boxed: a call record is
+    /// far larger than an ending.)
+    Waiting(Box<CallRecord>),
     /// Not shown: the call ends this way instead.
     Refused(Ending),
 }
@@ -209,7 +210,7 @@ pub(super) fn park(
     emit(AgentEvent::InputRequested {
         card: card_of(&waiting, &record, asks),
     });
-    Ok(Parked::Waiting(waiting))
+    Ok(Parked::Waiting(Box::new(waiting)))
 }
 
 /// The model's words for a refusal (it reads Chinese).
