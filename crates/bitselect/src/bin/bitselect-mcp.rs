@@ -168,33 +168,24 @@ fn serve(options: Options) -> ExitCode {
             tracing::info!(signal, "shutting down: finishing the calls in flight");
             on_signal.cancel();
         });
-        match options.transport {
-            Transport::Stdio => serve_stdio(shop, shutdown).await.map(|reason| {
+        // Where HTTP listens; `None` for stdio.
+        let http = match options.transport {
+            Transport::Stdio => None,
+            Transport::Http(addr) => Some(Bind::from(addr)),
+            Transport::HttpInherited(fd) => Some(inherited(fd)?),
+        };
+        let Some(bind) = http else {
+            return serve_stdio(shop, shutdown).await.map(|reason| {
                 tracing::info!(?reason, "stdio session ended");
-            }),
-            Transport::Http(_) | Transport::HttpInherited(_) => {
-                let bind = match options.transport {
-                    Transport::HttpInherited(fd) => inherited(fd)?,
-                    Transport::Http(addr) => Bind::from(addr),
-                    Transport::Stdio => Bind::from(cli::DEFAULT_HTTP_ADDR),
-                };
-                let ready =
-                    |bound| eprintln!("bitselect-mcp listening on http://{bound}{MCP_PATH}");
-                match options.auth {
-                    Some(auth) => {
-                        serve_http_authenticated(
-                            shop,
-                            bind,
-                            options.http_access,
-                            auth,
-                            shutdown,
-                            ready,
-                        )
-                        .await
-                    }
-                    None => serve_http(shop, bind, options.http_access, shutdown, ready).await,
-                }
+            });
+        };
+        let ready = |bound| eprintln!("bitselect-mcp listening on http://{bound}{MCP_PATH}");
+        match options.auth {
+            Some(auth) => {
+                serve_http_authenticated(shop, bind, options.http_access, auth, shutdown, ready)
+                    .await
             }
+            None => serve_http(shop, bind, options.http_access, shutdown, ready).await,
         }
     });
     match outcome {

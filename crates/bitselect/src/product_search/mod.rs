@@ -271,9 +271,17 @@ pub(crate) fn search(
         Wanted::Ranked { plan, .. } => Some(plan),
         Wanted::Everything { .. } => None,
     };
+    // The keyword's terms, each as its normalized alternatives: what names
+    // a SKU on every model of the page.
+    let named: Vec<Vec<String>> = plan.map_or_else(Vec::new, |plan| {
+        plan.concepts
+            .iter()
+            .map(|c| c.looked_for.iter().map(|p| normalize(p)).collect())
+            .collect()
+    });
     let items = candidates
         .into_iter()
-        .map(|candidate| hit(&snapshot, candidate, plan))
+        .map(|candidate| hit(&snapshot, candidate, &named))
         .collect::<Result<Vec<_>>>()?;
     let nearest_categories = match plan {
         Some(plan) if matched == 0 => offers(conn, &snapshot, plan)?,
@@ -314,12 +322,7 @@ fn page(
     } else {
         (live::qualified(conn, filters, found)?, None)
     };
-    let rank: HashMap<&str, usize> = found
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-        .map(|(at, code)| (code.as_str(), at))
-        .collect();
+    let rank = positions(found.unwrap_or_default());
     models.sort_by(|a, b| {
         let primary = match sort {
             SortOrder::Relevance => {
@@ -343,13 +346,18 @@ fn page(
     Ok((matched, in_order(candidates, &page)))
 }
 
-/// The candidates on `page`, in its order.
-fn in_order(mut candidates: Vec<Candidate>, page: &[String]) -> Vec<Candidate> {
-    let at: HashMap<&str, usize> = page
+/// Each code's place in `codes`.
+fn positions(codes: &[String]) -> HashMap<&str, usize> {
+    codes
         .iter()
         .enumerate()
         .map(|(at, code)| (code.as_str(), at))
-        .collect();
+        .collect()
+}
+
+/// The candidates on `page`, in its order.
+fn in_order(mut candidates: Vec<Candidate>, page: &[String]) -> Vec<Candidate> {
+    let at = positions(page);
     candidates.retain(|c| at.contains_key(c.spu_code()));
     candidates.sort_by_key(|c| at.get(c.spu_code()).copied().unwrap_or(usize::MAX));
     candidates
@@ -357,25 +365,19 @@ fn in_order(mut candidates: Vec<Candidate>, page: &[String]) -> Vec<Candidate> {
 
 /// A model on the page with its SKUs: those the keyword names first (a
 /// colour, a capacity), then orderable ones, then by price. The text is the
-/// index's snapshot of the catalogue, the numbers the database's.
-fn hit(snapshot: &Snapshot, candidate: Candidate, plan: Option<&Plan>) -> Result<ModelHit> {
+/// index's snapshot of the catalogue, the numbers the database's; `terms`
+/// are the keyword's, each as its normalized alternatives.
+fn hit(snapshot: &Snapshot, candidate: Candidate, terms: &[Vec<String>]) -> Result<ModelHit> {
     let spu_code = candidate.spu_code().to_owned();
     let model = snapshot
         .model(&spu_code)
         .ok_or_else(|| out_of_the_index(&spu_code))?;
-    // The keyword's terms, each as its normalized alternatives.
-    let wanted: Vec<Vec<String>> = plan.map_or_else(Vec::new, |plan| {
-        plan.concepts
-            .iter()
-            .map(|c| c.looked_for.iter().map(|p| normalize(p)).collect())
-            .collect()
-    });
     let mut skus = Vec::with_capacity(candidate.rows.len());
     for row in candidate.rows {
         let sku = snapshot
             .sku(&row.sku_code)
             .ok_or_else(|| out_of_the_index(&row.sku_code))?;
-        let named = wanted
+        let named = terms
             .iter()
             .filter(|alternatives| alternatives.iter().any(|p| sku.words.contains(p.as_str())))
             .count();
