@@ -1,9 +1,10 @@
-//! tauri-driver as a child process on free loopback ports.
+//! tauri-driver as a child process on reserved loopback ports.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::ports::ReservedPort;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
@@ -26,15 +27,13 @@ pub enum DriverError {
     NotReady { port: u16, seconds: u64 },
 }
 
-/// How many times the driver is started on new ports when it could not
-/// bind the ones it was given.
-const PORT_ATTEMPTS: u32 = 3;
-
 /// A running tauri-driver; stopped with SIGTERM on drop so that it also stops
 /// WebKitWebDriver (SIGKILL would leave that holding its port).
 pub struct TauriDriver {
     child: Child,
     url: String,
+    /// Released once `drop` has stopped the driver.
+    _ports: [ReservedPort; 2],
 }
 
 impl TauriDriver {
@@ -50,31 +49,16 @@ impl TauriDriver {
             return Err(DriverError::NoDisplay);
         }
         let program = locate().ok_or(DriverError::NotInstalled)?;
-        // tauri-driver takes port numbers, not sockets: a port found free
-        // can be taken by someone else before it binds. Then it exits at
-        // once, and it is started again on other ports.
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match TauriDriver::start_on_free_ports(&program, env) {
-                Err(DriverError::Exited { .. }) if attempts < PORT_ATTEMPTS => continue,
-                started => return started,
-            }
-        }
-    }
-
-    fn start_on_free_ports(
-        program: &std::path::Path,
-        env: &[(&str, &std::ffi::OsStr)],
-    ) -> Result<TauriDriver, DriverError> {
-        let port = free_port().map_err(DriverError::Spawn)?;
-        let native_port = free_port().map_err(DriverError::Spawn)?;
+        // tauri-driver takes port numbers, not sockets: they are reserved
+        // where no other process is handed them (see `ports`).
+        let port = ReservedPort::reserve().map_err(DriverError::Spawn)?;
+        let native_port = ReservedPort::reserve().map_err(DriverError::Spawn)?;
         let child = Command::new(program)
             .args([
                 "--port",
-                &port.to_string(),
+                &port.port().to_string(),
                 "--native-port",
-                &native_port.to_string(),
+                &native_port.port().to_string(),
             ])
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -82,11 +66,13 @@ impl TauriDriver {
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(DriverError::Spawn)?;
+        let listening = port.port();
         let mut driver = TauriDriver {
             child,
-            url: format!("http://127.0.0.1:{port}"),
+            url: format!("http://127.0.0.1:{listening}"),
+            _ports: [port, native_port],
         };
-        driver.wait_ready(port)?;
+        driver.wait_ready(listening)?;
         Ok(driver)
     }
 
@@ -153,8 +139,4 @@ fn locate() -> Option<PathBuf> {
         let candidate = cargo_home.join("bin").join("tauri-driver");
         candidate.is_file().then_some(candidate)
     })
-}
-
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }

@@ -82,13 +82,6 @@ impl AuthServer {
     }
 }
 
-/// A port nobody listens on now, for a server that must know its URL
-/// before it starts (a resource URL names its port).
-pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("local address").port()
-}
-
 /// A browser for one sign-in: no redirects followed by itself, cookies kept
 /// by name (the interaction and session cookies are all the flow needs).
 struct Browser {

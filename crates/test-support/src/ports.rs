@@ -69,3 +69,45 @@ fn onto_inherited_fd(listening: RawFd) -> std::io::Result<()> {
         Ok(())
     }
 }
+
+/// A loopback port bound but not listening, until dropped: connecting to
+/// it is refused, and no other process can listen on it meanwhile (it is
+/// bound without SO_REUSEADDR), so "nobody answers there" stays true.
+#[derive(Debug)]
+pub struct ClosedPort {
+    _socket: tokio::net::TcpSocket,
+    port: u16,
+}
+
+impl ClosedPort {
+    pub fn bind() -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+        socket
+            .bind(([127, 0, 0, 1], 0).into())
+            .expect("bind a loopback port");
+        let port = socket.local_addr().expect("local address").port();
+        Self {
+            _socket: socket,
+            port,
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_closed_port_refuses_connections_and_cannot_be_listened_on() {
+        let closed = ClosedPort::bind();
+        let refused = tokio::net::TcpStream::connect(("127.0.0.1", closed.port()))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+        assert!(TcpListener::bind(("127.0.0.1", closed.port())).is_err());
+    }
+}

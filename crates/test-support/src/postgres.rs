@@ -1,7 +1,7 @@
 //! A private PostgreSQL cluster for one test binary, from the
 //! distribution's `postgresql` package: initdb into a temporary directory,
-//! the server on a free loopback port with its socket in that directory,
-//! run as `nobody` when the tests run as root (PostgreSQL refuses root).
+//! the server listening only on a Unix socket in that directory (no TCP
+//! port that another process could take first), run as `nobody` when the tests run as root (PostgreSQL refuses root).
 //! Each test gets a database of its own; the seeded ones are copies of a
 //! template seeded once (by the caller's seeding), so a test starts in
 //! milliseconds.
@@ -17,14 +17,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crate::oauth::free_port;
-
 /// What to tell someone whose machine lacks PostgreSQL.
 const MISSING: &str = "PostgreSQL is not installed (no /usr/lib/postgresql/<version>/bin/postgres); \
                        run scripts/setup, which installs Debian's `postgresql` package";
-
-/// How many ports the server is tried on before its start counts as failed.
-const PORT_ATTEMPTS: u32 = 3;
 
 /// The database every seeded test database is copied from.
 const TEMPLATE: &str = "shop_template";
@@ -33,7 +28,8 @@ pub struct Cluster {
     bin: PathBuf,
     /// The cluster's data directory.
     data: PathBuf,
-    port: u16,
+    /// The directory of its socket.
+    socket_dir: PathBuf,
     /// The unprivileged account the server runs as, when we are root.
     account: Option<(u32, u32)>,
     /// Holds the watchdog's stdin open for as long as this process lives.
@@ -108,42 +104,31 @@ impl Cluster {
             .arg(&data)
             .args(["-U", "postgres", "-A", "trust", "-E", "UTF8"])
             .args(["--locale=C.UTF-8", "--no-sync", "--no-instructions"]));
-        // The server takes a port number, not a socket: a port found free
-        // may be taken before it binds. Then it stops at once, says so in
-        // its log, and is started again on another port.
         let log = dir.join("server.log");
-        let mut attempt = 1;
-        let port = loop {
-            let port = free_port();
-            let server_options = format!(
-                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=300 \
-                 -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
-                dir.display()
-            );
-            let started = cluster("pg_ctl")
-                .arg("-D")
-                .arg(&data)
-                .arg("-l")
-                .arg(&log)
-                .args(["-o", &server_options, "-w", "start"])
-                .output()
-                .unwrap_or_else(|error| panic!("pg_ctl: {error}. {MISSING}"));
-            if started.status.success() {
-                break port;
-            }
-            let said = std::fs::read_to_string(&log).unwrap_or_default();
-            assert!(
-                attempt < PORT_ATTEMPTS && said.contains("could not bind"),
-                "pg_ctl start failed: {}{}{said}",
-                String::from_utf8_lossy(&started.stdout),
-                String::from_utf8_lossy(&started.stderr)
-            );
-            attempt += 1;
-        };
+        let server_options = format!(
+            "-k {} -c listen_addresses= -c max_connections=300 \
+             -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            dir.display()
+        );
+        let started = cluster("pg_ctl")
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(&log)
+            .args(["-o", &server_options, "-w", "start"])
+            .output()
+            .unwrap_or_else(|error| panic!("pg_ctl: {error}. {MISSING}"));
+        assert!(
+            started.status.success(),
+            "pg_ctl start failed: {}{}{}",
+            String::from_utf8_lossy(&started.stdout),
+            String::from_utf8_lossy(&started.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
         Self {
             bin,
             data,
-            port,
+            socket_dir: dir,
             account,
             _watchdog: Mutex::new(watchdog),
             template_seeded: Mutex::new(false),
@@ -151,7 +136,10 @@ impl Cluster {
     }
 
     pub fn url(&self, database: &str) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+        format!(
+            "postgres://postgres@/{database}?host={}",
+            self.socket_dir.display()
+        )
     }
 
     /// The psql binary of this cluster, for a session a test holds open.

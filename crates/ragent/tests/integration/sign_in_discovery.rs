@@ -466,9 +466,10 @@ async fn a_server_that_lets_the_client_in_needs_no_sign_in() {
 
 #[tokio::test]
 async fn a_server_that_does_not_answer_is_unreachable() {
-    let port = test_support::oauth::free_port();
+    let closed = test_support::ports::ClosedPort::bind();
     let (tokens, _) = tokens();
-    let error = match sign_in::begin(&format!("http://127.0.0.1:{port}/mcp"), tokens, None).await {
+    let url = format!("http://127.0.0.1:{}/mcp", closed.port());
+    let error = match sign_in::begin(&url, tokens, None).await {
         Ok(_) => panic!("the sign-in began"),
         Err(error) => error,
     };
