@@ -8,9 +8,11 @@ mod support;
 use std::error::Error;
 use std::path::Path;
 
-use support::model::{ScriptedModel, Turn, text};
+use support::model::{ScriptedModel, Turn, text, tool_calls};
 use support::purchase::{COUPON, IPHONE, seed_purchase};
-use support::{Element, RunningApp, configure_model, newest_order, order_count, shop_of};
+use support::{
+    Element, RunningApp, cart_quantity, configure_model, newest_order, order_count, shop_of,
+};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -242,5 +244,64 @@ fn an_order_the_shop_says_cannot_run_leads_with_why_and_approves_only_on_a_secon
         told.contains("search_product 查找有货的其他配置"),
         "the model is told what to do next"
     );
+    Ok(())
+}
+
+#[test]
+fn an_order_on_the_card_of_its_add_says_it_will_ask_again_and_asks_with_the_total_after_the_add()
+-> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(vec![
+        tool_calls(&[
+            (
+                "call_cart",
+                "bitselect__update_cart_item",
+                serde_json::json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+            ),
+            (
+                "call_order",
+                "bitselect__create_order",
+                serde_json::json!({"items": [{"skuCode": IPHONE, "quantity": 1}], "couponCode": COUPON}),
+            ),
+        ]),
+        text("已下单，应付 ¥6,499.00。"),
+    ])?;
+    configure_model(data.path(), model.base_url())?;
+    let app = RunningApp::launch(data.path())?;
+    app.send_message("加一台 iPhone 17 到购物车并下单")?;
+
+    // One card, two calls: the order's preview says it does not count the add yet.
+    let cart_call = app.asking_call()?;
+    let order_note = "[data-call-id] [data-testid=preview-sequence]";
+    app.wait_for_text(order_note, "还没算上本卡片上面的操作")?;
+    let notes = app.session.find_all(order_note)?;
+    assert_eq!(notes.len(), 1, "only the order carries the note");
+    let before = order_count(data.path())?;
+
+    app.decide(&cart_call, "approve")?;
+    let order_call = app.asking_call()?;
+    // The shop says the order cannot run now (nothing in the cart): the
+    // first click arms approving, the second approves; the batch then runs.
+    app.arm_approve(&order_call)?;
+    let approve = app.session.find_in(&order_call, "[data-testid=approve]")?;
+    app.session.click(&approve)?;
+
+    // The add ran; the order did not: it asks again, worked out after the add.
+    let again = "[data-testid=card-call][data-status=asking] [data-testid=preview-sequence]";
+    app.wait_for_text(again, "上面的操作已执行")?;
+    assert_eq!(cart_quantity(data.path(), IPHONE)?, 1, "the add ran");
+    assert_eq!(order_count(data.path())?, before, "nothing ordered yet");
+    let asking = app.asking_call()?;
+    let shown = app.session.text(&asking)?;
+    assert!(
+        shown.contains("¥6,499.00"),
+        "the order's amount to pay after the add: {shown}"
+    );
+
+    app.decide(&asking, "approve")?;
+    app.wait_for_text("[data-testid=message-assistant]", "已下单")?;
+    assert_eq!(order_count(data.path())?, before + 1);
+    let newest = newest_order(data.path())?;
+    assert_eq!(newest["payAmountFen"], 649_900, "{newest}");
     Ok(())
 }

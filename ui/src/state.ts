@@ -61,6 +61,9 @@ export class ChatLog {
   readonly entries: Entry[] = [];
   running = false;
   private counter = 0;
+  /** Events applied so far, and when (in those) the core last asked each call again. */
+  private applied = 0;
+  private readonly askedAgainAt = new Map<string, number>();
 
   constructor(sessionId: string) {
     this.sessionId = sessionId;
@@ -137,6 +140,8 @@ export class ChatLog {
   }
 
   apply(event: AgentEvent): Entry[] {
+    this.applied += 1;
+    if (event.type === "call_status_changed" && event.status === "asking") this.askedAgainAt.set(event.call_id, this.applied);
     // A retry notice lasts until the next news of the run.
     const retried = event.type === "model_retrying" ? [] : this.dropRetrying();
     return [...retried, ...this.applyEvent(event)];
@@ -356,6 +361,16 @@ export class ChatLog {
   }
 
   /** Records a decision the backend accepted: the call's new status, and a denial's reason. */
+  /**
+   * From now on, tells whether the core moves a call back to asking: it
+   * ran calls above it on the card and what it would do changed. A
+   * decision's answer that arrives after that does not mark it decided.
+   */
+  watchAskedAgain(): (callId: string) => boolean {
+    const since = this.applied;
+    return (callId) => (this.askedAgainAt.get(callId) ?? 0) > since;
+  }
+
   markDecided(decided: Array<{ callId: string; status: CallStatus; reason?: string | null }>): Entry[] {
     return decided.flatMap(({ callId, status, reason }) => {
       const current = this.cardCall(callId)?.status;

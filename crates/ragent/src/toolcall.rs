@@ -111,6 +111,19 @@ impl CallStatus {
             .all(|&to| self.transition(to).is_err())
     }
 
+    /// The call went out to its server (or may have: `running`), so
+    /// whatever it does may be done.
+    pub fn was_sent(self) -> bool {
+        matches!(
+            self,
+            CallStatus::Running
+                | CallStatus::Succeeded
+                | CallStatus::Failed
+                | CallStatus::Interrupted
+                | CallStatus::AwaitingInput
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             CallStatus::Proposed => "proposed",

@@ -14,6 +14,7 @@ import { Editor } from "./card-editor";
 import { previewView } from "./card-preview";
 import { riskBadge } from "./risk-badge";
 import { readPreview } from "../preview-content";
+import { sameSequence, type Sequence } from "../card-sequence";
 
 export interface CallHost {
   i18n: I18n;
@@ -62,6 +63,8 @@ export class CardCallView {
   private armed = false;
   private readonly approve: HTMLButtonElement;
   private readonly editButton: HTMLButtonElement;
+  /** How the preview stands to the calls above on the card. */
+  private sequence: Sequence | null = null;
 
   constructor(call: CardCall, host: CallHost) {
     this.call = call;
@@ -167,6 +170,18 @@ export class CardCallView {
 
   get asking(): boolean {
     return this.call.status === "asking";
+  }
+
+  /** The call as the card shows it now, with its current status. */
+  get current(): CardCall {
+    return this.call;
+  }
+
+  /** Says whether the preview counts the calls above it on the card. */
+  setSequence(sequence: Sequence): void {
+    if (this.sequence !== null && sameSequence(this.sequence, sequence)) return;
+    this.sequence = sequence;
+    if (this.call.preview !== null) replace(this.previewSlot, previewView(this.call.preview, this.host.i18n, null, sequence));
   }
 
   /** The call as the core sends it again (same card): a new preview, or edited arguments proposed. */
@@ -338,7 +353,7 @@ export class CardCallView {
       replace(this.detailsSlot, this.argsSlot, this.rawDisclosure);
       return;
     }
-    replace(this.previewSlot, previewView(preview, this.host.i18n));
+    replace(this.previewSlot, previewView(preview, this.host.i18n, null, this.sequence));
     this.argsDisclosure.append(this.argsSlot, this.rawDisclosure);
     replace(this.detailsSlot, this.argsDisclosure);
   }

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
 import type { CallPreview, JsonValue } from "../protocol";
-import { FakeApi } from "../test/fake-api";
-import { CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import { FakeApi, settle } from "../test/fake-api";
+import { AIRPODS_CART_PREVIEW, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
 import { confirmationCard } from "./card";
 import { previewView } from "./card-preview";
 
@@ -187,5 +187,31 @@ describe("a card shows a call's preview as the shopper's view", () => {
     expect(el.querySelector('[data-testid="preview"]')).toBeNull();
     expect(el.querySelector('[data-testid="arguments"]')).toBeNull();
     expect(texts(el, ".card-args dt")).toEqual(["商品编码", "操作", "数量"]);
+  });
+});
+
+describe("a card's previews account for each other", () => {
+  it("the order below an add says it does not count the add yet, in the shopper's language", () => {
+    const order = { ...CREATE_ORDER_CALL, risk: "moves_money" as const };
+    const el = mountCall({ call_id: "add", preview: AIRPODS_CART_PREVIEW }, { ...order, call_id: "order" });
+    const notes = texts(el, '[data-testid="preview-sequence"]');
+    expect(notes).toEqual([zh.t("preview.mayAskAgain")]);
+    expect(notes[0]).toContain("再确认");
+  });
+
+  it("once the add ran and the order asks again, the card says why", () => {
+    const order = { ...CREATE_ORDER_CALL, risk: "moves_money" as const };
+    const el = mountCall({ call_id: "add", preview: AIRPODS_CART_PREVIEW, status: "succeeded" }, { ...order, call_id: "order" });
+    expect(texts(el, '[data-testid="preview-sequence"]')).toEqual([zh.t("preview.askedAgain")]);
+  });
+
+  it("two adds: the second shows the cart's total with the first, and the line goes when the first is denied", async () => {
+    const el = mountCall({ call_id: "a1", preview: AIRPODS_CART_PREVIEW }, { call_id: "a2", preview: AIRPODS_CART_PREVIEW });
+    // ¥8,797 after the second alone, ¥999 more with the first.
+    expect(texts(el, '[data-testid="cart-with-earlier"]')).toEqual(["¥9,796.00"]);
+    expect(texts(el, ".preview-total-cart-with-earlier")[0]).toBe("连同本卡片上面的加购");
+    el.querySelector<HTMLElement>('[data-testid="deny"]')?.click();
+    await settle();
+    expect(texts(el, '[data-testid="cart-with-earlier"]')).toEqual([]);
   });
 });

@@ -15,22 +15,31 @@ import {
   type TotalKind,
 } from "../preview-content";
 import type { CallPreview } from "../protocol";
+import type { Sequence } from "../card-sequence";
 
 const ARROW = " → ";
 
 /**
  * `used` is the address a finished call actually used (from its result):
  * a finished card shows it rather than what the preview expected.
+ * `sequence`: how the preview stands to the calls above it on its card.
  */
-export function previewView(preview: CallPreview, i18n: I18n, used: PreviewAddress | null = null): HTMLElement {
+export function previewView(
+  preview: CallPreview,
+  i18n: I18n,
+  used: PreviewAddress | null = null,
+  sequence: Sequence | null = null,
+): HTMLElement {
   const { t } = i18n;
   const el = h("section", {
     class: `preview preview-${preview.outcome.type}`,
     attrs: { "data-testid": "preview", "data-outcome": preview.outcome.type, "aria-label": t("preview.label") },
   });
+  const note = sequenceNote(sequence, i18n);
+  if (note !== null) el.append(note);
   switch (preview.outcome.type) {
     case "computed":
-      el.append(...computed(readPreview(preview.outcome.content), i18n, used));
+      el.append(...computed(readPreview(preview.outcome.content), i18n, used, sequence?.cartWithEarlier ?? null));
       break;
     case "refused":
       el.append(h("p", { class: "preview-refused", text: t("preview.refused", { message: preview.outcome.message }) }));
@@ -50,12 +59,24 @@ export function previewView(preview: CallPreview, i18n: I18n, used: PreviewAddre
   return el;
 }
 
-function computed(content: PreviewContent, i18n: I18n, used: PreviewAddress | null): HTMLElement[] {
+/** Whether the numbers below count the calls above on the card. */
+function sequenceNote(sequence: Sequence | null, i18n: I18n): HTMLElement | null {
+  if (sequence === null) return null;
+  const key = sequence.askedAgain ? "preview.askedAgain" : sequence.mayAskAgain ? "preview.mayAskAgain" : null;
+  if (key === null) return null;
+  return h("p", {
+    class: `preview-sequence preview-sequence-${sequence.askedAgain ? "asked-again" : "may-ask-again"}`,
+    text: i18n.t(key),
+    attrs: { "data-testid": "preview-sequence", role: "note" },
+  });
+}
+
+function computed(content: PreviewContent, i18n: I18n, used: PreviewAddress | null, cartWithEarlier: bigint | null): HTMLElement[] {
   const parts: Array<HTMLElement | null> = [
     content.summary === null ? null : h("p", { class: "preview-summary", text: content.summary, attrs: { "data-testid": "preview-summary" } }),
     warnings(content.warnings, i18n),
     content.lines.length === 0 ? null : linesTable(content.lines, i18n),
-    content.totals.length === 0 ? null : totalsList(content.totals, i18n),
+    content.totals.length === 0 ? null : totalsList(content.totals, i18n, cartWithEarlier),
     used === null ? addressBlock(content, i18n) : usedAddressBlock(used, content.addressBefore, i18n),
   ];
   return parts.filter((part): part is HTMLElement => part !== null);
@@ -136,7 +157,16 @@ function linesTable(lines: PreviewLine[], i18n: I18n): HTMLElement {
 const NAMES = [createI18n("zh-CN"), createI18n("en")];
 const kindKey = (kind: TotalKind | null): MessageKey => (kind === null ? "preview.total.other" : `preview.total.${kind}`);
 
-function totalsList(totals: PreviewTotal[], i18n: I18n): HTMLElement {
+function totalsList(totals: PreviewTotal[], i18n: I18n, cartWithEarlier: bigint | null): HTMLElement {
+  // The cart after this call and the cart changes above it on the card:
+  // each preview alone counts only its own.
+  const withEarlier =
+    cartWithEarlier === null
+      ? []
+      : [
+          h("dt", { class: "preview-total preview-total-cart-with-earlier", attrs: { "data-kind": "cart-with-earlier" } }, h("span", { text: i18n.t("preview.total.cartWithEarlier") })),
+          h("dd", { class: "preview-total preview-total-cart-with-earlier num", text: formatFen(cartWithEarlier), attrs: { "data-testid": "cart-with-earlier" } }),
+        ];
   return h(
     "dl",
     { class: "preview-totals", attrs: { "data-testid": "preview-totals" } },
@@ -150,6 +180,7 @@ function totalsList(totals: PreviewTotal[], i18n: I18n): HTMLElement {
         h("dd", { class: `${cls} num`, text: total.amountFen === null ? "—" : formatFen(total.amountFen) }),
       ];
     }),
+    ...withEarlier,
   );
 }
 

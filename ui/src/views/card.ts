@@ -19,6 +19,7 @@
 import type { Api } from "../api";
 import { button, formatTime, h } from "../dom";
 import { outcomeOf, type CallFacts } from "../call-outcome";
+import { sequenceOf } from "../card-sequence";
 import type { I18n } from "../i18n";
 import type { CallDecision, CallStatus, ConfirmationCard, ToolCallView } from "../protocol";
 import { CardCallView } from "./card-call";
@@ -31,6 +32,8 @@ export interface CardDeps {
   i18n: I18n;
   /** The backend accepted decisions: these calls now have these statuses. */
   onAccepted(statuses: Array<{ callId: string; status: CallStatus; reason: string | null }>): void;
+  /** From now on, tells whether the core asks a call again (see `ChatLog.watchAskedAgain`). */
+  watchAskedAgain?(): (callId: string) => boolean;
 }
 
 export interface CardView {
@@ -54,6 +57,9 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
 
   const decide = async (decisions: CallDecision[]): Promise<void> => {
     if (busy || decisions.length === 0) return;
+    // The core may record the decision, run the calls above and ask again
+    // before the reply's answer arrives: such a call is not marked decided.
+    const askedAgain = deps.watchAskedAgain?.() ?? (() => false);
     const focused = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     const hadFocus = focused !== null && el.contains(focused);
     const deciding = focused ? calls.find((c) => c.el.contains(focused)) : undefined;
@@ -80,12 +86,13 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       }
       return;
     }
-    const statuses = decisions.map((d): { callId: string; status: CallStatus; reason: string | null } => ({
+    const settled = decisions.filter((d) => !askedAgain(d.call_id));
+    const statuses = settled.map((d): { callId: string; status: CallStatus; reason: string | null } => ({
       callId: d.call_id,
       status: d.decision.type === "deny" ? "denied" : "approved",
       reason: d.decision.type === "deny" ? d.decision.reason : null,
     }));
-    for (const d of decisions) calls.find((c) => c.callId === d.call_id)?.accepted(d.decision);
+    for (const d of settled) calls.find((c) => c.callId === d.call_id)?.accepted(d.decision);
     for (const { callId, status } of statuses) calls.find((c) => c.callId === callId)?.setStatus(status);
     render();
     deps.onAccepted(statuses);
@@ -170,9 +177,11 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     denyAll.textContent = t("card.denyAll", { count: open });
     expires.textContent = t("card.expires", { time: formatTime(card.expires_at, deps.i18n.lang) });
     expires.hidden = open === 0;
-    for (const c of calls) {
+    const current = calls.map((c) => c.current);
+    calls.forEach((c, i) => {
+      c.setSequence(sequenceOf(current, i));
       c.showOutcome(outcomeOf({ ...noFacts, ...facts.get(c.callId), status: c.currentStatus }, deps.i18n, open));
-    }
+    });
     keys.render(open);
   }
 

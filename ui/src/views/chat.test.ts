@@ -181,6 +181,40 @@ describe("cards in the chat", () => {
     expect(call("a").querySelector('[data-testid="approve"]')?.closest<HTMLElement>(".card-actions")?.hidden).toBe(true);
   });
 
+  for (const order of ["before", "after"] as const) {
+    it(`an order the core asks again after the add above it ran stays asking, its events ${order} the reply's answer`, async () => {
+      const add = cardCall({ call_id: "add" });
+      const orderCall = { ...CREATE_ORDER_CALL, risk: "moves_money" as const };
+      const first = card([add, orderCall]);
+      emit({ type: "confirmation_requested", card: first });
+      emit({ type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } });
+      const call = (id: string) => chat.el.querySelector<HTMLElement>(`[data-testid="card-call"][data-call-id="${id}"]`)!;
+      call("add").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.click();
+      await settle();
+
+      // Approving the order runs the card: the add, then the core asks again for the order.
+      api.hold = true;
+      call("call-order").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.click();
+      await settle();
+      const coreAsksAgain = () => {
+        emit({ type: "run_started" });
+        emit({ type: "tool_call_finished", call: callView({ call_id: "add", status: "succeeded", reply_id: "reply-1" }) });
+        emit({ type: "call_status_changed", call_id: "call-order", status: "asking" });
+        emit({ type: "confirmation_requested", card: { ...first, calls: [{ ...add, status: "succeeded" }, orderCall] } });
+        emit({ type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } });
+      };
+      if (order === "before") coreAsksAgain();
+      api.release();
+      await settle();
+      if (order === "after") coreAsksAgain();
+
+      expect(call("add").dataset.status).toBe("succeeded");
+      expect(call("call-order").dataset.status).toBe("asking");
+      expect(call("call-order").querySelector('[data-testid="preview-sequence"]')?.textContent).toBe(i18n.t("preview.askedAgain"));
+      expect(call("call-order").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.closest<HTMLElement>(".card-actions")?.hidden).toBe(false);
+    });
+  }
+
   it("edited arguments proposed again replace the card's arguments and close the editor", async () => {
     const first = card([cardCall({ call_id: "a" })]);
     emit({ type: "confirmation_requested", card: first });

@@ -194,6 +194,7 @@ export class ChatView {
           api,
           i18n,
           focusComposer: () => this.composer.focus(),
+          watchAskedAgain: () => this.log?.watchAskedAgain() ?? (() => false),
           onAccepted: (decided) => {
             const log = this.log;
             if (!log) return;

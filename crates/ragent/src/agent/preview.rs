@@ -4,7 +4,9 @@
 //! believes that only of a trusted server ([`bound_preview`]), calls the
 //! preview when the card is made ([`fill_card`]) and again when the user
 //! approves ([`check_approvals`]): an approval whose call would now do
-//! something else is refused, and the card shows the new preview.
+//! something else is refused, and the card shows the new preview. A call
+//! that moves money is previewed once more before it is sent behind a
+//! write of its card that went out ([`ask_again_if_moved`]).
 
 use std::collections::BTreeMap;
 
@@ -17,10 +19,10 @@ use crate::error::AgentError;
 use crate::mcp::{ToolInvocation, UNWATCHED, qualified_name};
 use crate::policy::Trust;
 use crate::protocol::{
-    AgentEvent, AuditDecision, CallDecision, CallPreview, Decision, PreviewOutcome,
+    AgentEvent, AuditDecision, CallDecision, CallPreview, CallRisk, Decision, PreviewOutcome,
 };
 use crate::store::StoreError;
-use crate::store::calls::{self, BatchState, CallRecord};
+use crate::store::calls::{self, BatchState, CallRecord, CallUpdate};
 use crate::toolcall::CallStatus;
 
 /// The tool that previews calls of `write`, when its word can be taken:
@@ -107,6 +109,31 @@ fn unbound(tool: &str, now: i64) -> CallPreview {
     }
 }
 
+/// `call`'s preview computed again with `arguments`, by the tool that
+/// binds it in `tools` now (none bound: unavailable).
+async fn again(
+    inner: &Inner,
+    tools: &ToolIndex,
+    call: &CallRecord,
+    arguments: &Value,
+) -> CallPreview {
+    let now = inner.now();
+    match tools
+        .get(&call.qualified_name)
+        .and_then(|write| bound_preview(write, tools))
+    {
+        Some(preview) => compute(inner, preview, arguments, now).await,
+        None => unbound(call.preview_tool.as_deref().unwrap_or_default(), now),
+    }
+}
+
+/// Whether `fresh` promises what `call`'s card showed.
+fn promises_what_was_shown(call: &CallRecord, fresh: &CallPreview) -> bool {
+    call.preview
+        .as_ref()
+        .is_some_and(|shown| shown.outcome.same_consequences(&fresh.outcome))
+}
+
 /// Computes the preview of every asking call of the batch that has none
 /// yet and whose tool binds one, and stores it with the call, before the
 /// card is shown. `tools` is the listing the calls were judged against.
@@ -185,19 +212,8 @@ pub(crate) async fn check_approvals(
             .or(call.arguments.as_ref())
             .cloned()
             .unwrap_or(Value::Null);
-        let now = inner.now();
-        let fresh = match tools
-            .get(&call.qualified_name)
-            .and_then(|write| bound_preview(write, &tools))
-        {
-            Some(preview) => compute(inner, preview, &arguments, now).await,
-            None => unbound(call.preview_tool.as_deref().unwrap_or_default(), now),
-        };
-        let same = call
-            .preview
-            .as_ref()
-            .is_some_and(|shown| shown.outcome.same_consequences(&fresh.outcome));
-        if !same || edited.is_some() {
+        let fresh = again(inner, &tools, call, &arguments).await;
+        if !promises_what_was_shown(call, &fresh) || edited.is_some() {
             changed.push((call.clone(), fresh, edited.cloned()));
         }
     }
@@ -230,6 +246,79 @@ pub(crate) async fn check_approvals(
     })?;
     inner.emit(session_id, None, AgentEvent::ConfirmationRequested { card });
     Err(refused)
+}
+
+/// Whether `call` must be previewed again before it is sent: it moves
+/// money, was approved on a preview, and another write of its card has
+/// been sent since the card was made (adding to the cart changes the
+/// order's total), so what it would do may no longer be what was shown.
+pub(crate) fn recheck_before_sending(
+    conn: &Connection,
+    call: &CallRecord,
+) -> Result<bool, StoreError> {
+    if call.status != CallStatus::Approved
+        || call.risk != CallRisk::MovesMoney
+        || call.preview.is_none()
+    {
+        return Ok(false);
+    }
+    Ok(calls::calls_of_batch(conn, &call.reply_id)?
+        .iter()
+        .any(|other| other.id != call.id && other.can_change && other.status.was_sent()))
+}
+
+/// Before a call [`recheck_before_sending`] names is sent: its preview
+/// computed again. When it now promises other consequences than the card
+/// showed, the call is not sent: it asks again with the new preview, its
+/// batch reopens until `expires_at`, and the card is shown; `true` is
+/// returned then.
+pub(crate) async fn ask_again_if_moved(
+    inner: &Inner,
+    call: &CallRecord,
+    expires_at: i64,
+) -> Result<bool, AgentError> {
+    let tools = super::run::tool_index(inner, &|_| {}).await?;
+    let arguments = call.arguments.clone().unwrap_or(Value::Null);
+    let fresh = again(inner, &tools, call, &arguments).await;
+    if promises_what_was_shown(call, &fresh) {
+        return Ok(false);
+    }
+    let now = inner.now();
+    let card = inner.store.with_tx(|tx| {
+        let update = CallUpdate {
+            note: Some("an earlier call of its card changed what it would do: asks again".into()),
+            ..CallUpdate::default()
+        };
+        let asking = calls::move_call(tx, call.clone(), CallStatus::Asking, &update, now)?;
+        let revised = calls::set_preview(tx, &asking, &fresh, None, now)?;
+        record_audit(
+            tx,
+            &revised,
+            AuditDecision::PreviewChanged,
+            Some("an earlier call of its card ran: its new preview is shown for a new decision"),
+            now,
+        )?;
+        calls::reopen_batch(tx, &call.reply_id, expires_at)?;
+        let batch = calls::get_batch(tx, &call.reply_id)?
+            .ok_or_else(|| StoreError::NotFound(format!("batch {}", call.reply_id)))?;
+        super::batch::card(tx, &batch)
+    })?;
+    // The page holds the call as approved: it is told of the move first,
+    // so the card sent again is not read as a stale one.
+    inner.emit(
+        &call.session_id,
+        None,
+        AgentEvent::CallStatusChanged {
+            call_id: call.id.clone(),
+            status: CallStatus::Asking,
+        },
+    );
+    inner.emit(
+        &call.session_id,
+        None,
+        AgentEvent::ConfirmationRequested { card },
+    );
+    Ok(true)
 }
 
 /// The asking calls of a pending batch of the session, by id; none when

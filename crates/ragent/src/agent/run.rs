@@ -265,10 +265,16 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
                 reply_id: stored.batch.reply_id,
             });
         }
-        if let BatchRun::AwaitsInput { request_id } =
-            run_batch(ctx, &stored.batch, &stored.allowed).await?
-        {
-            return Ok(StopReason::AwaitingInput { request_id });
+        match run_batch(ctx, &stored.batch, &stored.allowed).await? {
+            BatchRun::AwaitsInput { request_id } => {
+                return Ok(StopReason::AwaitingInput { request_id });
+            }
+            BatchRun::AsksAgain => {
+                return Ok(StopReason::AwaitingConfirmation {
+                    reply_id: stored.batch.reply_id,
+                });
+            }
+            BatchRun::Done => {}
         }
     }
     Ok(StopReason::MaxTurns {
@@ -356,10 +362,11 @@ async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<Resumed, Halt> {
         ctx.emit(AgentEvent::ConfirmationRequested { card });
         return Ok(Resumed::AsksAgain);
     }
-    if let BatchRun::AwaitsInput { request_id } = run_batch(ctx, &batch, &judged.runnable).await? {
-        return Ok(Resumed::AwaitsInput { request_id });
+    match run_batch(ctx, &batch, &judged.runnable).await? {
+        BatchRun::AwaitsInput { request_id } => Ok(Resumed::AwaitsInput { request_id }),
+        BatchRun::AsksAgain => Ok(Resumed::AsksAgain),
+        BatchRun::Done => Ok(Resumed::Ran { tools }),
     }
-    Ok(Resumed::Ran { tools })
 }
 
 /// How running a batch went.
@@ -369,6 +376,10 @@ enum BatchRun {
     /// A call's server asked the user for input: the calls after it wait
     /// with the batch.
     AwaitsInput { request_id: String },
+    /// A call that moves money would now do something else than its card
+    /// showed, since an earlier call of the card ran: it asks again, and
+    /// the calls after it wait with the batch.
+    AsksAgain,
 }
 
 /// Tells the page about calls that moved when judged again.
@@ -404,6 +415,19 @@ async fn run_batch(
     let emit = |event: AgentEvent| ctx.emit(event);
     let last = runnable.len().checked_sub(1);
     for (i, call) in runnable.iter().enumerate() {
+        let recheck = ctx
+            .inner
+            .store
+            .with_conn(|c| super::preview::recheck_before_sending(c, call))?;
+        if recheck {
+            let expires_at = ctx
+                .inner
+                .now()
+                .saturating_add(batch::expiry_ms(&ctx.inner.settings()));
+            if super::preview::ask_again_if_moved(ctx.inner, call, expires_at).await? {
+                return Ok(BatchRun::AsksAgain);
+            }
+        }
         // The last call's ending and the batch's close are one transaction.
         let closing = (Some(i) == last).then_some(batch);
         let done = execute::execute(ctx.inner, call, &emit, closing).await?;

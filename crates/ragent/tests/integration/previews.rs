@@ -190,6 +190,109 @@ async fn a_price_changed_between_the_card_and_the_approval_is_refused_and_the_ne
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_on_the_card_of_the_add_it_needs_asks_again_with_the_total_after_the_add() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "加入购物车并用满减券下单。",
+        &[
+            (
+                "c1",
+                "shop__update_cart_item",
+                json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+            ),
+            (
+                "c2",
+                "shop__create_order",
+                json!({"items": [{"skuCode": IPHONE, "quantity": 1}], "couponCode": COUPON}),
+            ),
+        ],
+    ));
+    let card = h.say("买一台 iPhone 17 并下单").await.card().clone();
+    let shown_before = card.calls[1].preview.clone();
+    let db = h.shop_db();
+    let orders_before = db.order_count();
+
+    // The user approves both: the add runs, the order does not, since it
+    // would now do something else than its card showed.
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
+        .unwrap();
+    let stop = h.events.until_stop().await;
+    assert_eq!(
+        stop.reason,
+        StopReason::AwaitingConfirmation {
+            reply_id: card.reply_id.clone()
+        }
+    );
+    assert_eq!(db.cart_quantity(IPHONE), 1, "the add ran");
+    assert_eq!(db.order_count(), orders_before, "nothing ordered");
+
+    // The card is back with the add done and the order's new preview.
+    let again = pending(&h);
+    assert_eq!(again.calls[0].status, CallStatus::Succeeded);
+    assert_eq!(again.calls[1].status, CallStatus::Asking);
+    assert_ne!(again.calls[1].preview, shown_before);
+    assert_eq!(total(content(&again.calls[1]), "pay"), 649_900);
+
+    // Approved again: ordered at what the card now says.
+    h.model.push_turn(text_turn("已下单。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&again))
+        .await
+        .unwrap();
+    assert_eq!(h.events.until_stop().await.reason, StopReason::Completed);
+    assert_eq!(db.order_count(), orders_before + 1);
+    let orders = db.orders_of(IPHONE);
+    assert_eq!(db.pay_fen(&orders.last().unwrap().0), 649_900);
+    let audited: Vec<(String, AuditDecision)> = h
+        .agent
+        .audit_log(10)
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.call_id == card.calls[1].call_id)
+        .map(|a| (a.call_id, a.decision))
+        .collect();
+    let order_call = card.calls[1].call_id.clone();
+    assert_eq!(
+        audited,
+        vec![
+            (order_call.clone(), AuditDecision::UserApproved),
+            (order_call.clone(), AuditDecision::PreviewChanged),
+            (order_call, AuditDecision::UserApproved),
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adding_to_the_cart_twice_on_one_card_runs_both_without_asking_again() {
+    let mut h = Harness::start(Setup::shop()).await;
+    h.model.push_turn(calls_turn(
+        "加两台。",
+        &[
+            (
+                "c1",
+                "shop__update_cart_item",
+                json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+            ),
+            (
+                "c2",
+                "shop__update_cart_item",
+                json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+            ),
+        ],
+    ));
+    let card = h.say("加两台 iPhone 17").await.card().clone();
+    h.model.push_turn(text_turn("已加入。"));
+    h.agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await
+        .unwrap();
+    assert_eq!(h.events.until_stop().await.reason, StopReason::Completed);
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stock_taken_by_someone_else_before_the_approval_is_refused_with_the_shops_message() {
     let mut h = Harness::start(Setup::shop()).await;
     let card = order_card(&mut h).await;
