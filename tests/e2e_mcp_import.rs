@@ -47,21 +47,38 @@ fn claude_desktop_config(shared: &Path) -> Result<String, Box<dyn Error>> {
     }))?)
 }
 
-/// Pastes `config` into the settings' import and adds its servers.
-fn import(app: &RunningApp, config: &str, server: &str) -> TestResult {
+/// Pastes `config` into the settings' import and adds its servers, which
+/// come in turned off; then turns `server` on in its row and saves, as
+/// the page asks. Returns the arguments the preview listed for `server`,
+/// one item each.
+fn import(app: &RunningApp, config: &str, server: &str) -> Result<Vec<String>, Box<dyn Error>> {
     click(app, "[data-testid=settings]")?;
     click(app, "[data-testid=section-servers]")?;
     click(app, "[data-testid=import-servers]")?;
     let pasted = app.session.find("[data-testid=import-text]")?;
     app.session.type_into(&pasted, config)?;
     click(app, "[data-testid=import-preview]")?;
-    app.wait_for_text(
-        &format!("[data-testid=import-server][data-name={server}]"),
-        "",
-    )?;
+    let planned = format!("[data-testid=import-server][data-name={server}]");
+    app.wait_for_text(&planned, "")?;
+    let args = app
+        .session
+        .find_all(&format!("{planned} [data-testid=import-arg]"))?
+        .iter()
+        .map(|arg| app.session.text(arg))
+        .collect::<Result<Vec<_>, _>>()?;
     click(app, "[data-testid=import-apply]")?;
-    app.wait_for_text("[data-testid=import-added]", "1")?;
-    Ok(())
+    app.wait_for_text("[data-testid=import-added]", "都是停用的")?;
+    // Added, but nothing runs until the user turns it on: the screen drawn
+    // after the import (its row, and the tools listed with it) shows it
+    // turned off and offers none of its tools.
+    let row = format!("[data-testid=server-form][data-name={server}]");
+    app.wait_for_element(&row)?;
+    let off = format!("{row} [data-testid=server-disabled]");
+    assert_eq!(app.session.count(&format!("{off}:checked"))?, 1);
+    assert_eq!(app.session.count(&format!("[data-tool^={server}__]"))?, 0);
+    click(app, &off)?;
+    click(app, "[data-testid=save-settings]")?;
+    Ok(args)
 }
 
 fn executable(path: &Path, script: &str) -> TestResult {
@@ -87,7 +104,15 @@ fn a_pasted_claude_desktop_config_brings_its_server_whose_read_asks_and_then_run
     configure_model(data.path(), model.base_url())?;
     let app = RunningApp::launch(data.path())?;
 
-    import(&app, &claude_desktop_config(shared.path())?, "filesystem")?;
+    let args = import(&app, &claude_desktop_config(shared.path())?, "filesystem")?;
+    // The preview showed each argument on its own.
+    assert_eq!(
+        args,
+        vec![
+            filesystem_server()?.display().to_string(),
+            shared.path().display().to_string()
+        ]
+    );
 
     // Its tools are listed with the shop's, for a policy per tool.
     click(&app, "[data-testid=section-tools]")?;
@@ -154,7 +179,8 @@ fn an_app_started_with_a_desktop_sessions_path_finds_a_server_on_the_login_shell
     )?;
 
     let config = json!({ "mcpServers": { "shopping-list": { "command": "shopping-list-mcp" } } });
-    import(&app, &config.to_string(), "shopping-list")?;
+    let args = import(&app, &config.to_string(), "shopping-list")?;
+    assert_eq!(args, Vec::<String>::new(), "it takes no arguments");
     click(&app, "[data-testid=section-tools]")?;
     app.wait_for_text(
         "[data-tool=shopping-list__read_text_file]",

@@ -10,7 +10,7 @@ use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::mcp::export::{McpExport, SecretKind, WithheldSecret};
 use crate::mcp::import::{
     Expected, ImportFormat, ImportNote, ImportPlan, ImportPreview, ImportProblem, PlannedServer,
-    RenameReason, VariableUse,
+    PlannedValue, RenameReason, VariableUse,
 };
 use crate::mcp::{ServerStatus, SignInStatus};
 use crate::policy::ToolOverride;
@@ -101,6 +101,7 @@ pub fn render() -> String {
         ImportPlan::decl(&cfg),
         ImportFormat::decl(&cfg),
         PlannedServer::decl(&cfg),
+        PlannedValue::decl(&cfg),
         RenameReason::decl(&cfg),
         VariableUse::decl(&cfg),
         ImportNote::decl(&cfg),

@@ -472,13 +472,38 @@ original_name: string,
  */
 rename: RenameReason | null, 
 /**
- * What will be saved; `trusted` is always false.
+ * What will be saved; `trusted` is always false, and `disabled`
+ * always true: nothing pasted runs until the user turns it on.
  */
 server: ServerView, 
+/**
+ * Whether the pasted text had it turned off already.
+ */
+was_disabled: boolean, 
+/**
+ * Each env value (stdio) or header (HTTP), in order: what it is made
+ * of, never a value written in the text.
+ */
+values: Array<PlannedValue>, 
 /**
  * The `${env:NAME}` it uses, and whether each is set now.
  */
 variables: Array<VariableUse>, };
+
+export type PlannedValue = { 
+/**
+ * The variable's or header's name.
+ */
+name: string, 
+/**
+ * The `${env:NAME}` variables it is filled in from, in order.
+ */
+from_variables: Array<string>, 
+/**
+ * It also holds text written in the config (shown hidden: it may be
+ * a secret).
+ */
+has_written_text: boolean, };
 
 export type RenameReason = "invalid_name" | "builtin" | "existing";
 

@@ -19,14 +19,21 @@ const PLAN: ImportPlan = {
       name: "bitselect-2",
       original_name: "bitselect",
       rename: "builtin",
-      server: { command: "bitselect-mcp", args: ["--data-dir", "/srv/shop"], env: ["TOKEN"], trusted: false, disabled: false, timeout_secs: 30 },
+      server: { command: "bitselect-mcp", args: ["--data-dir", "/srv/my shop"], env: ["TOKEN", "PLAIN"], trusted: false, disabled: true, timeout_secs: 30 },
+      was_disabled: false,
+      values: [
+        { name: "TOKEN", from_variables: ["SHOP_TOKEN"], has_written_text: false },
+        { name: "PLAIN", from_variables: [], has_written_text: true },
+      ],
       variables: [{ name: "SHOP_TOKEN", set: false }],
     },
     {
       name: "remote-notes",
       original_name: "remote notes",
       rename: "invalid_name",
-      server: { url: "https://notes.example.com/mcp", headers: [], trusted: false, disabled: true, timeout_secs: null },
+      server: { url: "https://notes.example.com/mcp", headers: ["Authorization"], trusted: false, disabled: true, timeout_secs: null },
+      was_disabled: true,
+      values: [{ name: "Authorization", from_variables: ["NOTES_TOKEN"], has_written_text: true }],
       variables: [],
     },
   ],
@@ -61,7 +68,7 @@ beforeEach(() => {
 });
 
 describe("importing MCP servers", () => {
-  it("opens a paste box and shows the plan: names, renames, commands or URLs, trust off, unset variables", async () => {
+  it("opens a paste box and shows the plan: names, renames, each argument, URLs, env and headers by variable, trust and start off", async () => {
     await mount();
     expect(q('[data-testid="import-dialog"]').hidden).toBe(true);
     api.importPreview = { outcome: "plan", plan: PLAN };
@@ -71,12 +78,20 @@ describe("importing MCP servers", () => {
     expect(api.of("save_settings")).toEqual([]);
     const servers = [...root.querySelectorAll<HTMLElement>('[data-testid="import-server"]')];
     expect(servers.map((s) => s.dataset.name)).toEqual(["bitselect-2", "remote-notes"]);
-    expect(servers[0].textContent).toContain("bitselect-mcp --data-dir /srv/shop");
+    const inside = (server: HTMLElement, testid: string) => [...server.querySelectorAll(`[data-testid="${testid}"]`)].map((el) => el.textContent);
+    expect(inside(servers[0], "import-command")).toEqual(["bitselect-mcp"]);
+    // Each argument on its own: the space inside "/srv/my shop" is not a split.
+    expect(inside(servers[0], "import-arg")).toEqual(["--data-dir", "/srv/my shop"]);
+    expect(servers[0].textContent).toContain("参数（2 个，逐个传给程序）");
     expect(servers[0].textContent).toContain("不受信任");
+    expect(servers[0].textContent).toContain("添加后为停用");
     expect(servers[0].textContent).toContain("工具调用超时 30 秒");
-    expect(servers[0].textContent).toContain("环境变量：TOKEN");
-    expect(servers[1].textContent).toContain("https://notes.example.com/mcp");
-    expect(servers[1].textContent).toContain("已停用");
+    // Values name their variable; one written in the text is never shown.
+    expect(inside(servers[0], "import-value")).toEqual(["TOKEN · 取自环境变量 SHOP_TOKEN", "PLAIN · 配置中写明的值（不显示）"]);
+    expect(inside(servers[1], "import-url")).toEqual(["https://notes.example.com/mcp"]);
+    expect(inside(servers[1], "import-value")).toEqual(["Authorization · 取自环境变量 NOTES_TOKEN，另有配置中写明的文字（不显示）"]);
+    expect(servers[1].textContent).toContain("原配置中也是停用的");
+    expect(servers[0].textContent).not.toContain("原配置中也是停用的");
     expect(all('[data-testid="import-rename"]')).toEqual([
       "“bitselect”是内置服务的名称，改名为“bitselect-2”",
       "原名“remote notes”含有不能使用的字符，改名为“remote-notes”",
@@ -95,6 +110,7 @@ describe("importing MCP servers", () => {
     q<HTMLButtonElement>('[data-testid="import-apply"]').click();
     await settle();
     expect(api.of("apply_mcp_import")).toEqual([[PASTED, "f-1"]]);
+    expect(q('[data-testid="import-added"]').textContent).toContain("都是停用的");
     const forms = [...root.querySelectorAll('[data-testid="server-form"]')];
     expect(forms).toHaveLength(1);
     expect(forms[0].querySelector("legend")?.textContent).toBe("remote-notes");

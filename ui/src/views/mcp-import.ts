@@ -7,8 +7,8 @@
 
 import type { Api } from "../api";
 import { button, h, replace } from "../dom";
-import type { I18n, MessageKey, Params } from "../i18n";
-import type { ImportNote, ImportPlan, ImportProblem, PlannedServer, SettingsView } from "../protocol";
+import type { I18n, Params } from "../i18n";
+import type { ImportNote, ImportPlan, ImportProblem, PlannedServer, PlannedValue, SettingsView } from "../protocol";
 import { copyButton } from "./copy-button";
 import { PageMessage, showFailure } from "./error-text";
 import { field } from "./form";
@@ -35,15 +35,51 @@ export function noteText(note: ImportNote, i18n: I18n): string {
   return i18n.t(`mcpImport.note.${kind}`, fields);
 }
 
+/** What an env value or header is made of: the variables it names, never a written value. */
+function valueText(value: PlannedValue, i18n: I18n): string {
+  const names = value.from_variables.join(", ");
+  if (value.from_variables.length === 0) return i18n.t("mcpImport.value.text");
+  return i18n.t(value.has_written_text ? "mcpImport.value.variablesAndText" : "mcpImport.value.variables", { names });
+}
+
 function serverItem(planned: PlannedServer, i18n: I18n): HTMLElement {
   const { t } = i18n;
   const { server } = planned;
-  const how = "command" in server ? [server.command, ...server.args].join(" ") : server.url;
-  const secrets = "command" in server ? server.env : server.headers;
-  const secretKey: MessageKey = "command" in server ? "mcpImport.env" : "mcpImport.headers";
-  const facts = [t("mcpImport.untrusted")];
-  if (server.disabled) facts.push(t("mcpImport.disabled"));
+  const stdio = "command" in server;
+  const facts = [t("mcpImport.untrusted"), t("mcpImport.disabled")];
+  if (planned.was_disabled) facts.push(t("mcpImport.wasDisabled"));
   if (server.timeout_secs !== null) facts.push(t("mcpImport.timeout", { secs: server.timeout_secs }));
+  // Everything it will run or send, each argument on its own: a space
+  // inside one cannot pass for two.
+  const how = stdio
+    ? [
+        h("dt", { text: t("mcpImport.command") }),
+        h("dd", {}, h("code", { class: "import-command", attrs: { "data-testid": "import-command" }, text: server.command })),
+        ...(server.args.length === 0
+          ? []
+          : [
+              h("dt", { text: t("mcpImport.args", { count: server.args.length }) }),
+              h("dd", {}, h("ol", { class: "import-args" }, ...server.args.map((arg) => h("li", {}, h("code", { attrs: { "data-testid": "import-arg" }, text: arg }))))),
+            ]),
+      ]
+    : [h("dt", { text: t("mcpImport.url") }), h("dd", {}, h("code", { attrs: { "data-testid": "import-url" }, text: server.url }))];
+  const values =
+    planned.values.length === 0
+      ? []
+      : [
+          h("dt", { text: t(stdio ? "mcpImport.env" : "mcpImport.headers") }),
+          h(
+            "dd",
+            {},
+            h(
+              "ul",
+              { class: "import-values" },
+              ...planned.values.map((value) =>
+                h("li", { attrs: { "data-testid": "import-value", "data-name": value.name } }, h("code", { text: value.name }), " · ", valueText(value, i18n)),
+              ),
+            ),
+          ),
+        ];
   return h(
     "li",
     { attrs: { "data-testid": "import-server", "data-name": planned.name } },
@@ -53,8 +89,7 @@ function serverItem(planned: PlannedServer, i18n: I18n): HTMLElement {
     planned.rename
       ? h("p", { class: "import-rename", attrs: { "data-testid": "import-rename" }, text: t(`mcpImport.rename.${planned.rename}`, { original: planned.original_name, name: planned.name }) })
       : null,
-    h("code", { class: "import-how", text: how }),
-    secrets.length > 0 ? h("p", { text: t(secretKey, { names: secrets.join(", ") }) }) : null,
+    h("dl", { class: "import-how" }, ...how, ...values),
     ...planned.variables
       .filter((variable) => !variable.set)
       .map((variable) => h("p", { class: "import-warning", attrs: { "data-testid": "import-unset" }, text: t("mcpImport.variableUnset", { name: variable.name }) })),

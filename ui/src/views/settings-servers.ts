@@ -114,7 +114,7 @@ export function serversSection(
     ];
     return h(
       "fieldset",
-      { class: "server", attrs: { "data-testid": "server-form" } },
+      { class: "server", attrs: { "data-testid": "server-form", "data-name": row.name } },
       h("legend", { text: row.name || `#${index + 1}` }),
       field(t("settings.serverName"), textInput(row.name, (v) => (row.name = v.trim()), { pattern: "[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*", maxlength: 32 })),
       field(t("settings.serverKind"), select(kinds, row.kind, (kind) => {

@@ -77,7 +77,25 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
     render(settings, tools);
   };
 
+  // Whether the form drawn now holds unsaved changes (set by each render).
+  let unsaved = (): boolean => false;
+  // The tools listed last, for a screen drawn again when listing fails.
+  let listed: ToolPolicyView[] = [];
+  // One import section for the page's life: what it said ("added, turned
+  // off") stays when the screen is drawn again from what the core holds.
+  const importSection = mcpImportSection({
+    api,
+    i18n,
+    unsaved: () => unsaved(),
+    onImported: (saved) =>
+      void api.listTools().then(
+        (fresh) => render(saved, fresh),
+        () => render(saved, listed),
+      ),
+  });
+
   const render = (settings: SettingsView, tools: ToolPolicyView[], check?: ModelStatus): void => {
+    listed = tools;
     const draft: SettingsEdit = editOf(settings);
     const builtin = [...new Set(tools.map((tool) => tool.server))].filter((name) => !(name in draft.mcp_servers));
     const limits = limitsSection(draft, i18n);
@@ -102,17 +120,6 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
         (fresh) => render(saved, fresh, check),
         () => render(saved, tools, check),
       );
-    });
-    // An import saves at once; the screen is drawn again from what the core holds.
-    const importSection = mcpImportSection({
-      api,
-      i18n,
-      unsaved: () => stableJson(collect()) !== baseline,
-      onImported: (saved) =>
-        void api.listTools().then(
-          (fresh) => render(saved, fresh),
-          () => render(saved, tools),
-        ),
     });
     // Accepting a changed definition changes what the policy makes of the tool.
     const definitions = { api, onAccepted: () => refreshTools() };
@@ -147,6 +154,7 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
 
     // Unsaved is "differs from what was loaded", so undoing a change clears it.
     const baseline = stableJson(collect());
+    unsaved = () => stableJson(collect()) !== baseline;
     const update = (): void => {
       const now = collect();
       bar.setDirty(typeof now === "string" || stableJson(now) !== baseline);

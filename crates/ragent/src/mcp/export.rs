@@ -153,7 +153,20 @@ mod tests {
             |_| true,
         )
         .unwrap_or_else(|p| panic!("{p:?}"));
-        assert_eq!(import.servers, servers);
+        // Back as they were, only turned off until the user turns them on.
+        let turned_off: BTreeMap<String, ServerConfig> = servers
+            .into_iter()
+            .map(|(name, server)| {
+                (
+                    name,
+                    ServerConfig {
+                        disabled: true,
+                        ..server
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(import.servers, turned_off);
         assert!(import.plan.servers.iter().all(|s| s.rename.is_none()));
         assert_eq!(import.plan.notes, vec![]);
     }

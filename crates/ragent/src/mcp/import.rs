@@ -86,10 +86,28 @@ pub struct PlannedServer {
     pub original_name: String,
     /// Why `name` differs from `original_name`, when it does.
     pub rename: Option<RenameReason>,
-    /// What will be saved; `trusted` is always false.
+    /// What will be saved; `trusted` is always false, and `disabled`
+    /// always true: nothing pasted runs until the user turns it on.
     pub server: ServerView,
+    /// Whether the pasted text had it turned off already.
+    pub was_disabled: bool,
+    /// Each env value (stdio) or header (HTTP), in order: what it is made
+    /// of, never a value written in the text.
+    pub values: Vec<PlannedValue>,
     /// The `${env:NAME}` it uses, and whether each is set now.
     pub variables: Vec<VariableUse>,
+}
+
+/// One env value or header of an imported server, as its preview shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct PlannedValue {
+    /// The variable's or header's name.
+    pub name: String,
+    /// The `${env:NAME}` variables it is filled in from, in order.
+    pub from_variables: Vec<String>,
+    /// It also holds text written in the config (shown hidden: it may be
+    /// a secret).
+    pub has_written_text: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -256,11 +274,19 @@ pub fn plan(
             Some(_) => unique_name(&valid, &taken),
         };
         taken.insert(name.clone());
+        let was_disabled = config.disabled;
+        // Nothing pasted runs before the user has read it and turned it on.
+        let config = ServerConfig {
+            disabled: true,
+            ..config
+        };
         planned.push(PlannedServer {
             name: name.clone(),
             original_name: original,
             rename,
             server: server_view(&config),
+            was_disabled,
+            values: planned_values(&config.transport),
             variables: variables(&config)
                 .into_iter()
                 .map(|name| VariableUse {
@@ -490,6 +516,41 @@ fn values(transport: &ServerTransport) -> Vec<&str> {
             .map(String::as_str)
             .collect(),
     }
+}
+
+/// A server's env values or headers, each as the variables it is filled
+/// in from and whether it holds written text too.
+fn planned_values(transport: &ServerTransport) -> Vec<PlannedValue> {
+    let map = match transport {
+        ServerTransport::Stdio { env, .. } => env,
+        ServerTransport::Http { headers, .. } => headers,
+    };
+    map.iter()
+        .map(|(name, value)| {
+            let found = references(value);
+            let from_variables = found
+                .iter()
+                .filter_map(|reference| match reference {
+                    Reference::Env(variable) if !variable.is_empty() => {
+                        Some((*variable).to_string())
+                    }
+                    _ => None,
+                })
+                .collect();
+            let referenced: usize = found
+                .iter()
+                .map(|reference| match reference {
+                    Reference::Env(variable) => variable.len() + "${env:}".len(),
+                    Reference::Other(text) => text.len(),
+                })
+                .sum();
+            PlannedValue {
+                name: name.clone(),
+                from_variables,
+                has_written_text: value.len() > referenced,
+            }
+        })
+        .collect()
 }
 
 /// The variables a server's `${env:NAME}` name, each once, in order.

@@ -54,6 +54,14 @@ fn http(url: &str, headers: &[(&str, &str)]) -> ServerTransport {
     }
 }
 
+/// An imported server as saved: untrusted and turned off.
+fn imported(transport: ServerTransport) -> ServerConfig {
+    ServerConfig {
+        disabled: true,
+        ..ServerConfig::untrusted(transport)
+    }
+}
+
 fn names(import: &Import) -> Vec<(&str, &str, Option<RenameReason>)> {
     import
         .plan
@@ -76,13 +84,30 @@ fn claude_desktop_servers_are_planned_untrusted_with_their_commands_and_env() {
     );
     assert_eq!(
         import.servers["github"],
-        ServerConfig::untrusted(stdio(
+        imported(stdio(
             "npx",
             &["-y", "@modelcontextprotocol/server-github"],
             &[("GITHUB_PERSONAL_ACCESS_TOKEN", "ghp_example_token")]
         ))
     );
-    assert!(import.servers.values().all(|s| !s.trusted && !s.disabled));
+    // Nothing pasted runs until the user turns it on.
+    assert!(import.servers.values().all(|s| !s.trusted && s.disabled));
+    assert!(
+        import
+            .plan
+            .servers
+            .iter()
+            .all(|s| s.server.disabled && !s.was_disabled)
+    );
+    // The token is written in the text: the preview says so, hiding it.
+    assert_eq!(
+        import.plan.servers[1].values,
+        vec![PlannedValue {
+            name: "GITHUB_PERSONAL_ACCESS_TOKEN".into(),
+            from_variables: vec![],
+            has_written_text: true,
+        }]
+    );
     // The page is told the env's names, never its values.
     let shown = serde_json::to_string(&import.plan).unwrap();
     assert!(!shown.contains("ghp_example_token"), "{shown}");
@@ -113,7 +138,7 @@ fn cursor_env_references_are_kept_as_written_and_a_name_with_a_space_is_renamed(
     );
     assert_eq!(
         import.servers["remote-notes"],
-        ServerConfig::untrusted(http(
+        imported(http(
             "https://notes.example.com/mcp",
             &[("Authorization", "Bearer ${env:NOTES_TOKEN}")]
         ))
@@ -131,6 +156,23 @@ fn cursor_env_references_are_kept_as_written_and_a_name_with_a_space_is_renamed(
         vec![VariableUse {
             name: "NOTES_TOKEN".into(),
             set: false
+        }]
+    );
+    // Each value says which variable fills it in, and whether text is written beside it.
+    assert_eq!(
+        import.plan.servers[0].values,
+        vec![PlannedValue {
+            name: "Authorization".into(),
+            from_variables: vec!["NOTES_TOKEN".into()],
+            has_written_text: true,
+        }]
+    );
+    assert_eq!(
+        import.plan.servers[1].values,
+        vec![PlannedValue {
+            name: "SEARCH_API_KEY".into(),
+            from_variables: vec!["SEARCH_API_KEY".into()],
+            has_written_text: false,
         }]
     );
 }
@@ -202,16 +244,21 @@ fn cherry_studio_base_url_inactive_flag_and_timeout_in_seconds_are_read() {
         import.servers["fetch"],
         ServerConfig {
             timeout_secs: Some(60),
-            ..ServerConfig::untrusted(stdio("uvx", &["mcp-server-fetch"], &[]))
+            ..imported(stdio("uvx", &["mcp-server-fetch"], &[]))
         }
     );
     assert_eq!(
         import.servers["server"],
         ServerConfig {
-            disabled: true,
             timeout_secs: Some(120),
-            ..ServerConfig::untrusted(http("https://mcp.example.cn/mcp?key=${env:AMAP_KEY}", &[]))
+            ..imported(http("https://mcp.example.cn/mcp?key=${env:AMAP_KEY}", &[]))
         }
+    );
+    let was_disabled: Vec<bool> = import.plan.servers.iter().map(|s| s.was_disabled).collect();
+    assert_eq!(
+        was_disabled,
+        vec![false, true],
+        "Cherry's isActive: false is read"
     );
     assert_eq!(
         import.plan.notes,
@@ -227,7 +274,7 @@ fn cline_disabled_and_timeout_are_kept_and_its_auto_approve_lists_are_left_out_w
         import.servers["weather"],
         ServerConfig {
             timeout_secs: Some(30),
-            ..ServerConfig::untrusted(stdio(
+            ..imported(stdio(
                 "node",
                 &["/Users/me/Documents/Cline/MCP/weather-server/build/index.js"],
                 &[("OPENWEATHER_API_KEY", "owm_example_key")]
@@ -236,11 +283,15 @@ fn cline_disabled_and_timeout_are_kept_and_its_auto_approve_lists_are_left_out_w
     );
     assert_eq!(
         import.servers["tracker"],
-        ServerConfig {
-            disabled: true,
-            ..ServerConfig::untrusted(http("https://tracker.example.com/mcp", &[]))
-        }
+        imported(http("https://tracker.example.com/mcp", &[]))
     );
+    let was_disabled: Vec<(&str, bool)> = import
+        .plan
+        .servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.was_disabled))
+        .collect();
+    assert_eq!(was_disabled, vec![("tracker", true), ("weather", false)]);
     let notes: Vec<String> = import.plan.notes.iter().map(ToString::to_string).collect();
     assert_eq!(
         notes,
@@ -414,9 +465,11 @@ fn a_preview_travels_as_a_tagged_outcome() {
                 "args": ["--data-dir", "/home/me/.local/share/bitselect"],
                 "env": [],
                 "trusted": false,
-                "disabled": false,
+                "disabled": true,
                 "timeout_secs": null
             },
+            "was_disabled": false,
+            "values": [],
             "variables": []
         })
     );
