@@ -107,6 +107,18 @@ fn the_seed_purchase_is_paid_once_the_payment_form_is_filled_in_the_window() -> 
     let (status, paid_at) = order_status(data.path())?;
     assert_eq!(status, "已支付待发货");
     assert!(paid_at.is_some());
+    drop(app);
+
+    // Reopened, the history still shows the answered form with its choice.
+    let app = RunningApp::launch(data.path())?;
+    app.wait_for_text("[data-testid=input-card][data-outcome=accepted]", NEW_ORDER)?;
+    let chosen = app.session.execute(
+        "return document.querySelector('[data-testid=input-card] [data-testid=field-method]').value;",
+        json!([]),
+    )?;
+    assert_eq!(chosen, json!("wechat"), "the method the shopper chose");
+    let outcome = app.session.find("[data-testid=input-outcome]")?;
+    assert_eq!(app.session.text(&outcome)?, "已提交");
     Ok(())
 }
 

@@ -18,6 +18,7 @@ import type {
   ErrorInfo,
   InputCard,
   InputCardOutcome,
+  KeyedReply,
   ModelFailureKind,
   StopReason,
   ToolCallView,
@@ -37,8 +38,11 @@ export type Entry =
   | { kind: "assistant"; key: string; text: string; streaming: boolean; messageId: number | null }
   | { kind: "call"; key: string; call: LiveCall }
   | { kind: "card"; key: string; replyId: string; card: ConfirmationCard | null; calls: LiveCall[] }
-  /** A server's request for the user's input; `outcome` once the core closed it. */
-  | { kind: "input"; key: string; card: InputCard; outcome: InputCardOutcome | null }
+  /**
+   * A server's request for the user's input; `outcome` once the core closed
+   * it; `replies`, what the user sent, for one read back from the history.
+   */
+  | { kind: "input"; key: string; card: InputCard; outcome: InputCardOutcome | null; replies?: KeyedReply[] }
   | { kind: "notice"; key: string; notice: Notice };
 
 /** Something to tell the user that is not a chat message. */
@@ -84,6 +88,9 @@ export class ChatLog {
           break;
         case "notice":
           log.push({ kind: "notice", key: `notice-${item.id}`, notice: { type: "text", text: item.text } });
+          break;
+        case "input":
+          log.push({ kind: "input", key: `input-${item.card.request_id}`, card: item.card, outcome: item.outcome, replies: item.replies });
           break;
       }
     }

@@ -585,6 +585,13 @@ pub enum TranscriptItem {
         // Boxed: a call is far larger than a message.
         call: Box<ToolCallView>,
     },
+    /// A server's request for input that the user answered, after its
+    /// call: the form as it was asked, and what the user sent.
+    Input {
+        card: Box<InputCard>,
+        outcome: InputCardOutcome,
+        replies: Vec<KeyedReply>,
+    },
     /// Something the user should know that is not a chat message (a call
     /// whose outcome is unknown after a crash, say).
     Notice {

@@ -226,7 +226,7 @@ running: boolean,
  */
 failure: ErrorInfo | null, };
 
-export type TranscriptItem = { "type": "user", id: number, text: string, at: number, } | { "type": "assistant", id: number, text: string, at: number, } | { "type": "tool_call", call: ToolCallView, } | { "type": "notice", id: number, text: string, at: number, };
+export type TranscriptItem = { "type": "user", id: number, text: string, at: number, } | { "type": "assistant", id: number, text: string, at: number, } | { "type": "tool_call", call: ToolCallView, } | { "type": "input", card: InputCard, outcome: InputCardOutcome, replies: Array<KeyedReply>, } | { "type": "notice", id: number, text: string, at: number, };
 
 export type AuditEntry = { id: number, at: number, session_id: string, call_id: string, server: string, tool: string, 
 /**

@@ -214,4 +214,36 @@ describe("the chat log keeps the request until the core closes it", () => {
     });
     expect(reopened.pendingInput()?.request_id).toBe("req-1");
   });
+
+  it("an answered request read back from the history shows what was sent, closed", async () => {
+    const { ChatView } = await import("./chat");
+    const chat = new ChatView({ api, i18n: createI18n("zh-CN"), ensureSession: async () => "s1" });
+    document.body.replaceChildren(chat.el);
+    chat.load(
+      ChatLog.fromTranscript({
+        session: { id: "s1", title: "t", created_at: 0, updated_at: 0 },
+        items: [
+          {
+            type: "input",
+            card: inputCard(),
+            outcome: "accepted",
+            replies: [{ key: "confirm_payment", reply: { type: "accept", content: { method: "wechat", copies: 2, invoice: true } } }],
+          },
+        ],
+        pending: null,
+        pending_input: null,
+        running: false,
+        failure: null,
+      }),
+    );
+    const card = chat.el.querySelector<HTMLElement>('[data-testid="input-card"]')!;
+    expect(card.dataset.outcome).toBe("accepted");
+    expect(card.querySelector('[data-testid="input-outcome"]')?.textContent).toBe(createI18n("zh-CN").t("input.outcome.accepted"));
+    const method = card.querySelector<HTMLSelectElement>('[data-testid="field-method"]')!;
+    expect(method.value).toBe("wechat");
+    expect(method.disabled).toBe(true);
+    expect(card.querySelector<HTMLInputElement>('[data-testid="field-copies"]')!.value).toBe("2");
+    expect(card.querySelector<HTMLInputElement>('[data-testid="field-invoice"]')!.checked).toBe(true);
+    expect(card.querySelector<HTMLElement>('[data-testid="input-submit"]')?.closest<HTMLElement>(".card-actions")?.hidden).toBe(true);
+  });
 });

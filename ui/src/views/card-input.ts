@@ -9,7 +9,7 @@
 
 import type { Api } from "../api";
 import { button, formatTime, h } from "../dom";
-import { stringifyExact } from "../exact-json";
+import { parseExact, stringifyExact, type ExactObject } from "../exact-json";
 import type { I18n } from "../i18n";
 import type { InputAsk, InputCard, InputCardOutcome, JsonValue, KeyedReply } from "../protocol";
 import { schemaFields } from "../schema";
@@ -25,6 +25,8 @@ export interface InputCardView {
   el: HTMLElement;
   /** The core closed the request (answered, expired, superseded). */
   close(outcome: InputCardOutcome): void;
+  /** Fills the forms with what the user sent (a card read back from the history). */
+  showReplies(replies: KeyedReply[]): void;
 }
 
 interface AskView {
@@ -32,6 +34,8 @@ interface AskView {
   /** This ask's accepted answer, or the form's errors. */
   accept(): { ok: true; reply: KeyedReply } | { ok: false; errors: string[] };
   inputs(): HTMLElement[];
+  /** Shows what was sent for this ask. */
+  show(reply: KeyedReply["reply"]): void;
 }
 
 export function inputCardView(card: InputCard, deps: InputCardDeps): InputCardView {
@@ -117,6 +121,9 @@ export function inputCardView(card: InputCard, deps: InputCardDeps): InputCardVi
 
   return {
     el,
+    showReplies(replies) {
+      for (const reply of replies) asks[card.asks.findIndex((ask) => ask.key === reply.key)]?.show(reply.reply);
+    },
     close(outcome) {
       busy = true;
       setBusy(true);
@@ -162,6 +169,7 @@ function askView(ask: InputAsk, card: InputCard, deps: InputCardDeps, send: (rep
       el,
       accept: () => ({ ok: true, reply: { key: ask.key, reply: { type: "accept", content: null } } }),
       inputs: () => [open, done],
+      show: () => undefined,
     };
   }
   const form = new SchemaForm(schemaFields(ask.kind.schema), deps.i18n, () => undefined);
@@ -176,5 +184,12 @@ function askView(ask: InputAsk, card: InputCard, deps: InputCardDeps, send: (rep
       return { ok: true, reply: { key: ask.key, reply: { type: "accept", content } } };
     },
     inputs: () => [...form.el.querySelectorAll<HTMLElement>("input, select, button")],
+    show: (reply) => {
+      const content = reply.type === "accept" ? reply.content : null;
+      if (content === null || typeof content !== "object" || Array.isArray(content)) return;
+      // The form reads exact JSON: numbers go in as their text.
+      const exact = parseExact(JSON.stringify(content));
+      if (exact !== null && typeof exact === "object" && !Array.isArray(exact)) form.set(exact as ExactObject);
+    },
   };
 }

@@ -181,6 +181,7 @@ export class ChatView {
         return adapt(toolChip(entry.call, i18n), (e) => (e.kind === "call" ? e.call : null));
       case "input": {
         const view = inputCardView(entry.card, { api, i18n });
+        if (entry.replies) view.showReplies(entry.replies);
         if (entry.outcome !== null) view.close(entry.outcome);
         return {
           el: view.el,

@@ -24,6 +24,7 @@ use crate::instructions::results;
 use crate::mcp::{InputRequired, InputRetry};
 use crate::protocol::{
     AgentEvent, AuditDecision, InputCard, InputCardOutcome, InputOutcome, InputReply, KeyedReply,
+    TranscriptItem,
 };
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchState, CallRecord, CallUpdate};
@@ -229,7 +230,7 @@ pub(super) fn refusal_words(refusal: &RequestRefusal) -> String {
     }
 }
 
-fn card_of(
+pub(super) fn card_of(
     call: &CallRecord,
     record: &InputRecord,
     asks: Vec<crate::protocol::InputAsk>,
@@ -264,6 +265,41 @@ pub(crate) fn waiting_card(
     // (a rule grew stricter) is shown with nothing to fill.
     let asks = elicitation::judge_requests(&record.requests).unwrap_or_default();
     Ok(Some(card_of(&call, &record, asks)))
+}
+
+/// What the user answered to a stored round, read back from the
+/// responses sent (`{action, content}` per ask).
+pub(super) fn replies_of(record: &InputRecord) -> Vec<KeyedReply> {
+    record
+        .responses
+        .iter()
+        .flatten()
+        .map(|(key, response)| KeyedReply {
+            key: key.clone(),
+            reply: match response.get("action").and_then(Value::as_str) {
+                Some("accept") => InputReply::Accept {
+                    content: response.get("content").cloned(),
+                },
+                Some("decline") => InputReply::Decline,
+                _ => InputReply::Cancel,
+            },
+        })
+        .collect()
+}
+
+/// An answered round as the transcript shows it, after its call; none for
+/// a round that carried only the server's state (nothing was asked).
+pub(super) fn answered_item(call: &CallRecord, record: &InputRecord) -> Option<TranscriptItem> {
+    let replies = replies_of(record);
+    if replies.is_empty() {
+        return None;
+    }
+    let asks = elicitation::judge_requests(&record.requests).unwrap_or_default();
+    Some(TranscriptItem::Input {
+        card: Box::new(card_of(call, record, asks)),
+        outcome: outcome_of(&replies),
+        replies,
+    })
 }
 
 /// The answers to send with a call found `running` after its server had

@@ -1,5 +1,6 @@
 //! A session as a window draws it: messages, tool calls with their
-//! status after the message that proposed them, and the pending card.
+//! status after the message that proposed them (each followed by the
+//! requests for input the user answered for it), and the pending card.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,6 +12,7 @@ use crate::protocol::{ToolCallView, Transcript, TranscriptItem};
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchState, CallRecord};
 use crate::store::failures;
+use crate::store::inputs::{self, InputRecord};
 use crate::store::messages::{self, Role};
 use crate::toolcall::CallStatus;
 
@@ -72,6 +74,14 @@ pub(crate) fn build(
         let mut by_message: BTreeMap<i64, Vec<CallRecord>> = BTreeMap::new();
         let mut batch_message: BTreeMap<String, i64> = BTreeMap::new();
         let session_calls = calls::calls_of_session(conn, session_id)?;
+        // Answered requests for input hang under their call.
+        let mut answered: BTreeMap<String, Vec<InputRecord>> = BTreeMap::new();
+        for record in inputs::answered_in_session(conn, session_id)? {
+            answered
+                .entry(record.call_id.clone())
+                .or_default()
+                .push(record);
+        }
         let carded: BTreeSet<String> = session_calls
             .iter()
             .filter(|call| was_asked(call))
@@ -108,9 +118,18 @@ pub(crate) fn build(
                     }
                     let mut calls = by_message.remove(&message.id).unwrap_or_default();
                     calls.sort_by_key(|c| c.seq);
-                    items.extend(calls.iter().map(|call| TranscriptItem::ToolCall {
-                        call: Box::new(view_on_card(call, carded.contains(&call.reply_id))),
-                    }));
+                    for call in &calls {
+                        items.push(TranscriptItem::ToolCall {
+                            call: Box::new(view_on_card(call, carded.contains(&call.reply_id))),
+                        });
+                        items.extend(
+                            answered
+                                .get(&call.id)
+                                .into_iter()
+                                .flatten()
+                                .filter_map(|record| super::input::answered_item(call, record)),
+                        );
+                    }
                 }
                 Role::Notice => items.push(TranscriptItem::Notice {
                     id: message.id,

@@ -144,6 +144,24 @@ pub fn waiting_in_session(
     .transpose()
 }
 
+/// The session's answered rounds, each call's in order.
+pub fn answered_in_session(
+    conn: &Connection,
+    session_id: &str,
+) -> Result<Vec<InputRecord>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM input_requests
+         WHERE session_id = ?1 AND answered_at IS NOT NULL
+         ORDER BY call_id, round"
+    ))?;
+    let rows = stmt.query_map(params![session_id], from_row)?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(finish(row?)?);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;

@@ -8,7 +8,7 @@ use pretty_assertions::assert_eq;
 use ragent::AgentError;
 use ragent::protocol::{
     AgentEvent, AuditDecision, InputAskKind, InputCard, InputCardOutcome, InputReply, KeyedReply,
-    StopReason,
+    StopReason, TranscriptItem,
 };
 use ragent::toolcall::CallStatus;
 use serde_json::json;
@@ -344,6 +344,32 @@ async fn the_shop_asks_to_confirm_the_amount_and_the_method_and_pays_once_answer
     let told = tool_result(requests.last().unwrap(), "pay");
     assert!(told.contains("已支付 498.00 元"), "{told}");
     assert!(told.contains("支付方式：微信支付"), "{told}");
+
+    // After a restart the history still shows the question, right after
+    // its call, with what the user answered.
+    h.restart(Setup::shop()).await;
+    let items = h.agent.transcript(&h.session).unwrap().items;
+    let at = items
+        .iter()
+        .position(|item| matches!(item, TranscriptItem::Input { .. }))
+        .expect("the answered question is in the history");
+    assert!(
+        matches!(&items[at - 1], TranscriptItem::ToolCall { call } if call.tool == "pay_order"),
+        "{:?}",
+        items[at - 1]
+    );
+    let TranscriptItem::Input {
+        card: shown,
+        outcome,
+        replies,
+    } = &items[at]
+    else {
+        unreachable!()
+    };
+    assert_eq!(shown.request_id, card.request_id);
+    assert_eq!(shown.asks, card.asks);
+    assert_eq!(*outcome, InputCardOutcome::Accepted);
+    assert_eq!(*replies, accept_to("confirm_payment", "wechat"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,6 +416,19 @@ async fn a_round_with_only_the_state_is_sent_back_at_once_and_counts_as_a_round(
     assert_eq!(run.reason, StopReason::Completed);
     assert_eq!(server.calls().len(), 3);
     assert_eq!(h.transcript_calls()[0].status, CallStatus::Succeeded);
+    // The history shows the one question asked, not the state-only round.
+    let answered: Vec<u32> = h
+        .agent
+        .transcript(&h.session)
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            TranscriptItem::Input { card, .. } => Some(card.round),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answered, vec![2]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
