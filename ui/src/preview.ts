@@ -47,6 +47,7 @@ api.transcripts.set("s1", {
         arguments: { keyword: "iPhone 17" }, status: "succeeded", output: '[{"skuCode":"MG6W4CH/A","name":"iPhone 17 256GB 黑色 <script>alert(1)</script>","priceFen":679900}]',
         is_error: false, destructive: false, reply_id: null,
         structured_output: SEARCH_RESULT, rejection: null, deny_reason: null, preview: null,
+        labels_schema: { type: "object", properties: { keyword: { type: "string", title: "关键词" } } },
       },
     },
   ],

@@ -479,5 +479,7 @@ export function viewOf(call: CardCall, replyId: string): ToolCallView {
     rejection: null,
     deny_reason: null,
     preview: call.preview,
+    // The card has the whole schema: its titles label the arguments.
+    labels_schema: call.input_schema,
   };
 }

@@ -4,6 +4,7 @@
 //! [`protocol`] types with the page.
 
 pub mod agent;
+pub mod argument_labels;
 pub mod clock;
 pub mod elicitation;
 pub mod error;

@@ -639,6 +639,9 @@ pub struct ToolCallView {
     pub deny_reason: Option<String>,
     /// What it would do, as its card showed (calls with a preview).
     pub preview: Option<CallPreview>,
+    /// Its tool's input schema cut down to the titles and choices that
+    /// label the arguments in the user's words.
+    pub labels_schema: Option<Value>,
 }
 
 /// One row of the audit log: a decision on a call and who made it.

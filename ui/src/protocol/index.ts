@@ -194,7 +194,12 @@ deny_reason: string | null,
 /**
  * What it would do, as its card showed (calls with a preview).
  */
-preview: CallPreview | null, };
+preview: CallPreview | null, 
+/**
+ * Its tool's input schema cut down to the titles and choices that
+ * label the arguments in the user's words.
+ */
+labels_schema: JsonValue | null, };
 
 export type CallProgress = { progress: number, total: number | null, 
 /**

@@ -208,6 +208,12 @@ export const NOTES_CHANGE: DefinitionChange = {
   changed: ["description", "annotations"],
 };
 
+/** search_product's input schema as the core keeps it with a call: titles only. */
+export const SEARCH_LABELS: JsonValue = {
+  type: "object",
+  properties: { keyword: { type: "string", title: "关键词" }, limit: { type: "integer", title: "返回数量" } },
+};
+
 /** A call as the core reports it (events, transcripts): a search unless told otherwise. */
 export function callView(overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_id" | "status">): ToolCallView {
   return {
@@ -224,6 +230,7 @@ export function callView(overrides: Partial<ToolCallView> & Pick<ToolCallView, "
     rejection: null,
     deny_reason: null,
     preview: null,
+    labels_schema: SEARCH_LABELS,
     ...overrides,
   };
 }

@@ -25,8 +25,8 @@ function valueNode(value: ArgValue, i18n: I18n): Node {
     case "text":
       return h("span", { class: "args-text", text: value.text });
     case "choice":
-      // The title reads as words; the value sent stays visible, small.
-      return h("span", { class: "args-choice" }, value.title, " ", h("small", { class: "args-raw", text: `(${value.value})` }));
+      // The title reads as words; the value sent is for the curious (the raw JSON, developer tools).
+      return h("span", { class: "args-choice", text: value.title, attrs: { "data-value": value.value } });
     case "table":
       return h(
         "table",

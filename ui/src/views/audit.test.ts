@@ -29,7 +29,7 @@ function toolCall(call_id: string, overrides: Partial<ToolCallView>): ToolCallVi
   return {
     call_id, qualified_name: "shop__pay_order", server: "shop", tool: "pay_order", title: null, arguments: {},
     status: "succeeded", output: "ok", is_error: false, destructive: true, reply_id: null, structured_output: null,
-    rejection: null, deny_reason: null, preview: null, ...overrides,
+    rejection: null, deny_reason: null, preview: null, labels_schema: null, ...overrides,
   };
 }
 

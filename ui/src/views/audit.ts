@@ -10,7 +10,7 @@ import { formatFen } from "../money";
 import { readPreview } from "../preview-content";
 import type { AuditEntry, JsonValue, SessionInfo, ToolCallView, ToolPolicyView } from "../protocol";
 import { fieldLabel } from "../result-fields";
-import { isObject } from "../schema";
+import { describeArguments, isObject, type ArgJson } from "../schema";
 import { auditFilterBar, filterEntries, NO_FILTER, type AuditFilter } from "./audit-filter";
 import { callsById, outcomeOf, type Outcome } from "./audit-outcome";
 import { errorDetail, failureText } from "./error-text";
@@ -115,14 +115,18 @@ export function auditView(deps: AuditDeps): { el: HTMLElement; load(): Promise<v
         pay !== null && !(content.summary ?? "").includes(pay) && h("span", { class: "audit-pay", text: t("audit.toPay", { amount: pay }) }),
       );
     }
-    return call ? argumentWords(call.arguments) : null;
+    return call ? argumentWords(call.arguments, call.labels_schema ?? null) : null;
   };
 
-  const argumentWords = (args: JsonValue): string | null => {
+  const argumentWords = (args: JsonValue, schema: JsonValue): string | null => {
     if (!isObject(args)) return null;
+    // The tool's own titles where it gives them; else a known field's name.
+    const titles = new Map(describeArguments(args as ArgJson, schema).map((row) => [row.name, row.label]));
     const parts = Object.entries(args).flatMap(([key, value]) => {
       const text = valueText(key, value, i18n);
-      return text === null ? [] : [`${fieldLabel(key, i18n.lang)} ${text}`];
+      const title = titles.get(key);
+      const label = title !== undefined && title !== key ? title : fieldLabel(key, i18n.lang);
+      return text === null ? [] : [`${label} ${text}`];
     });
     return parts.length === 0 ? null : parts.join(" · ");
   };

@@ -131,7 +131,8 @@ export class CardCallView {
       h(
         "div",
         { class: "card-call-head" },
-        h("h3", { class: "card-call-title", text: name, attrs: { title: call.qualified_name } }),
+        // The tool's name is for the curious (developer tools), not the shopper's words.
+        h("h3", { class: "card-call-title", text: name, attrs: { "data-tool": call.qualified_name } }),
         this.badge,
         !call.trusted &&
           h("span", {

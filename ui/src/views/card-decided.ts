@@ -89,7 +89,7 @@ function decidedLine(initial: LiveCall, i18n: I18n): { el: HTMLLIElement; update
     else elapsed.stop();
     progress.show(call);
     what.textContent = callSummary(call);
-    what.title = call.qualified_name;
+    what.dataset.tool = call.qualified_name;
     reason.textContent = outcome.reason ?? "";
     reason.hidden = outcome.reason === null;
     // Emptied, not hidden: the line's text is what a reader (and a copy) gets.
@@ -116,7 +116,7 @@ function lineBody(call: ToolCallView, i18n: I18n): HTMLElement[] {
     // asked for after the card was approved.
     call.preview === null ? null : previewView(call.preview, i18n, call.status === "succeeded" ? resultAddress(call.structured_output) : null),
     h("h4", { text: t("card.arguments") }),
-    argumentList(call.arguments as ArgJson, null, i18n),
+    argumentList(call.arguments as ArgJson, call.labels_schema ?? null, i18n),
     h("h4", { text: t("chip.output") }),
     h("pre", { class: "chip-pre", text: call.output ?? t("chip.noOutput") }),
   ].filter((part): part is HTMLElement => part !== null);

@@ -4,7 +4,7 @@ import { createI18n } from "../i18n";
 import type { AgentEvent, ToolCallView, Transcript } from "../protocol";
 import { ChatLog } from "../state";
 import { FakeApi, settle } from "../test/fake-api";
-import { AIRPODS_CART_PREVIEW, CREATE_ORDER_CALL, callView, card, cardCall } from "../test/fixtures";
+import { AIRPODS_CART_PREVIEW, CREATE_ORDER_CALL, CREATE_ORDER_SCHEMA, UPDATE_CART_SCHEMA, callView, card, cardCall } from "../test/fixtures";
 import { ChatView } from "./chat";
 
 const i18n = createI18n("zh-CN");
@@ -31,6 +31,7 @@ const viewOfCall = (overrides: Partial<ToolCallView> & Pick<ToolCallView, "call_
     tool: "update_cart_item",
     title: "加入/修改购物车",
     arguments: { skuCode: "MKFW4CH/A", action: "add", quantity: 1 },
+    labels_schema: UPDATE_CART_SCHEMA,
     ...overrides,
   });
 
@@ -41,6 +42,7 @@ const failedOrder = (): ToolCallView =>
     tool: "create_order",
     title: "提交订单",
     arguments: CREATE_ORDER_CALL.arguments,
+    labels_schema: CREATE_ORDER_SCHEMA,
     status: "failed",
     is_error: true,
     output: NOT_IN_CART,

@@ -225,7 +225,7 @@ describe("cards in the chat", () => {
       card: { ...first, calls: [{ ...first.calls[0], arguments: edited, arguments_text: JSON.stringify(edited) }] },
     });
     expect(chat.el.querySelector('[data-testid="arguments-editor"]')).toBeNull();
-    expect([...chat.el.querySelectorAll(".card-args dd")].map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车 (add)", "3"]);
+    expect([...chat.el.querySelectorAll(".card-args dd")].map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车", "3"]);
   });
 
   it("shows a run's error in Chinese, with the core's words as detail", () => {

@@ -6,10 +6,12 @@
 // away under "原文/Raw".
 
 import { outcomeOf } from "../call-outcome";
-import { disclosure, h, prettyJson, replace } from "../dom";
+import { disclosure, h, replace } from "../dom";
 import type { I18n } from "../i18n";
 import type { JsonValue } from "../protocol";
 import type { LiveCall } from "../state";
+import type { ArgJson } from "../schema";
+import { argumentList } from "./args";
 import { elapsedClock } from "./elapsed";
 import { progressLine } from "./progress";
 import { resultView } from "./result-view";
@@ -25,7 +27,7 @@ export function toolChip(call: LiveCall, i18n: I18n): ChipView {
   const reason = h("span", { class: "chip-reason", attrs: { "data-testid": "call-reason" } });
   const elapsed = elapsedClock(i18n);
   const progress = progressLine();
-  const args = h("pre", { class: "chip-pre" });
+  const args = h("div", { class: "chip-args" });
   const output = h("pre", { class: "chip-pre" });
   const shopperView = h("div", { class: "chip-result" });
   const raw = disclosure(h("span", { text: i18n.t("result.raw") }), [output], {
@@ -69,7 +71,8 @@ export function toolChip(call: LiveCall, i18n: I18n): ChipView {
     el.classList.toggle("chip-error", next.is_error);
     el.classList.toggle("chip-destructive", next.destructive);
     title.textContent = next.title ?? next.tool;
-    title.title = next.qualified_name;
+    // The tool's name is for the curious (developer tools), not the shopper's words.
+    title.dataset.tool = next.qualified_name;
     const outcome = outcomeOf(next, i18n);
     el.dataset.tone = outcome.tone;
     status.textContent = outcome.label;
@@ -78,7 +81,7 @@ export function toolChip(call: LiveCall, i18n: I18n): ChipView {
     progress.show(next);
     reason.textContent = outcome.reason ?? "";
     reason.hidden = outcome.reason === null;
-    args.textContent = prettyJson(next.arguments);
+    replace(args, argumentList(next.arguments as ArgJson, next.labels_schema ?? null, i18n));
     output.textContent = next.output ?? i18n.t("chip.noOutput");
     showResult(next);
   };

@@ -102,7 +102,7 @@ function call(overrides: Partial<ToolCallView>): ToolCallView {
   return {
     call_id: "c1", qualified_name: "shop__query_cart", server: "shop", tool: "query_cart", title: "查看购物车",
     arguments: {}, status: "succeeded", output: "购物车：AirPods Pro 3 × 2", is_error: false, destructive: false,
-    reply_id: null, structured_output: CART_VIEW, rejection: null, deny_reason: null, preview: null,
+    reply_id: null, structured_output: CART_VIEW, rejection: null, deny_reason: null, preview: null, labels_schema: null,
     ...overrides,
   };
 }

@@ -89,7 +89,7 @@ export class SchemaForm {
         { attrs },
         // The empty option stands for "leave it out".
         h("option", { text: this.i18n.t("card.empty"), attrs: { value: "" } }),
-        ...type.options.map((o) => h("option", { text: o.title === o.value ? o.value : `${o.title} (${o.value})`, attrs: { value: o.value } })),
+        ...type.options.map((o) => h("option", { text: o.title, attrs: { value: o.value } })),
       );
       initial = typeof current === "string" ? current : "";
     } else if (type.kind === "boolean") {

@@ -59,6 +59,7 @@ fn view_on_card(call: &CallRecord, on_card: bool) -> ToolCallView {
         rejection: call.rejection.clone(),
         deny_reason: call.deny_reason.clone(),
         preview: call.preview.clone(),
+        labels_schema: call.labels_schema.clone(),
     }
 }
 

@@ -131,7 +131,14 @@ impl NewCall {
             structured_output: None,
             rejection: None,
             deny_reason: None,
+            labels_schema: self.labels_schema(),
         }
+    }
+
+    /// The input schema cut down to what labels the arguments.
+    fn labels_schema(&self) -> Option<Value> {
+        let schema: Value = serde_json::from_str(self.input_schema.as_deref()?).ok()?;
+        crate::argument_labels::labels_schema(&schema)
     }
 }
 
@@ -171,6 +178,9 @@ pub struct CallRecord {
     pub rejection: Option<Rejection>,
     /// The user's reason for denying it.
     pub deny_reason: Option<String>,
+    /// Its tool's input schema cut down to what labels the arguments
+    /// ([`crate::argument_labels`]).
+    pub labels_schema: Option<Value>,
 }
 
 /// What changes along with a status move.
@@ -212,8 +222,8 @@ pub fn insert_batch(
         let hash = call.arguments.as_ref().map(hash_json);
         conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
                  title, description, proposed_arguments, arguments, arguments_hash, input_schema,
-                 destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at, risk)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?22, ?23)")?.execute(
+                 destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at, risk, labels_schema)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?22, ?23, ?24)")?.execute(
             params![
                 call.id,
                 batch.session_id,
@@ -237,7 +247,8 @@ pub fn insert_batch(
                 call.preview_tool,
                 CallStatus::Proposed.as_str(),
                 now,
-                call.risk.as_str()
+                call.risk.as_str(),
+                call.labels_schema().map(|schema| schema.to_string())
             ],
         )?;
         conn.prepare_cached("INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, NULL, ?2, NULL, ?3)")?.execute(
@@ -347,7 +358,7 @@ macro_rules! select_calls {
             "SELECT id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
                  description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
                  definition_changed, can_change, status, output, is_error, trusted, declares_read_only,
-                 preview_tool, preview, structured_output, rejection, deny_reason, risk
+                 preview_tool, preview, structured_output, rejection, deny_reason, risk, labels_schema
              FROM tool_calls ",
             $rest,
             " ORDER BY created_at, reply_id, seq"
@@ -356,8 +367,9 @@ macro_rules! select_calls {
 }
 
 /// A row with the columns still to parse: arguments, status, and the
-/// JSON of the preview, the structured output and the rejection.
-type RawCall = (CallRecord, Option<String>, String, [Option<String>; 3]);
+/// JSON of the preview, the structured output, the rejection and the
+/// labels schema.
+type RawCall = (CallRecord, Option<String>, String, [Option<String>; 4]);
 
 fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
     let destructive: bool = row.get(14)?;
@@ -391,19 +403,21 @@ fn call_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawCall> {
         structured_output: None,
         rejection: None,
         deny_reason: row.get(26)?,
+        labels_schema: None,
     };
-    let json_columns = [row.get(23)?, row.get(24)?, row.get(25)?];
+    let json_columns = [row.get(23)?, row.get(24)?, row.get(25)?, row.get(28)?];
     Ok((record, row.get(11)?, row.get(17)?, json_columns))
 }
 
 fn finish_call(
-    (mut record, arguments, status, [preview, structured, rejection]): RawCall,
+    (mut record, arguments, status, [preview, structured, rejection, labels]): RawCall,
 ) -> Result<CallRecord, StoreError> {
     record.arguments = arguments.map(|t| serde_json::from_str(&t)).transpose()?;
     record.status = status.parse()?;
     record.preview = preview.map(|t| serde_json::from_str(&t)).transpose()?;
     record.structured_output = structured.map(|t| serde_json::from_str(&t)).transpose()?;
     record.rejection = rejection.map(|t| serde_json::from_str(&t)).transpose()?;
+    record.labels_schema = labels.map(|t| serde_json::from_str(&t)).transpose()?;
     Ok(record)
 }
 

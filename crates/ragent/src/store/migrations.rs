@@ -193,6 +193,13 @@ CREATE INDEX input_requests_by_session ON input_requests(session_id);
 ALTER TABLE tool_calls ADD COLUMN risk TEXT;
 "#,
     },
+    Migration {
+        description: "what labels a call's arguments once it is history: its tool's input schema cut down to titles and choices; calls stored before it keep their full schema there",
+        sql: r#"
+ALTER TABLE tool_calls ADD COLUMN labels_schema TEXT;
+UPDATE tool_calls SET labels_schema = input_schema;
+"#,
+    },
 ];
 
 /// Brings the schema up to date.
