@@ -280,27 +280,36 @@ async fn an_import_adds_its_servers_untrusted_in_one_save_and_a_stale_preview_ad
         vec!["notes", "notes-2", "tracker"]
     );
     let stored = h.agent.settings().mcp_servers;
+    // Added untrusted and turned off: nothing pasted runs before the user turns it on.
     assert_eq!(
         stored["notes-2"],
-        ServerConfig::untrusted(ServerTransport::Stdio {
-            command: "notes-mcp".into(),
-            args: vec![],
-            env: [("TOKEN".to_string(), "${env:NOTES_TOKEN}".to_string())].into(),
-        })
+        ServerConfig {
+            disabled: true,
+            ..ServerConfig::untrusted(ServerTransport::Stdio {
+                command: "notes-mcp".into(),
+                args: vec![],
+                env: [("TOKEN".to_string(), "${env:NOTES_TOKEN}".to_string())].into(),
+            })
+        }
     );
     assert!(stored["tracker"].disabled && !stored["tracker"].trusted);
     assert_eq!(stored["tracker"].timeout_secs, Some(5));
+    let running = |statuses: Vec<ragent::mcp::ServerStatus>| -> Vec<String> {
+        statuses.into_iter().map(|s| s.name).collect()
+    };
+    let started = running(h.agent.server_status().await);
+    assert!(!started.contains(&"notes-2".to_string()), "{started:?}");
+    assert!(!started.contains(&"tracker".to_string()), "{started:?}");
 
-    // A disabled server is kept but never started.
-    let running: Vec<String> = h
-        .agent
-        .server_status()
-        .await
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
-    assert!(running.contains(&"notes-2".to_string()), "{running:?}");
-    assert!(!running.contains(&"tracker".to_string()), "{running:?}");
+    // The user turns notes-2 on; a server left disabled is kept but never started.
+    let mut turned_on = h.agent.settings();
+    if let Some(notes) = turned_on.mcp_servers.get_mut("notes-2") {
+        notes.disabled = false;
+    }
+    h.agent.save_settings(turned_on).await.unwrap();
+    let started = running(h.agent.server_status().await);
+    assert!(started.contains(&"notes-2".to_string()), "{started:?}");
+    assert!(!started.contains(&"tracker".to_string()), "{started:?}");
 
     let exported: serde_json::Value =
         serde_json::from_str(&h.agent.export_mcp_config().text).unwrap();
