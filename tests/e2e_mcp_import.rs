@@ -118,7 +118,7 @@ fn a_pasted_claude_desktop_config_brings_its_server_whose_read_asks_and_then_run
     click(&app, "[data-testid=section-tools]")?;
     app.wait_for_text(
         "[data-tool=filesystem__read_text_file]",
-        "filesystem__read_text_file",
+        "read_text_file",
     )?;
 
     click(&app, "[data-testid=nav-chat]")?;
@@ -184,7 +184,7 @@ fn an_app_started_with_a_desktop_sessions_path_finds_a_server_on_the_login_shell
     click(&app, "[data-testid=section-tools]")?;
     app.wait_for_text(
         "[data-tool=shopping-list__read_text_file]",
-        "shopping-list__read_text_file",
+        "read_text_file",
     )?;
     Ok(())
 }

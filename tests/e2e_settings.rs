@@ -1,7 +1,8 @@
 //! The settings screen end to end: the built app on its own data
 //! directory, its sections, the tools of the real shop grouped by what they
 //! can do, the save bar that stays in view while something is unsaved, and
-//! the language and theme kept in the data directory across a restart.
+//! the language and theme kept in the data directory across a restart, and
+//! the audit log's dates read in the chosen language's order.
 
 mod support;
 
@@ -9,7 +10,7 @@ use std::error::Error;
 use std::path::Path;
 
 use serde_json::json;
-use support::model::ScriptedModel;
+use support::model::{ScriptedModel, text, tool_call};
 use support::{RunningApp, configure};
 
 type TestResult = Result<(), Box<dyn Error>>;
@@ -122,5 +123,74 @@ fn the_language_chosen_on_the_first_run_page_redraws_it_and_is_kept_for_the_next
     let app = RunningApp::launch(data.path())?;
     app.wait_for_text("[data-testid=first-run-about]", "总是先把要做的事给你看")?;
     assert_eq!(page_attribute(&app, "lang")?, "zh-CN");
+    Ok(())
+}
+
+/// A day relative to today on the page's clock, written month first as
+/// English dates are: `-1` yesterday, `1` tomorrow.
+const DAY_IN_ENGLISH: &str = r#"
+const now = new Date();
+const day = new Date(now.getFullYear(), now.getMonth(), now.getDate() + arguments[0]);
+const two = (n) => String(n).padStart(2, "0");
+return `${two(day.getMonth() + 1)}/${two(day.getDate())}/${day.getFullYear()}`;
+"#;
+
+/// Types a date into one of the audit log's date fields and leaves it, as
+/// a person does.
+fn type_date(app: &RunningApp, testid: &str, typed: &str) -> TestResult {
+    let field = app.session.find(&format!("[data-testid={testid}]"))?;
+    app.session.clear(&field)?;
+    app.session.type_into(&field, typed)?;
+    app.session.press_keys("\u{E004}")?;
+    Ok(())
+}
+
+#[test]
+fn the_audit_log_reads_dates_in_the_order_the_chosen_language_writes_them() -> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(vec![
+        tool_call(
+            "call_add",
+            "bitselect__update_cart_item",
+            json!({"skuCode": "MG6W4CH/A", "action": "add", "quantity": 1}),
+        ),
+        text("Not added."),
+    ])?;
+    configure(
+        data.path(),
+        model.base_url(),
+        Some(ragent::settings::Language::En),
+    )?;
+    let app = RunningApp::launch(data.path())?;
+    app.send_message("Add an iPhone 17 to my cart")?;
+    let call = app.asking_call()?;
+    app.decide(&call, "deny")?;
+
+    click(&app, "[data-testid=audit]")?;
+    app.wait_for_text("[data-testid=audit-view] thead", "Time")?;
+    let from = app.session.find("[data-testid=audit-filter-from]")?;
+    assert_eq!(
+        app.session.attribute(&from, "placeholder")?.as_deref(),
+        Some("MM/DD/YYYY")
+    );
+    let day = |offset: i64| -> Result<String, Box<dyn Error>> {
+        let value = app.session.execute(DAY_IN_ENGLISH, json!([offset]))?;
+        Ok(value.as_str().ok_or("no date")?.to_owned())
+    };
+
+    // From yesterday, written month first: the denial is listed.
+    type_date(&app, "audit-filter-from", &day(-1)?)?;
+    app.wait_for_text("[data-testid=audit-view] tbody", "you denied")?;
+    // From tomorrow: nothing yet.
+    type_date(&app, "audit-filter-from", &day(1)?)?;
+    app.wait_for_text("[data-testid=audit-view] .empty", "No entries match the filters.")?;
+    // Day first is not how English writes a date: the field says so, and
+    // the bound is dropped.
+    type_date(&app, "audit-filter-from", "31/12/2026")?;
+    app.wait_for_text(
+        "[data-testid=audit-filter-from-error]",
+        "Not a date: write it as MM/DD/YYYY, for example 11/30/2026",
+    )?;
+    app.wait_for_text("[data-testid=audit-view] tbody", "you denied")?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 import { h } from "../dom";
 import type { I18n } from "../i18n";
 import type { AuditDecision, AuditEntry } from "../protocol";
+import { dateField } from "./date-field";
 
 export interface AuditFilter {
   decision: AuditDecision | null;
@@ -53,21 +54,21 @@ export function auditFilterBar(i18n: I18n, onChange: (filter: AuditFilter) => vo
     h("option", { text: t("audit.filter.all"), attrs: { value: "" } }),
     ...DECISIONS.map((d) => h("option", { text: i18n.auditDecision(d), attrs: { value: d } })),
   );
-  const from = h("input", { attrs: { type: "date", "data-testid": "audit-filter-from" } });
-  const to = h("input", { attrs: { type: "date", "data-testid": "audit-filter-to" } });
   const changed = (): void =>
     onChange({
       decision: DECISIONS.find((d) => d === decision.value) ?? null,
-      from: from.value || null,
-      to: to.value || null,
+      from: from.value(),
+      to: to.value(),
     });
-  for (const control of [decision, from, to]) control.addEventListener("change", changed);
+  const from = dateField(i18n, t("audit.filter.from"), "audit-filter-from", changed);
+  const to = dateField(i18n, t("audit.filter.to"), "audit-filter-to", changed);
+  decision.addEventListener("change", changed);
   const label = (text: string, control: HTMLElement) => h("label", { class: "audit-filter" }, h("span", { text }), control);
   return h(
     "div",
     { class: "audit-filters", attrs: { role: "group", "aria-label": t("audit.filter.label") } },
     label(t("audit.decision"), decision),
-    label(t("audit.filter.from"), from),
-    label(t("audit.filter.to"), to),
+    from.el,
+    to.el,
   );
 }

@@ -205,4 +205,33 @@ describe("the audit log, for a person", () => {
     expect(rows()).toHaveLength(0);
     expect(view.el.querySelector(".empty")?.textContent).toBe("没有符合筛选条件的记录。");
   });
+
+  it("reads the dates in the order the page's language writes them", async () => {
+    const day = (d: number) => new Date(2026, 10, d, 12).getTime();
+    const { view, rows } = await mount({
+      lang: "en",
+      entries: [
+        entry({ id: 1, at: day(28), call_id: "a", decision: "user_approved" }),
+        entry({ id: 2, at: day(30), call_id: "b", decision: "user_denied" }),
+      ],
+    });
+    const from = view.el.querySelector<HTMLInputElement>('[data-testid="audit-filter-from"]');
+    const error = view.el.querySelector<HTMLElement>('[data-testid="audit-filter-from-error"]');
+    if (!from || !error) throw new Error("no date field");
+    expect(from.placeholder).toBe("MM/DD/YYYY");
+    const type = (text: string) => {
+      from.value = text;
+      from.dispatchEvent(new Event("change"));
+    };
+    type("11/29/2026");
+    expect(rows().map((row) => row.dataset.callId)).toEqual(["b"]);
+    expect(from.getAttribute("aria-invalid")).toBe("false");
+    type("29/11/2026");
+    expect(from.getAttribute("aria-invalid")).toBe("true");
+    expect(error.hidden).toBe(false);
+    expect(error.textContent).toBe("Not a date: write it as MM/DD/YYYY, for example 11/30/2026");
+    expect(rows()).toHaveLength(2);
+    type("");
+    expect(error.hidden).toBe(true);
+  });
 });

@@ -145,7 +145,20 @@ function toolRow(tool: ToolPolicyView, overrides: { [key in string]: ToolOverrid
   return h(
     "tr",
     { attrs: { "data-testid": "tool-row", "data-tool": tool.qualified_name } },
-    h("td", {}, h("span", { class: "tool-title", text: label }), h("span", { class: "tool-name", text: tool.qualified_name })),
+    h(
+      "td",
+      {},
+      h("span", { class: "tool-title", text: label }),
+      // Whose tool it is, by the server's name in these settings, and the
+      // server's own name for it as its documentation writes it (not the
+      // app's server__tool routing name).
+      h(
+        "span",
+        { class: "tool-name" },
+        h("span", { class: "tool-server", text: tool.server }),
+        tool.title ? h("code", { text: tool.tool }) : null,
+      ),
+    ),
     h("td", {}, h("span", { class: `kind kind-${kindClass}`, text: t(kind) })),
     h("td", {}, control, warning, staleNote),
   );

@@ -491,6 +491,13 @@ describe("tool groups", () => {
       { group: "other_write", heading: "其它写入", tools: ["cancel_order", "submit_ticket", "notes_write"] },
     ]);
   });
+
+  it("names each tool's server and its own name, never the app's server__tool", () => {
+    const row = root.querySelector<HTMLElement>('[data-tool="notes__write"]');
+    expect(row?.querySelector(".tool-server")?.textContent).toBe("notes");
+    expect(row?.querySelector(".tool-name code")?.textContent).toBe("notes_write");
+    for (const each of root.querySelectorAll('[data-testid="tool-row"]')) expect(each.textContent).not.toContain("__");
+  });
 });
 
 describe("appearance", () => {
