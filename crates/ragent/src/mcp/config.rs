@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::settings::redacted_values;
+use crate::settings::{REDACTED, redacted_values};
 
 /// The longest call timeout a server may have: a day.
 pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
@@ -53,7 +53,8 @@ impl ServerConfig {
 }
 
 /// How to reach a server: a child process over stdio, or streamable HTTP.
-/// Its `Debug` hides env and header values, which often hold tokens.
+/// Its `Debug` hides env and header values, which often hold tokens, and
+/// the secret values in args and URL (`secret_args`).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(untagged)]
 pub enum ServerTransport {
@@ -73,7 +74,11 @@ pub enum ServerTransport {
 
 impl std::fmt::Debug for ServerTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
+        let mut shown = self.clone();
+        super::secret_args::for_each_value(&mut shown, |_, value| {
+            *value = REDACTED.to_string();
+        });
+        match &shown {
             ServerTransport::Stdio { command, args, env } => f
                 .debug_struct("Stdio")
                 .field("command", command)
@@ -186,11 +191,11 @@ mod tests {
     }
 
     #[test]
-    fn debug_of_a_server_hides_env_and_header_values() {
+    fn debug_of_a_server_hides_env_and_header_values_and_secret_args() {
         let file = McpServersFile::parse(
             r#"{"mcpServers": {
-                "notes": {"command": "npx", "env": {"TOKEN": "env-SECRET-1"}},
-                "remote": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer hdr-SECRET-2"}}
+                "notes": {"command": "npx", "args": ["--api-key", "arg-SECRET-3"], "env": {"TOKEN": "env-SECRET-1"}},
+                "remote": {"url": "http://h/mcp?token=url-SECRET-4", "headers": {"Authorization": "Bearer hdr-SECRET-2"}}
             }}"#,
         )
         .unwrap();

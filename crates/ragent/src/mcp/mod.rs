@@ -12,6 +12,7 @@ pub mod hub;
 pub mod import;
 pub mod login_path;
 pub mod pin;
+pub mod secret_args;
 pub mod sign_in;
 
 use std::sync::Arc;

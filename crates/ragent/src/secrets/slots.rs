@@ -1,9 +1,13 @@
 //! Which parts of the settings are secret, each under a stable slot name:
 //! `model/api_key`, `model/header/<name>`, `server/<server>/env/<name>`,
-//! `server/<server>/header/<name>`. Server names cannot hold `/`, so names
-//! never collide. Pure: the stores are elsewhere.
+//! `server/<server>/header/<name>`, and the secret values in a server's
+//! args and URL (`mcp::secret_args`): `server/<server>/arg/<flag>`,
+//! `server/<server>/query/<param>`, `server/<server>/userinfo/password`.
+//! Server names cannot hold `/`, so names never collide. Pure: the stores
+//! are elsewhere.
 
 use crate::mcp::config::ServerTransport;
+use crate::mcp::secret_args::{self, Place};
 use crate::settings::Settings;
 
 pub const API_KEY: &str = "model/api_key";
@@ -20,7 +24,19 @@ pub fn server_header(server: &str, name: &str) -> String {
     format!("server/{server}/header/{name}")
 }
 
-/// Calls `f` with each secret map value (not the API key) and its slot.
+/// The slot of a secret value in a server's args or URL, by its flag or
+/// parameter name: reordering the args keeps each value in its slot.
+pub fn server_part(server: &str, place: Place, name: &str) -> String {
+    let kind = match place {
+        Place::Flag => "arg",
+        Place::Query => "query",
+        Place::UrlPassword => "userinfo",
+    };
+    format!("server/{server}/{kind}/{name}")
+}
+
+/// Calls `f` with each secret value (not the API key) and its slot: map
+/// values whole, and the secret parts of args and URLs.
 fn visit_mut(settings: &mut Settings, mut f: impl FnMut(String, &mut String)) {
     for (name, value) in settings.model.extra_headers.iter_mut() {
         f(model_header(name), value);
@@ -38,6 +54,9 @@ fn visit_mut(settings: &mut Settings, mut f: impl FnMut(String, &mut String)) {
                 }
             }
         }
+        secret_args::for_each_value(&mut config.transport, |spot, value| {
+            f(server_part(server, spot.place, &spot.name), value);
+        });
     }
 }
 
@@ -101,7 +120,9 @@ mod tests {
             ServerConfig {
                 transport: ServerTransport::Stdio {
                     command: "npx".into(),
-                    args: vec![],
+                    args: ["notes-mcp", "--api-key", "sk-arg", "--verbose", "file.txt"]
+                        .map(String::from)
+                        .into(),
                     env: [("TOKEN".to_string(), "t".to_string())].into(),
                 },
                 trusted: false,
@@ -114,7 +135,7 @@ mod tests {
             "remote".into(),
             ServerConfig {
                 transport: ServerTransport::Http {
-                    url: "http://h/mcp".into(),
+                    url: "https://u:pw-url@h/mcp?token=q-tok&page=2".into(),
                     headers: [("Authorization".to_string(), "Bearer b".to_string())].into(),
                 },
                 trusted: false,
@@ -131,7 +152,9 @@ mod tests {
         let settings = with_secrets();
         let (doc, values) = split(&settings);
         let text = serde_json::to_string(&doc).unwrap();
-        for secret in ["sk-1", "bit", "\"t\"", "Bearer b"] {
+        for secret in [
+            "sk-1", "bit", "\"t\"", "Bearer b", "sk-arg", "pw-url", "q-tok",
+        ] {
             assert!(!text.contains(secret), "{secret} left in {text}");
         }
         assert!(text.contains("X-Org") && text.contains("TOKEN") && text.contains("Authorization"));
@@ -141,8 +164,11 @@ mod tests {
             [
                 ("model/api_key", "sk-1"),
                 ("model/header/X-Org", "bit"),
+                ("server/notes/arg/api-key", "sk-arg"),
                 ("server/notes/env/TOKEN", "t"),
                 ("server/remote/header/Authorization", "Bearer b"),
+                ("server/remote/query/token", "q-tok"),
+                ("server/remote/userinfo/password", "pw-url"),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -150,5 +176,59 @@ mod tests {
         );
         let filled = fill(&doc, |slot| Ok::<_, ()>(values.get(slot).cloned())).unwrap();
         assert_eq!(filled, settings);
+    }
+
+    #[test]
+    fn the_document_keeps_each_secret_flag_and_parameter_with_an_empty_value() {
+        let (doc, _) = split(&with_secrets());
+        let ServerTransport::Stdio { args, .. } = &doc.mcp_servers["notes"].transport else {
+            panic!("notes runs a command");
+        };
+        assert_eq!(
+            args,
+            &["notes-mcp", "--api-key", "", "--verbose", "file.txt"].map(String::from)
+        );
+        let ServerTransport::Http { url, .. } = &doc.mcp_servers["remote"].transport else {
+            panic!("remote is reached over HTTP");
+        };
+        assert_eq!(url, "https://u:@h/mcp?token=&page=2");
+        // Split again, the emptied document has the same slots.
+        let (again, values) = split(&doc);
+        assert_eq!(again, doc);
+        assert!(
+            values
+                .iter()
+                .any(|(slot, _)| slot == "server/notes/arg/api-key")
+        );
+    }
+
+    /// The notes server's args, as given.
+    fn notes_args(settings: &mut Settings) -> &mut Vec<String> {
+        match settings
+            .mcp_servers
+            .get_mut("notes")
+            .map(|s| &mut s.transport)
+        {
+            Some(ServerTransport::Stdio { args, .. }) => args,
+            _ => panic!("notes runs a command"),
+        }
+    }
+
+    #[test]
+    fn reordered_args_get_each_value_back_by_its_flag() {
+        let mut settings = with_secrets();
+        *notes_args(&mut settings) = ["--token=tk", "--api-key", "sk-arg"]
+            .map(String::from)
+            .into();
+        let (doc, values) = split(&settings);
+        let values: BTreeMap<String, String> = values.into_iter().collect();
+        // The user moves the flags about; the document keeps them empty.
+        let mut moved = doc.clone();
+        *notes_args(&mut moved) = ["--api-key", "", "--token="].map(String::from).into();
+        let mut filled = fill(&moved, |slot| Ok::<_, ()>(values.get(slot).cloned())).unwrap();
+        assert_eq!(
+            notes_args(&mut filled),
+            &["--api-key", "sk-arg", "--token=tk"].map(String::from)
+        );
     }
 }
