@@ -177,6 +177,11 @@ pub enum SettingsError {
     },
     #[error("{0} has no stored value to keep")]
     NothingToKeep(String),
+    /// The page sent the mask back where no value is stored to keep.
+    #[error(
+        "server {server:?}: {what} shows the hidden value's mask but no value is stored for it; type the value again"
+    )]
+    MaskWithoutValue { server: String, what: String },
     /// A kept secret would go to another address than it was saved for.
     #[error("{what} was saved for {saved_for:?}; give it again to send it to {base_url:?}")]
     KeptForAnotherAddress {

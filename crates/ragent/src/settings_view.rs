@@ -3,6 +3,10 @@
 //! the view says only whether the key is set and which names have values.
 //! A save says, per secret, what to do with it ([`Secret`]): keep the
 //! stored value, set a new one, or clear it.
+//!
+//! Secret values inside a server's args and URL (`mcp::secret_args`) are
+//! shown as [`MASK`] in place: a save that sends the mask back at a secret
+//! flag or parameter keeps the value stored under that name.
 
 use std::collections::BTreeMap;
 
@@ -10,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::mcp::config::{ServerConfig, ServerTransport};
+use crate::mcp::env_refs::is_reference_only;
+use crate::mcp::secret_args::{self, Place, Spot};
 use crate::policy::ToolOverride;
 use crate::settings::{Appearance, ModelSettings, Settings, SettingsError, ShopConnection};
 use crate::web_page::is_plain_http_elsewhere;
@@ -168,10 +174,21 @@ impl SettingsView {
     }
 }
 
-/// A server as the page may see it: env and header names only.
+/// What the page is shown in place of a secret value in args or a URL.
+pub const MASK: &str = "••••••";
+
+/// A server as the page may see it: env and header names only, secret
+/// values in args and URL masked. A `${env:…}` reference is no secret and
+/// is shown as it is.
 pub fn server_view(config: &ServerConfig) -> ServerView {
     let unencrypted = matches!(&config.transport, ServerTransport::Http { url, .. } if is_plain_http_elsewhere(url));
-    let transport = match &config.transport {
+    let mut masked = config.transport.clone();
+    secret_args::for_each_value(&mut masked, |_, value| {
+        if !value.is_empty() && !is_reference_only(value) {
+            *value = MASK.to_string();
+        }
+    });
+    let transport = match &masked {
         ServerTransport::Stdio { command, args, env } => ServerTransportView::Stdio {
             command: command.clone(),
             args: args.clone(),
@@ -203,7 +220,7 @@ impl SettingsEdit {
                 .mcp_servers
                 .get(edit.previous_name.as_deref().unwrap_or(&name))
                 .map(|config| &config.transport);
-            let transport = match edit.transport {
+            let mut transport = match edit.transport {
                 ServerTransportEdit::Stdio { command, args, env } => {
                     let stored = match before {
                         Some(ServerTransport::Stdio { env, .. }) => Some(env),
@@ -226,6 +243,7 @@ impl SettingsEdit {
                     }
                 }
             };
+            keep_masked(&name, &mut transport, before)?;
             let config = ServerConfig {
                 transport,
                 trusted: edit.trusted,
@@ -307,6 +325,52 @@ fn same_endpoint(a: &str, b: &str) -> bool {
         parsed.trim_end_matches('/').to_string()
     };
     normal(a) == normal(b)
+}
+
+/// The masks in an edited server's args or URL replaced by the values
+/// stored under the same flag or parameter. A mask with nothing stored to
+/// keep (a new flag, a renamed one, or a mask moved elsewhere) is refused.
+fn keep_masked(
+    server: &str,
+    edited: &mut ServerTransport,
+    stored: Option<&ServerTransport>,
+) -> Result<(), SettingsError> {
+    let stored = stored.map(secret_args::values).unwrap_or_default();
+    let mut missing = None;
+    secret_args::for_each_value(edited, |spot, value| {
+        if value != MASK {
+            return;
+        }
+        match stored.get(&(spot.place, spot.name.clone())) {
+            Some(kept) => *value = kept.clone(),
+            None => missing = missing.take().or_else(|| Some(spot_text(spot))),
+        }
+    });
+    let left = secret_args::texts(edited)
+        .iter()
+        .position(|text| text.contains(MASK));
+    let what = missing.or_else(|| {
+        left.map(|index| match edited {
+            ServerTransport::Stdio { .. } => format!("argument {}", index + 1),
+            ServerTransport::Http { .. } => "the URL".to_string(),
+        })
+    });
+    match what {
+        Some(what) => Err(SettingsError::MaskWithoutValue {
+            server: server.to_string(),
+            what,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A secret's place, as an error names it.
+fn spot_text(spot: &Spot) -> String {
+    match spot.place {
+        Place::Flag => format!("the value of flag {:?}", spot.name),
+        Place::Query => format!("URL parameter {:?}", spot.name),
+        Place::UrlPassword => "the URL's password".to_string(),
+    }
 }
 
 /// A map of secrets as edited: kept entries take the stored value, set
@@ -547,6 +611,176 @@ mod tests {
             edit.apply(&current),
             Err(SettingsError::NothingToKeep(what)) if what.contains("TOKEN")
         ));
+    }
+
+    /// The stored settings with a key in the notes server's args and a
+    /// token in a remote server's URL.
+    fn stored_with_secret_args() -> Settings {
+        let mut settings = stored();
+        if let Some(ServerConfig {
+            transport: ServerTransport::Stdio { args, .. },
+            ..
+        }) = settings.mcp_servers.get_mut("notes")
+        {
+            *args = ["notes-mcp", "--api-key", "sk-arg", "--port", "8080"]
+                .map(String::from)
+                .into();
+        }
+        settings.mcp_servers.insert(
+            "remote".into(),
+            ServerConfig::untrusted(ServerTransport::Http {
+                url: "https://h.example/mcp?token=q-tok&page=2".into(),
+                headers: BTreeMap::new(),
+            }),
+        );
+        settings
+    }
+
+    fn args_of<'a>(edit: &'a mut SettingsEdit, server: &str) -> &'a mut Vec<String> {
+        match edit.mcp_servers.get_mut(server).map(|s| &mut s.transport) {
+            Some(ServerTransportEdit::Stdio { args, .. }) => args,
+            _ => panic!("{server} runs a command"),
+        }
+    }
+
+    fn stored_args(settings: &Settings, server: &str) -> Vec<String> {
+        match &settings.mcp_servers[server].transport {
+            ServerTransport::Stdio { args, .. } => args.clone(),
+            ServerTransport::Http { .. } => panic!("{server} runs a command"),
+        }
+    }
+
+    #[test]
+    fn the_page_sees_secret_args_and_url_parameters_masked() {
+        let view = SettingsView::of(&stored_with_secret_args());
+        let text = serde_json::to_string(&view).unwrap();
+        assert!(
+            !text.contains("sk-arg") && !text.contains("q-tok"),
+            "{text}"
+        );
+        assert_eq!(
+            view.mcp_servers["notes"].transport,
+            ServerTransportView::Stdio {
+                command: "npx".into(),
+                args: ["notes-mcp", "--api-key", MASK, "--port", "8080"]
+                    .map(String::from)
+                    .into(),
+                env: vec!["TOKEN".into()],
+            }
+        );
+        assert_eq!(
+            view.mcp_servers["remote"].transport,
+            ServerTransportView::Http {
+                url: format!("https://h.example/mcp?token={MASK}&page=2"),
+                headers: vec![],
+            }
+        );
+    }
+
+    #[test]
+    fn a_reference_to_a_variable_is_shown_as_written() {
+        let mut settings = stored();
+        settings.mcp_servers.insert(
+            "remote".into(),
+            ServerConfig::untrusted(ServerTransport::Http {
+                url: "https://h/mcp?key=${env:REMOTE_KEY}".into(),
+                headers: BTreeMap::new(),
+            }),
+        );
+        let view = SettingsView::of(&settings);
+        assert!(matches!(
+            &view.mcp_servers["remote"].transport,
+            ServerTransportView::Http { url, .. } if url == "https://h/mcp?key=${env:REMOTE_KEY}"
+        ));
+    }
+
+    #[test]
+    fn saving_the_masks_back_keeps_the_stored_values_even_reordered() {
+        let current = stored_with_secret_args();
+        assert_eq!(keep_all(&current).apply(&current).unwrap(), current);
+
+        let mut edit = keep_all(&current);
+        *args_of(&mut edit, "notes") = ["--port", "8081", "--api-key", MASK, "notes-mcp"]
+            .map(String::from)
+            .into();
+        let applied = edit.apply(&current).unwrap();
+        assert_eq!(
+            stored_args(&applied, "notes"),
+            ["--port", "8081", "--api-key", "sk-arg", "notes-mcp"].map(String::from)
+        );
+    }
+
+    #[test]
+    fn a_new_value_replaces_the_stored_one_and_a_removed_flag_takes_its_value_along() {
+        let current = stored_with_secret_args();
+        let mut edit = keep_all(&current);
+        args_of(&mut edit, "notes")[2] = "sk-new".into();
+        let applied = edit.apply(&current).unwrap();
+        assert_eq!(stored_args(&applied, "notes")[2], "sk-new");
+
+        let mut edit = keep_all(&current);
+        *args_of(&mut edit, "notes") = vec!["notes-mcp".into()];
+        let applied = edit.apply(&current).unwrap();
+        let (_, slots) = crate::secrets::slots::split(&applied);
+        assert!(
+            !slots
+                .iter()
+                .any(|(slot, _)| slot.starts_with("server/notes/arg/")),
+            "{slots:?}"
+        );
+    }
+
+    #[test]
+    fn a_renamed_server_keeps_its_masked_values() {
+        let current = stored_with_secret_args();
+        let mut edit = keep_all(&current);
+        for (old, new) in [("notes", "notes2"), ("remote", "remote2")] {
+            let mut server = edit.mcp_servers.remove(old).unwrap();
+            server.previous_name = Some(old.into());
+            edit.mcp_servers.insert(new.into(), server);
+        }
+        let applied = edit.apply(&current).unwrap();
+        assert_eq!(stored_args(&applied, "notes2")[2], "sk-arg");
+        assert_eq!(
+            applied.mcp_servers["remote2"].transport,
+            current.mcp_servers["remote"].transport
+        );
+    }
+
+    #[test]
+    fn a_mask_with_no_stored_value_behind_it_is_refused() {
+        let current = stored_with_secret_args();
+        let mut renamed_flag = keep_all(&current);
+        args_of(&mut renamed_flag, "notes")[1] = "--token".into();
+        let refused = renamed_flag.apply(&current);
+        assert!(
+            matches!(&refused, Err(SettingsError::MaskWithoutValue { server, what })
+                if server == "notes" && what.contains("token")),
+            "{refused:?}"
+        );
+
+        let mut moved = keep_all(&current);
+        args_of(&mut moved, "notes")[4] = MASK.into();
+        assert!(matches!(
+            moved.apply(&current),
+            Err(SettingsError::MaskWithoutValue { what, .. }) if what == "argument 5"
+        ));
+
+        let mut new_server = keep_all(&current);
+        let notes = new_server.mcp_servers["notes"].clone();
+        new_server.mcp_servers.insert("other".into(), notes);
+        if let Some(ServerTransportEdit::Stdio { env, .. }) = new_server
+            .mcp_servers
+            .get_mut("other")
+            .map(|s| &mut s.transport)
+        {
+            env.clear();
+        }
+        let refused = new_server.apply(&current).unwrap_err();
+        assert!(
+            refused.to_string().contains("type the value again"),
+            "{refused}"
+        );
     }
 
     #[test]

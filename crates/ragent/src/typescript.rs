@@ -24,8 +24,8 @@ use crate::protocol::{
 };
 use crate::settings::{Appearance, Language, ModelSettings, Settings, ShopConnection, Theme};
 use crate::settings_view::{
-    ModelEdit, ModelView, Secret, ServerEdit, ServerTransportEdit, ServerTransportView, ServerView,
-    SettingsEdit, SettingsView,
+    MASK, ModelEdit, ModelView, Secret, ServerEdit, ServerTransportEdit, ServerTransportView,
+    ServerView, SettingsEdit, SettingsView,
 };
 use crate::toolcall::CallStatus;
 
@@ -116,6 +116,11 @@ pub fn render() -> String {
          // run `RAGENT_WRITE_TS=1 cargo test -p ragent typescript` after changing the Rust types.\n\n\
          export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;\n",
     );
+    // The page shows it in a field and sends it back to keep the value.
+    out.push_str(&format!(
+        "\n/** What a secret value in a server's args or URL is shown as. */\nexport const SECRET_MASK = {};\n",
+        serde_json::Value::from(MASK)
+    ));
     for decl in decls {
         out.push('\n');
         out.push_str("export ");

@@ -3,6 +3,9 @@
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
 
+/** What a secret value in a server's args or URL is shown as. */
+export const SECRET_MASK = "••••••";
+
 export type CallDecision = { call_id: string, decision: Decision, };
 
 export type Decision = { "type": "approve" } | { "type": "approve_edited", arguments: JsonValue, } | { "type": "deny", reason: string | null, };
@@ -527,6 +530,16 @@ export type Expected = "text" | "text_list" | "text_map" | "true_or_false" | "se
 
 export type McpExport = { text: string, withheld: Array<WithheldSecret>, };
 
-export type WithheldSecret = { server: string, kind: SecretKind, name: string, };
+export type WithheldSecret = { server: string, kind: SecretKind, 
+/**
+ * The env value's or header's name; the flag (without dashes) or the
+ * query parameter; `password` for a URL's user info.
+ */
+name: string, 
+/**
+ * The environment variable written in its place (args and URL only;
+ * an env value or header is written empty).
+ */
+variable: string | null, };
 
-export type SecretKind = "env" | "header";
+export type SecretKind = "env" | "header" | "arg" | "query" | "url_password";

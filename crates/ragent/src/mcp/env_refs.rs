@@ -31,6 +31,13 @@ pub fn references(text: &str) -> Vec<Reference<'_>> {
     found
 }
 
+/// The value holds no secret of its own: only `${env:…}` references,
+/// perhaps around plain words such as `Bearer `.
+pub fn is_reference_only(value: &str) -> bool {
+    let refs = references(value);
+    !refs.is_empty() && refs.iter().all(|r| matches!(r, Reference::Env(_)))
+}
+
 /// A reference to a variable the environment does not have.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unset(pub String);

@@ -1,5 +1,5 @@
-//! The API key, headers and server env values: kept apart from the stored
-//! settings document (in the keyring, or the database where no keyring
+//! The API key, headers, server env values and the secret values in a
+//! server's args and URL: kept apart from the stored settings document (in the keyring, or the database where no keyring
 //! answers), never in the settings view, and saved from the page as intent.
 
 use std::collections::BTreeMap;
@@ -14,12 +14,14 @@ use ragent::settings_view::{Secret, ServerTransportEdit, SettingsEdit};
 use ragent::store::{Store, kv};
 use ragent::{Agent, AgentConfig};
 
-const SECRETS: [&str; 5] = [
+const SECRETS: [&str; 7] = [
     "sk-live-key",
     "org-secret",
     "env-token",
     "Bearer http-token",
     "stdio-region",
+    "arg-api-key",
+    "url-query-token",
 ];
 
 fn settings_with_secrets() -> Settings {
@@ -33,7 +35,7 @@ fn settings_with_secrets() -> Settings {
         ServerConfig {
             transport: ServerTransport::Stdio {
                 command: "notes-mcp".into(),
-                args: vec![],
+                args: vec!["--api-key".into(), SECRETS[5].into()],
                 env: [
                     ("TOKEN".to_string(), SECRETS[2].to_string()),
                     ("REGION".to_string(), SECRETS[4].to_string()),
@@ -50,7 +52,7 @@ fn settings_with_secrets() -> Settings {
         "remote".into(),
         ServerConfig {
             transport: ServerTransport::Http {
-                url: "http://127.0.0.1:9/mcp".into(),
+                url: format!("http://127.0.0.1:9/mcp?token={}", SECRETS[6]),
                 headers: [("Authorization".to_string(), SECRETS[3].to_string())].into(),
             },
             trusted: false,
@@ -127,6 +129,8 @@ async fn where_no_keyring_answers_the_secrets_live_in_the_database_beside_the_se
     assert_no_secret_in(&rows["settings"], "the settings document");
     assert_eq!(rows["secret/model/api_key"], SECRETS[0]);
     assert_eq!(rows["secret/server/notes/env/TOKEN"], SECRETS[2]);
+    assert_eq!(rows["secret/server/notes/arg/api-key"], SECRETS[5]);
+    assert_eq!(rows["secret/server/remote/query/token"], SECRETS[6]);
     drop(agent);
 
     let again = open(&db, SecretsBackend::Database).await;
@@ -183,6 +187,40 @@ async fn the_settings_view_carries_no_secret_value_only_which_are_set() {
     assert_no_secret_in(&serde_json::to_string(&view).unwrap(), "the view");
     assert!(view.model.api_key_set);
     assert_eq!(view.model.extra_headers, vec!["X-Org"]);
+}
+
+#[tokio::test]
+async fn a_pasted_config_with_a_token_in_its_args_stores_the_token_in_the_keyring_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("assistant.db");
+    let keyring = Arc::new(MemorySecrets::new());
+    let agent = open(&db, SecretsBackend::Custom(keyring.clone())).await;
+    let pasted =
+        r#"{"mcpServers": {"gh": {"command": "gh-mcp", "args": ["--token", "ghp-PASTED"]}}}"#;
+
+    let ragent::mcp::import::ImportPreview::Plan { plan } = agent.preview_mcp_import(pasted) else {
+        panic!("the text is importable");
+    };
+    assert!(!serde_json::to_string(&plan).unwrap().contains("ghp-PASTED"));
+    agent
+        .apply_mcp_import(pasted, &plan.fingerprint)
+        .await
+        .unwrap();
+
+    assert_eq!(
+        keyring.get("server/gh/arg/token").unwrap().as_deref(),
+        Some("ghp-PASTED")
+    );
+    assert!(!format!("{:?}", stored_rows(&db)).contains("ghp-PASTED"));
+    assert!(
+        !serde_json::to_string(&agent.settings_view())
+            .unwrap()
+            .contains("ghp-PASTED")
+    );
+    let ServerTransport::Stdio { args, .. } = &agent.settings().mcp_servers["gh"].transport else {
+        panic!("gh runs a command");
+    };
+    assert_eq!(args, &["--token", "ghp-PASTED"]);
 }
 
 /// The edit a page sends back when the user changes nothing.

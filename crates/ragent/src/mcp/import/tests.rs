@@ -474,3 +474,38 @@ fn a_preview_travels_as_a_tagged_outcome() {
         })
     );
 }
+
+#[test]
+fn secret_args_and_url_parameters_are_kept_for_saving_but_masked_in_the_plan() {
+    let import = planned(
+        r#"{"mcpServers": {
+            "notes": {"command": "npx", "args": ["notes-mcp", "--api-key", "sk-PASTED-1", "--port", "8080"]},
+            "remote": {"url": "https://h.example/mcp?token=PASTED-2&page=2"}
+        }}"#,
+    );
+    assert_eq!(
+        import.servers["notes"],
+        imported(stdio(
+            "npx",
+            &["notes-mcp", "--api-key", "sk-PASTED-1", "--port", "8080"],
+            &[]
+        ))
+    );
+    let shown = serde_json::to_string(&import.plan).unwrap();
+    assert!(!shown.contains("PASTED"), "{shown}");
+    let mask = crate::settings_view::MASK;
+    assert_eq!(
+        import.plan.servers[0].server.transport,
+        ServerTransportView::Stdio {
+            command: "npx".into(),
+            args: ["notes-mcp", "--api-key", mask, "--port", "8080"]
+                .map(String::from)
+                .into(),
+            env: vec![],
+        }
+    );
+    assert!(matches!(
+        &import.plan.servers[1].server.transport,
+        ServerTransportView::Http { url, .. } if *url == format!("https://h.example/mcp?token={mask}&page=2")
+    ));
+}
