@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n, type Lang } from "../i18n";
-import type { ImportPlan, ServerView } from "../protocol";
+import { SECRET_MASK, type ImportPlan, type ServerView } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { settingsView } from "./settings";
 
@@ -187,7 +187,7 @@ describe("exporting MCP servers", () => {
   it("shows the core's mcpServers text to copy and names the secrets left empty", async () => {
     api.exported = {
       text: '{\n  "mcpServers": {\n    "gh": {\n      "command": "gh-mcp",\n      "args": [],\n      "env": {\n        "TOKEN": ""\n      }\n    }\n  }\n}',
-      withheld: [{ server: "gh", kind: "env", name: "TOKEN" }],
+      withheld: [{ server: "gh", kind: "env", name: "TOKEN", variable: null }],
     };
     await mount();
     q<HTMLButtonElement>('[data-testid="export-servers"]').click();
@@ -195,5 +195,41 @@ describe("exporting MCP servers", () => {
     expect(q<HTMLTextAreaElement>('[data-testid="export-text"]').value).toBe(api.exported.text);
     expect(q('[data-testid="export-withheld"]').textContent).toContain("gh · TOKEN");
     expect(root.querySelector('[data-testid="export-copy"]')).not.toBeNull();
+    expect(root.querySelector('[data-testid="export-variables"]')).toBeNull();
+  });
+
+  it("names the variable to set for each secret of arguments and URLs, in the user's language", async () => {
+    api.exported = {
+      text: '{"mcpServers": {"notes": {"command": "npx", "args": ["--api-key", "${env:NOTES_API_KEY}"]}}}',
+      withheld: [
+        { server: "notes", kind: "arg", name: "api-key", variable: "NOTES_API_KEY" },
+        { server: "remote", kind: "url_password", name: "password", variable: "REMOTE_PASSWORD" },
+      ],
+    };
+    await mount();
+    q<HTMLButtonElement>('[data-testid="export-servers"]').click();
+    await settle();
+    expect(q('[data-testid="export-variables"]').textContent).toBe(
+      "参数和地址中的密钥以环境变量导出，请在目标应用的环境中设置这些变量：NOTES_API_KEY（notes · api-key）、REMOTE_PASSWORD（remote · 地址中的密码）",
+    );
+    expect(root.querySelector('[data-testid="export-withheld"]')).toBeNull();
+
+    await mount("en");
+    q<HTMLButtonElement>('[data-testid="export-servers"]').click();
+    await settle();
+    expect(q('[data-testid="export-variables"]').textContent).toBe(
+      "Secrets in arguments and URLs are exported as environment variables; set these variables where you paste this: NOTES_API_KEY (notes · api-key), REMOTE_PASSWORD (remote · the URL's password)",
+    );
+  });
+});
+
+describe("a server's secret arguments in the import preview", () => {
+  it("are shown as the mask the core sends in their place", async () => {
+    const [first] = PLAN.servers;
+    const server = { ...first.server, args: ["--api-key", SECRET_MASK] } as ServerView;
+    api.importPreview = { outcome: "plan", plan: { ...PLAN, servers: [{ ...first, server }] } };
+    await mount();
+    await paste(PASTED);
+    expect(all('[data-testid="import-arg"]')).toEqual(["--api-key", SECRET_MASK]);
   });
 });

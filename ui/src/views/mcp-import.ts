@@ -3,12 +3,13 @@
 // the plan the core makes of it (names and renames, commands or URLs, env
 // and header names, trust off), then add its servers in one save. The core
 // reads the text again when adding and refuses if the plan changed. Export:
-// the core's mcpServers text (secret values left empty), to copy.
+// the core's mcpServers text (env and header secrets left empty, secrets in
+// args and URLs written as ${env:…} variables, each named), to copy.
 
 import type { Api } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n, Params } from "../i18n";
-import type { ImportNote, ImportPlan, ImportProblem, PlannedServer, PlannedValue, SettingsView } from "../protocol";
+import type { ImportNote, ImportPlan, ImportProblem, PlannedServer, PlannedValue, SettingsView, WithheldSecret } from "../protocol";
 import { copyButton } from "./copy-button";
 import { PageMessage, showFailure } from "./error-text";
 import { field } from "./form";
@@ -33,6 +34,20 @@ export function problemText(problem: ImportProblem, i18n: I18n): string {
 export function noteText(note: ImportNote, i18n: I18n): string {
   const { kind, ...fields } = note;
   return i18n.t(`mcpImport.note.${kind}`, fields);
+}
+
+/** The sentences naming what an export left out: values to fill in, and variables to set. */
+function withheldView(withheld: WithheldSecret[], i18n: I18n): HTMLElement[] {
+  const { t } = i18n;
+  const empty = withheld.filter((w) => w.variable === null).map((w) => `${w.server} · ${w.name}`);
+  const variables = withheld.flatMap(({ server, kind, name, variable }) =>
+    variable === null ? [] : [t("mcpExport.variable", { variable, server, name: kind === "url_password" ? t("mcpExport.urlPassword") : name })],
+  );
+  const sentence = (testid: string, text: string): HTMLElement => h("p", { class: "import-warning", attrs: { "data-testid": testid }, text });
+  return [
+    ...(empty.length > 0 ? [sentence("export-withheld", t("mcpExport.withheld", { names: empty.join(", ") }))] : []),
+    ...(variables.length > 0 ? [sentence("export-variables", t("mcpExport.variables", { names: variables.join(i18n.lang === "en" ? ", " : "、") }))] : []),
+  ];
 }
 
 /** What an env value or header is made of: the variables it names, never a written value. */
@@ -193,14 +208,13 @@ export function mcpImportSection(deps: McpImportDeps): HTMLElement {
       const answer = await api.exportMcpConfig();
       const area = h("textarea", { attrs: { rows: 8, readonly: true, spellcheck: "false", "data-testid": "export-text", "aria-label": t("mcpExport.text") } });
       area.value = answer.text;
-      const withheld = answer.withheld.map((w) => `${w.server} · ${w.name}`);
       const empty = answer.text.replace(/\s/g, "") === '{"mcpServers":{}}';
       replace(
         exported,
         empty ? h("p", { text: t("mcpExport.empty") }) : null,
         area,
         copyButton(() => area.value, i18n, { aria: t("mcpExport.copy"), testid: "export-copy", class: "btn" }),
-        withheld.length > 0 ? h("p", { class: "import-warning", attrs: { "data-testid": "export-withheld" }, text: t("mcpExport.withheld", { names: withheld.join(", ") }) }) : null,
+        ...withheldView(answer.withheld, i18n),
       );
     } catch (failure) {
       const message = h("p", { class: "save-error", attrs: { role: "alert" } });

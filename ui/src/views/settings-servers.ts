@@ -2,11 +2,13 @@
 // and headers) with a `trusted` flag, a `disabled` flag and an optional call
 // timeout each. Built-in servers (the shop) are
 // listed read-only: the app supplies them. Env values and headers are
-// write-only: the page is told their names, never their values.
+// write-only: the page is told their names, never their values. A secret
+// value in the args or the URL (after `--api-key`, a `?token=`…) comes as
+// SECRET_MASK in place; sent back as it is, the core keeps the stored value.
 
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { ServerEdit, ServerView } from "../protocol";
+import { SECRET_MASK, type ServerEdit, type ServerView } from "../protocol";
 import { checkbox, field, positiveInt, select, textArea, textInput } from "./form";
 import { secretMap, type SecretMap } from "./secret-fields";
 import type { Section } from "./settings-model";
@@ -85,17 +87,21 @@ export function serversSection(
 
   const serverForm = (row: Row, index: number): HTMLElement => {
     const transport = h("div", { class: "server-transport" });
+    // Said only where a stored value is hidden, so it is not read as text to retype.
+    const masked = (text: string): string | undefined => (text.includes(SECRET_MASK) ? t("settings.maskedKept", { mask: SECRET_MASK }) : undefined);
+    const args = textArea(row.args, (v) => (row.args = v));
+    args.dataset.testid = "server-args";
     const renderTransport = (): void =>
       replace(
         transport,
         ...(row.kind === "stdio"
           ? [
               field(t("settings.command"), textInput(row.command, (v) => (row.command = v), { placeholder: "npx" })),
-              field(t("settings.args"), textArea(row.args, (v) => (row.args = v))),
+              field(t("settings.args"), args, masked(row.args)),
               field(t("settings.env"), row.env.el),
             ]
           : [
-              field(t("settings.url"), textInput(row.url, (v) => (row.url = v), { type: "url", placeholder: "http://127.0.0.1:8080/mcp" })),
+              field(t("settings.url"), textInput(row.url, (v) => (row.url = v), { type: "url", placeholder: "http://127.0.0.1:8080/mcp", "data-testid": "server-url" }), masked(row.url)),
               ...(row.unencrypted
                 ? [h("p", { class: "field-warning", attrs: { "data-testid": "server-unencrypted" }, text: t("settings.unencrypted") })]
                 : []),

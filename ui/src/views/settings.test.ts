@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
-import type { ServerStatus, SettingsEdit, ToolPolicyView } from "../protocol";
+import { SECRET_MASK, type ServerStatus, type SettingsEdit, type ToolPolicyView } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { NOTES_CHANGE } from "../test/fixtures";
 import { settingsView } from "./settings";
@@ -170,6 +170,36 @@ describe("secrets are write-only", () => {
         previous_name: "notes",
       },
     });
+  });
+});
+
+describe("secrets in a server's arguments and URL", () => {
+  beforeEach(async () => {
+    api.settings.mcp_servers = {
+      notes: { command: "npx", args: ["notes-mcp", "--api-key", SECRET_MASK], env: [], trusted: false, disabled: false, timeout_secs: null },
+      remote: { url: `https://h.example/mcp?token=${SECRET_MASK}`, headers: [], trusted: false, disabled: false, timeout_secs: null },
+    };
+    await mount();
+  });
+
+  const form = (name: string): Element => q(`[data-testid="server-form"][data-name="${name}"]`);
+
+  it("shows each stored secret as the mask, says it is kept, and saves the mask back when left alone", async () => {
+    const args = form("notes").querySelector<HTMLTextAreaElement>('[data-testid="server-args"]')!;
+    expect(args.value).toBe(`notes-mcp\n--api-key\n${SECRET_MASK}`);
+    expect(form("notes").querySelector(".field-help")!.textContent).toContain("系统钥匙串");
+    expect(form("remote").querySelector<HTMLInputElement>('[data-testid="server-url"]')!.value).toBe(`https://h.example/mcp?token=${SECRET_MASK}`);
+    const saved = await save();
+    expect(saved.mcp_servers.notes).toMatchObject({ args: ["notes-mcp", "--api-key", SECRET_MASK] });
+    expect(saved.mcp_servers.remote).toMatchObject({ url: `https://h.example/mcp?token=${SECRET_MASK}` });
+  });
+
+  it("sends a value typed over the mask as the new value", async () => {
+    const args = form("notes").querySelector<HTMLTextAreaElement>('[data-testid="server-args"]')!;
+    args.value = "notes-mcp\n--api-key\nsk-new";
+    args.dispatchEvent(new Event("input"));
+    const saved = await save();
+    expect(saved.mcp_servers.notes).toMatchObject({ args: ["notes-mcp", "--api-key", "sk-new"] });
   });
 });
 
