@@ -116,10 +116,7 @@ fn a_pasted_claude_desktop_config_brings_its_server_whose_read_asks_and_then_run
 
     // Its tools are listed with the shop's, for a policy per tool.
     click(&app, "[data-testid=section-tools]")?;
-    app.wait_for_text(
-        "[data-tool=filesystem__read_text_file]",
-        "read_text_file",
-    )?;
+    app.wait_for_text("[data-tool=filesystem__read_text_file]", "read_text_file")?;
 
     click(&app, "[data-testid=nav-chat]")?;
     app.send_message("看看我的购物清单")?;

@@ -183,7 +183,10 @@ fn the_audit_log_reads_dates_in_the_order_the_chosen_language_writes_them() -> T
     app.wait_for_text("[data-testid=audit-view] tbody", "you denied")?;
     // From tomorrow: nothing yet.
     type_date(&app, "audit-filter-from", &day(1)?)?;
-    app.wait_for_text("[data-testid=audit-view] .empty", "No entries match the filters.")?;
+    app.wait_for_text(
+        "[data-testid=audit-view] .empty",
+        "No entries match the filters.",
+    )?;
     // Day first is not how English writes a date: the field says so, and
     // the bound is dropped.
     type_date(&app, "audit-filter-from", "31/12/2026")?;
