@@ -147,7 +147,7 @@ export const TABLE_PROFILES: readonly TableProfile[] = [
   // search_product's models, each with its configurations
   { when: ["spuCode", "skus", "minPriceFen"], columns: ["name", "category", "minPriceFen", "maxPriceFen", "skus"] },
   // a model's configurations (SKUs)
-  { when: ["skuCode", "priceFen", "stock", "specs"], columns: ["name", "specs", "priceFen", "stock", "status"] },
+  { when: ["skuCode", "priceFen", "stock", "available"], columns: ["config", "priceFen", "stock", "status"] },
   // query_cart's lines
   { when: ["currentPriceFen", "subtotalFen"], columns: ["name", "quantity", "currentPriceFen", "priceChangeFen", "subtotalFen", "availability"] },
   // an order's lines

@@ -936,8 +936,8 @@ fn the_binary_serves_requests_read_from_a_file_and_answers_into_a_file() {
         .collect();
     let found = answered.iter().find(|a| a["id"] == 2).unwrap();
     assert_eq!(
-        found["result"]["structuredContent"]["items"][0]["skus"][0]["name"],
-        "iPhone 17 256GB 黑色"
+        found["result"]["structuredContent"]["items"][0]["skus"][0]["config"],
+        "256GB 黑色"
     );
 }
 

@@ -11,26 +11,26 @@ export const SEARCH_RESULT: JsonValue = {
     {
       spuCode: "IPHONE-17", name: "iPhone 17", brand: "Apple", category: "手机", subCategory: "iPhone",
       tags: ["主力", "拍照"], specs: { 芯片: "A19 芯片" },
-      minPriceFen: 679900, minPrice: "6799.00", maxPriceFen: 879900, maxPrice: "8799.00", available: true,
+      minPriceFen: 679900, maxPriceFen: 879900, available: true,
       skus: [
         {
-          skuCode: "MG6W4CH/A", name: "iPhone 17 256GB 黑色", config: "256GB 黑色", specs: { 颜色: "黑色" },
-          priceFen: 679900, price: "6799.00", stock: 11, status: "在售", available: true,
+          skuCode: "MG6W4CH/A", config: "256GB 黑色",
+          priceFen: 679900, stock: 11, status: "在售", available: true,
         },
         {
-          skuCode: "MG724CH/A", name: "iPhone 17 512GB 黑色", config: "512GB 黑色", specs: { 颜色: "黑色" },
-          priceFen: 879900, price: "8799.00", stock: 22, status: "在售", available: true,
+          skuCode: "MG724CH/A", config: "512GB 黑色",
+          priceFen: 879900, stock: 22, status: "在售", available: true,
         },
       ],
     },
     {
       spuCode: "IPHONE-16", name: "iPhone 16", brand: "Apple", category: "手机", subCategory: "iPhone",
       tags: [], specs: { 芯片: "A18 芯片" },
-      minPriceFen: 599900, minPrice: "5999.00", maxPriceFen: 599900, maxPrice: "5999.00", available: false,
+      minPriceFen: 599900, maxPriceFen: 599900, available: false,
       skus: [
         {
-          skuCode: "MYEV3CH/A", name: "iPhone 16 128GB 黑色", config: "128GB 黑色", specs: { 颜色: "黑色" },
-          priceFen: 599900, price: "5999.00", stock: 0, status: "已下架", available: false,
+          skuCode: "MYEV3CH/A", config: "128GB 黑色",
+          priceFen: 599900, stock: 0, status: "已下架", available: false,
         },
       ],
     },

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{categories, normalize_code};
 use crate::error::{Refusal, Result, ShopError};
-use crate::money::{Fen, Yuan};
+use crate::money::Fen;
 use crate::params::{
     DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchProductParams, SortOrder, given,
 };
@@ -34,21 +34,20 @@ const NEAREST_CATEGORIES: usize = 3;
 /// How many of a category's models are named as examples.
 const EXAMPLES: usize = 3;
 
-/// One orderable configuration of a model.
+/// One orderable configuration of a model, with only what sets it apart:
+/// its name is the model's and its configuration, and a search answers
+/// many of them, so each carries no more than a shopper compares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkuOption {
     pub sku_code: String,
-    pub name: String,
     /// The configuration (what the name adds to the model's, or the SKU's
     /// own specs), e.g. "256GB 黑色"; absent for a model with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
-    /// What differs from the model's other SKUs, e.g. colour and capacity.
-    pub specs: Map<String, Value>,
     pub price_fen: Fen,
-    pub price: Yuan,
     pub stock: i64,
+    /// 在售 or 已下架.
     pub status: String,
     /// On sale and in stock: can be added to the cart and ordered.
     pub available: bool,
@@ -67,9 +66,7 @@ pub struct ModelHit {
     /// What every SKU of the model shares.
     pub specs: Map<String, Value>,
     pub min_price_fen: Fen,
-    pub min_price: Yuan,
     pub max_price_fen: Fen,
-    pub max_price: Yuan,
     /// Some SKU can be ordered now.
     pub available: bool,
     /// The SKUs, those the keyword names first, then orderable ones, then
@@ -401,9 +398,7 @@ fn hit(snapshot: &Snapshot, candidate: Candidate, terms: &[Vec<String>]) -> Resu
         tags: model.tags.clone(),
         specs: model.specs.clone(),
         min_price_fen: min,
-        min_price: Yuan(min),
         max_price_fen: max,
-        max_price: Yuan(max),
         available: skus.iter().any(|s| s.available),
         skus,
     })
@@ -419,7 +414,8 @@ fn sku_option(model_name: &str, text: &SkuText, row: LiveSku) -> SkuOption {
     let config = text
         .name
         .strip_prefix(model_name)
-        .map(str::trim)
+        // "保护壳 - 霓虹黄色" configures as "霓虹黄色".
+        .map(|rest| rest.trim_start_matches([' ', '-', '–', '—', '·']).trim())
         .filter(|rest| !rest.is_empty())
         .map(str::to_owned)
         .or_else(|| {
@@ -429,11 +425,8 @@ fn sku_option(model_name: &str, text: &SkuText, row: LiveSku) -> SkuOption {
     SkuOption {
         available: row.available(),
         sku_code: row.sku_code,
-        name: text.name.clone(),
         config,
-        specs: text.specs.clone(),
         price_fen: row.price_fen,
-        price: Yuan(row.price_fen),
         stock: row.stock,
         status: row.status,
     }

@@ -4,6 +4,7 @@ use std::fmt;
 
 use super::{SearchResult, SkuOption};
 use crate::catalog::ON_SALE;
+use crate::money::Yuan;
 
 /// How many of a model's SKUs the text for the model lists; the
 /// structured result holds them all.
@@ -70,9 +71,13 @@ impl fmt::Display for SearchResult {
         writeln!(f, "：")?;
         for (i, model) in self.items.iter().enumerate() {
             let price = if model.min_price_fen == model.max_price_fen {
-                format!("{} 元", model.min_price)
+                format!("{} 元", Yuan(model.min_price_fen))
             } else {
-                format!("{}–{} 元", model.min_price, model.max_price)
+                format!(
+                    "{}–{} 元",
+                    Yuan(model.min_price_fen),
+                    Yuan(model.max_price_fen)
+                )
             };
             let orderable = model.skus.iter().filter(|s| s.available).count();
             writeln!(
@@ -91,8 +96,8 @@ impl fmt::Display for SearchResult {
                     f,
                     "   - {} {}｜{} 元｜{}",
                     sku.sku_code,
-                    sku.config.as_deref().unwrap_or(&sku.name),
-                    sku.price,
+                    sku.config.as_deref().unwrap_or(&model.name),
+                    Yuan(sku.price_fen),
                     state(sku)
                 )?;
             }
