@@ -11,7 +11,8 @@ use std::path::Path;
 use support::model::{ScriptedModel, Turn, text, tool_calls};
 use support::purchase::{COUPON, IPHONE, seed_purchase};
 use support::{
-    Element, RunningApp, cart_quantity, configure_model, newest_order, order_count, shop_of,
+    Element, RunningApp, cart_quantity, configure, configure_model, newest_order, order_count,
+    shop_of,
 };
 
 type TestResult = Result<(), Box<dyn Error>>;
@@ -31,8 +32,20 @@ fn at_the_order_card(
     model: &ScriptedModel,
 ) -> Result<(RunningApp, Element), Box<dyn Error>> {
     configure_model(data, model.base_url())?;
+    at_the_order_card_after(
+        data,
+        "帮我买一台 iPhone 17 256GB 黑色，用满 5000 减 300 的券",
+    )
+}
+
+/// The app (configured already) asked to buy `message`, with the iPhone
+/// in the cart (approved on its card) and the order's card showing.
+fn at_the_order_card_after(
+    data: &Path,
+    message: &str,
+) -> Result<(RunningApp, Element), Box<dyn Error>> {
     let app = RunningApp::launch(data)?;
-    app.send_message("帮我买一台 iPhone 17 256GB 黑色，用满 5000 减 300 的券")?;
+    app.send_message(message)?;
     let cart_call = app.asking_call()?;
     app.decide(&cart_call, "approve")?;
     let order_call = app.asking_call()?;
@@ -77,6 +90,35 @@ fn the_order_card_shows_the_product_price_coupon_and_amount_to_pay() -> TestResu
     assert_eq!(order_count(data.path())?, before + 1);
     let newest = newest_order(data.path())?;
     assert_eq!(newest["payAmountFen"], 649_900, "{newest}");
+    Ok(())
+}
+
+#[test]
+fn in_an_english_window_the_order_card_shows_the_same_order_in_english() -> TestResult {
+    let data = tempfile::tempdir()?;
+    let model = ScriptedModel::start(purchase("Ordered: ¥6,499.00 to pay."))?;
+    configure(
+        data.path(),
+        model.base_url(),
+        Some(ragent::settings::Language::En),
+    )?;
+    let (app, order_call) = at_the_order_card_after(
+        data.path(),
+        "Buy me an iPhone 17 256GB in black, with the ¥300 off ¥5,000 coupon",
+    )?;
+
+    let shown = app.session.text(&order_call)?;
+    for expected in ["iPhone 17", "¥6,799.00", COUPON, "¥6,499.00", "Approve"] {
+        assert!(
+            shown.contains(expected),
+            "the card shows {expected}: {shown}"
+        );
+    }
+    assert!(!shown.contains("批准"), "no Chinese button: {shown}");
+    app.screenshots_for_docs("confirmation-card-en")?;
+    app.decide(&order_call, "approve")?;
+    app.wait_for_text("[data-testid=message-assistant]", "Ordered")?;
+    assert_eq!(newest_order(data.path())?["payAmountFen"], 649_900);
     Ok(())
 }
 
