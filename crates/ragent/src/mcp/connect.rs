@@ -24,6 +24,7 @@ use super::client::HubClient;
 use super::config::{ServerConfig, ServerTransport};
 use super::env_refs::{expand, process_env};
 use super::login_path::LoginPath;
+use super::secret_args::{hidden_in_url, hide_values};
 use super::sign_in::ServerTokens;
 use crate::hashing::hash_json;
 
@@ -292,7 +293,7 @@ impl HttpConnector {
             // no token goes to them; the server is asked without one.
             let resolution = manager.resolve_metadata().await.map_err(failed)?;
             if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
-                tracing::warn!(url = %config.uri, "no sign-in metadata published; the stored sign-in is not sent");
+                tracing::warn!(url = %hidden_in_url(&config.uri), "no sign-in metadata published; the stored sign-in is not sent");
                 return start_client(StreamableHttpClientTransport::from_config(config)).await;
             }
             manager.set_metadata(resolution.metadata);
@@ -325,14 +326,16 @@ impl Connect for HttpConnector {
             }
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(headers);
-            let client = match &self.tokens {
+            let started = match &self.tokens {
                 // The tokens kept for this very address, if any.
-                Some(tokens) => {
-                    self.serve_signed_in(&tokens.clone().at(&url), config)
-                        .await?
-                }
-                None => start_client(StreamableHttpClientTransport::from_config(config)).await?,
+                Some(tokens) => self.serve_signed_in(&tokens.clone().at(&url), config).await,
+                None => start_client(StreamableHttpClientTransport::from_config(config)).await,
             };
+            // The HTTP library's messages quote the URL, secrets and all.
+            let client = started.map_err(|error| match error {
+                ConnectError::Failed(message) => ConnectError::Failed(hide_values(&message, &url)),
+                other => other,
+            })?;
             Ok(Connected { client, pid: None })
         })
     }
@@ -342,6 +345,29 @@ impl Connect for HttpConnector {
     }
 
     fn describe(&self) -> String {
-        format!("http {}", self.url)
+        format!("http {}", hidden_in_url(&self.url))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_server_that_cannot_be_reached_is_described_without_the_token_in_its_url() {
+        let closed = test_support::ports::ClosedPort::bind();
+        let config = ServerConfig::untrusted(ServerTransport::Http {
+            url: format!("http://127.0.0.1:{}/mcp?token=s3cret-tok", closed.port()),
+            headers: BTreeMap::new(),
+        });
+        let connector = config.connector("remote", None, None, None);
+        assert!(!connector.describe().contains("s3cret-tok"));
+        let error = match connector.connect().await {
+            Ok(_) => panic!("a closed port answered"),
+            Err(error) => error.to_string(),
+        };
+        assert!(!error.is_empty() && !error.contains("s3cret-tok"), "{error}");
     }
 }

@@ -135,6 +135,27 @@ pub fn in_url(url: &str) -> Vec<Spot> {
     numbered(in_url_at(url, 0, 0))
 }
 
+/// What logs, descriptions and error messages show of a URL: each secret
+/// value in it written as `***`.
+pub fn hidden_in_url(url: &str) -> String {
+    hide_values(url, url)
+}
+
+/// `text` (an error message, say) with every secret value of `url` in it
+/// written as `***`: a library's message may quote the URL it was given.
+pub fn hide_values(text: &str, url: &str) -> String {
+    let mut values: Vec<&str> = in_url_at(url, 0, 0)
+        .into_iter()
+        .filter_map(|spot| url.get(spot.range))
+        .filter(|value| !value.is_empty())
+        .collect();
+    // The longest first: a value inside another is not left half shown.
+    values.sort_by_key(|value| std::cmp::Reverse(value.len()));
+    values
+        .into_iter()
+        .fold(text.to_string(), |shown, value| shown.replace(value, "***"))
+}
+
 /// The secret values of a server's args (stdio) or URL (HTTP).
 pub fn in_transport(transport: &ServerTransport) -> Vec<Spot> {
     match transport {
@@ -277,6 +298,23 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn a_url_is_shown_and_quoted_without_its_secrets() {
+        let url = "https://ann:pw-1@h.example/mcp?token=t-2&page=2";
+        assert_eq!(
+            hidden_in_url(url),
+            "https://ann:***@h.example/mcp?token=***&page=2"
+        );
+        assert_eq!(
+            hide_values(&format!("error sending request for url ({url})"), url),
+            "error sending request for url (https://ann:***@h.example/mcp?token=***&page=2)"
+        );
+        assert_eq!(
+            hidden_in_url("https://h/mcp?page=2"),
+            "https://h/mcp?page=2"
+        );
+    }
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|a| a.to_string()).collect()
