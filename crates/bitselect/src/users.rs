@@ -11,7 +11,7 @@
 use std::ops::Deref;
 
 use crate::error::{Result, ShopError};
-use crate::store::{Conn, Dialect, Row, StoreKind, ToValue, params};
+use crate::store::{Conn, Dialect, Row, ToValue, params};
 
 /// The `users.id` of a shop user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,7 +97,6 @@ impl<'c> Deref for UserConn<'c> {
 impl std::fmt::Debug for UserConn<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UserConn")
-            .field("store", &self.conn.kind())
             .field("user", &self.user)
             .finish()
     }
@@ -111,10 +110,6 @@ impl Conn for UserConn<'_> {
 
     fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
         self.conn.query(sql, params)
-    }
-
-    fn kind(&self) -> StoreKind {
-        self.conn.kind()
     }
 
     fn dialect(&self) -> &'static Dialect {

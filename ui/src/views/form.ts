@@ -78,12 +78,6 @@ export function parsePairs(text: string, separator: string): Parsed<Record<strin
   return { ok: true, value: out };
 }
 
-export function formatPairs(map: Record<string, string | undefined>, separator: string): string {
-  return Object.entries(map)
-    .map(([key, value]) => `${key}${separator}${value ?? ""}`)
-    .join("\n");
-}
-
 /** A positive whole number from a field, or null. */
 export function positiveInt(text: string): number | null {
   const trimmed = text.trim();

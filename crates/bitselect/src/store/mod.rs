@@ -181,19 +181,8 @@ pub trait Conn {
     /// Runs a query; returns every row.
     fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>>;
 
-    /// Which store this is: for the few statements the dialects spell
-    /// differently, each kept in one named place per store.
-    fn kind(&self) -> StoreKind;
-
     /// The few statements this store spells its own way.
     fn dialect(&self) -> &'static Dialect;
-}
-
-/// The stores the shop runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreKind {
-    Sqlite,
-    Postgres,
 }
 
 /// What the dialects spell differently, one value per store

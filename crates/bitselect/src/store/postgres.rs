@@ -19,7 +19,7 @@ use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{NoTls, Statement};
 
 use super::postgres_schema::MIGRATIONS;
-use super::{Column, Conn, Dialect, Row, StoreKind, ToValue, TxKind, Value};
+use super::{Column, Conn, Dialect, Row, ToValue, TxKind, Value};
 use crate::error::{Result, ShopError};
 
 /// Connections each instance keeps open at most.
@@ -413,10 +413,6 @@ impl Conn for PgConn<'_> {
                     .map(Row::new)
             })
             .collect()
-    }
-
-    fn kind(&self) -> StoreKind {
-        StoreKind::Postgres
     }
 
     fn dialect(&self) -> &'static Dialect {

@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
-use super::{Column, Conn, Dialect, Row, StoreKind, ToValue, Value};
+use super::{Column, Conn, Dialect, Row, ToValue, Value};
 use crate::error::{Result, ShopError};
 
 /// What SQLite spells differently from PostgreSQL.
@@ -67,10 +67,6 @@ impl Conn for Connection {
             out.push(Row::new(columns));
         }
         Ok(out)
-    }
-
-    fn kind(&self) -> StoreKind {
-        StoreKind::Sqlite
     }
 
     fn dialect(&self) -> &'static Dialect {
