@@ -282,6 +282,30 @@ fn the_permission_files_are_those_of_the_registered_commands() {
     assert_eq!(files, expected);
 }
 
+/// The page's README documents the commands the page may call: its table
+/// names each command of the list once, and no other.
+#[test]
+fn the_pages_readme_lists_every_command_and_no_other() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/README.md"))
+            .unwrap();
+    let section = readme
+        .split("## Backend commands and events")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("ui/README.md has its commands section");
+    let documented: Vec<String> = section
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split_once('`'))
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let unique: BTreeSet<String> = documented.iter().cloned().collect();
+    assert_eq!(documented.len(), unique.len(), "a command documented twice");
+    let registered: BTreeSet<String> = COMMANDS.iter().map(|c| (*c).to_owned()).collect();
+    assert_eq!(unique, registered);
+}
+
 /// Accepts one connection and holds it open without answering, so a run
 /// that reaches the model waits there.
 fn silent_model() -> (String, mpsc::Receiver<TcpStream>) {
