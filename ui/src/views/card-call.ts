@@ -24,6 +24,11 @@ export interface CallHost {
   definitionChange?(qualifiedName: string): HTMLElement;
   /** Where a deny reason being typed is kept until the call is decided. */
   drafts?: DenyDrafts;
+  /**
+   * A mark for a server reached over plain http on another computer: an
+   * element shown once the settings say so (empty until then).
+   */
+  serverMark?(server: string): HTMLElement;
 }
 
 /**
@@ -141,6 +146,7 @@ export class CardCallView {
             attrs: { title: t("card.unverifiedHelp"), "data-testid": "unverified" },
           }),
         h("span", { class: "card-server", text: t("card.server", { server: call.server }) }),
+        host.serverMark?.(call.server),
         this.status,
       ),
       this.reasonLine,

@@ -41,6 +41,19 @@ describe("the confirmation card shows exactly what will be sent", () => {
     expect(view.q(".card-server").textContent).toContain("shop");
   });
 
+  it("marks a call to a server the settings say is plain http elsewhere as not encrypted", async () => {
+    api.settings.mcp_servers.notes = {
+      url: "http://notes.example/mcp", headers: [], trusted: false, disabled: false, timeout_secs: null, unencrypted: true,
+    };
+    const view = mount(card([cardCall({ call_id: "c1" }), cardCall({ call_id: "c2", server: "notes", qualified_name: "notes__write" })]));
+    await settle();
+    const mark = (id: string) => view.el.querySelector<HTMLElement>(`${byId(id)} [data-testid="card-unencrypted"]`);
+    expect(mark("c1")?.hidden).toBe(true);
+    expect(mark("c2")?.hidden).toBe(false);
+    expect(mark("c2")?.textContent).toBe("未加密");
+    expect(mark("c2")?.title).toContain("明文");
+  });
+
   it("shows create_order items as a table with the item schema's titles", () => {
     const view = mount(card([PLAIN_ORDER_CALL]));
     const table = view.q("table.args-table");

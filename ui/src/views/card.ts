@@ -25,6 +25,7 @@ import type { CallDecision, CallStatus, ConfirmationCard, ToolCallView } from ".
 import { CardCallView } from "./card-call";
 import { CardKeys } from "./card-keys";
 import { definitionChangePanel } from "./definition-change";
+import { unencryptedMark } from "./unencrypted-mark";
 import { showFailure } from "./error-text";
 
 export interface CardDeps {
@@ -99,11 +100,19 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     // The decided call's buttons are gone: keep keyboard focus on the card.
     if (hadFocus && !keys.focusNext()) el.focus();
   };
+  // The servers the settings mark as plain http elsewhere, asked once per card.
+  let servers: Promise<ReadonlySet<string>> | null = null;
+  const unencrypted = (): Promise<ReadonlySet<string>> =>
+    (servers ??= deps.api
+      .getSettings()
+      .then((settings) => new Set(Object.entries(settings.mcp_servers).filter(([, s]) => s.unencrypted).map(([name]) => name)))
+      .catch(() => new Set<string>()));
   const host = {
     i18n: deps.i18n,
     decide: (decisions: CallDecision[]) => void decide(decisions),
     // Accepting a definition decides no call: the call still asks.
     definitionChange: (name: string) => definitionChangePanel(name, { api: deps.api, i18n: deps.i18n, onCard: true }),
+    serverMark: (server: string) => unencryptedMark(server, unencrypted(), deps.i18n),
   };
   const calls = card.calls.map((call) => new CardCallView(call, host));
   const facts = new Map<string, CallFacts>();
