@@ -368,6 +368,9 @@ mod tests {
             Ok(_) => panic!("a closed port answered"),
             Err(error) => error.to_string(),
         };
-        assert!(!error.is_empty() && !error.contains("s3cret-tok"), "{error}");
+        assert!(
+            !error.is_empty() && !error.contains("s3cret-tok"),
+            "{error}"
+        );
     }
 }
