@@ -138,7 +138,14 @@ pub fn in_url(url: &str) -> Vec<Spot> {
 /// What logs, descriptions and error messages show of a URL: each secret
 /// value in it written as `***`.
 pub fn hidden_in_url(url: &str) -> String {
-    hide_values(url, url)
+    let mut shown = url.to_string();
+    // From the end: a value written over moves nothing before it.
+    for spot in in_url_at(url, 0, 0).into_iter().rev() {
+        if !spot.range.is_empty() {
+            shown.replace_range(spot.range, "***");
+        }
+    }
+    shown
 }
 
 /// `text` (an error message, say) with every secret value of `url` in it
@@ -313,6 +320,11 @@ mod tests {
         assert_eq!(
             hidden_in_url("https://h/mcp?page=2"),
             "https://h/mcp?page=2"
+        );
+        // A value that also stands elsewhere in the URL hides only itself.
+        assert_eq!(
+            hidden_in_url("https://h:8082/mcp?token=2&page=2"),
+            "https://h:8082/mcp?token=***&page=2"
         );
     }
 
