@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::Agent;
+use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::mcp::ToolInfo;
 use crate::mcp::pin;

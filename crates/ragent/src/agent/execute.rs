@@ -17,11 +17,13 @@
 
 use serde_json::Value;
 
-use super::Inner;
-use super::batch::finalize;
-use super::input::{self, Parked};
-use super::live_input::CallWatch;
-use super::transcript::call_view;
+use crate::agent::batch::finalize;
+use crate::agent::elicitation::judge::only_state;
+use crate::agent::elicitation::live::CallWatch;
+use crate::agent::elicitation::stored::{Parked, park, pass_state, retry_of};
+use crate::agent::ending::Ending;
+use crate::agent::inner::Inner;
+use crate::agent::views::call_view;
 use crate::error::AgentError;
 use crate::hashing::hash_json;
 use crate::instructions::results;
@@ -31,31 +33,6 @@ use crate::protocol::AgentEvent;
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate};
 use crate::toolcall::CallStatus;
-
-/// How a call ended.
-pub(super) struct Ending {
-    status: CallStatus,
-    output: String,
-    is_error: bool,
-    structured: Option<Value>,
-}
-
-impl Ending {
-    /// An ending with no result from the server: `output` says why.
-    fn error(status: CallStatus, output: String) -> Ending {
-        Ending {
-            status,
-            output,
-            is_error: true,
-            structured: None,
-        }
-    }
-
-    /// A failure with no result from the server: `output` says why.
-    pub(super) fn failed(output: String) -> Ending {
-        Ending::error(CallStatus::Failed, output)
-    }
-}
 
 /// What sending a call brought back.
 enum Sent {
@@ -124,7 +101,7 @@ async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
 /// Sends the call; if the connection broke while it was out and sending
 /// again is safe, sends it once more (the server is restarted first).
 /// What its server asks the user on the connection meanwhile is put
-/// before the user (`live_input.rs`); what was declined for the user is
+/// before the user (`elicitation/live.rs`); what was declined for the user is
 /// told to the model before the result.
 async fn send(
     inner: &Inner,
@@ -210,7 +187,7 @@ fn finish(
 
 /// Moves `call` to its ending, by way of `running` if it is not there
 /// yet, inside the caller's transaction.
-pub(super) fn store_ending(
+pub(crate) fn store_ending(
     tx: &rusqlite::Connection,
     call: &CallRecord,
     ending: Ending,
@@ -300,7 +277,7 @@ pub(crate) async fn resume(
     call: &CallRecord,
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
 ) -> Result<CallRecord, AgentError> {
-    let retry = inner.store.with_conn(|c| input::retry_of(c, &call.id))?;
+    let retry = inner.store.with_conn(|c| retry_of(c, &call.id))?;
     emit(AgentEvent::ToolCallStarted {
         call: call_view(call),
     });
@@ -322,8 +299,8 @@ async fn settle(
     let mut outcome = outcome;
     let outcome = loop {
         outcome = match outcome {
-            Sent::AsksInput(required) if input::only_state(&required) => {
-                match input::pass_state(inner, sent, required)? {
+            Sent::AsksInput(required) if only_state(&required) => {
+                match pass_state(inner, sent, required)? {
                     Ok(retry) => send(inner, sent, Some(retry), emit).await,
                     Err(ending) => Sent::Ended(ending),
                 }
@@ -333,7 +310,7 @@ async fn settle(
     };
     let ending = match outcome {
         Sent::Ended(ending) => ending,
-        Sent::AsksInput(required) => match input::park(inner, sent, required, emit)? {
+        Sent::AsksInput(required) => match park(inner, sent, required, emit)? {
             Parked::Waiting(waiting) => return Ok(*waiting),
             Parked::Refused(ending) => ending,
         },
@@ -360,7 +337,7 @@ async fn send_again_or_interrupt(
     emit: &(dyn Fn(AgentEvent) + Send + Sync),
 ) -> Result<Sent, AgentError> {
     Ok(if safe_to_resend(inner, call).await {
-        let retry = inner.store.with_conn(|c| input::retry_of(c, &call.id))?;
+        let retry = inner.store.with_conn(|c| retry_of(c, &call.id))?;
         send(inner, call, retry, emit).await
     } else {
         Sent::Ended(Ending::error(

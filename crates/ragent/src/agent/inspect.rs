@@ -2,9 +2,10 @@
 //! which models the provider being edited lists, and how the policy judges
 //! each tool under the user's settings.
 
-use super::Agent;
-use super::batch::{KnownTool, verdict};
 use crate::AgentError;
+use crate::agent::Agent;
+use crate::agent::judge::verdict;
+use crate::agent::tools::KnownTool;
 use crate::llm::LlmError;
 use crate::llm::models::{self, ModelInfo};
 use crate::llm::openai::OpenAiClient;

@@ -3,7 +3,7 @@
 //! every planned server in one settings save, so an import is stored whole
 //! or not at all.
 
-use super::Agent;
+use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::mcp::env_refs::process_env;
 use crate::mcp::export::{McpExport, export};

@@ -5,22 +5,32 @@
 //! starts a new run from the stored state.
 
 mod batch;
+mod card;
 mod context;
 mod definitions;
+mod elicitation;
+mod ending;
 mod execute;
-mod input;
+mod held_inputs;
+mod inner;
 mod inspect;
-mod live_input;
+mod judge;
 mod mcp_config;
+mod message;
 mod preview;
 mod reads_first;
+mod recheck;
 mod recovery;
 mod rejudge;
 mod respond;
 mod retry;
 mod run;
 mod sign_in;
+mod sign_ins;
+mod start;
+mod tools;
 mod transcript;
+mod views;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -30,15 +40,24 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::batch::expire_card_if_due;
+use crate::agent::elicitation::route;
+use crate::agent::elicitation::stored::expire_request_if_due;
+use crate::agent::held_inputs::LiveInputs;
+use crate::agent::inner::{ActiveRun, Inner, Live};
+use crate::agent::respond::{Replied, Reply};
+use crate::agent::sign_ins::SignIns;
+use crate::agent::start::Start;
+use crate::agent::views::call_view;
 use crate::clock::{Clock, SystemClock};
 use crate::error::AgentError;
-use crate::llm::openai::{ClientOptions, OpenAiClient};
+use crate::llm::openai::ClientOptions;
 use crate::llm::{ChatModel, LlmError};
-use crate::mcp::config::{ServerConfig, ServerTransport, validate_server_name};
+use crate::mcp::config::validate_server_name;
 use crate::mcp::hub::HubOptions;
 use crate::mcp::login_path::LoginPath;
 use crate::mcp::{McpHub, ServerEntry, ToolSource};
-use crate::policy::{ToolFacts, ToolOverride, Trust};
+use crate::policy::{ToolFacts, ToolOverride};
 use crate::protocol::{
     AgentEvent, AuditEntry, CallDecision, EventEnvelope, InputOutcome, KeyedReply, SessionInfo,
     Transcript,
@@ -48,15 +67,13 @@ use crate::secrets::{
     self, DatabaseSecrets, KEYRING_TIMEOUT, KeyringSecrets, SecretStore, SecretsBackend, keeper,
     off_thread,
 };
-use crate::settings::{Settings, SettingsError, ShopConnection};
+use crate::settings::{Settings, SettingsError};
 use crate::settings_view::{SettingsEdit, SettingsView};
 use crate::store::{Store, StoreError, audit, calls, kv, sessions};
 
-pub use input::MAX_ROUNDS as MAX_INPUT_ROUNDS;
+pub use elicitation::judge::MAX_ROUNDS as MAX_INPUT_ROUNDS;
+pub use message::DEFAULT_SESSION_TITLE;
 pub use recovery::RecoveryReport;
-
-/// The title a session has until its first message names it.
-pub const DEFAULT_SESSION_TITLE: &str = "新对话";
 
 /// How to open an agent.
 pub struct AgentConfig {
@@ -110,191 +127,10 @@ impl AgentConfig {
     }
 }
 
-/// A run in progress, so it can be cancelled and a second one refused.
-struct ActiveRun {
-    run_id: String,
-    cancel: CancellationToken,
-    task: Option<JoinHandle<()>>,
-}
-
-/// What changes when settings are saved.
-struct Live {
-    settings: Settings,
-    model: Result<Arc<dyn ChatModel>, LlmError>,
-    runs: HashMap<String, ActiveRun>,
-}
-
-pub(crate) struct Inner {
-    store: Arc<Store>,
-    secrets: Arc<dyn SecretStore>,
-    clock: Arc<dyn Clock>,
-    events: broadcast::Sender<EventEnvelope>,
-    tools: Arc<dyn ToolSource>,
-    builtin: Vec<ServerEntry>,
-    online_shop: Option<String>,
-    model_override: Option<Arc<dyn ChatModel>>,
-    llm_options: ClientOptions,
-    schemas: SchemaCache,
-    windows: context::Windows,
-    live: Mutex<Live>,
-    log_dir: Option<PathBuf>,
-    login_path: Option<Arc<LoginPath>>,
-    sign_ins: sign_in::SignIns,
-    /// Requests for input that wait on their server's connection.
-    live_inputs: live_input::LiveInputs,
-    /// The runtime the agent was opened on: its runs go there, whichever
-    /// thread starts them, so a run's steps and the connections it opens
-    /// share one scheduler.
-    runtime: tokio::runtime::Handle,
-}
-
 /// The agent core. Cheap to clone; all clones share one state.
 #[derive(Clone)]
 pub struct Agent {
     inner: Arc<Inner>,
-}
-
-impl Inner {
-    pub(crate) fn now(&self) -> i64 {
-        self.clock.now_ms()
-    }
-
-    pub(crate) fn emit(&self, session_id: &str, run_id: Option<&str>, event: AgentEvent) {
-        // No subscriber is fine: the store has everything.
-        let _ = self.events.send(EventEnvelope {
-            session_id: session_id.to_string(),
-            run_id: run_id.map(str::to_string),
-            event,
-        });
-    }
-
-    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
-        // A panic while holding this lock leaves plain data behind; keep going.
-        self.live
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The token that cancels the session's run; one never cancelled when
-    /// no run goes (recovery at start).
-    pub(crate) fn run_cancel(&self, session_id: &str) -> CancellationToken {
-        self.live()
-            .runs
-            .get(session_id)
-            .map(|run| run.cancel.clone())
-            .unwrap_or_default()
-    }
-
-    /// The id of the session's run, when one goes.
-    pub(crate) fn run_id(&self, session_id: &str) -> Option<String> {
-        self.live()
-            .runs
-            .get(session_id)
-            .map(|run| run.run_id.clone())
-    }
-
-    pub(crate) fn settings(&self) -> Settings {
-        self.live().settings.clone()
-    }
-
-    pub(crate) fn model(&self) -> Result<Arc<dyn ChatModel>, LlmError> {
-        self.live().model.clone()
-    }
-
-    fn build_model(&self, settings: &Settings) -> Result<Arc<dyn ChatModel>, LlmError> {
-        match &self.model_override {
-            Some(model) => Ok(model.clone()),
-            None => OpenAiClient::new(&settings.model, self.llm_options.clone())
-                .map(|c| Arc::new(c) as Arc<dyn ChatModel>),
-        }
-    }
-
-    fn server_entries(&self, settings: &Settings) -> Vec<ServerEntry> {
-        let mut entries: Vec<ServerEntry> = self
-            .builtin
-            .iter()
-            .map(|entry| match self.online_shop_url(&entry.name, settings) {
-                Some(url) => ServerEntry {
-                    connector: ServerConfig::untrusted(ServerTransport::Http {
-                        url,
-                        headers: Default::default(),
-                    })
-                    .connector(
-                        &entry.name,
-                        None,
-                        None,
-                        Some(self.tokens(&entry.name)),
-                    ),
-                    ..entry.clone()
-                },
-                None => entry.clone(),
-            })
-            .collect();
-        // A disabled server stays in the settings but is neither started
-        // nor asked for its tools.
-        entries.extend(
-            settings
-                .mcp_servers
-                .iter()
-                .filter(|(_, config)| !config.disabled)
-                .map(|(name, config)| ServerEntry {
-                    name: name.clone(),
-                    trusted: config.trusted,
-                    connector: config.connector(
-                        name,
-                        self.log_dir.as_deref(),
-                        self.login_path.as_ref(),
-                        Some(self.tokens(name)),
-                    ),
-                    call_timeout: config.timeout_secs.map(std::time::Duration::from_secs),
-                }),
-        );
-        entries
-    }
-
-    /// The online shop's URL when `server` is the built-in shop and the
-    /// user has moved it online.
-    pub(crate) fn online_shop_url(&self, server: &str, settings: &Settings) -> Option<String> {
-        match &settings.shop {
-            ShopConnection::Online { url } if self.online_shop.as_deref() == Some(server) => {
-                Some(url.trim().to_string())
-            }
-            _ => None,
-        }
-    }
-
-    /// Whether the server is trusted under the settings in force now (a
-    /// server no longer configured is not).
-    pub(crate) fn trust_of(&self, server: &str) -> Trust {
-        let builtin = self.builtin.iter().find(|e| e.name == server);
-        let trusted = match builtin {
-            Some(entry) => entry.trusted,
-            None => self
-                .live()
-                .settings
-                .mcp_servers
-                .get(server)
-                .is_some_and(|config| config.trusted),
-        };
-        if trusted {
-            Trust::Trusted
-        } else {
-            Trust::Untrusted
-        }
-    }
-
-    fn builtin_names(&self) -> Vec<String> {
-        self.builtin.iter().map(|e| e.name.clone()).collect()
-    }
-
-    pub(crate) fn session(&self, session_id: &str) -> Result<SessionInfo, AgentError> {
-        self.store
-            .with_conn(|c| sessions::get(c, session_id))
-            .map_err(|e| match e {
-                StoreError::NotFound(_) => AgentError::SessionNotFound(session_id.to_string()),
-                other => AgentError::Store(other),
-            })
-    }
 }
 
 /// A claim on a session's single run slot; released when dropped unless a
@@ -333,7 +169,7 @@ impl RunSlot {
     }
 
     /// Runs `start` on a task that frees the slot when it ends.
-    fn spawn(mut self, start: run::Start) -> String {
+    fn spawn(mut self, start: Start) -> String {
         self.armed = false;
         let inner = self.inner.clone();
         let session_id = self.session_id.clone();
@@ -358,19 +194,8 @@ impl RunSlot {
 impl Drop for RunSlot {
     fn drop(&mut self) {
         if self.armed {
-            release(&self.inner, &self.session_id, &self.run_id);
+            self.inner.release(&self.session_id, &self.run_id);
         }
-    }
-}
-
-pub(crate) fn release(inner: &Inner, session_id: &str, run_id: &str) {
-    let mut live = inner.live();
-    if live
-        .runs
-        .get(session_id)
-        .is_some_and(|r| r.run_id == run_id)
-    {
-        live.runs.remove(session_id);
     }
 }
 
@@ -421,8 +246,8 @@ impl Agent {
             login_path: config
                 .login_shell_path
                 .then(|| Arc::new(LoginPath::from_env())),
-            sign_ins: sign_in::SignIns::default(),
-            live_inputs: live_input::LiveInputs::default(),
+            sign_ins: SignIns::default(),
+            live_inputs: LiveInputs::default(),
             runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);
@@ -450,9 +275,8 @@ impl Agent {
         }
         self.inner.session(session_id)?;
         let slot = RunSlot::claim(&self.inner, session_id)?;
-        batch::expire_if_due(&self.inner, session_id)?;
-        batch::supersede_and_append(&self.inner, session_id, &slot.run_id, text)?;
-        Ok(slot.spawn(run::Start::Fresh))
+        let start = message::send(&self.inner, session_id, &slot.run_id, text)?;
+        Ok(slot.spawn(start))
     }
 
     /// Asks the model again on the stored conversation after a failed
@@ -462,9 +286,9 @@ impl Agent {
     pub fn retry(&self, session_id: &str) -> Result<String, AgentError> {
         self.inner.session(session_id)?;
         let slot = RunSlot::claim(&self.inner, session_id)?;
-        batch::expire_if_due(&self.inner, session_id)?;
+        expire_card_if_due(&self.inner, session_id)?;
         retry::check(&self.inner, session_id)?;
-        Ok(slot.spawn(run::Start::Fresh))
+        Ok(slot.spawn(Start::Fresh))
     }
 
     /// Asks the model for another final answer: the last one is withdrawn
@@ -475,7 +299,7 @@ impl Agent {
     pub fn regenerate(&self, session_id: &str) -> Result<String, AgentError> {
         self.inner.session(session_id)?;
         let slot = RunSlot::claim(&self.inner, session_id)?;
-        batch::expire_if_due(&self.inner, session_id)?;
+        expire_card_if_due(&self.inner, session_id)?;
         let message_id = retry::withdraw_final_answer(&self.inner, session_id)?;
         // The open window holds the withdrawn answer: read the store again.
         self.inner.windows.forget(session_id);
@@ -484,7 +308,7 @@ impl Agent {
             Some(&slot.run_id),
             AgentEvent::AnswerWithdrawn { message_id },
         );
-        Ok(slot.spawn(run::Start::Fresh))
+        Ok(slot.spawn(Start::Fresh))
     }
 
     /// Records decisions on the pending card. Once every call on it is
@@ -500,19 +324,23 @@ impl Agent {
         decisions: Vec<CallDecision>,
     ) -> Result<InputOutcome, AgentError> {
         self.inner.session(session_id)?;
+        let reply = Reply {
+            session_id,
+            reply_id,
+            decisions: &decisions,
+        };
         let slot = match RunSlot::claim(&self.inner, session_id) {
             Ok(slot) => slot,
             // A second click while the first one's run is going: say what
             // is wrong with the reply itself when something is.
-            Err(busy) => {
-                return Err(
-                    respond::diagnose(&self.inner, session_id, reply_id, &decisions)
-                        .unwrap_or(busy),
-                );
-            }
+            Err(busy) => return Err(respond::diagnose(&self.inner, &reply).unwrap_or(busy)),
         };
-        preview::check_approvals(&self.inner, session_id, reply_id, &decisions).await?;
-        respond::respond(&self.inner, slot, session_id, reply_id, decisions)
+        Ok(match respond::respond(&self.inner, &reply).await? {
+            Replied::Waiting(remaining) => InputOutcome::AwaitingDecisions { remaining },
+            Replied::Run(start) => InputOutcome::RunStarted {
+                run_id: slot.spawn(start),
+            },
+        })
     }
 
     /// Answers the request for input a call's server made (an MCP
@@ -531,11 +359,14 @@ impl Agent {
         replies: Vec<KeyedReply>,
     ) -> Result<InputOutcome, AgentError> {
         self.inner.session(session_id)?;
-        if let Some(outcome) = live_input::answer(&self.inner, session_id, request_id, &replies)? {
-            return Ok(outcome);
+        if let Some(run_id) = route::answer_live(&self.inner, session_id, request_id, &replies)? {
+            return Ok(InputOutcome::RunContinues { run_id });
         }
         let slot = RunSlot::claim(&self.inner, session_id)?;
-        input::answer(&self.inner, slot, session_id, request_id, replies)
+        let start = route::answer_stored(&self.inner, session_id, request_id, &replies)?;
+        Ok(InputOutcome::RunStarted {
+            run_id: slot.spawn(start),
+        })
     }
 
     /// The address of the waiting request's page `key` (a URL-mode
@@ -547,14 +378,7 @@ impl Agent {
         key: &str,
     ) -> Result<String, AgentError> {
         self.inner.session(session_id)?;
-        let url = match live_input::url_to_open(&self.inner, session_id, request_id, key) {
-            Some(url) => url,
-            None => input::url_to_open(&self.inner, session_id, request_id, key)?,
-        };
-        // Judged when the request came; again here for a request stored
-        // by an older version that judged less.
-        crate::web_page::web_page(&url)?;
-        Ok(url)
+        route::url_to_open(&self.inner, session_id, request_id, key)
     }
 
     /// Cancels the session's run. Returns whether one was running.
@@ -617,8 +441,8 @@ impl Agent {
         self.inner.session(session_id)?;
         let running = self.is_running(session_id);
         if !running {
-            batch::expire_if_due(&self.inner, session_id)?;
-            input::expire_if_due(&self.inner, session_id)?;
+            expire_card_if_due(&self.inner, session_id)?;
+            expire_request_if_due(&self.inner, session_id)?;
         }
         transcript::build(&self.inner, session_id, running)
     }
@@ -707,8 +531,8 @@ impl Agent {
                 if entry.call_id.is_empty() {
                     continue;
                 }
-                entry.call = calls::find_call(c, &entry.call_id)?
-                    .map(|call| Box::new(transcript::call_view(&call)));
+                entry.call =
+                    calls::find_call(c, &entry.call_id)?.map(|call| Box::new(call_view(&call)));
             }
             Ok::<_, StoreError>(entries)
         })?)

@@ -11,10 +11,11 @@
 //! commit, not two: each commit writes every page it touched to the log
 //! (docs/benchmarks.md).
 
-use super::Inner;
-use super::batch::{self, JudgedBatch};
-use super::execute;
-use super::transcript::call_view;
+use crate::agent::batch;
+use crate::agent::execute;
+use crate::agent::inner::Inner;
+use crate::agent::judge::JudgedBatch;
+use crate::agent::views::call_view;
 use crate::error::AgentError;
 use crate::llm::{AssistantTurn, turn};
 use crate::protocol::AgentEvent;

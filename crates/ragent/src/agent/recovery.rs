@@ -11,8 +11,13 @@
 
 use std::sync::Arc;
 
-use super::rejudge::{self, Approvals};
-use super::{Inner, batch, execute, run};
+use crate::agent::batch::{self, announce_moves};
+use crate::agent::elicitation::stored::expire_request_if_due;
+use crate::agent::execute;
+use crate::agent::inner::Inner;
+use crate::agent::judge::Approvals;
+use crate::agent::rejudge;
+use crate::agent::tools::tool_index;
 use crate::error::AgentError;
 use crate::instructions::{notices, results};
 use crate::protocol::{AgentEvent, AuditDecision};
@@ -80,7 +85,7 @@ pub(crate) async fn recover(inner: &Arc<Inner>) -> Result<RecoveryReport, AgentE
     for open_batch in open {
         let session_id = open_batch.session_id.clone();
         if open_batch.state == BatchState::Pending {
-            batch::expire_if_due(inner, &session_id)?;
+            batch::expire_card_if_due(inner, &session_id)?;
             let now_state = inner
                 .store
                 .with_conn(|c| calls::get_batch(c, &open_batch.reply_id))?
@@ -98,7 +103,7 @@ pub(crate) async fn recover(inner: &Arc<Inner>) -> Result<RecoveryReport, AgentE
             .iter()
             .any(|call| call.status == CallStatus::AwaitingInput);
         if awaiting {
-            super::input::expire_if_due(inner, &session_id)?;
+            expire_request_if_due(inner, &session_id)?;
             continue;
         }
         let emit = |event: AgentEvent| inner.emit(&session_id, None, event);
@@ -253,7 +258,7 @@ async fn ask_again(
 ) -> Result<(), AgentError> {
     let settings = inner.settings();
     let tools = if unsent.iter().any(|c| c.status == CallStatus::Allowed) {
-        Some(run::tool_index(inner, emit).await?)
+        Some(tool_index(inner, emit).await?)
     } else {
         None
     };
@@ -281,7 +286,7 @@ async fn ask_again(
         }
         Ok::<_, StoreError>(judged)
     })?;
-    run::announce_moves(inner, &open_batch.session_id, None, &judged.moved);
+    announce_moves(inner, &open_batch.session_id, None, &judged.moved);
     if judged.asks {
         report.asked_again.extend(
             judged

@@ -9,23 +9,15 @@
 
 use rusqlite::Connection;
 
-use super::batch::{ToolIndex, record_audit, verdict};
+use crate::agent::batch::record_audit;
+use crate::agent::judge::{Approvals, Now, judge_waiting};
+use crate::agent::tools::ToolIndex;
 use crate::instructions::results;
-use crate::policy::{ToolOverride, Verdict};
 use crate::protocol::{AuditDecision, Rejection};
 use crate::settings::Settings;
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, CallRecord, CallUpdate};
 use crate::toolcall::CallStatus;
-
-/// What becomes of the user's approvals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Approvals {
-    /// They stand (the card was just answered).
-    Keep,
-    /// They are asked for again (the app stopped before sending them).
-    AskAgain,
-}
 
 /// The batch after judging.
 pub(crate) struct Rejudged {
@@ -36,39 +28,6 @@ pub(crate) struct Rejudged {
     pub asks: bool,
     /// Calls that moved, as they are now.
     pub moved: Vec<CallRecord>,
-}
-
-/// What a waiting call gets now.
-enum Now {
-    Runs,
-    Asks,
-    Refused,
-}
-
-fn judge(
-    call: &CallRecord,
-    tools: Option<&ToolIndex>,
-    settings: &Settings,
-    approvals: Approvals,
-) -> Now {
-    if settings.tool_overrides.get(&call.qualified_name) == Some(&ToolOverride::Deny) {
-        return Now::Refused;
-    }
-    if call.status == CallStatus::Approved {
-        return match approvals {
-            Approvals::Keep => Now::Runs,
-            Approvals::AskAgain => Now::Asks,
-        };
-    }
-    // A tool no longer listed cannot be judged: the user decides.
-    match tools.and_then(|tools| tools.get(&call.qualified_name)) {
-        Some(known) => match verdict(known, settings) {
-            Verdict::Allow(_) => Now::Runs,
-            Verdict::Ask => Now::Asks,
-            Verdict::Deny => Now::Refused,
-        },
-        None => Now::Asks,
-    }
 }
 
 /// Judges the batch's waiting calls again inside the caller's
@@ -91,7 +50,7 @@ pub(crate) fn rejudge(
         if !matches!(call.status, CallStatus::Allowed | CallStatus::Approved) {
             continue;
         }
-        match judge(&call, tools, settings, approvals) {
+        match judge_waiting(&call, tools, settings, approvals) {
             Now::Runs => runnable.push(call),
             Now::Asks => {
                 asks = true;

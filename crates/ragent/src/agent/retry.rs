@@ -1,7 +1,7 @@
 //! Asking the model again, after a failed turn or for another answer:
 //! what the stored conversation must look like for that to make sense.
 
-use super::Inner;
+use crate::agent::inner::Inner;
 use crate::error::AgentError;
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchState};

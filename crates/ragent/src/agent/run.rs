@@ -7,34 +7,30 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::batch::{self, KnownTool, ToolIndex};
-use super::recovery::Leftover;
-use super::rejudge::{self, Approvals};
-use super::sign_in::SignInNews;
-use super::{Inner, execute, reads_first, release};
+use crate::agent::batch::{self, announce_moves};
+use crate::agent::card;
+use crate::agent::execute;
+use crate::agent::inner::Inner;
+use crate::agent::judge::{self, Approvals, expiry_ms};
+use crate::agent::reads_first;
+use crate::agent::recheck::{ask_again_if_moved, recheck_before_sending};
+use crate::agent::recovery::{Leftover, RecoveryReport, settle_leftover};
+use crate::agent::rejudge;
+use crate::agent::sign_ins::SignInNews;
+use crate::agent::start::Start;
+use crate::agent::tools::{ToolIndex, listed_tools, tool_index};
+use crate::agent::views::call_view;
 use crate::error::AgentError;
 use crate::history;
 use crate::instructions::system_prompt;
 use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec, TurnNews, turn};
-use crate::mcp::pin;
-use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo, StopReason};
+use crate::protocol::{AgentEvent, ErrorInfo, StopReason};
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord};
 use crate::store::failures;
 use crate::store::inputs;
 use crate::store::messages::{self, NewMessage, Role};
 use crate::toolcall::CallStatus;
-
-/// How a run begins.
-pub(crate) enum Start {
-    /// Answer the latest user message.
-    Fresh,
-    /// Run a batch whose card was fully decided, then continue.
-    ResumeBatch { reply_id: String },
-    /// Send a call again with the user's answer to its server's request
-    /// for input, run the rest of its batch, then continue.
-    ResumeInput { call_id: String },
-}
 
 enum Halt {
     Cancelled,
@@ -78,25 +74,25 @@ pub(crate) async fn drive(
     ctx.emit(AgentEvent::RunStarted);
     forget_last_failure(&ctx);
     let outcome = async {
-        let tools = match &start {
-            Start::ResumeBatch { reply_id } => match execute_batch(&ctx, reply_id).await? {
-                Resumed::Ran { tools } => tools,
-                Resumed::AsksAgain => {
-                    return Ok(StopReason::AwaitingConfirmation {
-                        reply_id: reply_id.clone(),
-                    });
+        let tools = match start {
+            Start::ResumeBatch { reply_id, tools } => {
+                match execute_batch(&ctx, &reply_id, tools).await? {
+                    Resumed::Ran { tools } => tools,
+                    Resumed::AsksAgain => {
+                        return Ok(StopReason::AwaitingConfirmation { reply_id });
+                    }
+                    Resumed::AwaitsInput { request_id } => {
+                        return Ok(StopReason::AwaitingInput { request_id });
+                    }
                 }
-                Resumed::AwaitsInput { request_id } => {
-                    return Ok(StopReason::AwaitingInput { request_id });
-                }
-            },
-            Start::ResumeInput { call_id } => match resume_input(&ctx, call_id).await? {
+            }
+            Start::ResumeInput { call_id } => match resume_input(&ctx, &call_id).await? {
                 Resumed::Ran { tools } => tools,
                 Resumed::AsksAgain => {
                     let reply_id = ctx
                         .inner
                         .store
-                        .with_conn(|c| calls::get_call(c, call_id))?
+                        .with_conn(|c| calls::get_call(c, &call_id))?
                         .reply_id;
                     return Ok(StopReason::AwaitingConfirmation { reply_id });
                 }
@@ -123,7 +119,7 @@ pub(crate) async fn drive(
             StopReason::Failed
         }
     };
-    release(inner, session_id, run_id);
+    inner.release(session_id, run_id);
     ctx.emit(AgentEvent::RunStopped { reason });
 }
 
@@ -159,7 +155,7 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
     // the batch the run began with): every turn of a run offers the same
     // tools, and a listing is a round trip to each server. A changed
     // definition is caught by the next run.
-    let tools = match tools {
+    let mut tools = match tools {
         Some(tools) => tools,
         None => tools_after_sign_ins(ctx).await?,
     };
@@ -199,7 +195,7 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
             return Ok(StopReason::Completed);
         }
         let judged = (!answer.tool_calls.is_empty())
-            .then(|| batch::judge(ctx.inner, &settings, &answer.tool_calls, &tools));
+            .then(|| judge::judge(&ctx.inner.schemas, &settings, &answer.tool_calls, &tools));
         let judged = match judged {
             Some(judged) if judged.reads_only() => {
                 let emit = |event: AgentEvent| ctx.emit(event);
@@ -251,21 +247,27 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
         };
         for call in &stored.rejected {
             ctx.emit(AgentEvent::ToolCallFinished {
-                call: super::transcript::call_view(call),
+                call: call_view(call),
             });
         }
         if stored.needs_card {
-            super::preview::fill_card(ctx.inner, &stored.batch.reply_id, &tools).await?;
-            let card = ctx
-                .inner
-                .store
-                .with_conn(|c| batch::card(c, &stored.batch))?;
-            ctx.emit(AgentEvent::ConfirmationRequested { card });
+            let reply_id = &stored.batch.reply_id;
+            card::show(
+                ctx.inner,
+                ctx.session_id,
+                Some(ctx.run_id),
+                reply_id,
+                Some(&tools),
+            )
+            .await?;
             return Ok(StopReason::AwaitingConfirmation {
                 reply_id: stored.batch.reply_id,
             });
         }
-        match run_batch(ctx, &stored.batch, &stored.allowed).await? {
+        let mut listing = Listing(Some(tools));
+        let ran = run_batch(ctx, &stored.batch, &stored.allowed, &mut listing).await?;
+        tools = listing.0.unwrap_or_default();
+        match ran {
             BatchRun::AwaitsInput { request_id } => {
                 return Ok(StopReason::AwaitingInput { request_id });
             }
@@ -303,7 +305,7 @@ async fn resume_input(ctx: &Ctx<'_>, call_id: &str) -> Result<Resumed, Halt> {
             request_id: waiting_request(ctx, call_id)?,
         });
     }
-    execute_batch(ctx, &call.reply_id).await
+    execute_batch(ctx, &call.reply_id, None).await
 }
 
 /// The id of the request `call_id` awaits.
@@ -317,8 +319,14 @@ fn waiting_request(ctx: &Ctx<'_>, call_id: &str) -> Result<String, Halt> {
 }
 
 /// Runs a stored batch whose card was decided, after judging its waiting
-/// calls again under the settings and trust in force now.
-async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<Resumed, Halt> {
+/// calls again under the settings and trust in force now. `tools`: the
+/// listing the reply was checked against, if it was listed; the servers'
+/// tools are listed here only when a call needs them and none was handed.
+async fn execute_batch(
+    ctx: &Ctx<'_>,
+    reply_id: &str,
+    tools: Option<ToolIndex>,
+) -> Result<Resumed, Halt> {
     let settings = ctx.inner.settings();
     let (batch, waiting_allowed) = ctx.inner.store.with_conn(|c| {
         let batch = calls::get_batch(c, reply_id)?
@@ -328,20 +336,19 @@ async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<Resumed, Halt> {
             .any(|call| call.status == CallStatus::Allowed);
         Ok::<_, StoreError>((batch, waiting_allowed))
     })?;
+    let mut listing = Listing(tools);
     // Only a call allowed without a card needs the tool's facts again;
     // an approval needs only the settings.
-    let tools = if waiting_allowed {
-        Some(tool_index(ctx.inner, &|event| ctx.emit(event)).await?)
-    } else {
-        None
-    };
+    if waiting_allowed {
+        listing.get(ctx).await?;
+    }
     let now = ctx.inner.now();
-    let expires_at = now.saturating_add(batch::expiry_ms(&settings));
+    let expires_at = now.saturating_add(expiry_ms(&settings));
     let judged = ctx.inner.store.with_tx(|tx| {
         rejudge::rejudge(
             tx,
             &batch,
-            tools.as_ref(),
+            listing.0.as_ref(),
             &settings,
             Approvals::Keep,
             expires_at,
@@ -351,21 +358,35 @@ async fn execute_batch(ctx: &Ctx<'_>, reply_id: &str) -> Result<Resumed, Halt> {
     announce_moves(ctx.inner, ctx.session_id, Some(ctx.run_id), &judged.moved);
     if judged.asks {
         // A call that now asks after running without a card has no preview yet.
-        if let Some(tools) = &tools {
-            super::preview::fill_card(ctx.inner, reply_id, tools).await?;
-        }
-        let card = ctx.inner.store.with_conn(|c| {
-            let reopened = calls::get_batch(c, reply_id)?
-                .ok_or_else(|| StoreError::NotFound(format!("batch {reply_id}")))?;
-            batch::card(c, &reopened)
-        })?;
-        ctx.emit(AgentEvent::ConfirmationRequested { card });
+        card::show(
+            ctx.inner,
+            ctx.session_id,
+            Some(ctx.run_id),
+            reply_id,
+            listing.0.as_ref(),
+        )
+        .await?;
         return Ok(Resumed::AsksAgain);
     }
-    match run_batch(ctx, &batch, &judged.runnable).await? {
+    match run_batch(ctx, &batch, &judged.runnable, &mut listing).await? {
         BatchRun::AwaitsInput { request_id } => Ok(Resumed::AwaitsInput { request_id }),
         BatchRun::AsksAgain => Ok(Resumed::AsksAgain),
-        BatchRun::Done => Ok(Resumed::Ran { tools }),
+        BatchRun::Done => Ok(Resumed::Ran { tools: listing.0 }),
+    }
+}
+
+/// The tools a batch runs under: the listing handed to it, or one listed
+/// when first needed, never twice.
+struct Listing(Option<ToolIndex>);
+
+impl Listing {
+    async fn get(&mut self, ctx: &Ctx<'_>) -> Result<&ToolIndex, Halt> {
+        Ok(match self.0.take() {
+            Some(tools) => self.0.insert(tools),
+            None => self
+                .0
+                .insert(tool_index(ctx.inner, &|event| ctx.emit(event)).await?),
+        })
     }
 }
 
@@ -382,28 +403,6 @@ enum BatchRun {
     AsksAgain,
 }
 
-/// Tells the page about calls that moved when judged again.
-pub(crate) fn announce_moves(
-    inner: &Inner,
-    session_id: &str,
-    run_id: Option<&str>,
-    moved: &[CallRecord],
-) {
-    for call in moved {
-        let event = if call.status.is_final() {
-            AgentEvent::ToolCallFinished {
-                call: super::transcript::call_view(call),
-            }
-        } else {
-            AgentEvent::CallStatusChanged {
-                call_id: call.id.clone(),
-                status: call.status,
-            }
-        };
-        inner.emit(session_id, run_id, event);
-    }
-}
-
 /// Runs a batch's allowed and approved calls in the model's order, then
 /// closes it. A batch once started runs to its end even if the run is
 /// cancelled, so no approved call is left half-decided.
@@ -411,6 +410,7 @@ async fn run_batch(
     ctx: &Ctx<'_>,
     batch: &BatchRecord,
     runnable: &[CallRecord],
+    listing: &mut Listing,
 ) -> Result<BatchRun, Halt> {
     let emit = |event: AgentEvent| ctx.emit(event);
     let last = runnable.len().checked_sub(1);
@@ -418,13 +418,14 @@ async fn run_batch(
         let recheck = ctx
             .inner
             .store
-            .with_conn(|c| super::preview::recheck_before_sending(c, call))?;
+            .with_conn(|c| recheck_before_sending(c, call))?;
         if recheck {
             let expires_at = ctx
                 .inner
                 .now()
-                .saturating_add(batch::expiry_ms(&ctx.inner.settings()));
-            if super::preview::ask_again_if_moved(ctx.inner, call, expires_at).await? {
+                .saturating_add(expiry_ms(&ctx.inner.settings()));
+            let tools = listing.get(ctx).await?;
+            if ask_again_if_moved(ctx.inner, tools, call, expires_at).await? {
                 return Ok(BatchRun::AsksAgain);
             }
         }
@@ -458,8 +459,8 @@ async fn finish_leftover_batch(ctx: &Ctx<'_>) -> Result<(), Halt> {
         .with_conn(|c| calls::open_batch(c, ctx.session_id))?;
     if let Some(open) = open.filter(|b| b.state == BatchState::Executing) {
         let emit = |event: AgentEvent| ctx.emit(event);
-        let mut report = super::RecoveryReport::default();
-        super::recovery::settle_leftover(
+        let mut report = RecoveryReport::default();
+        settle_leftover(
             ctx.inner,
             &open,
             &emit,
@@ -469,22 +470,6 @@ async fn finish_leftover_batch(ctx: &Ctx<'_>) -> Result<(), Halt> {
         .await?;
     }
     Ok(())
-}
-
-/// The tools offered this turn, each checked against its pin; a server
-/// that asks for a sign-in is told of and left out.
-pub(crate) async fn tool_index(
-    inner: &Inner,
-    emit: &(dyn Fn(AgentEvent) + Send + Sync),
-) -> Result<ToolIndex, StoreError> {
-    let (tools, needs_sign_in) = listed_tools(inner, emit).await?;
-    for server in needs_sign_in {
-        emit(AgentEvent::SignInRequired {
-            server,
-            run_waits: false,
-        });
-    }
-    Ok(tools)
 }
 
 /// The tools a fresh run offers. A server that asks for a sign-in is
@@ -538,38 +523,6 @@ async fn tools_after_sign_ins(ctx: &Ctx<'_>) -> Result<ToolIndex, Halt> {
             }
         }
     }
-}
-
-/// The tools offered, and the servers that ask the user to sign in first.
-async fn listed_tools(
-    inner: &Inner,
-    emit: &(dyn Fn(AgentEvent) + Send + Sync),
-) -> Result<(ToolIndex, Vec<String>), StoreError> {
-    let listing = inner.tools.list_tools().await;
-    for problem in listing.restarted {
-        emit(AgentEvent::ServerRestarted {
-            server: problem.server,
-            reason: problem.message,
-        });
-    }
-    for problem in listing.failures {
-        emit(AgentEvent::Error {
-            error: ErrorInfo::new(
-                ErrorCode::Mcp,
-                format!("{}: {}", problem.server, problem.message),
-            ),
-        });
-    }
-    let now = inner.now();
-    let index = inner.store.with_tx(|tx| {
-        let mut index = ToolIndex::new();
-        for info in listing.tools {
-            let changed = pin::check(tx, &info, now)?;
-            index.insert(info.qualified_name.clone(), KnownTool::new(info, changed));
-        }
-        Ok::<_, StoreError>(index)
-    })?;
-    Ok((index, listing.needs_sign_in))
 }
 
 /// The tools a run offers the model, in the model's terms, and the part

@@ -1,135 +1,39 @@
 //! Signing in to the user's HTTP servers, for the front end: begin (a URL
 //! for the system browser), finish (waits for the browser), cancel, go on
-//! without, and sign out; and each server's sign-in in its status. One
-//! sign-in per server at a time: beginning again cancels the one before.
-//! A run that finds a server waiting for a sign-in waits for the user to
-//! sign in or to go on without it ([`SignIns::subscribe`]).
-
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-
-use tokio::sync::broadcast;
+//! without, and sign out; and each server's sign-in in its status.
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, Inner};
+use crate::agent::Agent;
+use crate::agent::inner::Inner;
+use crate::agent::sign_ins::{SignInNews, Underway};
 use crate::error::AgentError;
 use crate::mcp::config::ServerTransport;
 use crate::mcp::env_refs::{expand, process_env};
 use crate::mcp::sign_in::flow::BROWSER_TIMEOUT;
-use crate::mcp::sign_in::{self, PendingSignIn, ServerTokens, SignInError};
+use crate::mcp::sign_in::{self, SignInError};
 use crate::mcp::{ServerStatus, SignInStatus};
 use crate::protocol::SignInStarted;
 
-/// A sign-in begun and not yet finished.
-struct Underway {
-    /// Taken by `finish_sign_in`; the cancel token stays for `cancel`.
-    pending: Option<PendingSignIn>,
-    cancel: CancellationToken,
-    /// Tells this sign-in from a newer one for the same server.
-    id: String,
-}
-
-/// How the wait for a server's sign-in ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SignInNews {
-    SignedIn {
-        server: String,
-        identity: String,
-    },
-    /// The user chose to go on without the server.
-    WentWithout {
-        server: String,
-    },
-}
-
-impl SignInNews {
-    pub(crate) fn server(&self) -> &str {
-        match self {
-            SignInNews::SignedIn { server, .. } | SignInNews::WentWithout { server } => server,
-        }
+/// The URL of a configured HTTP server, its `${env:…}` filled in.
+fn http_url(inner: &Inner, server: &str) -> Result<String, AgentError> {
+    let settings = inner.settings();
+    let failed = |error: SignInError| AgentError::SignIn {
+        server: server.to_string(),
+        error,
+    };
+    if let Some(url) = inner.online_shop_url(server, &settings) {
+        return Ok(url);
     }
-}
-
-/// The sign-ins under way, by server; the servers the user chose to go
-/// without while the app runs (their runs no longer wait); and the news
-/// of each wait's end, for the runs that wait.
-pub(crate) struct SignIns {
-    underway: Mutex<HashMap<String, Underway>>,
-    went_without: Mutex<HashSet<String>>,
-    news: broadcast::Sender<SignInNews>,
-}
-
-impl Default for SignIns {
-    fn default() -> Self {
-        SignIns {
-            underway: Mutex::default(),
-            went_without: Mutex::default(),
-            news: broadcast::channel(16).0,
-        }
-    }
-}
-
-impl SignIns {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Underway>> {
-        self.underway
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn went_without(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        self.went_without
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Whether a run should wait for `server`'s sign-in: not once the
-    /// user chose to go on without it.
-    pub(crate) fn worth_waiting_for(&self, server: &str) -> bool {
-        !self.went_without().contains(server)
-    }
-
-    /// News of each wait's end from now on; subscribe before listing the
-    /// tools, so a sign-in that ends in between is not missed.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<SignInNews> {
-        self.news.subscribe()
-    }
-
-    fn tell(&self, news: SignInNews) {
-        match &news {
-            SignInNews::SignedIn { server, .. } => self.went_without().remove(server),
-            SignInNews::WentWithout { server } => self.went_without().insert(server.clone()),
-        };
-        // No run waiting is fine.
-        let _ = self.news.send(news);
-    }
-}
-
-impl Inner {
-    pub(crate) fn tokens(&self, server: &str) -> ServerTokens {
-        ServerTokens::new(server, self.secrets.clone())
-    }
-
-    /// The URL of a configured HTTP server, its `${env:…}` filled in.
-    fn http_url(&self, server: &str) -> Result<String, AgentError> {
-        let settings = self.settings();
-        let failed = |error: SignInError| AgentError::SignIn {
+    let Some(config) = settings.mcp_servers.get(server) else {
+        return Err(crate::mcp::McpError::UnknownServer(server.to_string()).into());
+    };
+    match &config.transport {
+        ServerTransport::Http { url, .. } => expand(url, process_env)
+            .map_err(|unset| failed(SignInError::Failed(format!("the URL: {unset}")))),
+        ServerTransport::Stdio { .. } => Err(failed(SignInError::NotHttp {
             server: server.to_string(),
-            error,
-        };
-        if let Some(url) = self.online_shop_url(server, &settings) {
-            return Ok(url);
-        }
-        let Some(config) = settings.mcp_servers.get(server) else {
-            return Err(crate::mcp::McpError::UnknownServer(server.to_string()).into());
-        };
-        match &config.transport {
-            ServerTransport::Http { url, .. } => expand(url, process_env)
-                .map_err(|unset| failed(SignInError::Failed(format!("the URL: {unset}")))),
-            ServerTransport::Stdio { .. } => Err(failed(SignInError::NotHttp {
-                server: server.to_string(),
-            })),
-        }
+        })),
     }
 }
 
@@ -139,7 +43,7 @@ impl Agent {
     /// open in the browser. Nothing is stored until [`Agent::finish_sign_in`].
     pub async fn begin_sign_in(&self, server: &str) -> Result<SignInStarted, AgentError> {
         let inner = &self.inner;
-        let url = inner.http_url(server)?;
+        let url = http_url(inner, server)?;
         let client_id = inner
             .settings()
             .mcp_servers
@@ -259,7 +163,7 @@ impl Agent {
                 continue;
             }
             // Only a sign-in kept for the address in use now counts.
-            let tokens = match self.inner.http_url(&status.name) {
+            let tokens = match http_url(&self.inner, &status.name) {
                 Ok(url) => self.inner.tokens(&status.name).at(&url),
                 Err(_) => self.inner.tokens(&status.name),
             };

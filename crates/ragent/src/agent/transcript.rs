@@ -4,64 +4,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
-use super::{Inner, batch};
+use crate::agent::card;
+use crate::agent::elicitation::stored::{answered_item, waiting_card};
+use crate::agent::inner::Inner;
+use crate::agent::views::{view_on_card, was_asked};
 use crate::error::AgentError;
-use crate::protocol::{ToolCallView, Transcript, TranscriptItem};
+use crate::protocol::{Transcript, TranscriptItem};
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchState, CallRecord};
 use crate::store::failures;
 use crate::store::inputs::{self, InputRecord};
 use crate::store::messages::{self, Role};
-use crate::toolcall::CallStatus;
-
-/// Whether the user was asked about this call: it asks, was decided on a
-/// card, or was left there. An approval's hash outlives the call's later
-/// moves (running, succeeded, failed, interrupted).
-fn was_asked(call: &CallRecord) -> bool {
-    call.approved_hash.is_some()
-        || matches!(
-            call.status,
-            CallStatus::Asking
-                | CallStatus::Approved
-                | CallStatus::Denied
-                | CallStatus::Expired
-                | CallStatus::Superseded
-        )
-}
-
-/// A call as the page shows it; `reply_id` names its card when it was asked.
-pub(crate) fn call_view(call: &CallRecord) -> ToolCallView {
-    view_on_card(call, was_asked(call))
-}
-
-/// A call as the page shows it; `on_card`: its batch was shown as a card
-/// (every call of such a batch is on it, the allowed and refused ones too).
-fn view_on_card(call: &CallRecord, on_card: bool) -> ToolCallView {
-    let arguments = call
-        .arguments
-        .clone()
-        .unwrap_or_else(|| Value::String(call.proposed_arguments.clone()));
-    ToolCallView {
-        call_id: call.id.clone(),
-        qualified_name: call.qualified_name.clone(),
-        server: call.server.clone().unwrap_or_default(),
-        tool: call.tool.clone().unwrap_or_default(),
-        title: call.title.clone(),
-        arguments,
-        status: call.status,
-        output: call.output.clone(),
-        is_error: call.is_error,
-        destructive: call.destructive,
-        reply_id: on_card.then(|| call.reply_id.clone()),
-        structured_output: call.structured_output.clone(),
-        rejection: call.rejection.clone(),
-        deny_reason: call.deny_reason.clone(),
-        preview: call.preview.clone(),
-        labels_schema: call.labels_schema.clone(),
-    }
-}
 
 pub(crate) fn build(
     inner: &Inner,
@@ -128,7 +81,7 @@ pub(crate) fn build(
                                 .get(&call.id)
                                 .into_iter()
                                 .flatten()
-                                .filter_map(|record| super::input::answered_item(call, record)),
+                                .filter_map(|record| answered_item(call, record)),
                         );
                     }
                 }
@@ -141,10 +94,10 @@ pub(crate) fn build(
             }
         }
         let pending = match calls::open_batch(conn, session_id)? {
-            Some(open) if open.state == BatchState::Pending => Some(batch::card(conn, &open)?),
+            Some(open) if open.state == BatchState::Pending => Some(card::card(conn, &open)?),
             _ => None,
         };
-        let pending_input = match super::input::waiting_card(conn, session_id)? {
+        let pending_input = match waiting_card(conn, session_id)? {
             Some(card) => Some(card),
             None => inner.live_inputs.card_of_session(session_id),
         };

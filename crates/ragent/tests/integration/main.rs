@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agent_floors;
 mod api;
 mod decisions;
 mod definitions;

@@ -1,8 +1,10 @@
-//! Requests for input a server makes on its connection while one of its
-//! calls runs (MCP `elicitation/create`, from servers of revisions before
-//! 2026-07-28). They are judged and shown as a stored request is
-//! (`input.rs`): the same card, the same checks of the answer, the same
-//! refusals and the same audit. But such a request lives on the
+//! The watch on a call while its server works ([`CallWatch`]): progress
+//! goes to the page, and requests for input a server makes on its
+//! connection while one of its calls runs (MCP `elicitation/create`, from
+//! servers of revisions before 2026-07-28) are put before the user. They
+//! are judged and shown as a stored request is (`stored.rs`): the same
+//! card, the same checks of the answer, the same refusals and the same
+//! audit. But such a request lives on the
 //! connection, where the server waits for its answer: the run waits in the
 //! call meanwhile, nothing of it is stored but its audit rows, and its
 //! card says it ends with the app. The server is told `cancel` when the
@@ -12,9 +14,9 @@
 //! declined.
 //!
 //! The page answers only what the core asked: an answer names a request
-//! held here, and is checked against what was judged when it came.
+//! held (`held_inputs.rs`), and is checked against what was judged when it
+//! came (`route.rs`).
 
-use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
@@ -22,72 +24,16 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::Inner;
-use super::input::{MAX_ROUNDS, audit_input, outcome_of, refusal_words};
+use crate::agent::elicitation::judge::{MAX_ROUNDS, refusal_words};
+use crate::agent::elicitation::stored::audit_input;
+use crate::agent::held_inputs::{ASK_KEY, Waiting, closed_event};
+use crate::agent::inner::Inner;
 use crate::elicitation;
-use crate::error::AgentError;
 use crate::instructions::results;
 use crate::mcp::{CallListener, LiveRequest};
-use crate::protocol::{
-    AgentEvent, AuditDecision, CallProgress, InputAskKind, InputCard, InputCardOutcome,
-    InputOutcome, InputReply, KeyedReply,
-};
+use crate::protocol::{AgentEvent, AuditDecision, CallProgress, InputCard, InputCardOutcome};
 use crate::store::StoreError;
 use crate::store::calls::CallRecord;
-
-/// The key of a connection request's one ask (the protocol's request has
-/// no name of its own for it).
-pub(crate) const ASK_KEY: &str = "input";
-
-struct Waiting {
-    card: InputCard,
-    call: CallRecord,
-    request: LiveRequest,
-    /// When the server is told `cancel`, on the runtime's clock (the
-    /// card's `expires_at` is the same moment on the app's).
-    due: Instant,
-}
-
-/// The requests that wait for the user on their server's connection.
-#[derive(Default)]
-pub(crate) struct LiveInputs {
-    waiting: Mutex<HashMap<String, Waiting>>,
-}
-
-impl LiveInputs {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Waiting>> {
-        // Never held across an await, and every change leaves it whole.
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The session's newest waiting request, as its card.
-    pub(crate) fn card_of_session(&self, session_id: &str) -> Option<InputCard> {
-        self.lock()
-            .values()
-            .filter(|w| w.card.session_id == session_id)
-            .max_by_key(|w| w.card.created_at)
-            .map(|w| w.card.clone())
-    }
-
-    fn take_where(&self, keep: impl Fn(&Waiting) -> bool) -> Vec<Waiting> {
-        let mut waiting = self.lock();
-        let ids: Vec<String> = waiting
-            .iter()
-            .filter(|(_, w)| !keep(w))
-            .map(|(id, _)| id.clone())
-            .collect();
-        ids.iter().filter_map(|id| waiting.remove(id)).collect()
-    }
-
-    /// When the call's first waiting request is due.
-    fn next_due(&self, call_id: &str) -> Option<Instant> {
-        self.lock()
-            .values()
-            .filter(|w| w.card.call_id == call_id)
-            .map(|w| w.due)
-            .min()
-    }
-}
 
 /// Why a waiting request was closed without the user's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +50,7 @@ enum Closing {
 
 /// Watches a call while its server works: progress goes to the page, and
 /// a request for input is judged and put before the user, or declined.
-pub(super) struct CallWatch<'a> {
+pub(crate) struct CallWatch<'a> {
     inner: &'a Inner,
     call: &'a CallRecord,
     emit: &'a (dyn Fn(AgentEvent) + Send + Sync),
@@ -120,7 +66,7 @@ pub(super) struct CallWatch<'a> {
 }
 
 impl<'a> CallWatch<'a> {
-    pub(super) fn new(
+    pub(crate) fn new(
         inner: &'a Inner,
         call: &'a CallRecord,
         emit: &'a (dyn Fn(AgentEvent) + Send + Sync),
@@ -140,7 +86,7 @@ impl<'a> CallWatch<'a> {
     /// Waits for `call` (the call being sent, with this as its listener),
     /// meanwhile telling its server `cancel` for each waiting request when
     /// the run is cancelled or the request is due.
-    pub(super) async fn wait<T>(&self, call: impl Future<Output = T>) -> T {
+    pub(crate) async fn wait<T>(&self, call: impl Future<Output = T>) -> T {
         tokio::pin!(call);
         let done = loop {
             let due = self.inner.live_inputs.next_due(&self.call.id);
@@ -161,7 +107,7 @@ impl<'a> CallWatch<'a> {
     }
 
     /// The notes for the model, taken.
-    pub(super) fn take_notes(&self) -> Vec<String> {
+    pub(crate) fn take_notes(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.notes))
     }
 
@@ -334,76 +280,4 @@ async fn sleep_until_due(due: Option<Instant>) {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn closed_event(card: &InputCard, outcome: InputCardOutcome) -> AgentEvent {
-    AgentEvent::InputClosed {
-        request_id: card.request_id.clone(),
-        outcome,
-    }
-}
-
-/// Sends the user's answer to a request waiting on its connection, when
-/// `request_id` names one of the session's; `None` when it does not. An
-/// answer that does not fit the request changes nothing.
-pub(crate) fn answer(
-    inner: &Inner,
-    session_id: &str,
-    request_id: &str,
-    replies: &[KeyedReply],
-) -> Result<Option<InputOutcome>, AgentError> {
-    let (waiting, response) = {
-        let mut held = inner.live_inputs.lock();
-        let Some(waiting) = held
-            .get(request_id)
-            .filter(|w| w.card.session_id == session_id)
-        else {
-            return Ok(None);
-        };
-        let mut responses = elicitation::responses(&waiting.card.asks, replies)?;
-        let response = responses.remove(ASK_KEY).unwrap_or(Value::Null);
-        let Some(waiting) = held.remove(request_id) else {
-            return Ok(None);
-        };
-        (waiting, response)
-    };
-    let decision = match replies.first().map(|r| &r.reply) {
-        Some(InputReply::Accept { .. }) => AuditDecision::UserAcceptedInput,
-        Some(InputReply::Decline) => AuditDecision::UserDeclinedInput,
-        _ => AuditDecision::UserCancelledInput,
-    };
-    let now = inner.now();
-    inner
-        .store
-        .with_tx(|tx| audit_input(tx, &waiting.call, decision, &response, Some(ASK_KEY), now))?;
-    if !waiting.request.answer(&response) {
-        tracing::warn!(
-            request = request_id,
-            "the server no longer waited for the answer"
-        );
-    }
-    inner.emit(
-        session_id,
-        None,
-        closed_event(&waiting.card, outcome_of(replies)),
-    );
-    let run_id = inner.run_id(session_id).unwrap_or_default();
-    Ok(Some(InputOutcome::RunContinues { run_id }))
-}
-
-/// The page address of a waiting connection request's URL ask.
-pub(crate) fn url_to_open(
-    inner: &Inner,
-    session_id: &str,
-    request_id: &str,
-    key: &str,
-) -> Option<String> {
-    let held = inner.live_inputs.lock();
-    let waiting = held
-        .get(request_id)
-        .filter(|w| w.card.session_id == session_id)?;
-    waiting.card.asks.iter().find_map(|ask| match &ask.kind {
-        InputAskKind::Url { url, .. } if ask.key == key => Some(url.clone()),
-        _ => None,
-    })
 }

@@ -1,7 +1,7 @@
 //! When a call's server asks the user for input (MCP `input_required`):
 //! the request is judged by code, stored with its call, shown as a card
-//! and the run ends; no task waits. [`answer`] checks the user's answer
-//! against the request, records it and starts a run that sends the call
+//! and the run ends; no task waits. [`record_answer`] checks the user's
+//! answer against the request and records it, and a run sends the call
 //! again with the answers and the server's `requestState` echoed exactly
 //! as received. A server may ask again, [`MAX_ROUNDS`] times at most; a
 //! round that carries only its `requestState` is sent back at once.
@@ -9,33 +9,31 @@
 //! A request lives as long as its card would: a new message supersedes
 //! it, and it expires like a card. Nothing of it is lost to a restart.
 
-use std::sync::Arc;
-
 use rusqlite::Connection;
 use serde_json::{Map, Value};
 
-use super::batch::{self, finalize, record_audit};
-use super::execute::Ending;
-use super::{Inner, RunSlot, run};
-use crate::elicitation::{self, RequestRefusal};
+use crate::agent::batch::{finalize, record_audit, record_audit_of};
+use crate::agent::elicitation::judge::{
+    MAX_ROUNDS, card_of, outcome_of, refusal_words, replies_of,
+};
+use crate::agent::ending::Ending;
+use crate::agent::inner::Inner;
+use crate::agent::judge::expiry_ms;
+use crate::elicitation;
 use crate::error::AgentError;
 use crate::hashing::hash_json;
 use crate::instructions::results;
 use crate::mcp::{InputRequired, InputRetry};
 use crate::protocol::{
-    AgentEvent, AuditDecision, InputCard, InputCardOutcome, InputOutcome, InputReply, KeyedReply,
-    TranscriptItem,
+    AgentEvent, AuditDecision, InputCard, InputCardOutcome, InputReply, KeyedReply, TranscriptItem,
 };
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchState, CallRecord, CallUpdate};
 use crate::store::inputs::{self, InputRecord};
 use crate::toolcall::CallStatus;
 
-/// How many times one call's server may ask before the call is stopped.
-pub const MAX_ROUNDS: u32 = 5;
-
 /// What became of a request for input when it arrived.
-pub(super) enum Parked {
+pub(crate) enum Parked {
     /// Stored; the call awaits the user's answer. (Boxed: a call record is
     /// far larger than an ending.)
     Waiting(Box<CallRecord>),
@@ -43,7 +41,7 @@ pub(super) enum Parked {
     Refused(Ending),
 }
 
-pub(super) fn audit_input(
+pub(crate) fn audit_input(
     conn: &Connection,
     call: &CallRecord,
     decision: AuditDecision,
@@ -51,7 +49,7 @@ pub(super) fn audit_input(
     reason: Option<&str>,
     now: i64,
 ) -> Result<(), StoreError> {
-    batch::record_audit_of(conn, call, decision, &hash_json(what), reason, None, now)
+    record_audit_of(conn, call, decision, &hash_json(what), reason, None, now)
 }
 
 /// The number of the round a new request for `call` opens, or how the
@@ -70,23 +68,11 @@ fn next_round(inner: &Inner, call: &CallRecord) -> Result<Result<u32, Ending>, A
     Ok(Ok(round))
 }
 
-/// Whether the server asked for nothing but to be called again with its
-/// `requestState` (the 2026-07-28 revision allows an `input_required`
-/// result without input requests).
-pub(super) fn only_state(required: &InputRequired) -> bool {
-    let no_requests = match &required.requests {
-        Value::Null => true,
-        Value::Object(requests) => requests.is_empty(),
-        _ => false,
-    };
-    no_requests && required.request_state.is_some()
-}
-
 /// Records a round that carried only the server's state, answered at
 /// once with no responses, and gives what to send again; or how the call
 /// ends when the round may not be opened. The round counts toward
 /// [`MAX_ROUNDS`] like any other, so a server cannot loop the call.
-pub(super) fn pass_state(
+pub(crate) fn pass_state(
     inner: &Inner,
     call: &CallRecord,
     required: InputRequired,
@@ -135,7 +121,7 @@ pub(super) fn pass_state(
 
 /// Stores a request that arrived for `call` (stored `running`), or says
 /// how the call ends when it cannot be shown.
-pub(super) fn park(
+pub(crate) fn park(
     inner: &Inner,
     call: &CallRecord,
     required: InputRequired,
@@ -173,7 +159,7 @@ pub(super) fn park(
             ))));
         }
     };
-    let expires_at = now.saturating_add(batch::expiry_ms(&inner.settings()));
+    let expires_at = now.saturating_add(expiry_ms(&inner.settings()));
     let record = InputRecord {
         id: uuid::Uuid::new_v4().to_string(),
         call_id: call.id.clone(),
@@ -214,44 +200,6 @@ pub(super) fn park(
     Ok(Parked::Waiting(Box::new(waiting)))
 }
 
-/// The model's words for a refusal (it reads Chinese).
-pub(super) fn refusal_words(refusal: &RequestRefusal) -> String {
-    match refusal {
-        RequestRefusal::Secret { field } => {
-            format!("表单要求填写 {field}，看起来是密码或令牌，表单不得收集此类信息")
-        }
-        RequestRefusal::SecretInMessage { word } => {
-            format!("表单要求填写 {word}，这是密码、卡号或验证码一类的凭据，表单不得收集此类信息")
-        }
-        RequestRefusal::Schema(why) => format!("表单格式不在 MCP 允许的范围内：{why}"),
-        RequestRefusal::Url { url, why } => format!("链接 {url} 不能打开：{why}"),
-        RequestRefusal::Unsupported { kind } => format!("本应用不支持 {kind}"),
-        RequestRefusal::Empty => "请求是空的".to_string(),
-    }
-}
-
-pub(super) fn card_of(
-    call: &CallRecord,
-    record: &InputRecord,
-    asks: Vec<crate::protocol::InputAsk>,
-) -> InputCard {
-    InputCard {
-        request_id: record.id.clone(),
-        session_id: record.session_id.clone(),
-        call_id: call.id.clone(),
-        server: call.server.clone().unwrap_or_default(),
-        tool: call.tool.clone().unwrap_or_default(),
-        title: call.title.clone(),
-        trusted: call.trusted,
-        round: record.round,
-        max_rounds: MAX_ROUNDS,
-        created_at: record.created_at,
-        expires_at: record.expires_at,
-        durable: true,
-        asks,
-    }
-}
-
 /// The session's request that waits for the user, as its card.
 pub(crate) fn waiting_card(
     conn: &Connection,
@@ -267,29 +215,9 @@ pub(crate) fn waiting_card(
     Ok(Some(card_of(&call, &record, asks)))
 }
 
-/// What the user answered to a stored round, read back from the
-/// responses sent (`{action, content}` per ask).
-pub(super) fn replies_of(record: &InputRecord) -> Vec<KeyedReply> {
-    record
-        .responses
-        .iter()
-        .flatten()
-        .map(|(key, response)| KeyedReply {
-            key: key.clone(),
-            reply: match response.get("action").and_then(Value::as_str) {
-                Some("accept") => InputReply::Accept {
-                    content: response.get("content").cloned(),
-                },
-                Some("decline") => InputReply::Decline,
-                _ => InputReply::Cancel,
-            },
-        })
-        .collect()
-}
-
 /// An answered round as the transcript shows it, after its call; none for
 /// a round that carried only the server's state (nothing was asked).
-pub(super) fn answered_item(call: &CallRecord, record: &InputRecord) -> Option<TranscriptItem> {
+pub(crate) fn answered_item(call: &CallRecord, record: &InputRecord) -> Option<TranscriptItem> {
     let replies = replies_of(record);
     if replies.is_empty() {
         return None;
@@ -359,7 +287,7 @@ fn close_waiting(
     Ok(changed)
 }
 
-fn announce_closed(
+pub(crate) fn announce_closed(
     inner: &Inner,
     session_id: &str,
     run_id: Option<&str>,
@@ -385,7 +313,7 @@ fn announce_closed(
 }
 
 /// Expires the session's waiting request if its time is up.
-pub(crate) fn expire_if_due(inner: &Inner, session_id: &str) -> Result<(), AgentError> {
+pub(crate) fn expire_request_if_due(inner: &Inner, session_id: &str) -> Result<(), AgentError> {
     let now = inner.now();
     let closed = inner
         .store
@@ -447,31 +375,18 @@ pub(crate) fn announce_superseded(
     }
 }
 
-pub(super) fn outcome_of(replies: &[KeyedReply]) -> InputCardOutcome {
-    if replies.iter().any(|r| r.reply == InputReply::Cancel) {
-        InputCardOutcome::Cancelled
-    } else if replies
-        .iter()
-        .all(|r| matches!(r.reply, InputReply::Accept { .. }))
-    {
-        InputCardOutcome::Accepted
-    } else {
-        InputCardOutcome::Declined
-    }
-}
-
 /// Records the user's answer to the waiting request `request_id` and
-/// starts the run that sends the call again. An answer that does not fit
-/// the request, a request not waiting (answered, closed, another
-/// session's) or expired changes nothing.
-pub(crate) fn answer(
-    inner: &Arc<Inner>,
-    slot: RunSlot,
+/// moves its call back to `running`, to be sent again by a run; returns
+/// the call's id. An answer that does not fit the request, a request not
+/// waiting (answered, closed, another session's) or expired changes
+/// nothing.
+pub(crate) fn record_answer(
+    inner: &Inner,
     session_id: &str,
     request_id: &str,
-    replies: Vec<KeyedReply>,
-) -> Result<InputOutcome, AgentError> {
-    expire_if_due(inner, session_id)?;
+    replies: &[KeyedReply],
+) -> Result<String, AgentError> {
+    expire_request_if_due(inner, session_id)?;
     let now = inner.now();
     let call_id = inner.store.with_durable_tx(|tx| {
         let record = inputs::get(tx, request_id)?
@@ -487,9 +402,9 @@ pub(crate) fn answer(
         }
         let asks = elicitation::judge_requests(&record.requests)
             .map_err(|_| AgentError::NoPendingInput(request_id.to_string()))?;
-        let responses = elicitation::responses(&asks, &replies)?;
+        let responses = elicitation::responses(&asks, replies)?;
         inputs::answer(tx, &record.id, &responses, now)?;
-        for reply in &replies {
+        for reply in replies {
             let decision = match reply.reply {
                 InputReply::Accept { .. } => AuditDecision::UserAcceptedInput,
                 InputReply::Decline => AuditDecision::UserDeclinedInput,
@@ -510,18 +425,16 @@ pub(crate) fn answer(
         session_id,
         None,
         request_id,
-        outcome_of(&replies),
+        outcome_of(replies),
         vec![(call_id.clone(), CallStatus::Running)],
     );
-    Ok(InputOutcome::RunStarted {
-        run_id: slot.spawn(run::Start::ResumeInput { call_id }),
-    })
+    Ok(call_id)
 }
 
 /// The page address of the waiting request's URL ask `key`, for the shell
 /// to open in the browser: only an address the server asked for and code
 /// judged is ever opened, never one the page names.
-pub(crate) fn url_to_open(
+pub(crate) fn url_of_waiting(
     inner: &Inner,
     session_id: &str,
     request_id: &str,

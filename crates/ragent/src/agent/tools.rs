@@ -1,0 +1,224 @@
+//! The tools a run offers, each with its facts worked out once: listed
+//! from the servers, checked against their pins, and looked up by
+//! `server__tool`. The lowest floor of a call's life: judging, cards,
+//! previews and execution all read this listing.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::agent::inner::Inner;
+use crate::mcp::{ToolInfo, pin, qualified_name};
+use crate::policy::{ToolFacts, Trust};
+use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo};
+use crate::store::StoreError;
+
+/// A tool offered to the model in this turn, with its facts.
+#[derive(Debug, Clone)]
+pub(crate) struct KnownTool {
+    pub info: ToolInfo,
+    /// Worked out once, from the definition, its pin and the server's trust.
+    pub facts: ToolFacts,
+    /// The input schema as JSON text: written once, stored with each call.
+    pub schema_text: Arc<str>,
+}
+
+impl KnownTool {
+    /// `changed`: the definition differs from its pin.
+    pub(crate) fn new(info: ToolInfo, changed: bool) -> KnownTool {
+        let schema_text = info.input_schema.to_string().into();
+        KnownTool {
+            facts: ToolFacts::of(&info, changed),
+            info,
+            schema_text,
+        }
+    }
+}
+
+/// Tools by `server__tool`: lookups are exact.
+pub(crate) type ToolIndex = BTreeMap<String, KnownTool>;
+
+/// The tool that previews calls of `write`, when its word can be taken:
+/// `write` is a trusted server's unchanged definition naming a tool of the
+/// same server, and that tool is listed, unchanged, a trusted read, and
+/// takes exactly the same input schema. Anything else has no preview: an
+/// untrusted server could name a "preview" that writes.
+pub(crate) fn bound_preview<'a>(write: &KnownTool, tools: &'a ToolIndex) -> Option<&'a KnownTool> {
+    let name = write.info.preview.as_deref()?;
+    if write.facts.trust != Trust::Trusted || write.facts.definition_changed {
+        return None;
+    }
+    let preview = tools.get(&qualified_name(&write.info.server, name))?;
+    let takes_same_arguments = preview.info.input_schema == write.info.input_schema;
+    let reads = preview.facts.trust == Trust::Trusted && !preview.facts.can_change();
+    (preview.info.server == write.info.server
+        && reads
+        && takes_same_arguments
+        && !preview.facts.definition_changed
+        && preview.info.qualified_name != write.info.qualified_name)
+        .then_some(preview)
+}
+
+/// The tools offered this turn, each checked against its pin; a server
+/// that asks for a sign-in is told of and left out.
+pub(crate) async fn tool_index(
+    inner: &Inner,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<ToolIndex, StoreError> {
+    let (tools, needs_sign_in) = listed_tools(inner, emit).await?;
+    for server in needs_sign_in {
+        emit(AgentEvent::SignInRequired {
+            server,
+            run_waits: false,
+        });
+    }
+    Ok(tools)
+}
+
+/// The tools offered, and the servers that ask the user to sign in first.
+pub(crate) async fn listed_tools(
+    inner: &Inner,
+    emit: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> Result<(ToolIndex, Vec<String>), StoreError> {
+    let listing = inner.tools.list_tools().await;
+    for problem in listing.restarted {
+        emit(AgentEvent::ServerRestarted {
+            server: problem.server,
+            reason: problem.message,
+        });
+    }
+    for problem in listing.failures {
+        emit(AgentEvent::Error {
+            error: ErrorInfo::new(
+                ErrorCode::Mcp,
+                format!("{}: {}", problem.server, problem.message),
+            ),
+        });
+    }
+    let now = inner.now();
+    let index = inner.store.with_tx(|tx| {
+        let mut index = ToolIndex::new();
+        for info in listing.tools {
+            let changed = pin::check(tx, &info, now)?;
+            index.insert(info.qualified_name.clone(), KnownTool::new(info, changed));
+        }
+        Ok::<_, StoreError>(index)
+    })?;
+    Ok((index, listing.needs_sign_in))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::mcp::ToolHints;
+
+    fn tool(server: &str, name: &str, read_only: bool, trusted: bool) -> ToolInfo {
+        ToolInfo {
+            server: server.into(),
+            name: name.into(),
+            qualified_name: qualified_name(server, name),
+            title: None,
+            description: None,
+            input_schema: json!({"type": "object", "properties": {"orderNo": {"type": "string"}}}),
+            hints: ToolHints {
+                read_only: Some(read_only),
+                destructive: Some(!read_only),
+                idempotent: None,
+                open_world: Some(false),
+            },
+            moves_money: false,
+            changes_cart: false,
+            undoable: false,
+            preview: None,
+            definition: json!({}),
+            definition_hash: String::new(),
+            trusted,
+        }
+    }
+
+    fn pay_order(trusted: bool) -> ToolInfo {
+        ToolInfo {
+            preview: Some("preview_pay_order".into()),
+            ..tool("shop", "pay_order", false, trusted)
+        }
+    }
+
+    fn index(tools: Vec<(ToolInfo, bool)>) -> ToolIndex {
+        tools
+            .into_iter()
+            .map(|(info, changed)| (info.qualified_name.clone(), KnownTool::new(info, changed)))
+            .collect()
+    }
+
+    fn bound(tools: &ToolIndex) -> Option<String> {
+        bound_preview(&tools["shop__pay_order"], tools).map(|p| p.info.qualified_name.clone())
+    }
+
+    #[test]
+    fn a_trusted_writes_preview_is_bound_when_it_is_a_trusted_read_taking_the_same_arguments() {
+        let tools = index(vec![
+            (pay_order(true), false),
+            (tool("shop", "preview_pay_order", true, true), false),
+        ]);
+        assert_eq!(bound(&tools).as_deref(), Some("shop__preview_pay_order"));
+    }
+
+    #[test]
+    fn an_untrusted_servers_preview_is_ignored() {
+        let tools = index(vec![
+            (pay_order(false), false),
+            (tool("shop", "preview_pay_order", true, false), false),
+        ]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn a_preview_that_may_write_is_not_called() {
+        let tools = index(vec![
+            (pay_order(true), false),
+            (tool("shop", "preview_pay_order", false, true), false),
+        ]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn a_preview_taking_other_arguments_is_not_bound() {
+        let mut preview = tool("shop", "preview_pay_order", true, true);
+        preview.input_schema =
+            json!({"type": "object", "properties": {"orderNo": {"type": "integer"}}});
+        let tools = index(vec![(pay_order(true), false), (preview, false)]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn a_preview_is_looked_up_on_the_writes_own_server_only() {
+        let tools = index(vec![
+            (pay_order(true), false),
+            (tool("other", "preview_pay_order", true, true), false),
+        ]);
+        assert_eq!(bound(&tools), None);
+    }
+
+    #[test]
+    fn a_changed_definition_of_either_tool_unbinds_the_preview() {
+        let write_changed = index(vec![
+            (pay_order(true), true),
+            (tool("shop", "preview_pay_order", true, true), false),
+        ]);
+        assert_eq!(bound(&write_changed), None);
+        let preview_changed = index(vec![
+            (pay_order(true), false),
+            (tool("shop", "preview_pay_order", true, true), true),
+        ]);
+        assert_eq!(bound(&preview_changed), None);
+    }
+
+    #[test]
+    fn a_write_naming_itself_as_its_preview_has_none() {
+        let mut write = pay_order(true);
+        write.preview = Some("pay_order".into());
+        let tools = index(vec![(write, false)]);
+        assert_eq!(bound(&tools), None);
+    }
+}
