@@ -137,7 +137,9 @@ fn turns<M: Borrow<ChatMessage>>(groups: Vec<Vec<Counted<M>>>) -> Vec<Vec<Counte
 
 /// The messages to send: `system` first, then the newest whole turns that
 /// fit `budget` estimated tokens. The latest turn (the latest user message
-/// and everything after it) is always kept, even over budget.
+/// and everything after it) is always kept, even over budget. (The run
+/// fits counted messages, [`fit_and_count`]; this is for the benchmarks.)
+#[cfg(any(test, feature = "internals"))]
 pub fn fit(system: ChatMessage, conversation: Vec<ChatMessage>, budget: usize) -> Vec<ChatMessage> {
     let counted = conversation
         .into_iter()
@@ -150,6 +152,7 @@ pub fn fit(system: ChatMessage, conversation: Vec<ChatMessage>, budget: usize) -
 }
 
 /// As [`fit`], for messages whose tokens were counted when they were read.
+#[cfg(any(test, feature = "internals"))]
 pub fn fit_counted<M: Borrow<ChatMessage>>(
     system: M,
     conversation: Vec<Counted<M>>,
@@ -332,6 +335,7 @@ impl Window {
     }
 
     /// What the window holds, oldest first.
+    #[cfg(any(test, feature = "internals"))]
     pub fn conversation(&self) -> Vec<ChatMessage> {
         self.entries
             .iter()

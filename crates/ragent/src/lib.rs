@@ -3,33 +3,48 @@
 //! calls. No Tauri here: the desktop shell calls [`Agent`] and shares the
 //! [`protocol`] types with the page.
 
+// The face a front end uses: the agent and its settings, the protocol it
+// shares with the page, the servers it configures, and the pieces an
+// `AgentConfig` is built from.
 pub mod agent;
-pub mod argument_labels;
 pub mod clock;
-pub mod elicitation;
 pub mod error;
-pub mod hashing;
-pub mod history;
-pub mod instructions;
 pub mod llm;
 pub mod mcp;
 pub mod policy;
 pub mod protocol;
 pub mod runtime;
-pub mod schema;
 pub mod secrets;
 pub mod settings;
 pub mod settings_view;
-// The store is the core's own: a front end reaches it only through
-// `Agent`. The benchmarks and the tests that inspect rows turn on
-// `internals`.
+pub mod toolcall;
+pub mod web_page;
+
+// The core's own workings.
+mod argument_labels;
+mod elicitation;
+mod hashing;
+mod schema;
+// The page's TypeScript types, written from the protocol by a test.
+#[cfg(test)]
+mod typescript;
+
+// The store, the history's fitting and the model's instructions are the
+// core's own too: a front end reaches them only through `Agent`. The
+// benchmarks and the tests that inspect rows turn on `internals`, the one
+// door to them.
+#[cfg(feature = "internals")]
+pub mod history;
+#[cfg(not(feature = "internals"))]
+mod history;
+#[cfg(feature = "internals")]
+pub mod instructions;
+#[cfg(not(feature = "internals"))]
+mod instructions;
 #[cfg(feature = "internals")]
 pub mod store;
 #[cfg(not(feature = "internals"))]
 mod store;
-pub mod toolcall;
-pub mod typescript;
-pub mod web_page;
 
 pub use agent::{Agent, AgentConfig, RecoveryReport};
 pub use error::AgentError;

@@ -36,7 +36,7 @@ fn haproxy_binary() -> PathBuf {
 
 /// The configuration: a frontend on the socket inherited as fd 3,
 /// `backends` behind it.
-pub fn haproxy_config(backends: &[SocketAddr]) -> String {
+fn haproxy_config(backends: &[SocketAddr]) -> String {
     let servers: String = backends
         .iter()
         .enumerate()

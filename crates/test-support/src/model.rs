@@ -287,29 +287,6 @@ impl ScriptedModel {
             .map(str::to_owned)
     }
 
-    /// Waits, blocking the thread, until `count` chat requests arrived.
-    pub fn wait_for_requests(
-        &self,
-        count: usize,
-        limit: Duration,
-    ) -> Result<Vec<Value>, ModelError> {
-        let guard = self.state();
-        let (guard, _) = self
-            .shared
-            .changed
-            .wait_timeout_while(guard, limit, |s| s.received.len() < count)
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let got = guard.received.len();
-        if got < count {
-            return Err(ModelError::NotEnoughRequests {
-                wanted: count,
-                got,
-                limit,
-            });
-        }
-        Ok(guard.received.iter().map(Received::json).collect())
-    }
-
     /// Waits until `count` requests were answered since the last take,
     /// then takes them all (a benchmark's rounds).
     pub async fn take_answered(

@@ -145,7 +145,7 @@ fn location(response: &reqwest::Response, base: &str) -> Option<String> {
 
 /// The first page a browser lands on from `authorization_url` (after the
 /// server's redirects): its status and text.
-pub async fn first_page(authorization_url: &str) -> (reqwest::StatusCode, String) {
+pub(crate) async fn first_page(authorization_url: &str) -> (reqwest::StatusCode, String) {
     let mut browser = Browser::new();
     let mut next = authorization_url.to_string();
     for _ in 0..12 {

@@ -30,8 +30,6 @@ pub struct Cluster {
     data: PathBuf,
     /// The directory of its socket.
     socket_dir: PathBuf,
-    /// The unprivileged account the server runs as, when we are root.
-    account: Option<(u32, u32)>,
     /// Holds the watchdog's stdin open for as long as this process lives.
     _watchdog: Mutex<(Child, ChildStdin)>,
     template_seeded: Mutex<bool>,
@@ -129,7 +127,6 @@ impl Cluster {
             bin,
             data,
             socket_dir: dir,
-            account,
             _watchdog: Mutex::new(watchdog),
             template_seeded: Mutex::new(false),
         }
@@ -198,11 +195,6 @@ impl Cluster {
     pub fn server_pid(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
         text.lines().next()?.trim().parse().ok()
-    }
-
-    /// Whether the server runs as an account of its own (the tests are root).
-    pub fn runs_unprivileged(&self) -> bool {
-        self.account.is_some()
     }
 }
 

@@ -53,7 +53,7 @@ pub async fn spawn_shop_on(
 /// [`spawn_shop`] listening on `port`'s socket, which it inherits
 /// (`--http fd:3`): for a shop whose resource URL names its port before it
 /// starts.
-pub async fn spawn_shop_holding(
+async fn spawn_shop_holding(
     binary: &Path,
     port: &HeldPort,
     args: &[&OsStr],

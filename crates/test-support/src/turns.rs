@@ -3,8 +3,6 @@
 
 use serde_json::{Value, json};
 
-use crate::model::CALL_ID;
-
 pub fn ev_text(text: &str) -> Value {
     json!({"choices": [{"index": 0, "delta": {"content": text}}]})
 }
@@ -123,10 +121,4 @@ pub fn tool_names(request: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// A turn that proposes one call of `name` under a fresh call id
-/// ([`CALL_ID`]), for a model answering in a cycle.
-pub fn fresh_call_turn(name: &str, arguments: &Value) -> Vec<Value> {
-    calls_turn("", &[(CALL_ID, name, arguments.clone())])
 }

@@ -137,12 +137,12 @@ async fn a_declined_write_leaves_the_shop_untouched_and_the_model_hears_why() {
     let run = h.events.until_stop().await;
     assert_eq!(run.reason, StopReason::Completed);
     assert!(run.started().is_empty(), "a denied call is never sent");
+    // The denial is told once, when it is decided, with the user's reason:
+    // the page takes the call's status from this event alone.
     let finished = run.finished();
-    assert_eq!(
-        finished.len(),
-        0,
-        "the denial was reported when decided, not run"
-    );
+    assert_eq!(finished.len(), 1, "the denial is reported once");
+    assert_eq!(finished[0].status, CallStatus::Denied);
+    assert_eq!(finished[0].deny_reason.as_deref(), Some("我只要一台"));
 
     let db = h.shop_db();
     assert_eq!(db.cart_quantity(IPHONE), 0);
