@@ -296,6 +296,16 @@ impl HttpConnector {
                 tracing::warn!(url = %hidden_in_url(&config.uri), "no sign-in metadata published; the stored sign-in is not sent");
                 return start_client(StreamableHttpClientTransport::from_config(config)).await;
             }
+            // Tokens another authorization server issued go nowhere: not
+            // to this one's token endpoint, not to the server.
+            let issuer = resolution.metadata.issuer.clone();
+            let kept = tokens
+                .issued_by(issuer.as_deref())
+                .await
+                .map_err(|e| ConnectError::Failed(e.to_string()))?;
+            if !kept {
+                return start_client(StreamableHttpClientTransport::from_config(config)).await;
+            }
             manager.set_metadata(resolution.metadata);
             manager.initialize_from_store().await.map_err(failed)?;
         }

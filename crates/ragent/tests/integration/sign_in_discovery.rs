@@ -9,8 +9,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
+use ragent::mcp::config::{ServerConfig, ServerTransport};
+use ragent::mcp::connect::ConnectError;
 use ragent::mcp::sign_in::{self, ServerTokens, SignInError};
-use ragent::secrets::MemorySecrets;
+use ragent::secrets::{MemorySecrets, SecretStore};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -35,6 +37,8 @@ struct Documents {
     base: String,
     routes: Arc<Mutex<HashMap<String, Answer>>>,
     received: Arc<Mutex<Vec<(String, String)>>>,
+    /// Each request's head, headers and all, lower-cased.
+    heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl Documents {
@@ -45,15 +49,18 @@ impl Documents {
             base,
             routes: Arc::default(),
             received: Arc::default(),
+            heads: Arc::default(),
         };
         let serving = docs.clone();
         tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
                 let docs = serving.clone();
                 tokio::spawn(async move {
-                    let Some((line, body)) = read_request(&mut stream).await else {
+                    let Some((head, body)) = read_request(&mut stream).await else {
                         return;
                     };
+                    docs.heads.lock().unwrap().push(head.to_lowercase());
+                    let line = head.lines().next().unwrap_or_default().to_string();
                     let mut parts = line.split(' ');
                     let method = parts.next().unwrap_or_default().to_string();
                     let path = parts.next().unwrap_or_default();
@@ -213,7 +220,7 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<(String, Str
         data.extend_from_slice(&buf[..n]);
     }
     let body = String::from_utf8_lossy(&data[head_end..]).to_string();
-    Some((head.lines().next()?.to_string(), body))
+    Some((head, body))
 }
 
 fn tokens() -> (ServerTokens, Arc<MemorySecrets>) {
@@ -493,4 +500,111 @@ async fn a_server_over_plain_http_on_another_computer_is_not_signed_in_to() {
         }
     );
     assert!(secrets.snapshot().is_empty());
+}
+
+/// Tokens kept for the server at `docs`' `/mcp`, as a sign-in to `issuer`
+/// left them (`None`: as an older version kept them, without it); the
+/// access token expired when `expired`, so a reconnect would refresh it.
+fn kept_tokens(docs: &Documents, issuer: Option<&str>, expired: bool) -> Arc<MemorySecrets> {
+    let secrets = Arc::new(MemorySecrets::new());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let credentials = json!({
+        "client_id": "registered-client",
+        "token_response": {
+            "access_token": "old-access-token",
+            "token_type": "Bearer",
+            "expires_in": if expired { 1 } else { 3600 },
+            "refresh_token": "old-refresh-token",
+        },
+        "granted_scopes": ["shop"],
+        "token_received_at": if expired { now - 600 } else { now },
+        "issuer": issuer,
+        "resource": docs.url("/mcp"),
+    });
+    secrets
+        .set("server/remote/oauth", &credentials.to_string())
+        .unwrap();
+    secrets
+}
+
+/// Connects to the server at `docs`' `/mcp` with the tokens in `secrets`.
+async fn reconnect(docs: &Documents, secrets: &Arc<MemorySecrets>) -> Result<(), ConnectError> {
+    let config = ServerConfig::untrusted(ServerTransport::Http {
+        url: docs.url("/mcp"),
+        headers: Default::default(),
+    });
+    let tokens = ServerTokens::new("remote", secrets.clone());
+    config
+        .connector("remote", None, None, Some(tokens))
+        .connect()
+        .await
+        .map(|_| ())
+}
+
+/// Whether any request `docs` received carried one of the old tokens.
+fn old_tokens_seen(docs: &Documents) -> Vec<String> {
+    let bodies = docs.received.lock().unwrap().clone();
+    let heads = docs.heads.lock().unwrap().clone();
+    heads
+        .into_iter()
+        .chain(bodies.into_iter().map(|(_, body)| body))
+        .filter(|text| text.contains("old-access-token") || text.contains("old-refresh-token"))
+        .collect()
+}
+
+#[tokio::test]
+async fn tokens_another_authorization_server_issued_are_forgotten_at_reconnect_and_sent_nowhere() {
+    let docs = Documents::start().await;
+    // The server now names its authorization server at `/as`; the tokens
+    // were issued by another one, and their access token has expired.
+    docs.signing_in();
+    let secrets = kept_tokens(&docs, Some("https://previous-issuer.example"), true);
+
+    let connected = reconnect(&docs, &secrets).await;
+    assert!(
+        matches!(connected, Err(ConnectError::NeedsSignIn)),
+        "{connected:?}"
+    );
+    assert_eq!(
+        docs.received("POST /as/token"),
+        Vec::<String>::new(),
+        "no refresh at the new issuer"
+    );
+    assert_eq!(old_tokens_seen(&docs), Vec::<String>::new());
+    assert!(secrets.snapshot().is_empty(), "the tokens are forgotten");
+}
+
+#[tokio::test]
+async fn tokens_kept_without_their_issuer_are_forgotten_at_reconnect_and_sent_nowhere() {
+    let docs = Documents::start().await;
+    docs.signing_in();
+    let secrets = kept_tokens(&docs, None, true);
+
+    let connected = reconnect(&docs, &secrets).await;
+    assert!(
+        matches!(connected, Err(ConnectError::NeedsSignIn)),
+        "{connected:?}"
+    );
+    assert_eq!(docs.received("POST /as/token"), Vec::<String>::new());
+    assert_eq!(old_tokens_seen(&docs), Vec::<String>::new());
+    assert!(secrets.snapshot().is_empty(), "the tokens are forgotten");
+}
+
+#[tokio::test]
+async fn tokens_from_the_issuer_the_server_names_go_with_its_requests() {
+    let docs = Documents::start().await;
+    docs.signing_in();
+    let secrets = kept_tokens(&docs, Some(&docs.url("/as")), false);
+
+    // The fixed server refuses every token; what matters is what was sent.
+    let _ = reconnect(&docs, &secrets).await;
+    let heads = docs.heads.lock().unwrap().clone();
+    assert!(
+        heads.iter().any(|head| head.starts_with("post /mcp")
+            && head.contains("authorization: bearer old-access-token")),
+        "the kept access token went with the request: {heads:?}"
+    );
 }

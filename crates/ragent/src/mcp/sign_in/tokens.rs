@@ -6,7 +6,10 @@
 //!
 //! Tokens belong to the server's address, not its name: read for another
 //! address (the server's URL, or the online shop's, was changed) they are
-//! forgotten, so they never go to a host they were not issued for.
+//! forgotten, so they never go to a host they were not issued for. They
+//! belong to the authorization server that issued them too (the issuer
+//! kept with them): at a reconnect whose server now names another one,
+//! they are forgotten ([`ServerTokens::issued_by`]).
 
 use std::sync::Arc;
 
@@ -100,6 +103,29 @@ impl ServerTokens {
         let text = serde_json::to_string(&value).map_err(unserializable)?;
         let (secrets, slot) = (self.secrets.clone(), slot(&self.server));
         off_thread(KEYRING_TIMEOUT, move || secrets.set(&slot, &text)).await
+    }
+
+    /// Whether the stored tokens were issued by `issuer`, the authorization
+    /// server the server names now. Tokens from another one, or kept
+    /// without the issuer they came from (as an older version kept them),
+    /// are forgotten: neither their access token nor their refresh token
+    /// goes to a server that did not issue them, and the user signs in
+    /// again.
+    pub async fn issued_by(&self, issuer: Option<&str>) -> Result<bool, SecretError> {
+        let Some(stored) = self.stored().await? else {
+            return Ok(false);
+        };
+        let same = issuer.is_some() && stored.issuer.as_deref() == issuer;
+        if !same {
+            tracing::warn!(
+                server = %self.server,
+                kept_for = stored.issuer.as_deref().unwrap_or("an unknown issuer"),
+                now = issuer.unwrap_or("no issuer"),
+                "the stored sign-in was issued by another authorization server; forgotten"
+            );
+            self.forget().await?;
+        }
+        Ok(same)
     }
 
     /// Forgets the server's tokens (sign out).
