@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ragent::mcp::ServerEntry;
 use ragent::mcp::connect::StdioConnector;
+use ragent::mcp::{PageOrigins, ServerEntry};
 
 /// The shop's name in `server__tool` names and on cards.
 pub const SHOP_SERVER_NAME: &str = "bitselect";
@@ -48,6 +48,7 @@ pub fn entry(binary: &Path, data_dir: &Path, log_dir: &Path) -> ServerEntry {
         name: SHOP_SERVER_NAME.to_owned(),
         trusted: true,
         call_timeout: None,
+        pages: PageOrigins::none(),
         connector: Arc::new(connector),
     }
 }

@@ -81,6 +81,7 @@ fn no_log_file_holds_the_api_key_a_header_value_or_a_server_token() {
                 disabled: false,
                 timeout_secs: None,
                 oauth_client_id: None,
+                page_origins: Vec::new(),
             },
         );
         agent.save_settings(settings).await.unwrap();

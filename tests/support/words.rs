@@ -53,6 +53,7 @@ pub fn add_words_server(data_dir: &Path, files: &WordsServer) -> Result<(), Box<
         disabled: false,
         timeout_secs: None,
         oauth_client_id: None,
+        page_origins: Vec::new(),
     };
     with_agent(data_dir, |agent| {
         Box::pin(async move {

@@ -9,11 +9,14 @@
 //!   for passwords, tokens and the like); a field that looks like one makes
 //!   the whole request refused.
 //! - A URL is shown with its origin, and only a web page (`https`, or
-//!   `http` to a loopback host: [`crate::web_page`]) is accepted.
+//!   `http` to a loopback host: [`crate::web_page`]) is accepted; as it
+//!   arrives, only a page of the asking server's own origin or of one the
+//!   user declared for it ([`PageOrigins`]).
 //! - An accepted form answer must fit the schema it answers.
 
 use serde_json::{Map, Value, json};
 
+use crate::mcp::PageOrigins;
 use crate::protocol::{InputAsk, InputAskKind, InputReply, KeyedReply};
 use crate::web_page::web_page;
 
@@ -32,6 +35,15 @@ pub enum RequestRefusal {
     SecretInMessage { word: String },
     #[error("the URL {url:?} cannot be shown: {why}")]
     Url { url: String, why: String },
+    #[error(
+        "the page {url:?} is at {origin}, which is neither the server's own address nor an origin the user declared for it ({})",
+        allowed_text(allowed)
+    )]
+    ForeignPage {
+        url: String,
+        origin: String,
+        allowed: Vec<String>,
+    },
     #[error("the server sent no input requests")]
     Empty,
 }
@@ -124,6 +136,38 @@ pub fn judge_requests(requests: &Value) -> Result<Vec<InputAsk>, RequestRefusal>
     map.iter()
         .map(|(key, request)| judge_one(key, request))
         .collect()
+}
+
+/// The requests of an `input_required` result as they arrive from a
+/// server: judged as by [`judge_requests`], and a page to open must be one
+/// of the server's `pages`. (A stored request shown again was judged so
+/// when it arrived.)
+pub fn judge_arriving(
+    requests: &Value,
+    pages: &PageOrigins,
+) -> Result<Vec<InputAsk>, RequestRefusal> {
+    let asks = judge_requests(requests)?;
+    for ask in &asks {
+        if let InputAskKind::Url { url, origin, .. } = &ask.kind {
+            let allowed = url::Url::parse(url).is_ok_and(|page| pages.allows(&page));
+            if !allowed {
+                return Err(RequestRefusal::ForeignPage {
+                    url: url.clone(),
+                    origin: origin.clone(),
+                    allowed: pages.listed().to_vec(),
+                });
+            }
+        }
+    }
+    Ok(asks)
+}
+
+fn allowed_text(allowed: &[String]) -> String {
+    if allowed.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("its pages are at {}", allowed.join(", "))
+    }
 }
 
 fn judge_one(key: &str, request: &Value) -> Result<InputAsk, RequestRefusal> {
@@ -526,6 +570,32 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn a_page_arriving_from_a_server_must_be_on_one_of_its_origins() {
+        let url = |u: &str| json!({"k": {"method": "elicitation/create", "params": {"mode": "url", "message": "去支付", "url": u, "elicitationId": "e1"}}});
+        let shop = PageOrigins::of(Some("https://shop.example.com/mcp"), &[]);
+        assert!(judge_arriving(&url("https://shop.example.com/pay/7f3a"), &shop).is_ok());
+        let refused = judge_arriving(&url("https://shop.example.com.evil.example/pay"), &shop);
+        assert_eq!(
+            refused,
+            Err(RequestRefusal::ForeignPage {
+                url: "https://shop.example.com.evil.example/pay".into(),
+                origin: "https://shop.example.com.evil.example".into(),
+                allowed: vec!["https://shop.example.com".into()],
+            })
+        );
+        let stdio = PageOrigins::none();
+        let refused = judge_arriving(&url("https://shop.example.com/pay/7f3a"), &stdio)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("it has none"), "{refused}");
+        // A form asks for no page: the origins do not matter.
+        let form = json!({"k": form(json!({
+            "type": "object", "properties": {"n": {"type": "integer"}}
+        }))});
+        assert!(judge_arriving(&form, &stdio).is_ok());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::mcp::config::{MAX_TIMEOUT_SECS, ServerConfig, timeout_is_valid, validate_server_name};
+use crate::mcp::page_origins::{BadOrigin, declared_origin};
 use crate::policy::{AutoApproveRefusal, ToolOverride};
 
 /// Everything the user can set.
@@ -175,6 +176,9 @@ pub enum SettingsError {
         tool: String,
         reason: AutoApproveRefusal,
     },
+    /// An origin declared for a server's pages is not one.
+    #[error("server {server:?}: {why}")]
+    PageOrigin { server: String, why: BadOrigin },
     #[error("{0} has no stored value to keep")]
     NothingToKeep(String),
     /// The page sent the mask back where no value is stored to keep.
@@ -226,6 +230,22 @@ impl Settings {
                 .is_some_and(|secs| !timeout_is_valid(secs))
             {
                 return Err(SettingsError::ServerTimeout(name.clone()));
+            }
+            // A hand-edited file: each origin as a save would keep it.
+            for text in &server.page_origins {
+                let kept = declared_origin(text).map_err(|why| SettingsError::PageOrigin {
+                    server: name.clone(),
+                    why,
+                })?;
+                if &kept != text {
+                    return Err(SettingsError::PageOrigin {
+                        server: name.clone(),
+                        why: BadOrigin::NotOnlyOrigin {
+                            given: text.clone(),
+                            origin: kept,
+                        },
+                    });
+                }
             }
         }
         if self.max_turns_per_run == 0 {
@@ -319,6 +339,7 @@ mod tests {
                 disabled: false,
                 timeout_secs: None,
                 oauth_client_id: None,
+                page_origins: Vec::new(),
             },
         );
         assert_eq!(

@@ -15,6 +15,7 @@ use ts_rs::TS;
 
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::mcp::env_refs::is_reference_only;
+use crate::mcp::page_origins::declared_origin;
 use crate::mcp::secret_args::{self, Place, Spot};
 use crate::policy::ToolOverride;
 use crate::settings::{Appearance, ModelSettings, Settings, SettingsError, ShopConnection};
@@ -60,6 +61,11 @@ pub struct ServerView {
     /// the app does not sign in there). Left out when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unencrypted: bool,
+    /// Origins besides its own address whose pages it may send the user
+    /// to. Left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub page_origins: Vec<String>,
 }
 
 /// A server's transport with the names of its env values or headers only.
@@ -131,6 +137,11 @@ pub struct ServerEdit {
     #[serde(default)]
     #[ts(optional = nullable)]
     pub oauth_client_id: Option<String>,
+    /// Origins besides its own address whose pages it may send the user
+    /// to, as typed: each is kept as its origin (`https://pay.example.com`).
+    #[serde(default)]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub page_origins: Vec<String>,
     /// The server's name before a rename: kept values are looked up there.
     #[serde(default)]
     pub previous_name: Option<String>,
@@ -206,6 +217,7 @@ pub fn server_view(config: &ServerConfig) -> ServerView {
         disabled: config.disabled,
         timeout_secs: config.timeout_secs,
         oauth_client_id: config.oauth_client_id.clone(),
+        page_origins: config.page_origins.clone(),
     }
 }
 
@@ -253,6 +265,7 @@ impl SettingsEdit {
                     .oauth_client_id
                     .map(|id| id.trim().to_string())
                     .filter(|id| !id.is_empty()),
+                page_origins: page_origins(&name, edit.page_origins)?,
             };
             mcp_servers.insert(name, config);
         }
@@ -314,6 +327,22 @@ impl ModelEdit {
             extra_headers,
         })
     }
+}
+
+/// The origins a server's edit declares, each as settings keep it; blank
+/// lines left out, one named twice kept once.
+fn page_origins(server: &str, typed: Vec<String>) -> Result<Vec<String>, SettingsError> {
+    let mut origins: Vec<String> = Vec::new();
+    for text in typed.iter().filter(|text| !text.trim().is_empty()) {
+        let origin = declared_origin(text).map_err(|why| SettingsError::PageOrigin {
+            server: server.to_string(),
+            why,
+        })?;
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+    }
+    Ok(origins)
 }
 
 /// Whether two base URLs name the same endpoint: the same URL once parsed
@@ -425,6 +454,7 @@ mod tests {
                 disabled: false,
                 timeout_secs: None,
                 oauth_client_id: None,
+                page_origins: Vec::new(),
             },
         );
         settings
@@ -468,6 +498,7 @@ mod tests {
                         disabled: server.disabled,
                         timeout_secs: server.timeout_secs,
                         oauth_client_id: server.oauth_client_id,
+                        page_origins: server.page_origins,
                         previous_name: None,
                     };
                     (name, edit)
@@ -802,6 +833,54 @@ mod tests {
                 theme: Theme::Dark,
             }
         }
+    }
+
+    #[test]
+    fn the_origins_declared_for_a_server_s_pages_are_kept_as_origins_and_shown() {
+        let current = stored();
+        let mut edit = keep_all(&current);
+        edit.mcp_servers.get_mut("notes").unwrap().page_origins = vec![
+            " https://Pay.Example.com/ ".into(),
+            String::new(),
+            "https://pay.example.com:443".into(),
+            "http://127.0.0.1:8080".into(),
+        ];
+        let applied = edit.clone().apply(&current).unwrap();
+        assert_eq!(
+            applied.mcp_servers["notes"].page_origins,
+            ["https://pay.example.com", "http://127.0.0.1:8080"]
+        );
+        assert_eq!(applied.validate(&[]), Ok(()));
+        assert_eq!(
+            SettingsView::of(&applied).mcp_servers["notes"].page_origins,
+            ["https://pay.example.com", "http://127.0.0.1:8080"]
+        );
+
+        for refused in [
+            "https://pay.example.com/checkout",
+            "http://pay.example.com",
+            "pay.example.com",
+        ] {
+            edit.mcp_servers.get_mut("notes").unwrap().page_origins = vec![refused.into()];
+            assert!(
+                matches!(
+                    edit.clone().apply(&current),
+                    Err(SettingsError::PageOrigin { ref server, .. }) if server == "notes"
+                ),
+                "{refused}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_hand_edited_origin_that_is_not_kept_as_a_save_keeps_it_is_refused() {
+        let mut settings = stored();
+        settings.mcp_servers.get_mut("notes").unwrap().page_origins =
+            vec!["https://pay.example.com/checkout".into()];
+        assert!(matches!(
+            settings.validate(&[]),
+            Err(SettingsError::PageOrigin { .. })
+        ));
     }
 
     #[test]

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-use ragent::mcp::ServerEntry;
 use ragent::mcp::connect::StdioConnector;
+use ragent::mcp::{PageOrigins, ServerEntry};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// A SKU with stock, used by read and write calls alike.
@@ -115,6 +115,7 @@ pub fn shop_entry_via(
         name: name.into(),
         trusted: true,
         call_timeout: None,
+        pages: PageOrigins::none(),
         connector: Arc::new(connector),
     })
 }

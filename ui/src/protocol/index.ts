@@ -331,7 +331,12 @@ timeout_secs: number | null,
  * For an HTTP server whose authorization server registers no clients
  * itself: the client id to sign in with, as its operator gave it.
  */
-oauth_client_id?: string | null, } & ({ command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, });
+oauth_client_id?: string | null, 
+/**
+ * Origins besides its own address whose pages it may send the user
+ * to (`https://pay.example.com`), as the user declared them.
+ */
+page_origins?: Array<string>, } & ({ command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, });
 
 export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
 
@@ -353,7 +358,12 @@ oauth_client_id?: string | null,
  * answers cross the network unencrypted (the page marks it so, and
  * the app does not sign in there). Left out when false.
  */
-unencrypted?: boolean, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
+unencrypted?: boolean, 
+/**
+ * Origins besides its own address whose pages it may send the user
+ * to. Left out when none.
+ */
+page_origins?: Array<string>, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
 
 export type ServerTransportView = { command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, };
 
@@ -383,6 +393,11 @@ timeout_secs: number | null,
  * blank or unset: the app registers itself.
  */
 oauth_client_id?: string | null, 
+/**
+ * Origins besides its own address whose pages it may send the user
+ * to, as typed: each is kept as its origin (`https://pay.example.com`).
+ */
+page_origins?: Array<string>, 
 /**
  * The server's name before a rename: kept values are looked up there.
  */

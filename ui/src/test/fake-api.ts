@@ -285,7 +285,13 @@ function viewAfter(before: SettingsView, edit: SettingsEdit): SettingsView {
   const servers: SettingsView["mcp_servers"] = {};
   for (const [name, server] of Object.entries(edit.mcp_servers)) {
     if (!server) continue;
-    const behaviour = { trusted: server.trusted, disabled: server.disabled ?? false, timeout_secs: server.timeout_secs ?? null, oauth_client_id: server.oauth_client_id ?? null };
+    const behaviour = {
+      trusted: server.trusted,
+      disabled: server.disabled ?? false,
+      timeout_secs: server.timeout_secs ?? null,
+      oauth_client_id: server.oauth_client_id ?? null,
+      ...(server.page_origins?.length ? { page_origins: server.page_origins } : {}),
+    };
     servers[name] =
       "command" in server
         ? { command: server.command, args: server.args, env: kept(server.env), ...behaviour }

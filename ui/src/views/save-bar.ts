@@ -102,7 +102,12 @@ export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Pro
  * The forms write into it what the user changes.
  */
 export function editOf(view: SettingsView): SettingsEdit {
-  const behaviour = (server: ServerView) => ({ trusted: server.trusted, disabled: server.disabled, timeout_secs: server.timeout_secs });
+  const behaviour = (server: ServerView) => ({
+    trusted: server.trusted,
+    disabled: server.disabled,
+    timeout_secs: server.timeout_secs,
+    page_origins: [...(server.page_origins ?? [])],
+  });
   const keepAll = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, { action: "keep" } as const]));
   const servers: SettingsEdit["mcp_servers"] = {};
   for (const [name, server] of Object.entries(view.mcp_servers)) {

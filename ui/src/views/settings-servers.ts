@@ -1,6 +1,6 @@
 // MCP servers in the standard `mcpServers` shape (command/args/env, or url
-// and headers) with a `trusted` flag, a `disabled` flag and an optional call
-// timeout each. Built-in servers (the shop) are
+// and headers) with a `trusted` flag, a `disabled` flag, an optional call
+// timeout and the origins of the pages it may send the user to each. Built-in servers (the shop) are
 // listed read-only: the app supplies them. Env values and headers are
 // write-only: the page is told their names, never their values. A secret
 // value in the args or the URL (after `--api-key`, a `?token=`…) comes as
@@ -33,6 +33,8 @@ interface Row {
   clientId: string;
   /** The core found the saved address to be plain http to another computer. */
   unencrypted: boolean;
+  /** Origins besides its own address whose pages it may open, one per line. */
+  pageOrigins: string;
 }
 
 function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
@@ -52,6 +54,7 @@ function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
     timeout: stored?.timeout_secs == null ? "" : String(stored.timeout_secs),
     clientId: stored?.oauth_client_id ?? "",
     unencrypted: stored?.unencrypted ?? false,
+    pageOrigins: (stored?.page_origins ?? []).join("\n"),
   };
 }
 
@@ -60,7 +63,8 @@ type Built = { ok: true; edit: ServerEdit } | { ok: false; line: string };
 function fromRow(row: Row): Built {
   const previous_name = row.stored;
   const timeout_secs = row.timeout.trim() === "" ? null : positiveInt(row.timeout);
-  const behaviour = { trusted: row.trusted, disabled: row.disabled, timeout_secs };
+  const page_origins = row.pageOrigins.split("\n").map((o) => o.trim()).filter((o) => o !== "");
+  const behaviour = { trusted: row.trusted, disabled: row.disabled, timeout_secs, page_origins };
   if (row.kind === "stdio") {
     const env = row.env.collect();
     if (!env.ok) return env;
@@ -91,6 +95,9 @@ export function serversSection(
     const masked = (text: string): string | undefined => (text.includes(SECRET_MASK) ? t("settings.maskedKept", { mask: SECRET_MASK }) : undefined);
     const args = textArea(row.args, (v) => (row.args = v));
     args.dataset.testid = "server-args";
+    const pageOrigins = textArea(row.pageOrigins, (v) => (row.pageOrigins = v), 2);
+    pageOrigins.dataset.testid = "server-page-origins";
+    pageOrigins.placeholder = "https://pay.example.com";
     const renderTransport = (): void =>
       replace(
         transport,
@@ -131,6 +138,7 @@ export function serversSection(
       checkbox(t("settings.trusted"), row.trusted, (v) => (row.trusted = v)),
       checkbox(t("settings.serverDisabled"), row.disabled, (v) => (row.disabled = v), "server-disabled"),
       field(t("settings.serverTimeout"), textInput(row.timeout, (v) => (row.timeout = v), { inputmode: "numeric", placeholder: "120", "data-testid": "server-timeout" })),
+      field(t("settings.pageOrigins"), pageOrigins, t("settings.pageOriginsHelp")),
       button(t("settings.removeServer", { name: row.name || `#${index + 1}` }), () => {
         rows.splice(index, 1);
         render();

@@ -167,6 +167,7 @@ describe("secrets are write-only", () => {
         trusted: false,
         disabled: false,
         timeout_secs: null,
+        page_origins: [],
         previous_name: "notes",
       },
     });
@@ -230,8 +231,8 @@ describe("MCP servers", () => {
     added.querySelector<HTMLInputElement>('input[type="checkbox"]')!.click();
     const saved = await save();
     expect(saved.mcp_servers).toEqual({
-      notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, disabled: false, timeout_secs: null, previous_name: "notes" },
-      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, disabled: false, timeout_secs: null, oauth_client_id: null, previous_name: null },
+      notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, disabled: false, timeout_secs: null, page_origins: [], previous_name: "notes" },
+      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, disabled: false, timeout_secs: null, page_origins: [], oauth_client_id: null, previous_name: null },
     });
   });
 
@@ -249,6 +250,23 @@ describe("MCP servers", () => {
     timeout.dispatchEvent(new Event("input"));
     const saved = await save();
     expect(saved.mcp_servers.notes).toMatchObject({ disabled: true, timeout_secs: 45 });
+  });
+
+  it("shows the origins a server may send the user to on its row and saves them one per line", async () => {
+    api.settings.mcp_servers = {
+      notes: { command: "npx", args: ["notes-mcp"], env: [], trusted: false, disabled: false, timeout_secs: null, page_origins: ["https://pay.example.com"] },
+    };
+    await mount();
+    const origins = q<HTMLTextAreaElement>('[data-testid="server-page-origins"]');
+    expect(origins.value).toBe("https://pay.example.com");
+    expect(q(`#${origins.id}-help`).textContent).toContain("钓鱼");
+    expect((await save()).mcp_servers.notes).toMatchObject({ page_origins: ["https://pay.example.com"] });
+    // The saved settings are shown again: the row is drawn anew.
+    const again = q<HTMLTextAreaElement>('[data-testid="server-page-origins"]');
+    expect(again.value).toBe("https://pay.example.com");
+    again.value = " https://pay.example.com \n\nhttp://127.0.0.1:8080\n";
+    again.dispatchEvent(new Event("input"));
+    expect((await save()).mcp_servers.notes).toMatchObject({ page_origins: ["https://pay.example.com", "http://127.0.0.1:8080"] });
   });
 
   it("saves an HTTP server's sign-in client id, trimmed, and none when left blank", async () => {

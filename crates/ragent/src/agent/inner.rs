@@ -20,7 +20,7 @@ use crate::llm::{ChatModel, LlmError};
 use crate::mcp::config::{ServerConfig, ServerTransport};
 use crate::mcp::login_path::LoginPath;
 use crate::mcp::sign_in::ServerTokens;
-use crate::mcp::{ServerEntry, ToolSource};
+use crate::mcp::{PageOrigins, ServerEntry, ToolSource};
 use crate::policy::Trust;
 use crate::protocol::{AgentEvent, EventEnvelope, SessionInfo};
 use crate::schema::SchemaCache;
@@ -143,19 +143,22 @@ impl Inner {
             .builtin
             .iter()
             .map(|entry| match self.online_shop_url(&entry.name, settings) {
-                Some(url) => ServerEntry {
-                    connector: ServerConfig::untrusted(ServerTransport::Http {
+                Some(url) => {
+                    let online = ServerConfig::untrusted(ServerTransport::Http {
                         url,
                         headers: Default::default(),
-                    })
-                    .connector(
-                        &entry.name,
-                        None,
-                        None,
-                        Some(self.tokens(&entry.name)),
-                    ),
-                    ..entry.clone()
-                },
+                    });
+                    ServerEntry {
+                        connector: online.connector(
+                            &entry.name,
+                            None,
+                            None,
+                            Some(self.tokens(&entry.name)),
+                        ),
+                        pages: online.pages(),
+                        ..entry.clone()
+                    }
+                }
                 None => entry.clone(),
             })
             .collect();
@@ -176,6 +179,7 @@ impl Inner {
                         Some(self.tokens(name)),
                     ),
                     call_timeout: config.timeout_secs.map(std::time::Duration::from_secs),
+                    pages: config.pages(),
                 }),
         );
         entries
@@ -189,6 +193,24 @@ impl Inner {
                 Some(url.trim().to_string())
             }
             _ => None,
+        }
+    }
+
+    /// The web pages `server` may send the user to under the settings in
+    /// force now (a server no longer configured: none).
+    pub(crate) fn pages_of(&self, server: &str) -> PageOrigins {
+        let live = self.live();
+        if let Some(url) = self.online_shop_url(server, &live.settings) {
+            return PageOrigins::of(Some(&url), &[]);
+        }
+        match self.builtin.iter().find(|e| e.name == server) {
+            Some(entry) => entry.pages.clone(),
+            None => live
+                .settings
+                .mcp_servers
+                .get(server)
+                .map(ServerConfig::pages)
+                .unwrap_or_default(),
         }
     }
 

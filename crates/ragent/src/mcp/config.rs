@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::page_origins::PageOrigins;
 use crate::settings::{REDACTED, redacted_values};
 
 /// The longest call timeout a server may have: a day.
@@ -37,6 +38,10 @@ pub struct ServerConfig {
     /// itself: the client id to sign in with, as its operator gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth_client_id: Option<String>,
+    /// Origins besides its own address whose pages it may send the user
+    /// to (`https://pay.example.com`), as the user declared them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub page_origins: Vec<String>,
 }
 
 impl ServerConfig {
@@ -48,7 +53,18 @@ impl ServerConfig {
             disabled: false,
             timeout_secs: None,
             oauth_client_id: None,
+            page_origins: Vec::new(),
         }
+    }
+
+    /// The web pages it may send the user to: its URL's origin (for a
+    /// server over HTTP) and the origins declared for it.
+    pub fn pages(&self) -> PageOrigins {
+        let address = match &self.transport {
+            ServerTransport::Http { url, .. } => Some(url.as_str()),
+            ServerTransport::Stdio { .. } => None,
+        };
+        PageOrigins::of(address, &self.page_origins)
     }
 }
 
@@ -176,6 +192,7 @@ mod tests {
                 disabled: false,
                 timeout_secs: None,
                 oauth_client_id: None,
+                page_origins: Vec::new(),
             }
         );
         assert!(!file.mcp_servers["notes"].trusted);

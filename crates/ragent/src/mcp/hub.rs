@@ -533,7 +533,7 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use super::*;
-    use crate::mcp::{Connect, Connected, UNWATCHED};
+    use crate::mcp::{Connect, Connected, PageOrigins, UNWATCHED};
 
     /// A server whose command does not exist.
     struct Missing(AtomicU32);
@@ -563,6 +563,7 @@ mod tests {
             name: "gone".into(),
             trusted: false,
             call_timeout: None,
+            pages: PageOrigins::none(),
             connector: missing.clone(),
         }])
         .await;
@@ -642,6 +643,7 @@ exec sleep 30
             trusted: false,
             connector: Arc::new(connector),
             call_timeout: Some(Duration::from_secs(1)),
+            pages: PageOrigins::none(),
         }])
         .await;
         let started = Instant::now();

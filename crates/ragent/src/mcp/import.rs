@@ -487,6 +487,9 @@ fn read_server(
         disabled,
         timeout_secs,
         oauth_client_id: None,
+        // Where a server may send the user is the user's to declare in
+        // settings, never a pasted config's.
+        page_origins: Vec::new(),
     })
 }
 

@@ -11,6 +11,7 @@ pub mod export;
 pub mod hub;
 pub mod import;
 pub mod login_path;
+pub mod page_origins;
 pub mod pin;
 pub mod secret_args;
 pub mod sign_in;
@@ -26,6 +27,7 @@ use crate::protocol::CallProgress;
 pub use asks::LiveRequest;
 pub use connect::{Connect, ConnectError, Connected};
 pub use hub::McpHub;
+pub use page_origins::PageOrigins;
 
 /// Separates server and tool in the names the model sees.
 pub const SEPARATOR: &str = "__";
@@ -216,6 +218,8 @@ pub struct ServerEntry {
     /// How long one of its tool calls may take; the hub's `call_timeout`
     /// when unset.
     pub call_timeout: Option<Duration>,
+    /// The web pages it may send the user to.
+    pub pages: PageOrigins,
 }
 
 impl std::fmt::Debug for ServerEntry {
@@ -225,6 +229,7 @@ impl std::fmt::Debug for ServerEntry {
             .field("trusted", &self.trusted)
             .field("connector", &self.connector.describe())
             .field("call_timeout", &self.call_timeout)
+            .field("pages", &self.pages.listed())
             .finish()
     }
 }

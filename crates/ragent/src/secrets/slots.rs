@@ -129,6 +129,7 @@ mod tests {
                 disabled: false,
                 timeout_secs: None,
                 oauth_client_id: None,
+                page_origins: Vec::new(),
             },
         );
         settings.mcp_servers.insert(
@@ -142,6 +143,7 @@ mod tests {
                 disabled: false,
                 timeout_secs: None,
                 oauth_client_id: None,
+                page_origins: Vec::new(),
             },
         );
         settings

@@ -110,6 +110,7 @@ async fn settings_take_effect_without_a_restart() {
             disabled: false,
             timeout_secs: None,
             oauth_client_id: None,
+            page_origins: Vec::new(),
         },
     );
     h.agent.save_settings(settings.clone()).await.unwrap();
@@ -151,6 +152,7 @@ async fn settings_take_effect_without_a_restart() {
             disabled: false,
             timeout_secs: None,
             oauth_client_id: None,
+            page_origins: Vec::new(),
         },
     );
     let refused = h.agent.save_settings(settings).await;

@@ -296,6 +296,79 @@ async fn a_form_asking_for_a_secret_is_never_shown_and_the_call_fails() {
     assert_eq!(server.calls().len(), 1);
 }
 
+/// Approves the pay card of a server that may open pages at `declared`
+/// and asks to open `page`.
+async fn asked_to_open(declared: &[&str], page: &str) -> (Harness, AskingServer, Run) {
+    let server = AskingServer::new(vec![asks_to_open(page)]);
+    let mut h = Harness::start(Setup {
+        servers: vec![server.entry_with_pages("asker", declared)],
+        ..Setup::bare()
+    })
+    .await;
+    h.model.push_turn(pay_turn("asker"));
+    let card = h.say("付款").await.card().clone();
+    h.model
+        .push_turn(text_turn("支付页面不是商家的网址，应用没有打开。"));
+    let run = h.approve(&card).await;
+    (h, server, run)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_away_from_the_server_s_origins_is_never_shown_and_the_model_is_told() {
+    for (declared, page) in [
+        (vec![], "https://pay.example.com/checkout"),
+        (
+            vec!["https://pay.example.com"],
+            "https://pay.example.com.evil.example/checkout",
+        ),
+        (
+            vec!["https://pay.example.com"],
+            "https://pay.example.com:8443/checkout",
+        ),
+    ] {
+        let (h, server, run) = asked_to_open(&declared, page).await;
+        assert_eq!(run.reason, StopReason::Completed, "{page}");
+        assert!(
+            !run.events
+                .iter()
+                .any(|e| matches!(e, AgentEvent::InputRequested { .. })),
+            "no card for {page}"
+        );
+        assert_eq!(h.transcript_calls()[0].status, CallStatus::Failed);
+        let requests = h.model.requests();
+        let told = tool_result(requests.last().unwrap(), "p1");
+        assert!(told.contains(page) && told.contains("钓鱼"), "{told}");
+        assert_eq!(
+            input_decisions(&h),
+            vec![AuditDecision::InputRequestRefused]
+        );
+        assert_eq!(server.calls().len(), 1, "nothing is sent back for {page}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_on_an_origin_declared_for_the_server_is_shown_with_its_address() {
+    let server = AskingServer::new(vec![asks_to_open("https://pay.example.com/checkout?o=1")]);
+    let mut h = Harness::start(Setup {
+        servers: vec![server.entry_with_pages("asker", &["https://pay.example.com"])],
+        ..Setup::bare()
+    })
+    .await;
+    let card = approve_until_asked(&mut h).await;
+    assert_eq!(
+        card.asks[0].kind,
+        InputAskKind::Url {
+            url: "https://pay.example.com/checkout?o=1".into(),
+            origin: "https://pay.example.com".into(),
+            elicitation_id: "page-1".into(),
+        }
+    );
+    assert_eq!(
+        input_decisions(&h),
+        vec![AuditDecision::ServerRequestedInput]
+    );
+}
+
 /// The seed's unpaid order.
 const UNPAID: &str = "88236";
 

@@ -259,12 +259,21 @@ async fn a_request_that_waits_longer_than_the_call_s_time_limit_is_cancelled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_form_asking_for_a_secret_is_declined_without_asking_and_the_model_is_told() {
-    let server = LegacyServer::new(vec![password_request()]);
+    let told = declined_without_asking(password_request()).await;
+    assert!(told.contains("密码或令牌"), "{told}");
+    assert!(told.contains("应用已代用户拒绝"), "{told}");
+    assert!(told.ends_with("not paid: the user chose decline"), "{told}");
+}
+
+/// A pay call whose server sends `request` while it runs: the request is
+/// declined for the user, nobody is asked, the refusal is audited; what
+/// the model was told of the call.
+async fn declined_without_asking(request: serde_json::Value) -> String {
+    let server = LegacyServer::new(vec![request]);
     let mut h = Harness::start(setup(&server, true)).await;
     h.model.push_turn(pay_turn("legacy"));
     let card = h.say("付款").await.card().clone();
-    h.model
-        .push_turn(text_turn("服务器要求输入支付密码，应用已代为拒绝。"));
+    h.model.push_turn(text_turn("应用已代为拒绝。"));
     let run = h.approve(&card).await;
     assert_eq!(run.reason, StopReason::Completed);
     assert!(
@@ -277,14 +286,20 @@ async fn a_form_asking_for_a_secret_is_declined_without_asking_and_the_model_is_
         server.answers(),
         vec![Answer::Result(json!({"action": "decline"}))]
     );
-    let requests = h.model.requests();
-    let told = tool_result(requests.last().unwrap(), "p1");
-    assert!(told.contains("密码或令牌"), "{told}");
-    assert!(told.contains("应用已代用户拒绝"), "{told}");
-    assert!(told.ends_with("not paid: the user chose decline"), "{told}");
     assert_eq!(
         input_decisions(&h),
         vec![AuditDecision::InputRequestRefused]
+    );
+    let requests = h.model.requests();
+    tool_result(requests.last().unwrap(), "p1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_away_from_the_server_s_origins_is_declined_without_asking_and_the_model_is_told() {
+    let told = declined_without_asking(page_params("https://pay.example.com/checkout")).await;
+    assert!(
+        told.contains("https://pay.example.com/checkout") && told.contains("钓鱼"),
+        "{told}"
     );
 }
 

@@ -46,6 +46,7 @@ fn settings_with_secrets() -> Settings {
             disabled: false,
             timeout_secs: None,
             oauth_client_id: None,
+            page_origins: Vec::new(),
         },
     );
     settings.mcp_servers.insert(
@@ -59,6 +60,7 @@ fn settings_with_secrets() -> Settings {
             disabled: false,
             timeout_secs: None,
             oauth_client_id: None,
+            page_origins: Vec::new(),
         },
     );
     settings

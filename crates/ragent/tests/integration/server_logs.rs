@@ -23,6 +23,7 @@ fn shop_as_user_server(data_dir: &Path) -> ServerConfig {
         disabled: false,
         timeout_secs: None,
         oauth_client_id: None,
+        page_origins: Vec::new(),
     }
 }
 

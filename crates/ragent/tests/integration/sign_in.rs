@@ -13,7 +13,7 @@ use ragent::error::AgentError;
 use ragent::mcp::SignInStatus;
 use ragent::mcp::config::{ServerConfig, ServerTransport};
 use ragent::mcp::sign_in::SignInError;
-use ragent::protocol::{AgentEvent, StopReason};
+use ragent::protocol::{AgentEvent, InputAskKind, StopReason};
 use ragent::settings::{Settings, ShopConnection};
 use ragent::store::{Store, kv};
 use ragent::toolcall::CallStatus;
@@ -71,6 +71,21 @@ impl OnlineShop {
             resource,
             _dir: dir,
             shutdown,
+        }
+    }
+
+    /// The app with its built-in shop moved online, to this one.
+    fn as_the_shop(&self) -> Setup {
+        Setup {
+            shop: true,
+            online_shop: Some("shop".into()),
+            settings: Settings {
+                shop: ShopConnection::Online {
+                    url: self.resource.clone(),
+                },
+                ..Settings::default()
+            },
+            ..Setup::bare()
         }
     }
 
@@ -315,19 +330,7 @@ async fn a_run_waiting_for_a_sign_in_can_be_stopped() {
 #[tokio::test]
 async fn the_shop_moved_online_is_signed_in_to_and_keeps_the_built_in_shops_trust_and_cards() {
     let online = OnlineShop::start().await;
-    let settings = Settings {
-        shop: ShopConnection::Online {
-            url: online.resource.clone(),
-        },
-        ..Settings::default()
-    };
-    let mut h = Harness::start(Setup {
-        shop: true,
-        online_shop: Some("shop".into()),
-        settings,
-        ..Setup::bare()
-    })
-    .await;
+    let mut h = Harness::start(online.as_the_shop()).await;
 
     say_until_sign_in_is_asked(&mut h, "把两台 iPhone 加入购物车", "shop").await;
     h.model.push_turn(calls_turn(
@@ -365,6 +368,84 @@ async fn the_shop_moved_online_is_signed_in_to_and_keeps_the_built_in_shops_trus
             identity: "dora".into()
         })
     );
+}
+
+/// The online shop sends the user to its payment page, on its own
+/// address: the page is shown, no origin needs declaring.
+#[tokio::test]
+async fn the_online_shop_s_payment_page_is_shown_on_its_own_address() {
+    let online = OnlineShop::start().await;
+    let mut h = Harness::start(online.as_the_shop()).await;
+
+    say_until_sign_in_is_asked(&mut h, "把一台 iPhone 加入购物车", "shop").await;
+    h.model.push_turn(calls_turn(
+        "加入购物车。",
+        &[(
+            "c1",
+            "shop__update_cart_item",
+            json!({"skuCode": IPHONE, "action": "add", "quantity": 1}),
+        )],
+    ));
+    sign_in_to(&h, "shop", "dora").await.unwrap();
+    let card = h.events.until_stop().await.card().clone();
+    h.model.push_turn(text_turn("已加入购物车。"));
+    h.approve(&card).await;
+
+    h.model.push_turn(calls_turn(
+        "下单。",
+        &[(
+            "o1",
+            "shop__create_order",
+            json!({
+                "items": [{"skuCode": IPHONE, "quantity": 1}],
+                "receiverName": "朵拉",
+                "receiverPhone": "13800000000",
+                "receiverAddress": "上海市浦东新区世纪大道 1 号"
+            }),
+        )],
+    ));
+    let card = h.say("下单").await.card().clone();
+    h.model.push_turn(text_turn("已下单。"));
+    let run = h.approve(&card).await;
+    let order = run
+        .finished()
+        .into_iter()
+        .find(|call| call.tool == "create_order")
+        .unwrap_or_else(|| panic!("no order in {:#?}", run.events));
+    assert_eq!(order.status, CallStatus::Succeeded, "{order:?}");
+    let output = order.output.unwrap();
+    let order_no = output
+        .strip_prefix("订单 ")
+        .and_then(|rest| rest.split('｜').next())
+        .unwrap_or_else(|| panic!("no order number in {output}"))
+        .to_string();
+
+    h.model.push_turn(calls_turn(
+        "",
+        &[("p1", "shop__pay_order", json!({"orderNo": order_no}))],
+    ));
+    let card = h.say("付款").await.card().clone();
+    let run = h.approve(&card).await;
+    let input = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::InputRequested { card } => Some(card.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no payment page in {:#?}", run.events));
+    let shop_origin = online
+        .resource
+        .strip_suffix(bitselect::MCP_PATH)
+        .unwrap()
+        .to_string();
+    match &input.asks[0].kind {
+        InputAskKind::Url { url, origin, .. } => {
+            assert_eq!(origin, &shop_origin);
+            assert!(url.starts_with(&format!("{shop_origin}/pay/")), "{url}");
+        }
+        other => panic!("the online shop pays on its page, not {other:?}"),
+    }
 }
 
 #[tokio::test]

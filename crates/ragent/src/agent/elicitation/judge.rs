@@ -35,6 +35,9 @@ pub(crate) fn refusal_words(refusal: &RequestRefusal) -> String {
         }
         RequestRefusal::Schema(why) => format!("表单格式不在 MCP 允许的范围内：{why}"),
         RequestRefusal::Url { url, why } => format!("链接 {url} 不能打开：{why}"),
+        RequestRefusal::ForeignPage { url, origin, .. } => format!(
+            "服务器要打开的页面 {url} 位于 {origin}，既不是该服务器自己的网址，也不是用户在设置中为它允许的网址；为防钓鱼，应用没有打开它"
+        ),
         RequestRefusal::Unsupported { kind } => format!("本应用不支持 {kind}"),
         RequestRefusal::Empty => "请求是空的".to_string(),
     }

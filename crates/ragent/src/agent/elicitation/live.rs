@@ -194,7 +194,10 @@ impl<'a> CallWatch<'a> {
             request.cancel();
             return Ok(());
         }
-        let asks = match elicitation::judge_requests(&requests) {
+        let pages = self
+            .inner
+            .pages_of(self.call.server.as_deref().unwrap_or_default());
+        let asks = match elicitation::judge_arriving(&requests, &pages) {
             Ok(asks) => asks,
             Err(refusal) => {
                 let reason = refusal.to_string();

@@ -139,7 +139,8 @@ pub(crate) fn park(
         Err(ending) => return Ok(Parked::Refused(ending)),
     };
     let now = inner.now();
-    let asks = match elicitation::judge_requests(&required.requests) {
+    let pages = inner.pages_of(call.server.as_deref().unwrap_or_default());
+    let asks = match elicitation::judge_arriving(&required.requests, &pages) {
         Ok(asks) => asks,
         Err(refusal) => {
             let reason = refusal.to_string();

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use ragent::mcp::connect::start_client;
-use ragent::mcp::{Connect, ConnectError, Connected, IDEMPOTENCY_KEY, ServerEntry};
+use ragent::mcp::{Connect, ConnectError, Connected, IDEMPOTENCY_KEY, PageOrigins, ServerEntry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ExperimentalCapabilities, InputRequests, InputRequiredResult, JsonObject, ListToolsResult,
@@ -105,6 +105,21 @@ pub fn pay_tool() -> Tool {
         )
 }
 
+/// The params of a request that sends the user to the page at `url`.
+pub fn page_params(url: &str) -> Value {
+    json!({
+        "mode": "url",
+        "message": "请在收银台完成支付",
+        "url": url,
+        "elicitationId": "page-1"
+    })
+}
+
+/// `{"confirm": <a request to open the page at url>}`.
+pub fn asks_to_open(url: &str) -> Ask {
+    Ask::Input(json!({"confirm": {"method": "elicitation/create", "params": page_params(url)}}))
+}
+
 /// `{"confirm": payment_form()}`.
 pub fn asks_payment() -> Ask {
     Ask::Input(json!({ "confirm": payment_form() }))
@@ -128,10 +143,20 @@ impl AskingServer {
             name: name.into(),
             trusted,
             call_timeout: None,
+            pages: PageOrigins::none(),
             connector: Arc::new(InProcessAsking {
                 server: self.clone(),
                 identity: uuid::Uuid::new_v4().to_string(),
             }),
+        }
+    }
+
+    /// [`AskingServer::entry`] whose pages may also be at `declared`.
+    pub fn entry_with_pages(&self, name: &str, declared: &[&str]) -> ServerEntry {
+        let declared: Vec<String> = declared.iter().map(|o| o.to_string()).collect();
+        ServerEntry {
+            pages: PageOrigins::of(None, &declared),
+            ..self.entry(name, true)
         }
     }
 }

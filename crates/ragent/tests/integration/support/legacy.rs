@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use ragent::mcp::{Connect, ConnectError, Connected, ServerEntry};
+use ragent::mcp::{Connect, ConnectError, Connected, PageOrigins, ServerEntry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::Notify;
 
-pub use super::asking::payment_params;
 use super::asking::{keyed_tools_config, pay_tool, serve_in_process};
+pub use super::asking::{page_params, payment_params};
 
 /// What one `elicitation/create` brought back to the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +105,7 @@ impl LegacyServer {
             name: name.into(),
             trusted,
             call_timeout: None,
+            pages: PageOrigins::none(),
             connector: Arc::new(InProcessLegacy {
                 server: self.clone(),
                 identity: uuid::Uuid::new_v4().to_string(),

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use ragent::mcp::client::HubClient;
-use ragent::mcp::{Connect, ConnectError, Connected, IDEMPOTENCY_KEY, MOVES_MONEY, ServerEntry};
+use ragent::mcp::{
+    Connect, ConnectError, Connected, IDEMPOTENCY_KEY, MOVES_MONEY, PageOrigins, ServerEntry,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ExperimentalCapabilities, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,
@@ -91,6 +93,7 @@ impl Notebook {
             name: name.into(),
             trusted,
             call_timeout: None,
+            pages: PageOrigins::none(),
             connector: Arc::new(InProcess {
                 notebook: self.clone(),
                 identity: uuid::Uuid::new_v4().to_string(),
