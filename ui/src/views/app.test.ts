@@ -112,6 +112,27 @@ describe("the window", () => {
     app.stop();
   });
 
+  it("never shows the first-run page without its language choice while it is drawn again, and keeps focus on the choice", async () => {
+    api.check = { state: "not_configured", message: null };
+    await start();
+    const shownWithoutChoice: string[] = [];
+    const watch = new MutationObserver(() => {
+      const page = root.querySelector('[data-testid="first-run"]');
+      if (page && !page.querySelector('[data-testid="first-run-language"]')) shownWithoutChoice.push(page.textContent ?? "");
+    });
+    watch.observe(root, { childList: true, subtree: true });
+    const choice = q<HTMLSelectElement>("first-run-language");
+    choice.focus();
+    choice.value = "en";
+    choice.dispatchEvent(new Event("change"));
+    await settle();
+    watch.disconnect();
+    expect(q("first-run-about").textContent).toContain("always shows you exactly");
+    expect(shownWithoutChoice).toEqual([]);
+    expect(document.activeElement).toBe(q("first-run-language"));
+    app.stop();
+  });
+
   it("keeps a returning user whose model is down in the chat, never on the first-run page", async () => {
     api.check = { state: "unreachable", message: "could not reach the model endpoint: connection refused" };
     await start();

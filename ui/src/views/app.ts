@@ -74,20 +74,25 @@ export class App {
     }
   }
 
-  private async showFirstRun(check: ModelStatus): Promise<void> {
+  /**
+   * The first-run page; after a language was chosen on it (`chosen`), drawn
+   * again in that language with the window. The page is made whole before
+   * it is shown, so there is no moment without its form, and the language
+   * choice keeps keyboard focus across the redraw.
+   */
+  private async showFirstRun(check: ModelStatus, chosen?: Appearance): Promise<void> {
+    const i18n = chosen ? createI18n(langFor(chosen.language, this.systemLanguage())) : this.i18n;
     const firstRun = firstRunView({
       api: this.deps.api,
-      i18n: this.i18n,
+      i18n,
       check,
       onDone: () => this.show("chat"),
-      onLanguage: (appearance) => {
-        this.applyAppearance(appearance);
-        // The window was drawn again in the new language: so is this page.
-        void this.showFirstRun(check);
-      },
+      onLanguage: (appearance) => void this.showFirstRun(check, appearance),
     });
-    this.show("first-run", firstRun.el);
     await firstRun.load();
+    if (chosen) this.applyAppearance(chosen);
+    this.show("first-run", firstRun.el);
+    if (chosen) firstRun.focusLanguage();
   }
 
   stop(): void {

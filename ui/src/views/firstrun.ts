@@ -23,7 +23,14 @@ export interface FirstRunDeps {
   onLanguage(appearance: Appearance): void;
 }
 
-export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Promise<void> } {
+export interface FirstRunView {
+  el: HTMLElement;
+  load(): Promise<void>;
+  /** Puts keyboard focus on the language choice (once loaded). */
+  focusLanguage(): void;
+}
+
+export function firstRunView(deps: FirstRunDeps): FirstRunView {
   const { api, i18n } = deps;
   const { t } = i18n;
   const form = h("div", { class: "first-run-form" });
@@ -61,7 +68,8 @@ export function firstRunView(deps: FirstRunDeps): { el: HTMLElement; load(): Pro
     );
     replace(form, language, model.el, bar.el);
   };
-  return { el, load };
+  const focusLanguage = (): void => form.querySelector<HTMLSelectElement>('[data-testid="first-run-language"]')?.focus();
+  return { el, load, focusLanguage };
 }
 
 /** The language the window speaks, this page's one first: saved when chosen. */
