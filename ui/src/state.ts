@@ -65,9 +65,6 @@ export class ChatLog {
   readonly entries: Entry[] = [];
   running = false;
   private counter = 0;
-  /** Events applied so far, and when (in those) the core last asked each call again. */
-  private applied = 0;
-  private readonly askedAgainAt = new Map<string, number>();
 
   constructor(sessionId: string) {
     this.sessionId = sessionId;
@@ -147,8 +144,6 @@ export class ChatLog {
   }
 
   apply(event: AgentEvent): Entry[] {
-    this.applied += 1;
-    if (event.type === "call_status_changed" && event.status === "asking") this.askedAgainAt.set(event.call_id, this.applied);
     // A retry notice lasts until the next news of the run.
     const retried = event.type === "model_retrying" ? [] : this.dropRetrying();
     return [...retried, ...this.applyEvent(event)];
@@ -176,6 +171,8 @@ export class ChatLog {
         return this.addCard(this.keepDecided(event.card));
       case "call_status_changed":
         return this.setStatus(event.call_id, event.status);
+      case "tool_call_approved_edited":
+        return this.upsertCall(event.call);
       case "input_requested":
         return this.addInput(event.card);
       case "input_closed":
@@ -272,8 +269,8 @@ export class ChatLog {
 
   /**
    * A card sent again (same reply_id: its preview changed) keeps the
-   * decisions the core already accepted: a call decided here is not asked
-   * again because the resent card still says "asking".
+   * decisions the core's events already reported: a call they moved on is
+   * not asked again because the resent card still says "asking".
    */
   private keepDecided(incoming: ConfirmationCard): ConfirmationCard {
     const card = structuredClone(incoming);
@@ -325,6 +322,11 @@ export class ChatLog {
     return [entry];
   }
 
+  /**
+   * The core's view of a call (started, finished): on a card it replaces
+   * what the card's entry knew, so a denial's reason and the arguments a
+   * call went with come from here.
+   */
   private upsertCall(call: ToolCallView): Entry[] {
     const onCard = this.cardOf(call.call_id) ?? (call.reply_id === null ? undefined : this.cardEntry(call.reply_id) ?? this.pushCard(call.reply_id));
     if (onCard) {
@@ -353,39 +355,16 @@ export class ChatLog {
     return [entry];
   }
 
-  private setStatus(callId: string, status: CallStatus, denyReason?: string | null): Entry[] {
+  private setStatus(callId: string, status: CallStatus): Entry[] {
     const entry = this.cardOf(callId) ?? this.callEntry(callId);
     if (!entry) return [];
     if (entry.kind === "call") {
       entry.call = { ...entry.call, status };
       return [entry];
     }
-    entry.calls = entry.calls.map((c) =>
-      c.call_id === callId ? { ...c, status, ...(denyReason === undefined ? {} : { deny_reason: denyReason }) } : c,
-    );
+    entry.calls = entry.calls.map((c) => (c.call_id === callId ? { ...c, status } : c));
     setCardCallStatus(entry, callId, status);
     return [entry];
-  }
-
-  /** Records a decision the backend accepted: the call's new status, and a denial's reason. */
-  /**
-   * From now on, tells whether the core moves a call back to asking: it
-   * ran calls above it on the card and what it would do changed. A
-   * decision's answer that arrives after that does not mark it decided.
-   */
-  watchAskedAgain(): (callId: string) => boolean {
-    const since = this.applied;
-    return (callId) => (this.askedAgainAt.get(callId) ?? 0) > since;
-  }
-
-  markDecided(decided: Array<{ callId: string; status: CallStatus; reason?: string | null }>): Entry[] {
-    return decided.flatMap(({ callId, status, reason }) => {
-      const current = this.cardCall(callId)?.status;
-      if (current === "asking") return this.setStatus(callId, status, reason);
-      // The core's status event may come before the reply's answer: the reason is still the user's.
-      if (current === status && reason != null) return this.setStatus(callId, status, reason);
-      return [];
-    });
   }
 
   private cardCall(callId: string): CardCall | undefined {

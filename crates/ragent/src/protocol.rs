@@ -86,6 +86,9 @@ pub enum AgentEvent {
     ConfirmationRequested { card: ConfirmationCard },
     /// A call on a card changed state (approved, denied, expired, superseded).
     CallStatusChanged { call_id: String, status: CallStatus },
+    /// A call not sent yet was approved with the arguments the user edited:
+    /// `call` is its view now, with what will be sent.
+    ToolCallApprovedEdited { call: ToolCallView },
     /// A call's server asked the user for input before it can finish; the
     /// run stopped. Answer with `answer_input`.
     InputRequested { card: InputCard },

@@ -3,6 +3,7 @@
 
 import type { Api } from "../api";
 import type {
+  AgentEvent,
   AuditEntry,
   CallDecision,
   DefinitionChange,
@@ -65,6 +66,11 @@ export class FakeApi implements Api {
   private heldSignIn: ((result: SignInStatus | ErrorInfo) => void) | null = null;
   /** When set, respond_confirmation waits until `release()` is called. */
   hold = false;
+  /**
+   * The events the core emits for decisions it records, before
+   * respond_confirmation answers (see `test/core.ts`); none when unset.
+   */
+  onDecisions: ((decisions: CallDecision[], replyId: string) => AgentEvent[]) | null = null;
   private held: Array<() => void> = [];
   private handlers: Array<(envelope: EventEnvelope) => void> = [];
   private nextId = 1;
@@ -102,7 +108,8 @@ export class FakeApi implements Api {
   async respondConfirmation(sessionId: string, replyId: string, decisions: CallDecision[]): Promise<void> {
     this.record("respond_confirmation", sessionId, replyId, decisions);
     if (this.hold) await new Promise<void>((resume) => this.held.push(resume));
-    return this.maybeFail();
+    await this.maybeFail();
+    for (const event of this.onDecisions?.(decisions, replyId) ?? []) this.emit({ session_id: sessionId, run_id: null, event });
   }
 
   async answerInput(sessionId: string, requestId: string, replies: KeyedReply[]): Promise<void> {

@@ -8,7 +8,7 @@ import { parseExact, stringifyExact, type ExactJson } from "../exact-json";
 import type { Outcome } from "../call-outcome";
 import { DenyDrafts } from "../deny-drafts";
 import type { I18n } from "../i18n";
-import type { CallDecision, CallStatus, CardCall, Decision } from "../protocol";
+import type { CallDecision, CallStatus, CardCall, JsonValue, ToolCallView } from "../protocol";
 import { argumentList } from "./args";
 import { Editor } from "./card-editor";
 import { previewView } from "./card-preview";
@@ -70,6 +70,8 @@ export class CardCallView {
   private readonly editButton: HTMLButtonElement;
   /** How the preview stands to the calls above on the card. */
   private sequence: Sequence | null = null;
+  /** The arguments the core says the call went with, when not the card's (`showSent`). */
+  private sent: JsonValue | null = null;
 
   constructor(call: CardCall, host: CallHost) {
     this.call = call;
@@ -208,6 +210,11 @@ export class CardCallView {
 
   setStatus(status: CallStatus): void {
     this.call = { ...this.call, status };
+    if (this.asking && this.sent !== null) {
+      // Asked again: what it proposes now is the card's.
+      this.sent = null;
+      this.renderArguments();
+    }
     this.el.dataset.status = status;
     this.status.dataset.status = status;
     this.status.textContent = this.host.i18n.status(status);
@@ -264,14 +271,18 @@ export class CardCallView {
     return { call_id: this.call.call_id, decision: { type: "deny", reason: reason === "" ? null : reason } };
   }
 
-  /** The backend accepted `decision` for this call. */
-  accepted(decision: Decision): void {
-    if (decision.type === "approve_edited") {
-      // The editor sent only numbers a JavaScript number holds exactly.
-      this.call = { ...this.call, arguments: decision.arguments, arguments_text: JSON.stringify(decision.arguments) };
-      this.renderArguments();
-    }
-    this.closeEditor(null);
+  /**
+   * The core's view of the call (from its events). Once the call no longer
+   * asks, the arguments it went with are shown when they are not the ones
+   * the card proposed: the user approved them edited. Its arguments are
+   * always an object then; anything else (a rejected call's unparsed text)
+   * leaves the card's own.
+   */
+  showSent(view: ToolCallView): void {
+    const sent = !this.asking && isObject(view.arguments) && !sameJson(view.arguments, this.call.arguments) ? view.arguments : null;
+    if (sameJson(sent, this.sent)) return;
+    this.sent = sent;
+    this.renderArguments();
   }
 
   /** Where keyboard focus goes when this call is next to decide: approve, never the reason field. */
@@ -303,7 +314,8 @@ export class CardCallView {
   }
 
   private renderArguments(): void {
-    const exact = exactArguments(this.call);
+    // An edited approval sent only numbers a JavaScript number holds exactly.
+    const exact = this.sent === null ? exactArguments(this.call) : parseExact(JSON.stringify(this.sent));
     replace(this.argsSlot, argumentList(exact, this.call.input_schema, this.host.i18n));
     this.rawJson.textContent = stringifyExact(exact);
   }
@@ -392,4 +404,21 @@ export class CardCallView {
     this.actions.hidden = !this.asking;
     if (hadFocus && this.asking) next?.focus();
   }
+}
+
+function isObject(value: JsonValue): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The same JSON, whatever the order of keys. */
+function sameJson(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((key) => has(b, key) && sameJson((a as Record<string, JsonValue>)[key], (b as Record<string, JsonValue>)[key]))
+  );
 }

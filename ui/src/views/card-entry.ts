@@ -30,6 +30,9 @@ export function cardEntryView(initial: CardEntry, deps: CardEntryDeps): CardEntr
       live.showCalls(entry.calls);
       view.el = live.el;
     } else {
+      // The live card sees its calls' last statuses before it goes: a
+      // decided call drops its deny reason draft and closes its editor.
+      if (live && entry.card) live.update(entry.card);
       live = null;
       if (!decided) decided = decidedCard(entry.replyId, entry.calls, deps.i18n);
       else decided.update(entry.calls);

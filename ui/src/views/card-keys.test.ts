@@ -41,7 +41,8 @@ describe("deciding a card with the keyboard", () => {
       [{ call_id: "a", decision: { type: "approve" } }],
       [{ call_id: "call-cancel", decision: { type: "approve" } }],
     ]);
-    expect(view.accepted.map((a) => a.status)).toEqual(["approved", "approved"]);
+    const status = (id: string) => view.q(callById(id)).dataset.status;
+    expect([status("a"), status("call-cancel")]).toEqual(["approved", "approved"]);
   });
 
   it("Ctrl+Enter approves the call that has focus", async () => {
@@ -68,7 +69,8 @@ describe("deciding a card with the keyboard", () => {
     key(reason, { key: "Backspace", ctrlKey: true });
     await settle();
     expect(api.of("respond_confirmation")[0][2]).toEqual([{ call_id: "call-cancel", decision: { type: "deny", reason: "不取消了" } }]);
-    expect(view.accepted).toMatchObject([{ callId: "call-cancel", status: "denied" }]);
+    expect(view.q(callById("call-cancel")).dataset.status).toBe("denied");
+    expect(view.q(`${callById("call-cancel")} [data-testid="call-reason"]`).textContent).toBe("理由：不取消了");
   });
 
   it("Enter in the deny-reason field does not deny, nor approve", async () => {
@@ -167,7 +169,7 @@ describe("deciding a card with the keyboard", () => {
     const outside = document.createElement("button");
     document.body.replaceChildren(outside);
     outside.focus();
-    confirmationCard(twoCalls(), { api, i18n: createI18n("en"), onAccepted: () => undefined });
+    confirmationCard(twoCalls(), { api, i18n: createI18n("en") });
     await settle();
     expect(document.activeElement).toBe(outside);
   });

@@ -4,7 +4,7 @@ import { createI18n } from "../i18n";
 import type { CallPreview, JsonValue } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { AIRPODS_CART_PREVIEW, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
-import { confirmationCard } from "./card";
+import { mountCard } from "../test/mount-card";
 import { previewView } from "./card-preview";
 
 const zh = createI18n("zh-CN");
@@ -17,9 +17,7 @@ function computed(content: JsonValue): CallPreview {
 const texts = (root: Element, sel: string) => [...root.querySelectorAll(sel)].map((el) => el.textContent);
 
 function mountCall(...calls: Parameters<typeof cardCall>[0][]): HTMLElement {
-  const view = confirmationCard(card(calls.map(cardCall)), { api: new FakeApi(), i18n: zh, onAccepted: () => {} });
-  document.body.replaceChildren(view.el);
-  return view.el;
+  return mountCard(card(calls.map(cardCall)), new FakeApi()).el;
 }
 
 describe("a card shows a call's preview as the shopper's view", () => {

@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n } from "../i18n";
 import type { AgentEvent, ToolCallView, Transcript } from "../protocol";
-import { ChatLog } from "../state";
+import { ChatLog, viewOf } from "../state";
+import { answerAsTheCore, declined } from "../test/core";
 import { FakeApi, settle } from "../test/fake-api";
 import { AIRPODS_CART_PREVIEW, CREATE_ORDER_CALL, CREATE_ORDER_SCHEMA, UPDATE_CART_SCHEMA, callView, card, cardCall } from "../test/fixtures";
 import { ChatView } from "./chat";
@@ -12,8 +13,9 @@ const NOT_IN_CART = "购物车中没有 MG6W4CH/A，请先调用 update_cart_ite
 let api: FakeApi;
 let chat: ChatView;
 
+/** An event from the core, as the page receives it. */
 function emit(event: AgentEvent): void {
-  chat.handle({ session_id: "s1", run_id: "r1", event });
+  api.emit({ session_id: "s1", run_id: "r1", event });
 }
 
 const all = (testid: string) => [...chat.el.querySelectorAll<HTMLElement>(`[data-testid="${testid}"]`)];
@@ -57,6 +59,8 @@ beforeEach(() => {
   chat = new ChatView({ api, i18n, ensureSession: async () => "s1" });
   document.body.replaceChildren(chat.el);
   chat.load(new ChatLog("s1"));
+  void api.onAgentEvent((envelope) => chat.handle(envelope));
+  answerAsTheCore(api);
 });
 
 describe("a call approved and then failed", () => {
@@ -145,16 +149,21 @@ describe("a denied or refused call", () => {
     expect(text(call("a"), "call-reason")).toBe("理由：太贵了");
   });
 
-  it("a denial's reason shows even when the core's status event came before the reply's answer", async () => {
-    emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a" })]) });
-    chat.el.querySelector<HTMLInputElement>('[data-testid="deny-reason"]')!.value = "先不买了";
+  it("a denial the core reported while its answer is on the way shows its reason, and the answer changes nothing", async () => {
+    const asked = card([cardCall({ call_id: "a" }), CREATE_ORDER_CALL]);
+    emit({ type: "confirmation_requested", card: asked });
+    call("a").querySelector<HTMLInputElement>('[data-testid="deny-reason"]')!.value = "先不买了";
     api.hold = true;
-    all("deny")[0].click();
+    api.onDecisions = null;
+    call("a").querySelector<HTMLButtonElement>('[data-testid="deny"]')!.click();
     await settle();
-    emit({ type: "call_status_changed", call_id: "a", status: "denied" });
+    emit({ type: "tool_call_finished", call: { ...viewOf(asked.calls[0], "reply-1"), status: "denied", deny_reason: "先不买了" } });
+    expect(text(call("a"), "call-reason")).toBe("理由：先不买了");
     api.release();
     await settle();
+    expect(call("a").dataset.status).toBe("denied");
     expect(text(call("a"), "call-reason")).toBe("理由：先不买了");
+    expect(call("call-order").dataset.status).toBe("asking");
   });
 
   it("a call on a card refused for bad arguments says so in Chinese, not in the validator's words alone", () => {
@@ -192,6 +201,7 @@ describe("a deny reason being typed", () => {
   };
 
   it("survives closing and reopening the app, and is dropped once the call is decided", async () => {
+    answerAsTheCore(api, pending.pending!);
     chat.load(ChatLog.fromTranscript(pending));
     const typed = chat.el.querySelector<HTMLInputElement>('[data-testid="deny-reason"]')!;
     typed.value = "先问问家人";
@@ -214,7 +224,7 @@ describe("a deny reason being typed", () => {
 describe("a calm history", () => {
   const approvedCart = (): ToolCallView =>
     viewOfCall({ call_id: "a", status: "succeeded", output: "已加入", reply_id: "reply-1", preview: AIRPODS_CART_PREVIEW });
-  const deniedOrder = (): ToolCallView => ({ ...failedOrder(), status: "denied", output: null, structured_output: null, is_error: false, deny_reason: "太贵了", reply_id: "reply-1" });
+  const deniedOrder = (): ToolCallView => ({ ...failedOrder(), status: "denied", output: declined("太贵了"), structured_output: null, is_error: false, deny_reason: "太贵了", reply_id: "reply-1" });
 
   it("a decided card collapses to one line per call, expandable to its preview and arguments", async () => {
     emit({ type: "confirmation_requested", card: card([cardCall({ call_id: "a", preview: AIRPODS_CART_PREVIEW })]) });

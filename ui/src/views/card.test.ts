@@ -1,17 +1,26 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
-import type { CallStatus, ConfirmationCard } from "../protocol";
+import type { CardCall, ConfirmationCard } from "../protocol";
+import { viewOf } from "../state";
 import { FakeApi, settle } from "../test/fake-api";
-import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, PLAIN_ORDER_CALL, NOTES_CHANGE, XSS_IMG, XSS_SCRIPT, card, cardCall } from "../test/fixtures";
+import {
+  AIRPODS_CART_PREVIEW,
+  CANCEL_ORDER_CALL,
+  CREATE_ORDER_CALL,
+  IPHONE_ORDER_PREVIEW,
+  PLAIN_ORDER_CALL,
+  NOTES_CHANGE,
+  XSS_IMG,
+  XSS_SCRIPT,
+  card,
+  cardCall,
+} from "../test/fixtures";
 import { callById, mountCard, type MountedCard } from "../test/mount-card";
 
 let api: FakeApi;
-let accepted: Array<{ callId: string; status: CallStatus }>;
 
 function mount(data: ConfirmationCard): MountedCard {
-  const view = mountCard(data, api);
-  accepted = view.accepted;
-  return view;
+  return mountCard(data, api);
 }
 
 const byId = callById;
@@ -26,7 +35,6 @@ function openJson(view: ReturnType<typeof mount>): HTMLTextAreaElement {
 
 beforeEach(() => {
   api = new FakeApi();
-  accepted = [];
 });
 
 describe("the confirmation card shows exactly what will be sent", () => {
@@ -124,14 +132,16 @@ describe("the confirmation card shows exactly what will be sent", () => {
 });
 
 describe("deciding on the card", () => {
-  it("approve sends exactly {type: approve} for that call with the card's reply id", async () => {
+  it("approve sends exactly {type: approve} for that call with the card's reply id, and the call shows approved as the core reports", async () => {
     const view = mount(card([cardCall({ call_id: "c1" }), CANCEL_ORDER_CALL]));
     click(view.q(byId("c1")).querySelector('[data-testid="approve"]')!);
     await settle();
     expect(api.of("respond_confirmation")).toEqual([
       ["s1", "reply-1", [{ call_id: "c1", decision: { type: "approve" } }]],
     ]);
-    expect(accepted).toEqual([{ callId: "c1", status: "approved", reason: null }]);
+    expect(view.q(byId("c1")).dataset.status).toBe("approved");
+    expect(view.q(byId("c1")).querySelector<HTMLElement>(".card-actions")?.hidden).toBe(true);
+    expect(view.q(byId("call-cancel")).dataset.status).toBe("asking");
   });
 
   it("after a decision, keyboard focus moves to the next asking call's approve button, never its reason field", async () => {
@@ -214,7 +224,77 @@ describe("deciding on the card", () => {
     expect(api.of("respond_confirmation")).toEqual([
       ["s1", "reply-1", [{ call_id: "call-cancel", decision: { type: "deny", reason: "太贵了" } }]],
     ]);
-    expect(accepted).toEqual([{ callId: "call-cancel", status: "denied", reason: "太贵了" }]);
+  });
+
+  it("the user denies with a reason, the card shows the reason the core reported", async () => {
+    const view = mount(card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]));
+    const denied = view.q(byId("call-cancel"));
+    denied.querySelector<HTMLInputElement>('[data-testid="deny-reason"]')!.value = "太贵了";
+    click(denied.querySelector('[data-testid="deny"]')!);
+    await settle();
+    expect(denied.dataset.status).toBe("denied");
+    expect(denied.querySelector('[data-testid="call-status"]')?.textContent).toBe("已拒绝");
+    expect(denied.querySelector('[data-testid="call-reason"]')?.textContent).toBe("理由：太贵了");
+    expect(denied.querySelector<HTMLElement>('[data-testid="call-reason"]')?.hidden).toBe(false);
+    expect(view.q(byId("a")).dataset.status).toBe("asking");
+  });
+
+  it("a denial's reason is the one the core reported, not what the page sent", async () => {
+    const view = mount(card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]));
+    api.onDecisions = ([{ call_id }]) => [
+      { type: "tool_call_finished", call: { ...viewOf(CANCEL_ORDER_CALL, "reply-1"), call_id, status: "denied", deny_reason: "价格太高" } },
+    ];
+    view.q<HTMLInputElement>(`${byId("call-cancel")} [data-testid="deny-reason"]`).value = "太贵了";
+    click(view.q(`${byId("call-cancel")} [data-testid="deny"]`));
+    await settle();
+    expect(view.q(`${byId("call-cancel")} [data-testid="call-reason"]`).textContent).toBe("理由：价格太高");
+  });
+
+  it("a decision the core took without reporting it yet leaves the call asking: nothing is read into the answer", async () => {
+    const view = mount(card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]));
+    api.onDecisions = null;
+    const approve = view.q<HTMLButtonElement>(`${byId("a")} [data-testid="approve"]`);
+    approve.click();
+    await settle();
+    expect(api.of("respond_confirmation")).toHaveLength(1);
+    expect(view.q(byId("a")).dataset.status).toBe("asking");
+    expect(approve.disabled).toBe(false);
+    view.coreSays({ type: "call_status_changed", call_id: "a", status: "approved" });
+    expect(view.q(byId("a")).dataset.status).toBe("approved");
+  });
+
+  it("the core approves a call, runs the one above and asks it again before its answer arrives: it shows asking, not approved", async () => {
+    const add = cardCall({ call_id: "add", preview: AIRPODS_CART_PREVIEW });
+    const order: CardCall = { ...CREATE_ORDER_CALL, preview: IPHONE_ORDER_PREVIEW };
+    const first = card([add, order]);
+    const view = mount(first);
+    click(view.q(`${byId("add")} [data-testid="approve"]`));
+    await settle();
+    expect(view.q(byId("add")).dataset.status).toBe("approved");
+
+    // The last decision runs the card: the add goes, and what the order
+    // would do changed, so the core asks for it again, all before it answers.
+    api.onDecisions = () => [
+      { type: "call_status_changed", call_id: "call-order", status: "approved" },
+      { type: "run_started" },
+      { type: "tool_call_started", call: { ...viewOf(add, "reply-1"), status: "running" } },
+      { type: "tool_call_finished", call: { ...viewOf(add, "reply-1"), status: "succeeded", output: "已加入" } },
+      { type: "call_status_changed", call_id: "call-order", status: "asking" },
+      { type: "confirmation_requested", card: { ...first, calls: [{ ...add, status: "succeeded" }, order] } },
+      { type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } },
+    ];
+    const approveOrder = view.q<HTMLButtonElement>(`${byId("call-order")} [data-testid="approve"]`);
+    approveOrder.focus();
+    approveOrder.click();
+    await settle();
+
+    expect(view.q(byId("add")).dataset.status).toBe("succeeded");
+    expect(view.q(byId("call-order")).dataset.status).toBe("asking");
+    expect(view.q(`${byId("call-order")} [data-testid="call-status"]`).textContent).not.toBe("已批准");
+    expect(view.q(`${byId("call-order")} .card-actions`).hidden).toBe(false);
+    expect(approveOrder.disabled).toBe(false);
+    expect(view.el.dataset.pending).toBe("true");
+    expect(document.activeElement).toBe(approveOrder);
   });
 
   it("deny without a reason sends a null reason", async () => {
@@ -291,12 +371,12 @@ describe("deciding on the card", () => {
     expect(api.of("respond_confirmation")).toHaveLength(1);
     expect(approve.disabled).toBe(true);
     expect(view.qa("button").every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
-    // Not shown as approved before the backend said yes.
+    // Not shown as approved before the core said so.
     expect(view.q(byId("a")).dataset.status).toBe("asking");
-    expect(accepted).toEqual([]);
     api.release();
     await settle();
-    expect(accepted).toEqual([{ callId: "a", status: "approved", reason: null }]);
+    expect(view.q(byId("a")).dataset.status).toBe("approved");
+    expect(api.of("respond_confirmation")).toHaveLength(1);
     expect(view.q(byId("call-order")).querySelector<HTMLButtonElement>('[data-testid="approve"]')!.disabled).toBe(false);
   });
 
@@ -314,13 +394,13 @@ describe("deciding on the card", () => {
     expect(error.title).toContain("call a was already decided");
     expect(approve.disabled).toBe(false);
     expect(view.q(byId("a")).dataset.status).toBe("asking");
-    expect(accepted).toEqual([]);
   });
 
-  it("shows each call's final status as it changes", () => {
+  it("shows each call's final status as the core's events change it", () => {
     const data = card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL]);
     const view = mount(data);
-    view.update({ ...data, calls: [{ ...data.calls[0], status: "succeeded" }, { ...data.calls[1], status: "expired" }] });
+    view.coreSays({ type: "tool_call_finished", call: { ...viewOf(data.calls[0], "reply-1"), status: "succeeded", output: "ok" } });
+    view.coreSays({ type: "call_status_changed", call_id: "call-cancel", status: "expired" });
     const statuses = view.qa('[data-testid="card-call"]').map((el) => [
       (el as HTMLElement).dataset.status,
       el.querySelector(".status-badge")?.textContent,
@@ -334,19 +414,42 @@ describe("deciding on the card", () => {
 });
 
 describe("editing arguments before approving", () => {
-  it("sends approve_edited with the parsed object", async () => {
-    const view = mount(card([cardCall({ call_id: "a" })]));
+  it("sends approve_edited with the parsed object; the card shows at once the arguments the core says the call will send", async () => {
+    // A second call still asks: the approved one waits for it, unsent.
+    const data = card([cardCall({ call_id: "a" }), cardCall({ call_id: "b" })]);
+    const view = mount(data);
     const editor = openJson(view);
     expect(JSON.parse(editor.value)).toEqual({ skuCode: "MG6W4CH/A", action: "add", quantity: 2 });
     editor.value = '{"skuCode": "MG6W4CH/A", "action": "add", "quantity": 1}';
     editor.dispatchEvent(new Event("input"));
     click(view.q('[data-testid="approve-edited"]'));
     await settle();
-    expect(api.of("respond_confirmation")[0][2]).toEqual([
-      { call_id: "a", decision: { type: "approve_edited", arguments: { skuCode: "MG6W4CH/A", action: "add", quantity: 1 } } },
-    ]);
-    // The card now shows what was sent.
+    const edited = { skuCode: "MG6W4CH/A", action: "add", quantity: 1 };
+    expect(api.of("respond_confirmation")[0][2]).toEqual([{ call_id: "a", decision: { type: "approve_edited", arguments: edited } }]);
+    expect(view.q(byId("a")).dataset.status).toBe("approved");
+    expect(view.q(byId("b")).dataset.status).toBe("asking");
+    expect(view.el.querySelector('[data-testid="arguments-editor"]')).toBeNull();
+    const shown = (id: string): Array<string | null> => [...view.q(byId(id)).querySelectorAll("dd")].map((dd) => dd.textContent);
+    expect(shown("a")).toEqual(["MG6W4CH/A", "加入购物车", "1"]);
+    expect(shown("b")).toEqual(["MG6W4CH/A", "加入购物车", "2"]);
+    expect(JSON.parse(view.q(`${byId("a")} [data-testid="raw-json"] pre`).textContent ?? "")).toEqual(edited);
+  });
+
+  it("a call approved edited and then asked again shows what the card proposes again", async () => {
+    const data = card([cardCall({ call_id: "a" })]);
+    const view = mount(data);
+    const edited = { skuCode: "MG6W4CH/A", action: "add", quantity: 1 };
+    view.coreSays({ type: "call_status_changed", call_id: "a", status: "approved" });
+    view.coreSays({ type: "tool_call_started", call: { ...viewOf(data.calls[0], "reply-1"), status: "running", arguments: edited } });
     expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车", "1"]);
+    const proposed = { skuCode: "MG6W4CH/A", action: "add", quantity: 3 };
+    view.coreSays({ type: "call_status_changed", call_id: "a", status: "asking" });
+    view.coreSays({
+      type: "confirmation_requested",
+      card: { ...data, calls: [{ ...data.calls[0], arguments: proposed, arguments_text: JSON.stringify(proposed) }] },
+    });
+    expect(view.q(byId("a")).dataset.status).toBe("asking");
+    expect(view.qa("dd").map((dd) => dd.textContent)).toEqual(["MG6W4CH/A", "加入购物车", "3"]);
   });
 
   it("refuses text that is not a JSON object before sending anything", async () => {

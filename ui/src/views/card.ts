@@ -4,14 +4,18 @@
 // respond_confirmation with that call's decision at once; approve-all /
 // deny-all send every asking call's decision in one request. The core keeps
 // the card pending until every asking call is decided. While a request is in
-// flight the whole card is disabled, so a double click sends once; a call is
-// shown as approved or denied only after the backend accepted the decision.
-// A refused decision says why on the card, in the user's language. When
-// what a call would do changed (`preview_changed`), or the user edited its
-// arguments and is to see what the edit would do (`edit_previewed`), the
-// core sends the card again with the same reply_id before refusing:
-// `update` shows the new preview in place and the buttons come back for a
-// fresh decision.
+// flight the whole card is disabled, so a double click sends once. What
+// became of a call is shown as the core's events say, never inferred from
+// the command's answer: the core reports each decision it records
+// (`call_status_changed`; for an edited approval `tool_call_approved_edited`
+// with the arguments it will send; for a denial `tool_call_finished` with
+// the reason) before it answers, and may already have run the calls and asked
+// one again by then. A refused decision says why on the card, in the
+// user's language. When what a call would do changed (`preview_changed`),
+// or the user edited its arguments and is to see what the edit would do
+// (`edit_previewed`), the core sends the card again with the same reply_id
+// before refusing: `update` shows the new preview in place and the buttons
+// come back for a fresh decision.
 // Each decided call says what became of it (`call-outcome.ts`): an approval
 // waiting for the rest of the batch says so, a denial shows its reason, a
 // call refused by a rule says why.
@@ -21,7 +25,7 @@ import { button, formatTime, h } from "../dom";
 import { outcomeOf, type CallFacts } from "../call-outcome";
 import { sequenceOf } from "../card-sequence";
 import type { I18n } from "../i18n";
-import type { CallDecision, CallStatus, ConfirmationCard, ToolCallView } from "../protocol";
+import type { CallDecision, ConfirmationCard, ToolCallView } from "../protocol";
 import { CardCallView } from "./card-call";
 import { CardKeys } from "./card-keys";
 import { definitionChangePanel } from "./definition-change";
@@ -31,10 +35,6 @@ import { showFailure } from "./error-text";
 export interface CardDeps {
   api: Api;
   i18n: I18n;
-  /** The backend accepted decisions: these calls now have these statuses. */
-  onAccepted(statuses: Array<{ callId: string; status: CallStatus; reason: string | null }>): void;
-  /** From now on, tells whether the core asks a call again (see `ChatLog.watchAskedAgain`). */
-  watchAskedAgain?(): (callId: string) => boolean;
 }
 
 export interface CardView {
@@ -58,9 +58,6 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
 
   const decide = async (decisions: CallDecision[]): Promise<void> => {
     if (busy || decisions.length === 0) return;
-    // The core may record the decision, run the calls above and ask again
-    // before the reply's answer arrives: such a call is not marked decided.
-    const askedAgain = deps.watchAskedAgain?.() ?? (() => false);
     const focused = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     const hadFocus = focused !== null && el.contains(focused);
     const deciding = focused ? calls.find((c) => c.el.contains(focused)) : undefined;
@@ -87,18 +84,10 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       }
       return;
     }
-    const settled = decisions.filter((d) => !askedAgain(d.call_id));
-    const statuses = settled.map((d): { callId: string; status: CallStatus; reason: string | null } => ({
-      callId: d.call_id,
-      status: d.decision.type === "deny" ? "denied" : "approved",
-      reason: d.decision.type === "deny" ? d.decision.reason : null,
-    }));
-    for (const d of settled) calls.find((c) => c.callId === d.call_id)?.accepted(d.decision);
-    for (const { callId, status } of statuses) calls.find((c) => c.callId === callId)?.setStatus(status);
-    render();
-    deps.onAccepted(statuses);
-    // The decided call's buttons are gone: keep keyboard focus on the card.
-    if (hadFocus && !keys.focusNext()) el.focus();
+    // The core's events came before its answer: the decided calls' buttons
+    // are gone already. Keep keyboard focus on the card while it is on the
+    // page (once no call asks, the chat puts a decided card in its place).
+    if (hadFocus && el.isConnected && !keys.focusNext()) el.focus();
   };
   // The servers the settings mark as plain http elsewhere, asked once per card.
   let servers: Promise<ReadonlySet<string>> | null = null;
@@ -200,7 +189,10 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
     render();
   };
   const showCalls = (views: ToolCallView[]): void => {
-    for (const view of views) facts.set(view.call_id, view);
+    for (const view of views) {
+      facts.set(view.call_id, view);
+      calls.find((c) => c.callId === view.call_id)?.showSent(view);
+    }
     render();
   };
   render();

@@ -4,6 +4,7 @@ import { createI18n } from "../i18n";
 import type { AgentEvent, CardCall, Transcript } from "../protocol";
 import { renderMarkdown } from "../markdown";
 import { ChatLog } from "../state";
+import { answerAsTheCore } from "../test/core";
 import { FakeApi, settle } from "../test/fake-api";
 import { CANCEL_ORDER_CALL, CREATE_ORDER_CALL, IPHONE_ORDER_PREVIEW, XSS_IMG, XSS_SCRIPT, callView, card, cardCall } from "../test/fixtures";
 import { randomSplit, seeded } from "../test/markdown-samples";
@@ -14,8 +15,9 @@ const i18n = createI18n("zh-CN");
 let api: FakeApi;
 let chat: ChatView;
 
+/** An event from the core, as the page receives it. */
 function emit(event: AgentEvent, session_id = "s1"): void {
-  chat.handle({ session_id, run_id: "r1", event });
+  api.emit({ session_id, run_id: "r1", event });
 }
 
 const all = (testid: string) => [...chat.el.querySelectorAll<HTMLElement>(`[data-testid="${testid}"]`)];
@@ -33,6 +35,8 @@ beforeEach(() => {
   chat = new ChatView({ api, i18n, ensureSession: async () => "s1" });
   document.body.replaceChildren(chat.el);
   chat.load(new ChatLog("s1"));
+  void api.onAgentEvent((envelope) => chat.handle(envelope));
+  answerAsTheCore(api);
 });
 
 describe("streaming assistant text", () => {
@@ -182,7 +186,7 @@ describe("cards in the chat", () => {
   });
 
   for (const order of ["before", "after"] as const) {
-    it(`an order the core asks again after the add above it ran stays asking, its events ${order} the reply's answer`, async () => {
+    it(`an order the core asks again after the add above it ran stays asking, the run's events ${order} the reply's answer`, async () => {
       const add = cardCall({ call_id: "add" });
       const orderCall = { ...CREATE_ORDER_CALL, risk: "moves_money" as const };
       const first = card([add, orderCall]);
@@ -192,21 +196,23 @@ describe("cards in the chat", () => {
       call("add").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.click();
       await settle();
 
-      // Approving the order runs the card: the add, then the core asks again for the order.
-      api.hold = true;
+      // Approving the order runs the card: the core records the approval
+      // and answers; its run sends the add, then asks again for the order.
+      const approved: AgentEvent = { type: "call_status_changed", call_id: "call-order", status: "approved" };
+      const askedAgain: AgentEvent[] = [
+        { type: "run_started" },
+        { type: "tool_call_finished", call: callView({ call_id: "add", status: "succeeded", reply_id: "reply-1" }) },
+        { type: "call_status_changed", call_id: "call-order", status: "asking" },
+        { type: "confirmation_requested", card: { ...first, calls: [{ ...add, status: "succeeded" }, orderCall] } },
+        { type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } },
+      ];
+      api.onDecisions = () => (order === "before" ? [approved, ...askedAgain] : [approved]);
       call("call-order").querySelector<HTMLButtonElement>('[data-testid="approve"]')!.click();
       await settle();
-      const coreAsksAgain = () => {
-        emit({ type: "run_started" });
-        emit({ type: "tool_call_finished", call: callView({ call_id: "add", status: "succeeded", reply_id: "reply-1" }) });
-        emit({ type: "call_status_changed", call_id: "call-order", status: "asking" });
-        emit({ type: "confirmation_requested", card: { ...first, calls: [{ ...add, status: "succeeded" }, orderCall] } });
-        emit({ type: "run_stopped", reason: { type: "awaiting_confirmation", reply_id: "reply-1" } });
-      };
-      if (order === "before") coreAsksAgain();
-      api.release();
-      await settle();
-      if (order === "after") coreAsksAgain();
+      if (order === "after") {
+        expect(call("call-order").dataset.status).toBe("approved");
+        for (const event of askedAgain) emit(event);
+      }
 
       expect(call("add").dataset.status).toBe("succeeded");
       expect(call("call-order").dataset.status).toBe("asking");

@@ -195,13 +195,6 @@ export class ChatView {
           api,
           i18n,
           focusComposer: () => this.composer.focus(),
-          watchAskedAgain: () => this.log?.watchAskedAgain() ?? (() => false),
-          onAccepted: (decided) => {
-            const log = this.log;
-            if (!log) return;
-            for (const changed of log.markDecided(decided)) this.render(changed);
-            this.refresh();
-          },
         });
         // `el` is read through the view: a decided card replaces the live one.
         return {

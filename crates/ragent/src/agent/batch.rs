@@ -290,6 +290,11 @@ pub(crate) fn announce_moves(
             AgentEvent::ToolCallFinished {
                 call: call_view(call),
             }
+        } else if call.status == CallStatus::Approved && edited_by_user(call).is_some() {
+            // The card shows what will be sent, not what the model proposed.
+            AgentEvent::ToolCallApprovedEdited {
+                call: call_view(call),
+            }
         } else {
             AgentEvent::CallStatusChanged {
                 call_id: call.id.clone(),

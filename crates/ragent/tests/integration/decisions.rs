@@ -175,6 +175,20 @@ async fn two_writes_on_one_card_one_approved_with_edits_the_other_denied() {
             remaining: vec![order_call.call_id.clone()]
         }
     );
+    // The page is told at once what the approved call will send.
+    let approved = h
+        .events
+        .wait_for(|e| match e {
+            AgentEvent::ToolCallApprovedEdited { call } => Some(call.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(approved.call_id, cart_call.call_id);
+    assert_eq!(approved.status, CallStatus::Approved);
+    assert_eq!(
+        approved.arguments,
+        json!({"skuCode": IPHONE, "action": "add", "quantity": 1})
+    );
     assert_eq!(
         db.cart_quantity(IPHONE),
         0,
