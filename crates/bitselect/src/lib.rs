@@ -26,7 +26,6 @@ pub mod catalog;
 pub mod cli;
 pub mod clock;
 pub mod coupons;
-mod db;
 pub mod error;
 pub mod idempotency;
 pub mod load_users;
@@ -52,7 +51,6 @@ pub mod users;
 pub use auth::AuthConfig;
 pub use callers::Callers;
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use db::SCHEMA_VERSION;
 pub use error::{Refusal, ShopError};
 pub use serve::{
     Bind, HEALTH_PATH, HttpAccess, MCP_PATH, ServeError, http_service, serve_http,
@@ -60,4 +58,5 @@ pub use serve::{
 };
 pub use server::ShopServer;
 pub use shop::{DB_FILE, Shop, ShopStats, Written};
+pub use store::SCHEMA_VERSION;
 pub use users::{Caller, Subject};

@@ -11,7 +11,7 @@
 use std::ops::Deref;
 
 use crate::error::{Result, ShopError};
-use crate::store::{Conn, Dialect, Row, ToValue, params};
+use crate::store::{Conn, Dialect, Row, ToValue, Value, params};
 
 /// The `users.id` of a shop user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -156,4 +156,11 @@ pub fn find_or_create(conn: &dyn Conn, sub: &str, display_name: &str) -> Result<
         id: UserId(id),
         sub: sub.to_owned(),
     })
+}
+
+/// A user's id binds as the integer the database keeps.
+impl ToValue for UserId {
+    fn to_value(&self) -> Value<'_> {
+        Value::Int(self.get())
+    }
 }

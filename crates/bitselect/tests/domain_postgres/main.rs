@@ -43,3 +43,5 @@ mod relevance;
 mod seed;
 #[path = "../domain/tickets.rs"]
 mod tickets;
+// Only here: it reads both stores.
+mod schemas;
