@@ -1,6 +1,8 @@
 //! The MCP face of the shop: nineteen tools on an rmcp tool router, the
 //! thirteen of the product and a read-only `preview_*` tool for each write
-//! but `submit_ticket`, named in the write's definition `_meta`.
+//! but `submit_ticket`, named in the write's definition `_meta`. The reads
+//! and `submit_ticket` are declared here; the writes and their previews
+//! once each, in the table of `writes.rs`.
 //!
 //! Each tool method is thin: parse the arguments, run the domain call on a
 //! blocking thread (SQLite is synchronous), map the outcome. Bad arguments
@@ -13,7 +15,7 @@ use std::time::Instant;
 
 use rmcp::handler::server::common::{schema_for_input, schema_for_type};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::{InputResponses, RequestState, ToolCallContext};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ExperimentalCapabilities, Extensions, Implementation, JsonObject, MetaObject,
@@ -31,15 +33,14 @@ use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::idempotency::META_KEY;
 use crate::params::{
-    ApplyAfterSaleParams, CancelOrderParams, ChangeAddressParams, CreateOrderParams,
-    PayOrderParams, QueryAfterSaleParams, QueryCartParams, QueryCouponsParams,
+    CreateOrderParams, PayOrderParams, QueryAfterSaleParams, QueryCartParams, QueryCouponsParams,
     QueryLogisticsParams, QueryOrderParams, SearchProductParams, SubmitTicketParams,
-    UpdateCartItemParams,
 };
 
 use crate::shop::{Shop, Written};
 
 mod asked;
+mod writes;
 
 /// Set in a result's `_meta` when it is the stored first result of a call
 /// with the same idempotency key.
@@ -248,6 +249,37 @@ impl ShopServer {
         .await
     }
 
+    /// `create_order`: a client that can be asked chooses the address
+    /// among the saved ones when the call names none and several are saved.
+    async fn create_order(&self, call: writes::Call) -> CallToolResponse {
+        let (ext, meta, args) = (call.ext, call.meta, call.args);
+        if !asking::may_ask(&call.context) {
+            return self.create(ext, meta, args).await.into();
+        }
+        match call.answer {
+            None => self.ask_for_address(ext, meta, args).await,
+            Some((responses, state)) => {
+                self.create_as_answered(ext, meta, args, &responses, state.as_deref())
+                    .await
+            }
+        }
+    }
+
+    /// `pay_order`: on the online shop's payment page for a client that
+    /// shows pages, after the shopper's yes for one that can be asked.
+    async fn pay_order(&self, call: writes::Call) -> CallToolResponse {
+        let (ext, meta, args, answer) = (call.ext, call.meta, call.args, call.answer);
+        if let Some(origin) = self.pay_pages.clone()
+            && asking::shows_pages(&call.context)
+        {
+            return self.pay_on_page(ext, meta, args, answer, &origin).await;
+        }
+        if !asking::may_ask(&call.context) {
+            return self.pay(ext, meta, args).await.into();
+        }
+        self.pay_after_asking(ext, meta, args, answer).await
+    }
+
     async fn read<P, T, F>(&self, ext: Extensions, args: JsonObject, f: F) -> CallToolResult
     where
         P: DeserializeOwned + Send + 'static,
@@ -304,7 +336,7 @@ impl ShopServer {
             shop,
             callers,
             pay_pages: None,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + writes::router(),
         }
     }
 
@@ -433,316 +465,6 @@ impl ShopServer {
     async fn query_after_sale(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
         self.read(ext, args, |shop, p: QueryAfterSaleParams| {
             shop.query_after_sale(&p)
-        })
-        .await
-    }
-
-    /// 修改购物车：action=add 加入 quantity 件（已有则累加，已下架或无货的商品不能加入），decrease 减少 quantity 件（减到 0 即删除），remove 删除整行。返回修改后的购物车。
-    #[tool(
-        name = "update_cart_item",
-        title = "加入/修改购物车",
-        input_schema = input_schema::<UpdateCartItemParams>(),
-        meta = write_meta("preview_update_cart_item", Touches::Cart),
-        annotations(
-            title = "加入/修改购物车",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn update_cart_item(
-        &self,
-        ext: Extensions,
-        meta: RequestMetaObject,
-        args: JsonObject,
-    ) -> CallToolResult {
-        self.write(ext, meta, args, |shop, p: UpdateCartItemParams, key| {
-            shop.update_cart_item(&p, key)
-        })
-        .await
-    }
-
-    /// 提交订单：items 中的商品必须已在购物车中且数量足够；在售且库存足够才能下单。下单即锁定库存并从购物车扣除对应数量，订单状态为待支付。可用 couponCode 使用一张优惠券（门槛、有效期、类目都会校验）；收货人三项不填时沿用最近一个订单的收货信息。
-    #[tool(
-        name = "create_order",
-        title = "提交订单",
-        input_schema = input_schema::<CreateOrderParams>(),
-        meta = write_meta("preview_create_order", Touches::Money),
-        // Destructive: it takes the lines out of the cart, reserves stock, uses
-        // up the coupon and commits the shopper to pay.
-        annotations(
-            title = "提交订单",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn create_order(
-        &self,
-        ext: Extensions,
-        // Before `meta`, whose extractor takes the request's `_meta` away.
-        context: RequestContext<RoleServer>,
-        meta: RequestMetaObject,
-        InputResponses(responses): InputResponses,
-        RequestState(state): RequestState,
-        args: JsonObject,
-    ) -> CallToolResponse {
-        if !asking::may_ask(&context) {
-            return self.create(ext, meta, args).await.into();
-        }
-        match responses {
-            None => self.ask_for_address(ext, meta, args).await,
-            Some(responses) => {
-                self.create_as_answered(ext, meta, args, &responses, state.as_deref())
-                    .await
-            }
-        }
-    }
-
-    /// 支付订单（模拟支付）：仅限待支付的订单，支付后状态变为已支付待发货。
-    #[tool(
-        name = "pay_order",
-        title = "支付订单",
-        input_schema = input_schema::<PayOrderParams>(),
-        meta = write_meta("preview_pay_order", Touches::Money),
-        // Destructive: it moves the shopper's money.
-        annotations(
-            title = "支付订单",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn pay_order(
-        &self,
-        ext: Extensions,
-        // Before `meta`, whose extractor takes the request's `_meta` away.
-        context: RequestContext<RoleServer>,
-        meta: RequestMetaObject,
-        InputResponses(responses): InputResponses,
-        RequestState(state): RequestState,
-        args: JsonObject,
-    ) -> CallToolResponse {
-        let answer = responses.map(|responses| (responses, state));
-        if let Some(origin) = self.pay_pages.clone()
-            && asking::shows_pages(&context)
-        {
-            return self.pay_on_page(ext, meta, args, answer, &origin).await;
-        }
-        if !asking::may_ask(&context) {
-            return self.pay(ext, meta, args).await.into();
-        }
-        self.pay_after_asking(ext, meta, args, answer).await
-    }
-
-    /// 取消订单：仅限待支付或已支付待发货（未发货）的订单。取消后库存退回，所用优惠券恢复为未使用，已支付的订单原路退款。已发货的订单不能取消，可在签收后申请售后。
-    #[tool(
-        name = "cancel_order",
-        title = "取消订单",
-        input_schema = input_schema::<CancelOrderParams>(),
-        meta = write_meta("preview_cancel_order", Touches::Money),
-        // Moves money: a paid order is refunded, and the coupon comes back.
-        annotations(
-            title = "取消订单",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn cancel_order(
-        &self,
-        ext: Extensions,
-        meta: RequestMetaObject,
-        args: JsonObject,
-    ) -> CallToolResult {
-        self.write(ext, meta, args, |shop, p: CancelOrderParams, key| {
-            shop.cancel_order(&p, key)
-        })
-        .await
-    }
-
-    /// 修改收货信息：仅限发货前（待支付或已支付待发货）的订单；receiverName、receiverPhone、receiverAddress 填哪项改哪项，至少填一项。
-    #[tool(
-        name = "change_address",
-        title = "修改收货地址",
-        input_schema = input_schema::<ChangeAddressParams>(),
-        meta = write_meta("preview_change_address", Touches::Address),
-        annotations(
-            title = "修改收货地址",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn change_address(
-        &self,
-        ext: Extensions,
-        meta: RequestMetaObject,
-        args: JsonObject,
-    ) -> CallToolResult {
-        self.write(ext, meta, args, |shop, p: ChangeAddressParams, key| {
-            shop.change_address(&p, key)
-        })
-        .await
-    }
-
-    /// 申请售后：仅限已签收订单中的商品；退货退款须在签收后 7 天内，换货须在签收后 15 天内；同一商品已有处理中的售后单时不能重复申请。
-    #[tool(
-        name = "apply_after_sale",
-        title = "申请售后",
-        input_schema = input_schema::<ApplyAfterSaleParams>(),
-        meta = write_meta("preview_apply_after_sale", Touches::Money),
-        // Destructive: a return refunds money and changes the order.
-        annotations(
-            title = "申请售后",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn apply_after_sale(
-        &self,
-        ext: Extensions,
-        meta: RequestMetaObject,
-        args: JsonObject,
-    ) -> CallToolResult {
-        self.write(ext, meta, args, |shop, p: ApplyAfterSaleParams, key| {
-            shop.apply_after_sale(&p, key)
-        })
-        .await
-    }
-
-    /// 预览修改购物车（只读，不执行）：参数与 update_cart_item 完全相同，返回现在调用 update_cart_item 会做什么：该商品修改前后的数量、现价与小计、购物车修改后的可下单合计，以及不能修改的原因（已下架、无货、超过上限）和价格变动、库存不足的提醒。参数无效或订单、商品不存在时返回与 update_cart_item 相同的错误。
-    #[tool(
-        name = "preview_update_cart_item",
-        title = "预览：加入/修改购物车",
-        input_schema = input_schema::<UpdateCartItemParams>(),
-        annotations(
-            title = "预览：加入/修改购物车",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn preview_update_cart_item(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
-        self.read(ext, args, |shop, p: UpdateCartItemParams| {
-            shop.preview_update_cart_item(&p)
-        })
-        .await
-    }
-
-    /// 预览提交订单（只读，不执行）：参数与 create_order 完全相同，返回现在调用 create_order 会做什么：每行商品的名称、规格、现价、数量、小计和下单后剩余库存，商品金额、优惠券优惠和应付金额，收货信息（未填收货人且有多个已保存地址时，下单时商城会请用户选择：此时返回 addressChoices 而不是 address），以及不能下单的原因（库存不足、不在购物车、超过购物车数量、已下架、优惠券不可用、没有收货信息）和加购后价格变动的提醒。参数无效或订单、商品不存在时返回与 create_order 相同的错误。
-    #[tool(
-        name = "preview_create_order",
-        title = "预览：提交订单",
-        input_schema = input_schema::<CreateOrderParams>(),
-        annotations(
-            title = "预览：提交订单",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn preview_create_order(
-        &self,
-        ext: Extensions,
-        context: RequestContext<RoleServer>,
-        args: JsonObject,
-    ) -> CallToolResult {
-        // The preview names the address create_order will use, and a caller
-        // that can be asked is asked when several are saved and none named.
-        let asks = asking::may_ask(&context);
-        self.read(ext, args, move |shop, p: CreateOrderParams| match asks {
-            true => shop.preview_create_order_asking(&p),
-            false => shop.preview_create_order(&p),
-        })
-        .await
-    }
-
-    /// 预览支付订单（只读，不执行）：参数与 pay_order 完全相同，返回现在调用 pay_order 会做什么：订单的商品、金额与优惠和将要支付的金额；订单不是待支付时说明不能支付。参数无效或订单、商品不存在时返回与 pay_order 相同的错误。
-    #[tool(
-        name = "preview_pay_order",
-        title = "预览：支付订单",
-        input_schema = input_schema::<PayOrderParams>(),
-        annotations(
-            title = "预览：支付订单",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn preview_pay_order(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
-        self.read(ext, args, |shop, p: PayOrderParams| {
-            shop.preview_pay_order(&p)
-        })
-        .await
-    }
-
-    /// 预览取消订单（只读，不执行）：参数与 cancel_order 完全相同，返回现在调用 cancel_order 会做什么：订单的商品和取消后的库存、已支付时的退款金额、将退回的优惠券；已发货等不能取消时说明原因。参数无效或订单、商品不存在时返回与 cancel_order 相同的错误。
-    #[tool(
-        name = "preview_cancel_order",
-        title = "预览：取消订单",
-        input_schema = input_schema::<CancelOrderParams>(),
-        annotations(
-            title = "预览：取消订单",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn preview_cancel_order(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
-        self.read(ext, args, |shop, p: CancelOrderParams| {
-            shop.preview_cancel_order(&p)
-        })
-        .await
-    }
-
-    /// 预览修改收货信息（只读，不执行）：参数与 change_address 完全相同，返回现在调用 change_address 会做什么：修改前后的收货信息和订单商品；已发货时说明不能修改。参数无效或订单、商品不存在时返回与 change_address 相同的错误。
-    #[tool(
-        name = "preview_change_address",
-        title = "预览：修改收货地址",
-        input_schema = input_schema::<ChangeAddressParams>(),
-        annotations(
-            title = "预览：修改收货地址",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn preview_change_address(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
-        self.read(ext, args, |shop, p: ChangeAddressParams| {
-            shop.preview_change_address(&p)
-        })
-        .await
-    }
-
-    /// 预览申请售后（只读，不执行）：参数与 apply_after_sale 完全相同，返回现在调用 apply_after_sale 会做什么：售后的商品、退货退款时的退款金额；未签收、已有处理中的售后单或超过售后期时说明原因。参数无效或订单、商品不存在时返回与 apply_after_sale 相同的错误。
-    #[tool(
-        name = "preview_apply_after_sale",
-        title = "预览：申请售后",
-        input_schema = input_schema::<ApplyAfterSaleParams>(),
-        annotations(
-            title = "预览：申请售后",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn preview_apply_after_sale(&self, ext: Extensions, args: JsonObject) -> CallToolResult {
-        self.read(ext, args, |shop, p: ApplyAfterSaleParams| {
-            shop.preview_apply_after_sale(&p)
         })
         .await
     }
