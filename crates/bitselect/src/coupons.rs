@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::cart;
 use crate::catalog;
 use crate::clock::{Millis, format_rfc3339};
-use crate::error::{Refusal, Result, ShopError};
+use crate::error::{CouponRefusal, Refusal, Result, ShopError};
 use crate::money::{Fen, MAX_AMOUNT_FEN, Yuan, add_amounts, format_yuan, percent_discount};
 use crate::params::QueryCouponsParams;
 use crate::users::UserConn;
@@ -86,44 +86,6 @@ impl HeldCoupon {
 pub struct Basket {
     pub total: Fen,
     pub by_category: BTreeMap<String, Fen>,
-}
-
-/// Why a held coupon cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CouponRefusal {
-    #[error("优惠券 {code} 不可用：已在订单 {order_no} 使用过")]
-    AlreadyUsed { code: String, order_no: String },
-    #[error("优惠券 {code} 不可用：{from} 才开始生效")]
-    NotYetValid { code: String, from: String },
-    #[error("优惠券 {code} 不可用：已于 {to} 过期；请改用其他券或不用券")]
-    Expired { code: String, to: String },
-    #[error("优惠券 {code} 不可用：仅限「{category}」类商品，而这次没有该类商品")]
-    NoEligibleCategory { code: String, category: String },
-    #[error("优惠券 {code} 不可用：金额为 0")]
-    NothingToDiscount { code: String },
-    #[error(
-        "优惠券 {code} 不可用：{basis}为 {eligible} 元，未达到使用门槛 {threshold} 元（还差 {missing} 元）"
-    )]
-    BelowThreshold {
-        code: String,
-        basis: String,
-        eligible: Yuan,
-        threshold: Yuan,
-        missing: Yuan,
-    },
-}
-
-impl CouponRefusal {
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::AlreadyUsed { .. } => "COUPON_USED",
-            Self::NotYetValid { .. } => "COUPON_NOT_YET_VALID",
-            Self::Expired { .. } => "COUPON_EXPIRED",
-            Self::NoEligibleCategory { .. } => "COUPON_CATEGORY_MISMATCH",
-            Self::NothingToDiscount { .. } => "COUPON_NOTHING_TO_DISCOUNT",
-            Self::BelowThreshold { .. } => "COUPON_BELOW_THRESHOLD",
-        }
-    }
 }
 
 /// Decides whether `coupon` applies to `basket` at `now`, and for how much.

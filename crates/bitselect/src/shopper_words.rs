@@ -5,7 +5,7 @@
 //! structured content and a preview's warnings carry both, so a client
 //! shows the first to the shopper and gives the model the rest.
 
-use crate::coupons::CouponRefusal;
+use crate::error::CouponRefusal;
 use crate::error::{Refusal, ShopError};
 
 impl Refusal {
