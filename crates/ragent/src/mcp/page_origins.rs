@@ -47,8 +47,12 @@ impl PageOrigins {
         let declared = declared
             .iter()
             .filter(|text| declared_origin(text).as_deref() == Ok(text.as_str()));
-        let mut origins: Vec<String> = own.into_iter().chain(declared.cloned()).collect();
-        origins.dedup();
+        let mut origins: Vec<String> = Vec::new();
+        for origin in own.into_iter().chain(declared.cloned()) {
+            if !origins.contains(&origin) {
+                origins.push(origin);
+            }
+        }
         PageOrigins { origins }
     }
 
@@ -108,6 +112,21 @@ mod tests {
         ] {
             assert!(allowed(&shop, page), "{page}");
         }
+        assert_eq!(
+            shop.listed(),
+            ["https://shop.example.com", "https://pay.example.net"]
+        );
+    }
+
+    #[test]
+    fn an_origin_both_own_and_declared_is_listed_once() {
+        let shop = PageOrigins::of(
+            Some("https://shop.example.com/mcp"),
+            &[
+                "https://pay.example.net".to_string(),
+                "https://shop.example.com".to_string(),
+            ],
+        );
         assert_eq!(
             shop.listed(),
             ["https://shop.example.com", "https://pay.example.net"]
