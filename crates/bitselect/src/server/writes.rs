@@ -49,18 +49,16 @@ pub(super) struct Call {
 
 impl Call {
     fn of(context: &mut ToolCallContext<'_, ShopServer>) -> Call {
-        // The context as it came, `_meta` included (whether the client can
-        // be asked is read there), before the `_meta` is taken for the call.
-        let whole = context.request_context.clone();
-        let meta = std::mem::take(&mut context.request_context.meta);
+        let request = &context.request_context;
         let answer = context
             .input_responses
             .take()
             .map(|responses| (responses, context.request_state.take()));
         Call {
-            ext: whole.extensions.clone(),
-            context: whole,
-            meta,
+            ext: request.extensions.clone(),
+            meta: request.meta.clone(),
+            // Whole, `_meta` included: whether the client can be asked is read there.
+            context: request.clone(),
             answer,
             args: context.arguments.take().unwrap_or_default(),
         }

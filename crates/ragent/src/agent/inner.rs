@@ -143,22 +143,20 @@ impl Inner {
             .builtin
             .iter()
             .map(|entry| match self.online_shop_url(&entry.name, settings) {
-                Some(url) => {
-                    let online = ServerConfig::untrusted(ServerTransport::Http {
+                Some(url) => ServerEntry {
+                    connector: ServerConfig::untrusted(ServerTransport::Http {
                         url,
                         headers: Default::default(),
-                    });
-                    ServerEntry {
-                        connector: online.connector(
-                            &entry.name,
-                            None,
-                            None,
-                            Some(self.tokens(&entry.name)),
-                        ),
-                        pages: online.pages(),
-                        ..entry.clone()
-                    }
-                }
+                    })
+                    .connector(
+                        &entry.name,
+                        None,
+                        None,
+                        Some(self.tokens(&entry.name)),
+                    ),
+                    pages: self.pages_in(&entry.name, settings),
+                    ..entry.clone()
+                },
                 None => entry.clone(),
             })
             .collect();
@@ -199,14 +197,19 @@ impl Inner {
     /// The web pages `server` may send the user to under the settings in
     /// force now (a server no longer configured: none).
     pub(crate) fn pages_of(&self, server: &str) -> PageOrigins {
-        let live = self.live();
-        if let Some(url) = self.online_shop_url(server, &live.settings) {
+        self.pages_in(server, &self.live().settings)
+    }
+
+    /// The web pages `server` may send the user to under `settings`: the
+    /// online shop's URL's origin, a built-in entry's own, or a configured
+    /// server's (`ServerConfig::pages`).
+    fn pages_in(&self, server: &str, settings: &Settings) -> PageOrigins {
+        if let Some(url) = self.online_shop_url(server, settings) {
             return PageOrigins::of(Some(&url), &[]);
         }
         match self.builtin.iter().find(|e| e.name == server) {
             Some(entry) => entry.pages.clone(),
-            None => live
-                .settings
+            None => settings
                 .mcp_servers
                 .get(server)
                 .map(ServerConfig::pages)
