@@ -71,6 +71,12 @@ export class FakeApi implements Api {
    * respond_confirmation answers (see `test/core.ts`); none when unset.
    */
   onDecisions: ((decisions: CallDecision[], replyId: string) => AgentEvent[]) | null = null;
+  /**
+   * The events reach the page after the answer. In the app they may: the
+   * core emits them first, but they come by the event channel and the
+   * answer by the command's, and nothing orders the two.
+   */
+  eventsAfterAnswer = false;
   private held: Array<() => void> = [];
   private handlers: Array<(envelope: EventEnvelope) => void> = [];
   private nextId = 1;
@@ -109,7 +115,12 @@ export class FakeApi implements Api {
     this.record("respond_confirmation", sessionId, replyId, decisions);
     if (this.hold) await new Promise<void>((resume) => this.held.push(resume));
     await this.maybeFail();
-    for (const event of this.onDecisions?.(decisions, replyId) ?? []) this.emit({ session_id: sessionId, run_id: null, event });
+    const events = this.onDecisions?.(decisions, replyId) ?? [];
+    const tell = (): void => {
+      for (const event of events) this.emit({ session_id: sessionId, run_id: null, event });
+    };
+    if (this.eventsAfterAnswer) setTimeout(tell, 0);
+    else tell();
   }
 
   async answerInput(sessionId: string, requestId: string, replies: KeyedReply[]): Promise<void> {

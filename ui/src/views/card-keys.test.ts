@@ -45,6 +45,17 @@ describe("deciding a card with the keyboard", () => {
     expect([status("a"), status("call-cancel")]).toEqual(["approved", "approved"]);
   });
 
+  it("focus moves on to the next call when the core's event comes after its answer", async () => {
+    api.eventsAfterAnswer = true;
+    const view = mountCard(twoCalls(), api);
+    await settle();
+    (document.activeElement as HTMLElement).click();
+    await settle();
+    expect(view.q(callById("a")).dataset.status).toBe("approved");
+    expect(document.activeElement).toBe(approveOf(view, "call-cancel"));
+    expect(view.q('[data-testid="card-announce"]').textContent).toContain("1 个操作待确认");
+  });
+
   it("Ctrl+Enter approves the call that has focus", async () => {
     const view = mountCard(twoCalls(), api);
     await settle();

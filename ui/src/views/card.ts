@@ -84,9 +84,11 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
       }
       return;
     }
-    // The core's events came before its answer: the decided calls' buttons
-    // are gone already. Keep keyboard focus on the card while it is on the
-    // page (once no call asks, the chat puts a decided card in its place).
+    // Keep keyboard focus on the card while it is on the page (once no call
+    // asks, the chat puts a decided card in its place). The core emitted
+    // its events before answering, but they come by another channel and may
+    // reach the page after the answer: then `update` moves focus on again
+    // when they arrive.
     if (hadFocus && el.isConnected && !keys.focusNext()) el.focus();
   };
   // The servers the settings mark as plain http elsewhere, asked once per card.
@@ -184,9 +186,15 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
   }
 
   const update = (next: ConfirmationCard): void => {
+    const focused = document.activeElement;
+    const leaving = calls.find((c) => c.asking && c.el.contains(focused));
     card = next;
     for (const call of next.calls) calls.find((c) => c.callId === call.call_id)?.update(call);
     render();
+    // Focus was on a call that no longer asks (its buttons are gone): it
+    // moves on to the next that does. While a decision is in flight the
+    // buttons are disabled and `decide` moves it once the core answers.
+    if (leaving && !leaving.asking && !busy && el.isConnected && !keys.focusNext()) el.focus();
   };
   const showCalls = (views: ToolCallView[]): void => {
     for (const view of views) {
