@@ -145,7 +145,7 @@ fn refused_settings_reject_with_invalid_settings_and_nothing_is_saved() {
         "model": {
             "base_url": "ftp://models.example",
             "model": "m",
-            "api_key": { "action": "clear" },
+            "api_key": null,
             "extra_headers": {}
         },
         "mcp_servers": {},

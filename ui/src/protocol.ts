@@ -3,3 +3,10 @@
 // ./protocol/index.ts (never edit that file; see crates/ragent/src/typescript.rs).
 
 export * from "./protocol/index";
+
+import type { ModelSettingsWith, Secret, ServerConfigWith } from "./protocol/index";
+
+/** The model settings as the page sees and edits them: each secret kept or set, never its value. */
+export type ModelEdit = ModelSettingsWith<Secret>;
+/** A server as the page sees and edits it: each env value or header kept or set, never its value. */
+export type ServerEdit = ServerConfigWith<Secret>;

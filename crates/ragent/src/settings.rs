@@ -1,24 +1,33 @@
 //! The user's settings: model provider, MCP servers and their trust,
 //! per-tool policy, card expiry, the page's language and theme. Stored in
 //! the database and applied without a restart.
+//!
+//! One shape for each concept, whoever holds it: the secret values (the API
+//! key, headers, env values) are a type parameter `S`. The core holds the
+//! values ([`Settings`]); the page is shown, and sends back, what to do with
+//! each (`settings_view::Secret`). A field added to a struct here is stored,
+//! shown and edited without another type to keep in step.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::mcp::config::{MAX_TIMEOUT_SECS, ServerConfig, timeout_is_valid, validate_server_name};
+use crate::mcp::config::{
+    MAX_TIMEOUT_SECS, ServerConfigWith, ServerSecret, map_values, timeout_is_valid,
+    validate_server_name,
+};
 use crate::mcp::page_origins::{BadOrigin, declared_origin};
 use crate::policy::{AutoApproveRefusal, ToolOverride};
 
-/// Everything the user can set.
+/// Everything the user can set, secret values held as `S`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(default)]
-pub struct Settings {
-    pub model: ModelSettings,
+#[serde(default, bound(deserialize = "S: Deserialize<'de>"))]
+pub struct SettingsWith<S> {
+    pub model: ModelSettingsWith<S>,
     /// Servers the user added, in the `mcpServers` shape. The built-in
     /// shop is not listed here: the app supplies it, trusted.
-    pub mcp_servers: BTreeMap<String, ServerConfig>,
+    pub mcp_servers: BTreeMap<String, ServerConfigWith<S>>,
     /// Per-tool policy, keyed by `server__tool`.
     pub tool_overrides: BTreeMap<String, ToolOverride>,
     /// How long a confirmation card may wait before it expires. A day by
@@ -92,23 +101,104 @@ pub enum Theme {
     Dark,
 }
 
+/// The settings as the core keeps them: secret values in place.
+pub type Settings = SettingsWith<String>;
+
+/// Where a secret value sits in the settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretSpot<'a> {
+    ApiKey,
+    ModelHeader(&'a str),
+    Server {
+        server: &'a str,
+        secret: ServerSecret<'a>,
+    },
+}
+
 /// An OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen
-/// compatible mode, Ollama, vLLM, llama.cpp server). Its `Debug` hides the
-/// key and header values, so logging it leaks nothing.
+/// compatible mode, Ollama, vLLM, llama.cpp server), the key and header
+/// values held as `S`. Its `Debug` hides them, so logging it leaks nothing.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(default)]
-pub struct ModelSettings {
+#[serde(default, bound(deserialize = "S: Deserialize<'de>"))]
+pub struct ModelSettingsWith<S> {
     /// For example `https://api.deepseek.com/v1`; `/chat/completions` is appended.
     pub base_url: String,
     pub model: String,
-    pub api_key: Option<String>,
-    pub extra_headers: BTreeMap<String, String>,
+    pub api_key: Option<S>,
+    pub extra_headers: BTreeMap<String, S>,
+}
+
+/// The model settings as the core keeps them: the key and header values in place.
+pub type ModelSettings = ModelSettingsWith<String>;
+
+impl<S> ModelSettingsWith<S> {
+    /// The same settings with the key and each header value turned into
+    /// `f`'s answer for it (`Err` stops at the first refused).
+    pub fn try_map_secrets<T, E>(
+        self,
+        mut f: impl FnMut(SecretSpot<'_>, S) -> Result<T, E>,
+    ) -> Result<ModelSettingsWith<T>, E> {
+        Ok(ModelSettingsWith {
+            base_url: self.base_url,
+            model: self.model,
+            api_key: self
+                .api_key
+                .map(|key| f(SecretSpot::ApiKey, key))
+                .transpose()?,
+            extra_headers: map_values(self.extra_headers, |name, value| {
+                f(SecretSpot::ModelHeader(name), value)
+            })?,
+        })
+    }
+}
+
+impl<S> SettingsWith<S> {
+    /// The same settings with each secret value turned into `f`'s answer for it.
+    pub fn map_secrets<T>(self, mut f: impl FnMut(SecretSpot<'_>, S) -> T) -> SettingsWith<T> {
+        let mapped =
+            self.try_map_secrets(|spot, value| Ok::<_, std::convert::Infallible>(f(spot, value)));
+        match mapped {
+            Ok(settings) => settings,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The same settings with each secret value turned into `f`'s answer
+    /// for it (`Err` stops at the first refused).
+    pub fn try_map_secrets<T, E>(
+        self,
+        mut f: impl FnMut(SecretSpot<'_>, S) -> Result<T, E>,
+    ) -> Result<SettingsWith<T>, E> {
+        let mut mcp_servers = BTreeMap::new();
+        for (server, config) in self.mcp_servers {
+            let config = config.try_map_secrets(|secret, value| {
+                f(
+                    SecretSpot::Server {
+                        server: &server,
+                        secret,
+                    },
+                    value,
+                )
+            })?;
+            mcp_servers.insert(server, config);
+        }
+        Ok(SettingsWith {
+            model: self.model.try_map_secrets(&mut f)?,
+            mcp_servers,
+            tool_overrides: self.tool_overrides,
+            card_expiry_secs: self.card_expiry_secs,
+            max_turns_per_run: self.max_turns_per_run,
+            history_token_budget: self.history_token_budget,
+            appearance: self.appearance,
+            shop: self.shop,
+        })
+    }
 }
 
 /// Stands in for a secret in `Debug` output.
 pub(crate) const REDACTED: &str = "<redacted>";
 
-impl std::fmt::Debug for ModelSettings {
+impl<S> std::fmt::Debug for ModelSettingsWith<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelSettings")
             .field("base_url", &self.base_url)
@@ -120,13 +210,13 @@ impl std::fmt::Debug for ModelSettings {
 }
 
 /// A map's keys with every value hidden.
-pub(crate) fn redacted_values(map: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {
+pub(crate) fn redacted_values<S>(map: &BTreeMap<String, S>) -> BTreeMap<&str, &str> {
     map.keys().map(|k| (k.as_str(), REDACTED)).collect()
 }
 
-impl Default for ModelSettings {
+impl<S> Default for ModelSettingsWith<S> {
     fn default() -> Self {
-        ModelSettings {
+        ModelSettingsWith {
             base_url: "http://127.0.0.1:11434/v1".into(),
             model: String::new(),
             api_key: None,
@@ -135,10 +225,10 @@ impl Default for ModelSettings {
     }
 }
 
-impl Default for Settings {
+impl<S> Default for SettingsWith<S> {
     fn default() -> Self {
-        Settings {
-            model: ModelSettings::default(),
+        SettingsWith {
+            model: ModelSettingsWith::default(),
             mcp_servers: BTreeMap::new(),
             tool_overrides: BTreeMap::new(),
             card_expiry_secs: 24 * 60 * 60,
@@ -268,6 +358,7 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::config::ServerConfig;
 
     #[test]
     fn an_online_shop_needs_https_or_this_machine() {

@@ -1,8 +1,11 @@
-//! The settings as the page sees and edits them. Secret values (the API
-//! key, extra headers, server env values and headers) never go to the page:
-//! the view says only whether the key is set and which names have values.
-//! A save says, per secret, what to do with it ([`Secret`]): keep the
-//! stored value, set a new one, or clear it.
+//! The settings as the page sees and edits them: the core's own shape
+//! ([`SettingsWith`]) with each secret value (the API key, extra headers,
+//! server env values and headers) held as a [`Secret`]. The page is shown
+//! every stored secret as [`Secret::Keep`], never its value, and edits the
+//! view it got: a secret it leaves as it is stays, one it sets is replaced,
+//! one it leaves out is removed. What the core works out for the page (which
+//! servers are unencrypted) and what a save says besides the settings (which
+//! servers were renamed) travel beside them, not inside.
 //!
 //! Secret values inside a server's args and URL (`mcp::secret_args`) are
 //! shown as [`MASK`] in place: a save that sends the mask back at a secret
@@ -13,319 +16,209 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::mcp::config::{ServerConfig, ServerTransport};
+use crate::mcp::config::{
+    ServerConfig, ServerConfigWith, ServerSecret, ServerTransport, ServerTransportWith,
+};
 use crate::mcp::env_refs::is_reference_only;
 use crate::mcp::page_origins::declared_origin;
 use crate::mcp::secret_args::{self, Place, Spot};
-use crate::policy::ToolOverride;
-use crate::settings::{Appearance, ModelSettings, Settings, SettingsError, ShopConnection};
+use crate::settings::{
+    ModelSettings, ModelSettingsWith, SecretSpot, Settings, SettingsError, SettingsWith,
+};
 use crate::web_page::is_plain_http_elsewhere;
 
-/// The settings without their secret values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct SettingsView {
-    pub model: ModelView,
-    pub mcp_servers: BTreeMap<String, ServerView>,
-    pub tool_overrides: BTreeMap<String, ToolOverride>,
-    #[ts(type = "number")]
-    pub card_expiry_secs: u64,
-    pub max_turns_per_run: u32,
-    pub history_token_budget: u32,
-    pub appearance: Appearance,
-    pub shop: ShopConnection,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct ModelView {
-    pub base_url: String,
-    pub model: String,
-    pub api_key_set: bool,
-    /// The names of the extra headers; their values stay in the core.
-    pub extra_headers: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct ServerView {
-    #[serde(flatten)]
-    pub transport: ServerTransportView,
-    pub trusted: bool,
-    pub disabled: bool,
-    #[ts(type = "number | null")]
-    pub timeout_secs: Option<u64>,
-    /// The client id a sign-in uses where the server registers none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional = nullable)]
-    pub oauth_client_id: Option<String>,
-    /// Plain `http` to another computer: what the app sends it and what it
-    /// answers cross the network unencrypted (the page marks it so, and
-    /// the app does not sign in there). Left out when false.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unencrypted: bool,
-    /// Origins besides its own address whose pages it may send the user
-    /// to. Left out when none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<String>>", optional)]
-    pub page_origins: Vec<String>,
-}
-
-/// A server's transport with the names of its env values or headers only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(untagged)]
-pub enum ServerTransportView {
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: Vec<String>,
-    },
-    Http {
-        url: String,
-        headers: Vec<String>,
-    },
-}
-
-/// What a save does with one secret value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+/// What the page is told of a secret value, and says of it in a save.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Secret {
-    /// Keep the value stored now.
+    /// A value is stored: keep it.
     Keep,
-    /// Replace it with this one.
+    /// Replace it with this one (never sent to the page).
     Set { value: String },
-    /// Remove it (for a map entry: remove the entry).
-    Clear,
 }
 
-/// Settings as the page saves them: every field as shown, secrets as intent.
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Secret::Keep => f.write_str("Keep"),
+            Secret::Set { .. } => f.write_str("Set(<redacted>)"),
+        }
+    }
+}
+
+/// The settings as the page sees them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SettingsView {
+    /// Every stored secret as [`Secret::Keep`]; secret values in args and
+    /// URLs as [`MASK`].
+    #[serde(flatten)]
+    pub settings: SettingsWith<Secret>,
+    /// The servers reached by plain `http` on another computer: what the
+    /// app sends them and what they answer cross the network unencrypted
+    /// (the page marks them so, and the app does not sign in there).
+    pub unencrypted: Vec<String>,
+}
+
+/// Settings as the page saves them: the view it got, edited.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct SettingsEdit {
-    pub model: ModelEdit,
-    pub mcp_servers: BTreeMap<String, ServerEdit>,
-    pub tool_overrides: BTreeMap<String, ToolOverride>,
-    #[ts(type = "number")]
-    pub card_expiry_secs: u64,
-    pub max_turns_per_run: u32,
-    pub history_token_budget: u32,
-    pub appearance: Appearance,
-    /// Which shop; one not sent keeps the shop in force.
-    #[serde(default)]
-    pub shop: Option<ShopConnection>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct ModelEdit {
-    pub base_url: String,
-    pub model: String,
-    pub api_key: Secret,
-    /// Every header the model gets; one left out is removed.
-    pub extra_headers: BTreeMap<String, Secret>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct ServerEdit {
     #[serde(flatten)]
-    pub transport: ServerTransportEdit,
-    pub trusted: bool,
-    /// Kept but not started; off when a page does not send it.
-    #[serde(default)]
-    pub disabled: bool,
-    /// Seconds a tool call may take; unset is the app's default.
-    #[serde(default)]
-    #[ts(type = "number | null")]
-    pub timeout_secs: Option<u64>,
-    /// The client id a sign-in uses where the server registers none;
-    /// blank or unset: the app registers itself.
-    #[serde(default)]
-    #[ts(optional = nullable)]
-    pub oauth_client_id: Option<String>,
-    /// Origins besides its own address whose pages it may send the user
-    /// to, as typed: each is kept as its origin (`https://pay.example.com`).
-    #[serde(default)]
-    #[ts(as = "Option<Vec<String>>", optional)]
-    pub page_origins: Vec<String>,
-    /// The server's name before a rename: kept values are looked up there.
-    #[serde(default)]
-    pub previous_name: Option<String>,
+    pub settings: SettingsWith<Secret>,
+    /// Servers renamed in this edit, new name to the name they were saved
+    /// under: a kept value is looked up there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub renamed: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(untagged)]
-pub enum ServerTransportEdit {
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: BTreeMap<String, Secret>,
-    },
-    Http {
-        url: String,
-        headers: BTreeMap<String, Secret>,
-    },
-}
+/// The model settings as the page sends them to try a provider before saving.
+pub type ModelEdit = ModelSettingsWith<Secret>;
 
 impl SettingsView {
     pub fn of(settings: &Settings) -> SettingsView {
+        let mut shown = settings.clone().map_secrets(|_, _| Secret::Keep);
+        for config in shown.mcp_servers.values_mut() {
+            mask_secret_args(&mut config.transport);
+        }
         SettingsView {
-            model: ModelView {
-                base_url: settings.model.base_url.clone(),
-                model: settings.model.model.clone(),
-                api_key_set: settings.model.api_key.is_some(),
-                extra_headers: settings.model.extra_headers.keys().cloned().collect(),
-            },
-            mcp_servers: settings
+            settings: shown,
+            unencrypted: settings
                 .mcp_servers
                 .iter()
-                .map(|(name, config)| (name.clone(), server_view(config)))
+                .filter(|(_, config)| config.is_unencrypted())
+                .map(|(name, _)| name.clone())
                 .collect(),
-            tool_overrides: settings.tool_overrides.clone(),
-            card_expiry_secs: settings.card_expiry_secs,
-            max_turns_per_run: settings.max_turns_per_run,
-            history_token_budget: settings.history_token_budget,
-            appearance: settings.appearance,
-            shop: settings.shop.clone(),
         }
+    }
+}
+
+impl<S> ServerConfigWith<S> {
+    /// Plain `http` to another computer.
+    fn is_unencrypted(&self) -> bool {
+        matches!(&self.transport, ServerTransportWith::Http { url, .. } if is_plain_http_elsewhere(url))
     }
 }
 
 /// What the page is shown in place of a secret value in args or a URL.
 pub const MASK: &str = "••••••";
 
-/// A server as the page may see it: env and header names only, secret
-/// values in args and URL masked. A `${env:…}` reference is no secret and
-/// is shown as it is.
-pub fn server_view(config: &ServerConfig) -> ServerView {
-    let unencrypted = matches!(&config.transport, ServerTransport::Http { url, .. } if is_plain_http_elsewhere(url));
-    let mut masked = config.transport.clone();
-    secret_args::for_each_value(&mut masked, |_, value| {
+/// A server as the page may see it: every secret kept, secret values in
+/// args and URL masked.
+pub fn server_view(config: &ServerConfig) -> ServerConfigWith<Secret> {
+    let Ok(mut shown) = config
+        .clone()
+        .try_map_secrets(|_, _| Ok::<_, std::convert::Infallible>(Secret::Keep));
+    mask_secret_args(&mut shown.transport);
+    shown
+}
+
+/// The secret values in args or URL replaced by [`MASK`]. A `${env:…}`
+/// reference is no secret and is shown as it is.
+fn mask_secret_args<S>(transport: &mut ServerTransportWith<S>) {
+    secret_args::for_each_value(transport, |_, value| {
         if !value.is_empty() && !is_reference_only(value) {
             *value = MASK.to_string();
         }
     });
-    let transport = match &masked {
-        ServerTransport::Stdio { command, args, env } => ServerTransportView::Stdio {
-            command: command.clone(),
-            args: args.clone(),
-            env: env.keys().cloned().collect(),
-        },
-        ServerTransport::Http { url, headers } => ServerTransportView::Http {
-            url: url.clone(),
-            headers: headers.keys().cloned().collect(),
-        },
-    };
-    ServerView {
-        transport,
-        unencrypted,
-        trusted: config.trusted,
-        disabled: config.disabled,
-        timeout_secs: config.timeout_secs,
-        oauth_client_id: config.oauth_client_id.clone(),
-        page_origins: config.page_origins.clone(),
-    }
 }
 
 impl SettingsEdit {
     /// The full settings this edit asks for, given the ones in force.
     /// Keeping a value that is not stored is refused.
     pub fn apply(self, current: &Settings) -> Result<Settings, SettingsError> {
-        let model = self.model.apply(&current.model)?;
-        let mut mcp_servers = BTreeMap::new();
-        for (name, edit) in self.mcp_servers {
+        let SettingsEdit { settings, renamed } = self;
+        let saved_as = |server: &str| {
+            renamed
+                .get(server)
+                .map_or(server, String::as_str)
+                .to_string()
+        };
+        let base_url = settings.model.base_url.clone();
+        let mut edited = settings.try_map_secrets(|spot, secret| match (secret, spot) {
+            (Secret::Set { value }, _) => Ok(value),
+            (Secret::Keep, SecretSpot::Server { server, secret }) => {
+                server_value(current, &saved_as(server), secret)
+                    .ok_or_else(|| SettingsError::NothingToKeep(spot_name(spot)))
+            }
+            (Secret::Keep, _) => kept_model_value(&current.model, &base_url, spot),
+        })?;
+        for (name, config) in edited.mcp_servers.iter_mut() {
             let before = current
                 .mcp_servers
-                .get(edit.previous_name.as_deref().unwrap_or(&name))
-                .map(|config| &config.transport);
-            let mut transport = match edit.transport {
-                ServerTransportEdit::Stdio { command, args, env } => {
-                    let stored = match before {
-                        Some(ServerTransport::Stdio { env, .. }) => Some(env),
-                        _ => None,
-                    };
-                    ServerTransport::Stdio {
-                        command,
-                        args,
-                        env: resolve(env, stored, &format!("env of server {name}"))?,
-                    }
-                }
-                ServerTransportEdit::Http { url, headers } => {
-                    let stored = match before {
-                        Some(ServerTransport::Http { headers, .. }) => Some(headers),
-                        _ => None,
-                    };
-                    ServerTransport::Http {
-                        url,
-                        headers: resolve(headers, stored, &format!("header of server {name}"))?,
-                    }
-                }
-            };
-            keep_masked(&name, &mut transport, before)?;
-            let config = ServerConfig {
-                transport,
-                trusted: edit.trusted,
-                disabled: edit.disabled,
-                timeout_secs: edit.timeout_secs,
-                oauth_client_id: edit
-                    .oauth_client_id
-                    .map(|id| id.trim().to_string())
-                    .filter(|id| !id.is_empty()),
-                page_origins: page_origins(&name, edit.page_origins)?,
-            };
-            mcp_servers.insert(name, config);
+                .get(&saved_as(name))
+                .map(|c| &c.transport);
+            keep_masked(name, &mut config.transport, before)?;
+            config.oauth_client_id = config
+                .oauth_client_id
+                .take()
+                .map(|id| id.trim().to_string())
+                .filter(|id| !id.is_empty());
+            config.page_origins = page_origins(name, std::mem::take(&mut config.page_origins))?;
         }
-        Ok(Settings {
-            model,
-            mcp_servers,
-            tool_overrides: self.tool_overrides,
-            card_expiry_secs: self.card_expiry_secs,
-            max_turns_per_run: self.max_turns_per_run,
-            history_token_budget: self.history_token_budget,
-            appearance: self.appearance,
-            shop: self.shop.unwrap_or_else(|| current.shop.clone()),
-        })
+        Ok(edited)
     }
 }
 
 impl ModelEdit {
     /// The model settings this edit asks for, given the ones in force: what
-    /// a save stores, and what listing the provider's models uses before
-    /// anything is saved.
-    ///
-    /// A kept key or header goes only to the address it was saved for: at
-    /// another base URL (a provider the user is trying, or one a pasted
-    /// setting points at) it must be given again.
+    /// listing the provider's models uses before anything is saved (a save
+    /// resolves them with the rest, [`SettingsEdit::apply`]).
     pub fn apply(self, current: &ModelSettings) -> Result<ModelSettings, SettingsError> {
-        if !same_endpoint(&self.base_url, &current.base_url) {
-            let kept_key = matches!(self.api_key, Secret::Keep) && current.api_key.is_some();
-            let kept_header = self
-                .extra_headers
-                .iter()
-                .find(|(_, secret)| matches!(secret, Secret::Keep));
-            let kept = match (kept_key, kept_header) {
-                (true, _) => Some("the API key".to_string()),
-                (false, Some((name, _))) => Some(format!("model header {name:?}")),
-                (false, None) => None,
-            };
-            if let Some(what) = kept {
-                return Err(SettingsError::KeptForAnotherAddress {
-                    what,
-                    saved_for: current.base_url.clone(),
-                    base_url: self.base_url,
-                });
-            }
-        }
-        let api_key = match self.api_key {
-            Secret::Keep => current.api_key.clone(),
-            Secret::Set { value } => Some(value),
-            Secret::Clear => None,
-        };
-        let extra_headers = resolve(
-            self.extra_headers,
-            Some(&current.extra_headers),
-            "model header",
-        )?;
-        Ok(ModelSettings {
-            base_url: self.base_url,
-            model: self.model,
-            api_key,
-            extra_headers,
+        let base_url = self.base_url.clone();
+        self.try_map_secrets(|spot, secret| match secret {
+            Secret::Set { value } => Ok(value),
+            Secret::Keep => kept_model_value(current, &base_url, spot),
         })
+    }
+}
+
+/// The stored value a kept key or model header stands for. It goes only to
+/// the address it was saved for: at another base URL (a provider the user
+/// is trying, or one a pasted setting points at) it must be given again.
+fn kept_model_value(
+    current: &ModelSettings,
+    base_url: &str,
+    spot: SecretSpot<'_>,
+) -> Result<String, SettingsError> {
+    if !same_endpoint(base_url, &current.base_url) {
+        return Err(SettingsError::KeptForAnotherAddress {
+            what: spot_name(spot),
+            saved_for: current.base_url.clone(),
+            base_url: base_url.to_string(),
+        });
+    }
+    let stored = match spot {
+        SecretSpot::ApiKey => current.api_key.clone(),
+        SecretSpot::ModelHeader(name) => current.extra_headers.get(name).cloned(),
+        SecretSpot::Server { .. } => None,
+    };
+    stored.ok_or_else(|| SettingsError::NothingToKeep(spot_name(spot)))
+}
+
+/// The value stored for a server's env value or header.
+fn server_value(current: &Settings, server: &str, secret: ServerSecret<'_>) -> Option<String> {
+    match (secret, &current.mcp_servers.get(server)?.transport) {
+        (ServerSecret::Env(name), ServerTransport::Stdio { env, .. }) => env.get(name).cloned(),
+        (ServerSecret::Header(name), ServerTransport::Http { headers, .. }) => {
+            headers.get(name).cloned()
+        }
+        _ => None,
+    }
+}
+
+/// A secret's place, as an error names it.
+fn spot_name(spot: SecretSpot<'_>) -> String {
+    match spot {
+        SecretSpot::ApiKey => "the API key".to_string(),
+        SecretSpot::ModelHeader(name) => format!("model header {name:?}"),
+        SecretSpot::Server {
+            server,
+            secret: ServerSecret::Env(name),
+        } => format!("env of server {server} {name:?}"),
+        SecretSpot::Server {
+            server,
+            secret: ServerSecret::Header(name),
+        } => format!("header of server {server} {name:?}"),
     }
 }
 
@@ -402,31 +295,6 @@ fn spot_text(spot: &Spot) -> String {
     }
 }
 
-/// A map of secrets as edited: kept entries take the stored value, set
-/// ones the new value, cleared ones are left out.
-fn resolve(
-    edited: BTreeMap<String, Secret>,
-    stored: Option<&BTreeMap<String, String>>,
-    what: &str,
-) -> Result<BTreeMap<String, String>, SettingsError> {
-    let mut out = BTreeMap::new();
-    for (name, secret) in edited {
-        match secret {
-            Secret::Keep => {
-                let value = stored
-                    .and_then(|values| values.get(&name))
-                    .ok_or_else(|| SettingsError::NothingToKeep(format!("{what} {name:?}")))?;
-                out.insert(name, value.clone());
-            }
-            Secret::Set { value } => {
-                out.insert(name, value);
-            }
-            Secret::Clear => {}
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -460,71 +328,12 @@ mod tests {
         settings
     }
 
+    /// What the page saves when the user changes nothing: the view it got.
     fn keep_all(settings: &Settings) -> SettingsEdit {
-        let view = SettingsView::of(settings);
-        let keep = |names: &[String]| {
-            names
-                .iter()
-                .map(|n| (n.clone(), Secret::Keep))
-                .collect::<BTreeMap<_, _>>()
-        };
         SettingsEdit {
-            model: ModelEdit {
-                base_url: view.model.base_url,
-                model: view.model.model,
-                api_key: Secret::Keep,
-                extra_headers: keep(&view.model.extra_headers),
-            },
-            mcp_servers: view
-                .mcp_servers
-                .into_iter()
-                .map(|(name, server)| {
-                    let transport = match server.transport {
-                        ServerTransportView::Stdio { command, args, env } => {
-                            ServerTransportEdit::Stdio {
-                                command,
-                                args,
-                                env: keep(&env),
-                            }
-                        }
-                        ServerTransportView::Http { url, headers } => ServerTransportEdit::Http {
-                            url,
-                            headers: keep(&headers),
-                        },
-                    };
-                    let edit = ServerEdit {
-                        transport,
-                        trusted: server.trusted,
-                        disabled: server.disabled,
-                        timeout_secs: server.timeout_secs,
-                        oauth_client_id: server.oauth_client_id,
-                        page_origins: server.page_origins,
-                        previous_name: None,
-                    };
-                    (name, edit)
-                })
-                .collect(),
-            tool_overrides: view.tool_overrides,
-            card_expiry_secs: view.card_expiry_secs,
-            max_turns_per_run: view.max_turns_per_run,
-            history_token_budget: view.history_token_budget,
-            appearance: view.appearance,
-            shop: Some(view.shop),
+            settings: SettingsView::of(settings).settings,
+            renamed: BTreeMap::new(),
         }
-    }
-
-    #[test]
-    fn a_save_without_the_shop_keeps_the_shop_in_force() {
-        let mut current = stored();
-        current.shop = ShopConnection::Online {
-            url: "https://shop.example/mcp".into(),
-        };
-        let mut edit = keep_all(&current);
-        edit.shop = None;
-        assert_eq!(edit.apply(&current).unwrap().shop, current.shop);
-        let mut edit = keep_all(&current);
-        edit.shop = Some(ShopConnection::Local);
-        assert_eq!(edit.apply(&current).unwrap().shop, ShopConnection::Local);
     }
 
     #[test]
@@ -534,13 +343,22 @@ mod tests {
         for secret in ["sk-stored", "bit", "t1", "tok-stored"] {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
-        assert!(view.model.api_key_set);
-        assert_eq!(view.model.extra_headers, vec!["X-Org", "X-Team"]);
+        assert_eq!(view.settings.model.api_key, Some(Secret::Keep));
         assert_eq!(
-            serde_json::to_value(&view.mcp_servers["notes"]).unwrap(),
-            json!({"command": "npx", "args": ["notes-mcp"], "env": ["TOKEN"], "trusted": false, "disabled": false, "timeout_secs": null})
+            serde_json::to_value(&view.settings.model.extra_headers).unwrap(),
+            json!({"X-Org": {"action": "keep"}, "X-Team": {"action": "keep"}})
         );
-        assert!(!SettingsView::of(&Settings::default()).model.api_key_set);
+        assert_eq!(
+            serde_json::to_value(&view.settings.mcp_servers["notes"]).unwrap(),
+            json!({"command": "npx", "args": ["notes-mcp"], "env": {"TOKEN": {"action": "keep"}}, "trusted": false, "disabled": false, "timeout_secs": null})
+        );
+        assert_eq!(
+            SettingsView::of(&Settings::default())
+                .settings
+                .model
+                .api_key,
+            None
+        );
     }
 
     #[test]
@@ -553,13 +371,12 @@ mod tests {
     fn a_set_secret_replaces_the_stored_one_and_a_cleared_one_is_removed() {
         let current = stored();
         let mut edit = keep_all(&current);
-        edit.model.api_key = Secret::Set {
+        edit.settings.model.api_key = Some(Secret::Set {
             value: "sk-new".into(),
-        };
-        edit.model
-            .extra_headers
-            .insert("X-Org".into(), Secret::Clear);
-        edit.model
+        });
+        edit.settings.model.extra_headers.remove("X-Org");
+        edit.settings
+            .model
             .extra_headers
             .insert("X-New".into(), Secret::Set { value: "n".into() });
         let applied = edit.apply(&current).unwrap();
@@ -573,23 +390,26 @@ mod tests {
             .into()
         );
         let mut clear = keep_all(&current);
-        clear.model.api_key = Secret::Clear;
+        clear.settings.model.api_key = None;
         assert_eq!(clear.apply(&current).unwrap().model.api_key, None);
     }
 
     #[test]
     fn a_server_over_plain_http_to_another_computer_is_marked_unencrypted() {
         let http = |url: &str| {
-            server_view(&ServerConfig::untrusted(ServerTransport::Http {
-                url: url.into(),
-                headers: BTreeMap::new(),
-            }))
-            .unencrypted
+            let mut settings = stored();
+            settings.mcp_servers.insert(
+                "web".into(),
+                ServerConfig::untrusted(ServerTransport::Http {
+                    url: url.into(),
+                    headers: BTreeMap::new(),
+                }),
+            );
+            SettingsView::of(&settings).unencrypted
         };
-        assert!(http("http://notes.example/mcp"));
-        assert!(!http("https://notes.example/mcp"));
-        assert!(!http("http://127.0.0.1:8080/mcp"));
-        assert!(!server_view(&stored().mcp_servers["notes"]).unencrypted);
+        assert_eq!(http("http://notes.example/mcp"), ["web"]);
+        assert!(http("https://notes.example/mcp").is_empty());
+        assert!(http("http://127.0.0.1:8080/mcp").is_empty());
     }
 
     #[test]
@@ -597,28 +417,26 @@ mod tests {
         let mut current = stored();
         current.model.base_url = "https://api.deepseek.com/v1".into();
         let mut same = keep_all(&current);
-        same.model.base_url = " https://API.DeepSeek.com:443/v1/ ".into();
+        same.settings.model.base_url = " https://API.DeepSeek.com:443/v1/ ".into();
         assert!(
             same.apply(&current).is_ok(),
             "the same address, written otherwise"
         );
 
         let mut elsewhere = keep_all(&current);
-        elsewhere.model.base_url = "https://collector.example/v1".into();
+        elsewhere.settings.model.base_url = "https://collector.example/v1".into();
         assert!(matches!(
             elsewhere.clone().apply(&current),
             Err(SettingsError::KeptForAnotherAddress { ref what, .. }) if what == "the API key"
         ));
-        elsewhere.model.api_key = Secret::Set {
+        elsewhere.settings.model.api_key = Some(Secret::Set {
             value: "sk-for-collector".into(),
-        };
+        });
         assert!(matches!(
             elsewhere.clone().apply(&current),
             Err(SettingsError::KeptForAnotherAddress { ref what, .. }) if what.contains("X-Org")
         ));
-        for secret in elsewhere.model.extra_headers.values_mut() {
-            *secret = Secret::Clear;
-        }
+        elsewhere.settings.model.extra_headers.clear();
         let applied = elsewhere.apply(&current).unwrap();
         assert_eq!(applied.model.api_key.as_deref(), Some("sk-for-collector"));
         assert!(applied.model.extra_headers.is_empty());
@@ -628,16 +446,15 @@ mod tests {
     fn a_renamed_server_keeps_its_env_values_and_keeping_an_unknown_one_is_refused() {
         let current = stored();
         let mut edit = keep_all(&current);
-        let mut notes = edit.mcp_servers.remove("notes").unwrap();
-        notes.previous_name = Some("notes".into());
-        edit.mcp_servers.insert("notes2".into(), notes.clone());
+        let notes = edit.settings.mcp_servers.remove("notes").unwrap();
+        edit.settings.mcp_servers.insert("notes2".into(), notes);
+        edit.renamed.insert("notes2".into(), "notes".into());
         let applied = edit.clone().apply(&current).unwrap();
         assert_eq!(
             applied.mcp_servers["notes2"].transport,
             current.mcp_servers["notes"].transport
         );
-        notes.previous_name = None;
-        edit.mcp_servers.insert("notes2".into(), notes);
+        edit.renamed.clear();
         assert!(matches!(
             edit.apply(&current),
             Err(SettingsError::NothingToKeep(what)) if what.contains("TOKEN")
@@ -668,8 +485,13 @@ mod tests {
     }
 
     fn args_of<'a>(edit: &'a mut SettingsEdit, server: &str) -> &'a mut Vec<String> {
-        match edit.mcp_servers.get_mut(server).map(|s| &mut s.transport) {
-            Some(ServerTransportEdit::Stdio { args, .. }) => args,
+        match edit
+            .settings
+            .mcp_servers
+            .get_mut(server)
+            .map(|s| &mut s.transport)
+        {
+            Some(ServerTransportWith::Stdio { args, .. }) => args,
             _ => panic!("{server} runs a command"),
         }
     }
@@ -690,20 +512,20 @@ mod tests {
             "{text}"
         );
         assert_eq!(
-            view.mcp_servers["notes"].transport,
-            ServerTransportView::Stdio {
+            view.settings.mcp_servers["notes"].transport,
+            ServerTransportWith::Stdio {
                 command: "npx".into(),
                 args: ["notes-mcp", "--api-key", MASK, "--port", "8080"]
                     .map(String::from)
                     .into(),
-                env: vec!["TOKEN".into()],
+                env: [("TOKEN".to_string(), Secret::Keep)].into(),
             }
         );
         assert_eq!(
-            view.mcp_servers["remote"].transport,
-            ServerTransportView::Http {
+            view.settings.mcp_servers["remote"].transport,
+            ServerTransportWith::Http {
                 url: format!("https://h.example/mcp?token={MASK}&page=2"),
-                headers: vec![],
+                headers: BTreeMap::new(),
             }
         );
     }
@@ -720,8 +542,8 @@ mod tests {
         );
         let view = SettingsView::of(&settings);
         assert!(matches!(
-            &view.mcp_servers["remote"].transport,
-            ServerTransportView::Http { url, .. } if url == "https://h/mcp?key=${env:REMOTE_KEY}"
+            &view.settings.mcp_servers["remote"].transport,
+            ServerTransportWith::Http { url, .. } if url == "https://h/mcp?key=${env:REMOTE_KEY}"
         ));
     }
 
@@ -766,9 +588,9 @@ mod tests {
         let current = stored_with_secret_args();
         let mut edit = keep_all(&current);
         for (old, new) in [("notes", "notes2"), ("remote", "remote2")] {
-            let mut server = edit.mcp_servers.remove(old).unwrap();
-            server.previous_name = Some(old.into());
-            edit.mcp_servers.insert(new.into(), server);
+            let server = edit.settings.mcp_servers.remove(old).unwrap();
+            edit.settings.mcp_servers.insert(new.into(), server);
+            edit.renamed.insert(new.into(), old.into());
         }
         let applied = edit.apply(&current).unwrap();
         assert_eq!(stored_args(&applied, "notes2")[2], "sk-arg");
@@ -798,9 +620,13 @@ mod tests {
         ));
 
         let mut new_server = keep_all(&current);
-        let notes = new_server.mcp_servers["notes"].clone();
-        new_server.mcp_servers.insert("other".into(), notes);
-        if let Some(ServerTransportEdit::Stdio { env, .. }) = new_server
+        let notes = new_server.settings.mcp_servers["notes"].clone();
+        new_server
+            .settings
+            .mcp_servers
+            .insert("other".into(), notes);
+        if let Some(ServerTransportWith::Stdio { env, .. }) = new_server
+            .settings
             .mcp_servers
             .get_mut("other")
             .map(|s| &mut s.transport)
@@ -816,16 +642,19 @@ mod tests {
 
     #[test]
     fn the_chosen_language_and_theme_are_saved_with_the_rest() {
-        use crate::settings::{Language, Theme};
+        use crate::settings::{Appearance, Language, Theme};
         let current = stored();
         let mut edit = keep_all(&current);
-        edit.appearance = Appearance {
+        edit.settings.appearance = Appearance {
             language: Some(Language::En),
             theme: Theme::Dark,
         };
         let applied = edit.apply(&current).unwrap();
         assert_eq!(applied.appearance, edit_appearance());
-        assert_eq!(SettingsView::of(&applied).appearance, edit_appearance());
+        assert_eq!(
+            SettingsView::of(&applied).settings.appearance,
+            edit_appearance()
+        );
 
         fn edit_appearance() -> Appearance {
             Appearance {
@@ -839,7 +668,11 @@ mod tests {
     fn the_origins_declared_for_a_server_s_pages_are_kept_as_origins_and_shown() {
         let current = stored();
         let mut edit = keep_all(&current);
-        edit.mcp_servers.get_mut("notes").unwrap().page_origins = vec![
+        edit.settings
+            .mcp_servers
+            .get_mut("notes")
+            .unwrap()
+            .page_origins = vec![
             " https://Pay.Example.com/ ".into(),
             String::new(),
             "https://pay.example.com:443".into(),
@@ -852,7 +685,7 @@ mod tests {
         );
         assert_eq!(applied.validate(&[]), Ok(()));
         assert_eq!(
-            SettingsView::of(&applied).mcp_servers["notes"].page_origins,
+            SettingsView::of(&applied).settings.mcp_servers["notes"].page_origins,
             ["https://pay.example.com", "http://127.0.0.1:8080"]
         );
 
@@ -861,7 +694,11 @@ mod tests {
             "http://pay.example.com",
             "pay.example.com",
         ] {
-            edit.mcp_servers.get_mut("notes").unwrap().page_origins = vec![refused.into()];
+            edit.settings
+                .mcp_servers
+                .get_mut("notes")
+                .unwrap()
+                .page_origins = vec![refused.into()];
             assert!(
                 matches!(
                     edit.clone().apply(&current),
@@ -893,11 +730,25 @@ mod tests {
             serde_json::from_value::<Secret>(json!({"action": "set", "value": "v"})).unwrap(),
             Secret::Set { value: "v".into() }
         );
-        let server: ServerEdit = serde_json::from_value(json!({
-            "url": "http://h/mcp", "headers": {"Authorization": {"action": "clear"}}, "trusted": true
+        assert!(
+            serde_json::from_value::<Secret>(json!({"action": "clear"})).is_err(),
+            "a value left out is removed: there is no clearing intent"
+        );
+        let server: ServerConfigWith<Secret> = serde_json::from_value(json!({
+            "url": "http://h/mcp", "headers": {"Authorization": {"action": "keep"}}, "trusted": true
         }))
         .unwrap();
-        assert_eq!(server.previous_name, None);
-        assert!(matches!(server.transport, ServerTransportEdit::Http { .. }));
+        assert!(
+            matches!(server.transport, ServerTransportWith::Http { ref headers, .. } if headers["Authorization"] == Secret::Keep)
+        );
+        assert_eq!(
+            format!(
+                "{:?}",
+                Secret::Set {
+                    value: "sk-SECRET".into()
+                }
+            ),
+            "Set(<redacted>)"
+        );
     }
 }

@@ -6,7 +6,7 @@
 use ts_rs::{Config, TS};
 
 use crate::llm::models::ModelInfo;
-use crate::mcp::config::{ServerConfig, ServerTransport};
+use crate::mcp::config::{ServerConfigWith, ServerTransportWith};
 use crate::mcp::export::{McpExport, SecretKind, WithheldSecret};
 use crate::mcp::import::{
     Expected, ImportFormat, ImportNote, ImportPlan, ImportPreview, ImportProblem, PlannedServer,
@@ -22,11 +22,10 @@ use crate::protocol::{
     PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, SignInStarted, StopReason, ToolCallView,
     ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
 };
-use crate::settings::{Appearance, Language, ModelSettings, Settings, ShopConnection, Theme};
-use crate::settings_view::{
-    MASK, ModelEdit, ModelView, Secret, ServerEdit, ServerTransportEdit, ServerTransportView,
-    ServerView, SettingsEdit, SettingsView,
+use crate::settings::{
+    Appearance, Language, ModelSettingsWith, SettingsWith, ShopConnection, Theme,
 };
+use crate::settings_view::{MASK, Secret, SettingsEdit, SettingsView};
 use crate::toolcall::CallStatus;
 
 /// Where the generated file lives, relative to this crate.
@@ -68,22 +67,16 @@ pub fn render() -> String {
         TranscriptItem::decl(&cfg),
         AuditEntry::decl(&cfg),
         AuditDecision::decl(&cfg),
-        Settings::decl(&cfg),
-        ModelSettings::decl(&cfg),
+        SettingsWith::<Secret>::decl(&cfg),
+        ModelSettingsWith::<Secret>::decl(&cfg),
         Appearance::decl(&cfg),
         ShopConnection::decl(&cfg),
         Language::decl(&cfg),
         Theme::decl(&cfg),
-        ServerConfig::decl(&cfg),
-        ServerTransport::decl(&cfg),
+        ServerConfigWith::<Secret>::decl(&cfg),
+        ServerTransportWith::<Secret>::decl(&cfg),
         SettingsView::decl(&cfg),
-        ModelView::decl(&cfg),
-        ServerView::decl(&cfg),
-        ServerTransportView::decl(&cfg),
         SettingsEdit::decl(&cfg),
-        ModelEdit::decl(&cfg),
-        ServerEdit::decl(&cfg),
-        ServerTransportEdit::decl(&cfg),
         Secret::decl(&cfg),
         ToolOverride::decl(&cfg),
         ServerStatus::decl(&cfg),

@@ -261,12 +261,12 @@ call: ToolCallView | null, };
 
 export type AuditDecision = "policy_allowed" | "auto_approved_by_user_setting" | "policy_denied" | "user_approved" | "user_approved_edited" | "user_denied" | "expired" | "superseded" | "user_accepted_definition" | "preview_changed" | "server_requested_input" | "input_request_refused" | "user_accepted_input" | "user_declined_input" | "user_cancelled_input";
 
-export type Settings = { model: ModelSettings, 
+export type SettingsWith<S> = { model: ModelSettingsWith<S>, 
 /**
  * Servers the user added, in the `mcpServers` shape. The built-in
  * shop is not listed here: the app supplies it, trusted.
  */
-mcp_servers: { [key in string]: ServerConfig }, 
+mcp_servers: { [key in string]: ServerConfigWith<S> }, 
 /**
  * Per-tool policy, keyed by `server__tool`.
  */
@@ -295,11 +295,11 @@ appearance: Appearance,
  */
 shop: ShopConnection, };
 
-export type ModelSettings = { 
+export type ModelSettingsWith<S> = { 
 /**
  * For example `https://api.deepseek.com/v1`; `/chat/completions` is appended.
  */
-base_url: string, model: string, api_key: string | null, extra_headers: { [key in string]: string }, };
+base_url: string, model: string, api_key: S | null, extra_headers: { [key in string]: S }, };
 
 export type Appearance = { 
 /**
@@ -313,7 +313,7 @@ export type Language = "zh-CN" | "en";
 
 export type Theme = "system" | "light" | "dark";
 
-export type ServerConfig = { 
+export type ServerConfigWith<S> = { 
 /**
  * Whether the server's tool annotations are believed. Off unless set.
  */
@@ -336,76 +336,90 @@ oauth_client_id?: string | null,
  * Origins besides its own address whose pages it may send the user
  * to (`https://pay.example.com`), as the user declared them.
  */
-page_origins?: Array<string>, } & ({ command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, });
+page_origins?: Array<string>, } & ({ command: string, args: Array<string>, env: { [key in string]: S }, } | { url: string, headers: { [key in string]: S }, });
 
-export type ServerTransport = { command: string, args: Array<string>, env: { [key in string]: string }, } | { url: string, headers: { [key in string]: string }, };
+export type ServerTransportWith<S> = { command: string, args: Array<string>, env: { [key in string]: S }, } | { url: string, headers: { [key in string]: S }, };
 
-export type SettingsView = { model: ModelView, mcp_servers: { [key in string]: ServerView }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, appearance: Appearance, shop: ShopConnection, };
+export type SettingsView = { 
+/**
+ * The servers reached by plain `http` on another computer: what the
+ * app sends them and what they answer cross the network unencrypted
+ * (the page marks them so, and the app does not sign in there).
+ */
+unencrypted: Array<string>, model: ModelSettingsWith<Secret>, 
+/**
+ * Servers the user added, in the `mcpServers` shape. The built-in
+ * shop is not listed here: the app supplies it, trusted.
+ */
+mcp_servers: { [key in string]: ServerConfigWith<Secret> }, 
+/**
+ * Per-tool policy, keyed by `server__tool`.
+ */
+tool_overrides: { [key in string]: ToolOverride }, 
+/**
+ * How long a confirmation card may wait before it expires. A day by
+ * default, so a card outlives closing the app for the evening.
+ */
+card_expiry_secs: number, 
+/**
+ * How many model turns one run may take.
+ */
+max_turns_per_run: number, 
+/**
+ * Estimated tokens of history sent to the model.
+ */
+history_token_budget: number, 
+/**
+ * How the page looks; kept here, in the data directory, so each
+ * `--data-dir` remembers its own.
+ */
+appearance: Appearance, 
+/**
+ * Which shop the built-in shop server is: the local demo the app
+ * starts, or the online shop at a URL. Either is trusted as the shop.
+ */
+shop: ShopConnection, };
 
-export type ModelView = { base_url: string, model: string, api_key_set: boolean, 
+export type SettingsEdit = { 
 /**
- * The names of the extra headers; their values stay in the core.
+ * Servers renamed in this edit, new name to the name they were saved
+ * under: a kept value is looked up there.
  */
-extra_headers: Array<string>, };
+renamed?: { [key in string]: string }, model: ModelSettingsWith<Secret>, 
+/**
+ * Servers the user added, in the `mcpServers` shape. The built-in
+ * shop is not listed here: the app supplies it, trusted.
+ */
+mcp_servers: { [key in string]: ServerConfigWith<Secret> }, 
+/**
+ * Per-tool policy, keyed by `server__tool`.
+ */
+tool_overrides: { [key in string]: ToolOverride }, 
+/**
+ * How long a confirmation card may wait before it expires. A day by
+ * default, so a card outlives closing the app for the evening.
+ */
+card_expiry_secs: number, 
+/**
+ * How many model turns one run may take.
+ */
+max_turns_per_run: number, 
+/**
+ * Estimated tokens of history sent to the model.
+ */
+history_token_budget: number, 
+/**
+ * How the page looks; kept here, in the data directory, so each
+ * `--data-dir` remembers its own.
+ */
+appearance: Appearance, 
+/**
+ * Which shop the built-in shop server is: the local demo the app
+ * starts, or the online shop at a URL. Either is trusted as the shop.
+ */
+shop: ShopConnection, };
 
-export type ServerView = { trusted: boolean, disabled: boolean, timeout_secs: number | null, 
-/**
- * The client id a sign-in uses where the server registers none.
- */
-oauth_client_id?: string | null, 
-/**
- * Plain `http` to another computer: what the app sends it and what it
- * answers cross the network unencrypted (the page marks it so, and
- * the app does not sign in there). Left out when false.
- */
-unencrypted?: boolean, 
-/**
- * Origins besides its own address whose pages it may send the user
- * to. Left out when none.
- */
-page_origins?: Array<string>, } & ({ command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, });
-
-export type ServerTransportView = { command: string, args: Array<string>, env: Array<string>, } | { url: string, headers: Array<string>, };
-
-export type SettingsEdit = { model: ModelEdit, mcp_servers: { [key in string]: ServerEdit }, tool_overrides: { [key in string]: ToolOverride }, card_expiry_secs: number, max_turns_per_run: number, history_token_budget: number, appearance: Appearance, 
-/**
- * Which shop; one not sent keeps the shop in force.
- */
-shop: ShopConnection | null, };
-
-export type ModelEdit = { base_url: string, model: string, api_key: Secret, 
-/**
- * Every header the model gets; one left out is removed.
- */
-extra_headers: { [key in string]: Secret }, };
-
-export type ServerEdit = { trusted: boolean, 
-/**
- * Kept but not started; off when a page does not send it.
- */
-disabled: boolean, 
-/**
- * Seconds a tool call may take; unset is the app's default.
- */
-timeout_secs: number | null, 
-/**
- * The client id a sign-in uses where the server registers none;
- * blank or unset: the app registers itself.
- */
-oauth_client_id?: string | null, 
-/**
- * Origins besides its own address whose pages it may send the user
- * to, as typed: each is kept as its origin (`https://pay.example.com`).
- */
-page_origins?: Array<string>, 
-/**
- * The server's name before a rename: kept values are looked up there.
- */
-previous_name: string | null, } & ({ command: string, args: Array<string>, env: { [key in string]: Secret }, } | { url: string, headers: { [key in string]: Secret }, });
-
-export type ServerTransportEdit = { command: string, args: Array<string>, env: { [key in string]: Secret }, } | { url: string, headers: { [key in string]: Secret }, };
-
-export type Secret = { "action": "keep" } | { "action": "set", value: string, } | { "action": "clear" };
+export type Secret = { "action": "keep" } | { "action": "set", value: string, };
 
 export type ToolOverride = "ask" | "deny" | "auto_approve";
 
@@ -498,7 +512,7 @@ rename: RenameReason | null,
  * What will be saved; `trusted` is always false, and `disabled`
  * always true: nothing pasted runs until the user turns it on.
  */
-server: ServerView, 
+server: ServerConfigWith<Secret>, 
 /**
  * Whether the pasted text had it turned off already.
  */

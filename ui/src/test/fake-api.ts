@@ -28,7 +28,7 @@ import type {
 export type Recorded = { command: string; args: unknown[] };
 
 export const DEFAULT_SETTINGS: SettingsView = {
-  model: { base_url: "http://127.0.0.1:11434/v1", model: "", api_key_set: false, extra_headers: [] },
+  model: { base_url: "http://127.0.0.1:11434/v1", model: "", api_key: null, extra_headers: {} },
   mcp_servers: {},
   tool_overrides: {},
   card_expiry_secs: 1800,
@@ -36,6 +36,7 @@ export const DEFAULT_SETTINGS: SettingsView = {
   history_token_budget: 24000,
   appearance: { language: null, theme: "system" },
   shop: { kind: "local" },
+  unencrypted: [],
 };
 
 export class FakeApi implements Api {
@@ -188,7 +189,7 @@ export class FakeApi implements Api {
   async saveSettings(settings: SettingsEdit): Promise<SettingsView> {
     this.record("save_settings", structuredClone(settings));
     await this.maybeFail();
-    this.settings = viewAfter(this.settings, settings);
+    this.settings = viewAfter(settings);
     return structuredClone(this.settings);
   }
 
@@ -294,41 +295,24 @@ export async function settle(): Promise<void> {
   for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-/** The view the core would answer after applying `edit` to `before`. */
-function viewAfter(before: SettingsView, edit: SettingsEdit): SettingsView {
-  const kept = (map: { [name in string]?: Secret }) =>
-    Object.entries(map)
-      .filter(([, secret]) => secret && secret.action !== "clear")
-      .map(([name]) => name);
-  const servers: SettingsView["mcp_servers"] = {};
-  for (const [name, server] of Object.entries(edit.mcp_servers)) {
+/**
+ * The view the core would answer after saving `edit`: every secret it
+ * keeps or sets is kept, the servers over plain http elsewhere are listed.
+ */
+function viewAfter(edit: SettingsEdit): SettingsView {
+  const { renamed: _applied, ...settings } = structuredClone(edit);
+  const kept = (map: { [name in string]?: Secret }): { [name in string]: Secret } =>
+    Object.fromEntries(Object.keys(map).map((name) => [name, { action: "keep" } as const]));
+  settings.model.api_key = settings.model.api_key && { action: "keep" };
+  settings.model.extra_headers = kept(settings.model.extra_headers);
+  const unencrypted: string[] = [];
+  for (const [name, server] of Object.entries(settings.mcp_servers)) {
     if (!server) continue;
-    const behaviour = {
-      trusted: server.trusted,
-      disabled: server.disabled ?? false,
-      timeout_secs: server.timeout_secs ?? null,
-      oauth_client_id: server.oauth_client_id ?? null,
-      ...(server.page_origins?.length ? { page_origins: server.page_origins } : {}),
-    };
-    servers[name] =
-      "command" in server
-        ? { command: server.command, args: server.args, env: kept(server.env), ...behaviour }
-        : { url: server.url, headers: kept(server.headers), ...behaviour };
+    if ("command" in server) server.env = kept(server.env);
+    else {
+      server.headers = kept(server.headers);
+      if (/^http:\/\/(?!127\.0\.0\.1|localhost|\[::1\])/.test(server.url)) unencrypted.push(name);
+    }
   }
-  const key = edit.model.api_key;
-  return {
-    model: {
-      base_url: edit.model.base_url,
-      model: edit.model.model,
-      api_key_set: key.action === "set" || (key.action === "keep" && before.model.api_key_set),
-      extra_headers: kept(edit.model.extra_headers),
-    },
-    mcp_servers: servers,
-    tool_overrides: edit.tool_overrides,
-    card_expiry_secs: edit.card_expiry_secs,
-    max_turns_per_run: edit.max_turns_per_run,
-    history_token_budget: edit.history_token_budget,
-    appearance: { ...edit.appearance },
-    shop: edit.shop ?? before.shop,
-  };
+  return { ...settings, unencrypted };
 }

@@ -50,9 +50,8 @@ describe("the confirmation card shows exactly what will be sent", () => {
   });
 
   it("marks a call to a server the settings say is plain http elsewhere as not encrypted", async () => {
-    api.settings.mcp_servers.notes = {
-      url: "http://notes.example/mcp", headers: [], trusted: false, disabled: false, timeout_secs: null, unencrypted: true,
-    };
+    api.settings.mcp_servers.notes = { url: "http://notes.example/mcp", headers: {}, trusted: false, disabled: false, timeout_secs: null };
+    api.settings.unencrypted = ["notes"];
     const view = mount(card([cardCall({ call_id: "c1" }), cardCall({ call_id: "c2", server: "notes", qualified_name: "notes__write" })]));
     await settle();
     const mark = (id: string) => view.el.querySelector<HTMLElement>(`${byId(id)} [data-testid="card-unencrypted"]`);

@@ -96,7 +96,7 @@ export function confirmationCard(initial: ConfirmationCard, deps: CardDeps): Car
   const unencrypted = (): Promise<ReadonlySet<string>> =>
     (servers ??= deps.api
       .getSettings()
-      .then((settings) => new Set(Object.entries(settings.mcp_servers).filter(([, s]) => s.unencrypted).map(([name]) => name)))
+      .then((settings) => new Set(settings.unencrypted))
       .catch(() => new Set<string>()));
   const host = {
     i18n: deps.i18n,

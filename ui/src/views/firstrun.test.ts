@@ -128,7 +128,7 @@ describe("the first run", () => {
     q("save-settings").click();
     await settle();
     expect(q("save-settings").textContent).toBe("完成");
-    expect(api.settings.model).toMatchObject({ base_url: "https://dashscope.aliyuncs.com/compatible-mode/v1", model: "qwen-max", api_key_set: true });
+    expect(api.settings.model).toMatchObject({ base_url: "https://dashscope.aliyuncs.com/compatible-mode/v1", model: "qwen-max", api_key: { action: "keep" } });
     expect(done).toBe(1);
   });
 

@@ -50,7 +50,7 @@ export function firstRunView(deps: FirstRunDeps): FirstRunView {
     if (!settings) return;
     const draft = editOf(settings);
     const language = languageChoice(api, i18n, settings, deps.onLanguage);
-    const model = modelSection(settings.model, draft.model, i18n, api, {
+    const model = modelSection(draft.model, i18n, api, {
       advancedOpen: false,
       // A first setup takes the history budget from the model's window.
       onModelChosen: (info) => {

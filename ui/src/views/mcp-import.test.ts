@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { createI18n, type Lang } from "../i18n";
-import { SECRET_MASK, type ImportPlan, type ServerView } from "../protocol";
+import { SECRET_MASK, type ImportPlan, type ServerEdit } from "../protocol";
 import { FakeApi, settle } from "../test/fake-api";
 import { settingsView } from "./settings";
 
@@ -19,7 +19,7 @@ const PLAN: ImportPlan = {
       name: "bitselect-2",
       original_name: "bitselect",
       rename: "builtin",
-      server: { command: "bitselect-mcp", args: ["--data-dir", "/srv/my shop"], env: ["TOKEN", "PLAIN"], trusted: false, disabled: true, timeout_secs: 30 },
+      server: { command: "bitselect-mcp", args: ["--data-dir", "/srv/my shop"], env: { TOKEN: { action: "keep" }, PLAIN: { action: "keep" } }, trusted: false, disabled: true, timeout_secs: 30 },
       was_disabled: false,
       values: [
         { name: "TOKEN", from_variables: ["SHOP_TOKEN"], has_written_text: false },
@@ -31,7 +31,7 @@ const PLAN: ImportPlan = {
       name: "remote-notes",
       original_name: "remote notes",
       rename: "invalid_name",
-      server: { url: "https://notes.example.com/mcp", headers: ["Authorization"], trusted: false, disabled: true, timeout_secs: null },
+      server: { url: "https://notes.example.com/mcp", headers: { Authorization: { action: "keep" } }, trusted: false, disabled: true, timeout_secs: null },
       was_disabled: true,
       values: [{ name: "Authorization", from_variables: ["NOTES_TOKEN"], has_written_text: true }],
       variables: [],
@@ -104,7 +104,7 @@ describe("importing MCP servers", () => {
   it("adds the previewed servers with the plan's fingerprint and draws the servers again from the core", async () => {
     await mount();
     api.importPreview = { outcome: "plan", plan: PLAN };
-    const added: ServerView = { url: "https://notes.example.com/mcp", headers: [], trusted: false, disabled: true, timeout_secs: null };
+    const added: ServerEdit = { url: "https://notes.example.com/mcp", headers: {}, trusted: false, disabled: true, timeout_secs: null };
     api.imported = { "remote-notes": added };
     await paste(PASTED);
     q<HTMLButtonElement>('[data-testid="import-apply"]').click();
@@ -226,7 +226,7 @@ describe("exporting MCP servers", () => {
 describe("a server's secret arguments in the import preview", () => {
   it("are shown as the mask the core sends in their place", async () => {
     const [first] = PLAN.servers;
-    const server = { ...first.server, args: ["--api-key", SECRET_MASK] } as ServerView;
+    const server = { ...first.server, args: ["--api-key", SECRET_MASK] } as ServerEdit;
     api.importPreview = { outcome: "plan", plan: { ...PLAN, servers: [{ ...first, server }] } };
     await mount();
     await paste(PASTED);

@@ -5,7 +5,7 @@
 import type { Api } from "../api";
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import type { ModelStatus, ServerView, SettingsEdit, SettingsView } from "../protocol";
+import type { ModelStatus, SettingsEdit, SettingsView } from "../protocol";
 import { PageMessage, errorDetail, failureText, showFailure } from "./error-text";
 
 export interface SaveBar {
@@ -98,33 +98,10 @@ export async function loadSettings(api: Api, i18n: I18n, slot: HTMLElement): Pro
 }
 
 /**
- * An edit that changes nothing: every field as shown, every secret kept.
- * The forms write into it what the user changes.
+ * An edit that changes nothing: the view as the core sent it, every secret
+ * kept. The forms write into it what the user changes.
  */
 export function editOf(view: SettingsView): SettingsEdit {
-  const behaviour = (server: ServerView) => ({
-    trusted: server.trusted,
-    disabled: server.disabled,
-    timeout_secs: server.timeout_secs,
-    page_origins: [...(server.page_origins ?? [])],
-  });
-  const keepAll = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, { action: "keep" } as const]));
-  const servers: SettingsEdit["mcp_servers"] = {};
-  for (const [name, server] of Object.entries(view.mcp_servers)) {
-    if (!server) continue;
-    servers[name] =
-      "command" in server
-        ? { command: server.command, args: [...server.args], env: keepAll(server.env), ...behaviour(server), previous_name: name }
-        : { url: server.url, headers: keepAll(server.headers), ...behaviour(server), oauth_client_id: server.oauth_client_id, previous_name: name };
-  }
-  return {
-    model: { base_url: view.model.base_url, model: view.model.model, api_key: { action: "keep" }, extra_headers: keepAll(view.model.extra_headers) },
-    mcp_servers: servers,
-    tool_overrides: { ...view.tool_overrides },
-    card_expiry_secs: view.card_expiry_secs,
-    max_turns_per_run: view.max_turns_per_run,
-    history_token_budget: view.history_token_budget,
-    appearance: { ...view.appearance },
-    shop: { ...view.shop },
-  };
+  const { unencrypted: _derived, ...settings } = structuredClone(view);
+  return settings;
 }

@@ -1,8 +1,9 @@
 // Write-only fields for secrets (the API key, headers, env values). The core
-// never sends a stored value back, only whether one is set, so a field shows
+// never sends a stored value back, only that one is kept, so a field shows
 // "set" as its placeholder: typing replaces the value, the clear button
 // removes it, and leaving the field alone keeps it. Each field answers with
-// the intent the core acts on (keep / set / clear), never with a mask.
+// what the core acts on: keep, set, or nothing (the secret is removed),
+// never with a mask.
 
 import { button, h } from "../dom";
 import type { I18n } from "../i18n";
@@ -12,7 +13,8 @@ import { parsePairs, textArea, type Parsed } from "./form";
 export interface SecretField {
   el: HTMLElement;
   input: HTMLInputElement;
-  intent(): Secret;
+  /** Keep, set, or null: no value (a cleared one is removed). */
+  intent(): Secret | null;
 }
 
 /** A password input for one secret that may already be set. */
@@ -41,16 +43,16 @@ export function secretField(isSet: boolean, i18n: I18n, label: string, testid?: 
   return {
     el: h("span", { class: "secret-field" }, input, clear),
     input,
-    intent(): Secret {
+    intent(): Secret | null {
       if (input.value !== "") return { action: "set", value: input.value };
-      return cleared ? { action: "clear" } : { action: "keep" };
+      return isSet && !cleared ? { action: "keep" } : null;
     },
   };
 }
 
 export interface SecretMap {
   el: HTMLElement;
-  /** Every entry as intent: stored names kept, replaced or cleared, new lines set. */
+  /** Every entry as intent: stored names kept or replaced (a cleared one left out), new lines set. */
   collect(): Parsed<Record<string, Secret>>;
 }
 
@@ -78,7 +80,10 @@ export function secretMap(names: readonly string[], separator: string, i18n: I18
       const parsed = parsePairs(added, separator.trim());
       if (!parsed.ok) return parsed;
       const out: Record<string, Secret> = {};
-      for (const { name, field } of stored) out[name] = field.intent();
+      for (const { name, field } of stored) {
+        const intent = field.intent();
+        if (intent) out[name] = intent;
+      }
       for (const [name, value] of Object.entries(parsed.value)) out[name] = { action: "set", value };
       return { ok: true, value: out };
     },

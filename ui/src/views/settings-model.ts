@@ -9,7 +9,7 @@
 import type { Api } from "../api";
 import { button, h } from "../dom";
 import type { I18n } from "../i18n";
-import type { ModelEdit, ModelInfo, ModelView } from "../protocol";
+import type { ModelEdit, ModelInfo } from "../protocol";
 import { PageMessage, showFailure } from "./error-text";
 import { checkbox, field, select, textInput } from "./form";
 import { secretField, secretMap } from "./secret-fields";
@@ -42,7 +42,7 @@ export interface ModelSectionOptions {
   onModelChosen?(model: ModelInfo): void;
 }
 
-export function modelSection(view: ModelView, draft: ModelEdit, i18n: I18n, api: Api, options: ModelSectionOptions): Section {
+export function modelSection(draft: ModelEdit, i18n: I18n, api: Api, options: ModelSectionOptions): Section {
   const { t } = i18n;
 
   const baseUrl = textInput(draft.base_url, (v) => {
@@ -53,8 +53,8 @@ export function modelSection(view: ModelView, draft: ModelEdit, i18n: I18n, api:
     "data-testid": "model-name",
     placeholder: "deepseek-chat",
   });
-  const key = secretField(view.api_key_set, i18n, t("settings.apiKey"), "model-api-key");
-  const headers = secretMap(view.extra_headers, ": ", i18n, "X-Header: value", "model-headers");
+  const key = secretField(draft.api_key !== null, i18n, t("settings.apiKey"), "model-api-key");
+  const headers = secretMap(Object.keys(draft.extra_headers), ": ", i18n, "X-Header: value", "model-headers");
 
   const radios = new Map<ProviderId, HTMLInputElement>();
   const choose = (id: ProviderId): void => {

@@ -8,7 +8,7 @@
 
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import { SECRET_MASK, type ServerEdit, type ServerView } from "../protocol";
+import { SECRET_MASK, type ServerEdit } from "../protocol";
 import { checkbox, field, positiveInt, select, textArea, textInput } from "./form";
 import { secretMap, type SecretMap } from "./secret-fields";
 import type { Section } from "./settings-model";
@@ -37,9 +37,9 @@ interface Row {
   pageOrigins: string;
 }
 
-function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
-  const env = stored && "command" in stored ? stored.env : [];
-  const headers = stored && "url" in stored ? stored.headers : [];
+function newRow(i18n: I18n, name: string, stored: ServerEdit | null, unencrypted: boolean): Row {
+  const env = stored && "command" in stored ? Object.keys(stored.env) : [];
+  const headers = stored && "url" in stored ? Object.keys(stored.headers) : [];
   return {
     name,
     stored: stored ? name : null,
@@ -53,7 +53,7 @@ function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
     disabled: stored?.disabled ?? false,
     timeout: stored?.timeout_secs == null ? "" : String(stored.timeout_secs),
     clientId: stored?.oauth_client_id ?? "",
-    unencrypted: stored?.unencrypted ?? false,
+    unencrypted,
     pageOrigins: (stored?.page_origins ?? []).join("\n"),
   };
 }
@@ -61,7 +61,6 @@ function newRow(i18n: I18n, name: string, stored: ServerView | null): Row {
 type Built = { ok: true; edit: ServerEdit } | { ok: false; line: string };
 
 function fromRow(row: Row): Built {
-  const previous_name = row.stored;
   const timeout_secs = row.timeout.trim() === "" ? null : positiveInt(row.timeout);
   const page_origins = row.pageOrigins.split("\n").map((o) => o.trim()).filter((o) => o !== "");
   const behaviour = { trusted: row.trusted, disabled: row.disabled, timeout_secs, page_origins };
@@ -69,22 +68,27 @@ function fromRow(row: Row): Built {
     const env = row.env.collect();
     if (!env.ok) return env;
     const args = row.args.split("\n").map((a) => a.trim()).filter((a) => a !== "");
-    return { ok: true, edit: { command: row.command.trim(), args, env: env.value, ...behaviour, previous_name } };
+    return { ok: true, edit: { command: row.command.trim(), args, env: env.value, ...behaviour } };
   }
   const headers = row.headers.collect();
   if (!headers.ok) return headers;
   const oauth_client_id = row.clientId.trim() === "" ? null : row.clientId.trim();
-  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, ...behaviour, oauth_client_id, previous_name } };
+  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, ...behaviour, oauth_client_id } };
 }
 
+/**
+ * The servers' forms. `write` gets every server as the page saves it, and
+ * the renamed ones: new name to the name it was saved under.
+ */
 export function serversSection(
-  servers: { [name in string]?: ServerView },
+  servers: { [name in string]?: ServerEdit },
+  unencrypted: readonly string[],
   builtin: readonly string[],
   i18n: I18n,
-  write: (servers: { [name in string]: ServerEdit }) => void,
+  write: (servers: { [name in string]: ServerEdit }, renamed: { [name in string]: string }) => void,
 ): Section {
   const { t } = i18n;
-  const rows: Row[] = Object.entries(servers).map(([name, view]) => newRow(i18n, name, view ?? null));
+  const rows: Row[] = Object.entries(servers).map(([name, view]) => newRow(i18n, name, view ?? null, unencrypted.includes(name)));
   const list = h("div", { class: "server-list" });
 
   const render = (): void => replace(list, ...rows.map((row, index) => serverForm(row, index)));
@@ -161,7 +165,7 @@ export function serversSection(
     ),
     list,
     button(t("settings.addServer"), () => {
-      rows.push(newRow(i18n, "", null));
+      rows.push(newRow(i18n, "", null, false));
       render();
     }, { class: "btn", testid: "add-server" }),
   );
@@ -170,14 +174,16 @@ export function serversSection(
     el,
     validate() {
       const out: { [name in string]: ServerEdit } = {};
+      const renamed: { [name in string]: string } = {};
       for (const row of rows) {
         if (row.name === "") return t("settings.serverNeedsName");
         if (row.timeout.trim() !== "" && positiveInt(row.timeout) === null) return t("settings.invalidNumber", { field: t("settings.serverTimeout") });
         const built = fromRow(row);
         if (!built.ok) return t("settings.invalidLine", { line: built.line });
         out[row.name] = built.edit;
+        if (row.stored !== null && row.stored !== row.name) renamed[row.name] = row.stored;
       }
-      write(out);
+      write(out, renamed);
       return null;
     },
   };

@@ -70,7 +70,7 @@ async function save(): Promise<SettingsEdit> {
 beforeEach(async () => {
   api = new FakeApi();
   api.tools = TOOLS;
-  api.settings.mcp_servers = { notes: { command: "npx", args: ["notes-mcp"], env: ["TOKEN"], trusted: false, disabled: false, timeout_secs: null } };
+  api.settings.mcp_servers = { notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, disabled: false, timeout_secs: null } };
   await mount();
 });
 
@@ -104,7 +104,7 @@ describe("model provider settings", () => {
 
 describe("secrets are write-only", () => {
   async function mountWithStoredSecrets(): Promise<void> {
-    api.settings.model = { ...api.settings.model, api_key_set: true, extra_headers: ["X-Org"] };
+    api.settings.model = { ...api.settings.model, api_key: { action: "keep" }, extra_headers: { "X-Org": { action: "keep" } } };
     await mount();
   }
 
@@ -124,13 +124,13 @@ describe("secrets are write-only", () => {
     expect(saved.model.extra_headers).toEqual({ "X-Org": { action: "keep" } });
   });
 
-  it("sends a typed key as a new value and a cleared one as a clear", async () => {
+  it("sends a typed key as a new value and leaves a cleared one out", async () => {
     await mountWithStoredSecrets();
     input('[data-testid="model-api-key"]', "sk-new");
     q<HTMLButtonElement>('[data-testid="model-headers"] [data-name="X-Org"] button').click();
     let saved = await save();
     expect(saved.model.api_key).toEqual({ action: "set", value: "sk-new" });
-    expect(saved.model.extra_headers).toEqual({ "X-Org": { action: "clear" } });
+    expect(saved.model.extra_headers).toEqual({});
 
     await mount();
     const clear = q<HTMLButtonElement>('[data-testid="model-api-key-clear"]');
@@ -139,7 +139,7 @@ describe("secrets are write-only", () => {
     expect(clear.hidden).toBe(true);
     expect(q<HTMLInputElement>('[data-testid="model-api-key"]').placeholder).toBe("未设置");
     saved = await save();
-    expect(saved.model.api_key).toEqual({ action: "clear" });
+    expect(saved.model.api_key).toBeNull();
   });
 
   it("offers no clear button for a key that is not set", () => {
@@ -168,17 +168,17 @@ describe("secrets are write-only", () => {
         disabled: false,
         timeout_secs: null,
         page_origins: [],
-        previous_name: "notes",
       },
     });
+    expect(saved.renamed).toEqual({ notes2: "notes" });
   });
 });
 
 describe("secrets in a server's arguments and URL", () => {
   beforeEach(async () => {
     api.settings.mcp_servers = {
-      notes: { command: "npx", args: ["notes-mcp", "--api-key", SECRET_MASK], env: [], trusted: false, disabled: false, timeout_secs: null },
-      remote: { url: `https://h.example/mcp?token=${SECRET_MASK}`, headers: [], trusted: false, disabled: false, timeout_secs: null },
+      notes: { command: "npx", args: ["notes-mcp", "--api-key", SECRET_MASK], env: {}, trusted: false, disabled: false, timeout_secs: null },
+      remote: { url: `https://h.example/mcp?token=${SECRET_MASK}`, headers: {}, trusted: false, disabled: false, timeout_secs: null },
     };
     await mount();
   });
@@ -231,9 +231,10 @@ describe("MCP servers", () => {
     added.querySelector<HTMLInputElement>('input[type="checkbox"]')!.click();
     const saved = await save();
     expect(saved.mcp_servers).toEqual({
-      notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, disabled: false, timeout_secs: null, page_origins: [], previous_name: "notes" },
-      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, disabled: false, timeout_secs: null, page_origins: [], oauth_client_id: null, previous_name: null },
+      notes: { command: "npx", args: ["notes-mcp"], env: { TOKEN: { action: "keep" } }, trusted: false, disabled: false, timeout_secs: null, page_origins: [] },
+      remote: { url: "http://127.0.0.1:8080/mcp", headers: {}, trusted: true, disabled: false, timeout_secs: null, page_origins: [], oauth_client_id: null },
     });
+    expect(saved.renamed).toEqual({});
   });
 
   it("saves a server disabled with its own call timeout, and refuses a timeout that is not a whole number", async () => {
@@ -254,7 +255,7 @@ describe("MCP servers", () => {
 
   it("shows the origins a server may send the user to on its row and saves them one per line", async () => {
     api.settings.mcp_servers = {
-      notes: { command: "npx", args: ["notes-mcp"], env: [], trusted: false, disabled: false, timeout_secs: null, page_origins: ["https://pay.example.com"] },
+      notes: { command: "npx", args: ["notes-mcp"], env: {}, trusted: false, disabled: false, timeout_secs: null, page_origins: ["https://pay.example.com"] },
     };
     await mount();
     const origins = q<HTMLTextAreaElement>('[data-testid="server-page-origins"]');
@@ -281,9 +282,10 @@ describe("MCP servers", () => {
   it("marks a saved server over plain http to another computer as not encrypted", async () => {
     expect(root.querySelector('[data-testid="server-unencrypted"]')).toBeNull();
     api.settings.mcp_servers = {
-      plain: { url: "http://notes.example/mcp", headers: [], trusted: false, disabled: false, timeout_secs: null, unencrypted: true },
-      tls: { url: "https://notes.example/mcp", headers: [], trusted: false, disabled: false, timeout_secs: null },
+      plain: { url: "http://notes.example/mcp", headers: {}, trusted: false, disabled: false, timeout_secs: null },
+      tls: { url: "https://notes.example/mcp", headers: {}, trusted: false, disabled: false, timeout_secs: null },
     };
+    api.settings.unencrypted = ["plain"];
     await mount();
     const marks = root.querySelectorAll('[data-testid="server-unencrypted"]');
     expect(marks).toHaveLength(1);

@@ -99,11 +99,14 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
     const draft: SettingsEdit = editOf(settings);
     const builtin = [...new Set(tools.map((tool) => tool.server))].filter((name) => !(name in draft.mcp_servers));
     const limits = limitsSection(draft, i18n);
-    const model = modelSection(settings.model, draft.model, i18n, api, {
+    const model = modelSection(draft.model, i18n, api, {
       advancedOpen: true,
       onModelChosen: (info) => limits.suggestHistoryBudget(info.history_budget),
     });
-    const servers = serversSection(settings.mcp_servers, builtin, i18n, (value) => (draft.mcp_servers = value));
+    const servers = serversSection(draft.mcp_servers, settings.unencrypted, builtin, i18n, (value, renamed) => {
+      draft.mcp_servers = value;
+      draft.renamed = renamed;
+    });
     const shop = shopSection(draft, i18n);
     const sections: Section[] = [model, servers, limits, appearanceSection(draft, i18n), shop];
     const collect = (): SettingsEdit | string => {

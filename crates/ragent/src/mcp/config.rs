@@ -18,11 +18,15 @@ pub fn timeout_is_valid(secs: u64) -> bool {
     (1..=MAX_TIMEOUT_SECS).contains(&secs)
 }
 
-/// One configured server.
+/// One configured server, its secret values (env values, headers) held as
+/// `S`: their values in the core ([`ServerConfig`]), what the page sees and
+/// asks of them elsewhere (`settings_view`). The one shape of a server: a
+/// field added here is stored, shown and edited.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct ServerConfig {
+#[serde(bound(deserialize = "S: Deserialize<'de>"))]
+pub struct ServerConfigWith<S> {
     #[serde(flatten)]
-    pub transport: ServerTransport,
+    pub transport: ServerTransportWith<S>,
     /// Whether the server's tool annotations are believed. Off unless set.
     #[serde(default)]
     pub trusted: bool,
@@ -37,11 +41,41 @@ pub struct ServerConfig {
     /// For an HTTP server whose authorization server registers no clients
     /// itself: the client id to sign in with, as its operator gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional = nullable)]
     pub oauth_client_id: Option<String>,
     /// Origins besides its own address whose pages it may send the user
     /// to (`https://pay.example.com`), as the user declared them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
     pub page_origins: Vec<String>,
+}
+
+/// A server as the core keeps it: secret values in place.
+pub type ServerConfig = ServerConfigWith<String>;
+
+/// Where a secret value sits in a server's transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerSecret<'a> {
+    Env(&'a str),
+    Header(&'a str),
+}
+
+impl<S> ServerConfigWith<S> {
+    /// The same server with each secret value turned into `f`'s answer for
+    /// it (`Err` stops at the first refused).
+    pub fn try_map_secrets<T, E>(
+        self,
+        f: impl FnMut(ServerSecret<'_>, S) -> Result<T, E>,
+    ) -> Result<ServerConfigWith<T>, E> {
+        Ok(ServerConfigWith {
+            transport: self.transport.try_map_secrets(f)?,
+            trusted: self.trusted,
+            disabled: self.disabled,
+            timeout_secs: self.timeout_secs,
+            oauth_client_id: self.oauth_client_id,
+            page_origins: self.page_origins,
+        })
+    }
 }
 
 impl ServerConfig {
@@ -69,28 +103,66 @@ impl ServerConfig {
 }
 
 /// How to reach a server: a child process over stdio, or streamable HTTP.
-/// Its `Debug` hides env and header values, which often hold tokens, and
-/// the secret values in args and URL (`secret_args`).
+/// Env and header values are held as `S`. Its `Debug` hides them, as they
+/// often hold tokens, and the secret values in args and URL (`secret_args`).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(untagged)]
-pub enum ServerTransport {
+#[serde(bound(deserialize = "S: Deserialize<'de>"))]
+pub enum ServerTransportWith<S> {
     Stdio {
         command: String,
         #[serde(default)]
         args: Vec<String>,
         #[serde(default)]
-        env: BTreeMap<String, String>,
+        env: BTreeMap<String, S>,
     },
     Http {
         url: String,
         #[serde(default)]
-        headers: BTreeMap<String, String>,
+        headers: BTreeMap<String, S>,
     },
 }
 
-impl std::fmt::Debug for ServerTransport {
+/// A transport as the core keeps it: secret values in place.
+pub type ServerTransport = ServerTransportWith<String>;
+
+impl<S> ServerTransportWith<S> {
+    /// The same transport with each env or header value turned into `f`'s
+    /// answer for it.
+    pub fn try_map_secrets<T, E>(
+        self,
+        mut f: impl FnMut(ServerSecret<'_>, S) -> Result<T, E>,
+    ) -> Result<ServerTransportWith<T>, E> {
+        Ok(match self {
+            ServerTransportWith::Stdio { command, args, env } => ServerTransportWith::Stdio {
+                command,
+                args,
+                env: map_values(env, |name, value| f(ServerSecret::Env(name), value))?,
+            },
+            ServerTransportWith::Http { url, headers } => ServerTransportWith::Http {
+                url,
+                headers: map_values(headers, |name, value| f(ServerSecret::Header(name), value))?,
+            },
+        })
+    }
+}
+
+/// A map with each value turned into `f`'s answer for it.
+pub(crate) fn map_values<S, T, E>(
+    map: BTreeMap<String, S>,
+    mut f: impl FnMut(&str, S) -> Result<T, E>,
+) -> Result<BTreeMap<String, T>, E> {
+    map.into_iter()
+        .map(|(name, value)| {
+            let mapped = f(&name, value)?;
+            Ok((name, mapped))
+        })
+        .collect()
+}
+
+impl<S> std::fmt::Debug for ServerTransportWith<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut shown = self.clone();
+        let mut shown = self.shape();
         super::secret_args::for_each_value(&mut shown, |_, value| {
             *value = REDACTED.to_string();
         });
@@ -106,6 +178,26 @@ impl std::fmt::Debug for ServerTransport {
                 .field("url", url)
                 .field("headers", &redacted_values(headers))
                 .finish(),
+        }
+    }
+}
+
+impl<S> ServerTransportWith<S> {
+    /// Command, args, URL and the names of env values and headers, each
+    /// value empty: what can be shown of it.
+    fn shape(&self) -> ServerTransport {
+        let names =
+            |map: &BTreeMap<String, S>| map.keys().map(|k| (k.clone(), String::new())).collect();
+        match self {
+            ServerTransportWith::Stdio { command, args, env } => ServerTransport::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: names(env),
+            },
+            ServerTransportWith::Http { url, headers } => ServerTransport::Http {
+                url: url.clone(),
+                headers: names(headers),
+            },
         }
     }
 }

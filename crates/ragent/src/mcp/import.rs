@@ -30,7 +30,8 @@ use ts_rs::TS;
 use super::config::{ServerConfig, ServerTransport, timeout_is_valid, validate_server_name};
 use super::env_refs::{Reference, references};
 use crate::hashing::hash_json;
-use crate::settings_view::{ServerView, server_view};
+use crate::mcp::config::ServerConfigWith;
+use crate::settings_view::{Secret, server_view};
 
 /// Keys other clients write that only describe a server (for their own
 /// lists): left out without a word.
@@ -88,7 +89,7 @@ pub struct PlannedServer {
     pub rename: Option<RenameReason>,
     /// What will be saved; `trusted` is always false, and `disabled`
     /// always true: nothing pasted runs until the user turns it on.
-    pub server: ServerView,
+    pub server: ServerConfigWith<Secret>,
     /// Whether the pasted text had it turned off already.
     pub was_disabled: bool,
     /// Each env value (stdio) or header (HTTP), in order: what it is made

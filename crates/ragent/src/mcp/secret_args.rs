@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::config::ServerTransport;
+use super::config::ServerTransportWith;
 
 /// The kind of place a secret value stands in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -164,15 +164,15 @@ pub fn hide_values(text: &str, url: &str) -> String {
 }
 
 /// The secret values of a server's args (stdio) or URL (HTTP).
-pub fn in_transport(transport: &ServerTransport) -> Vec<Spot> {
+pub fn in_transport<S>(transport: &ServerTransportWith<S>) -> Vec<Spot> {
     match transport {
-        ServerTransport::Stdio { args, .. } => in_args(args),
-        ServerTransport::Http { url, .. } => in_url(url),
+        ServerTransportWith::Stdio { args, .. } => in_args(args),
+        ServerTransportWith::Http { url, .. } => in_url(url),
     }
 }
 
 /// Each secret value of args or URL, by place and name.
-pub fn values(transport: &ServerTransport) -> BTreeMap<(Place, String), String> {
+pub fn values<S>(transport: &ServerTransportWith<S>) -> BTreeMap<(Place, String), String> {
     let texts = texts(transport);
     in_transport(transport)
         .into_iter()
@@ -185,7 +185,10 @@ pub fn values(transport: &ServerTransport) -> BTreeMap<(Place, String), String> 
 
 /// Calls `f` with each secret value of args or URL, and writes back what
 /// it leaves in `value`.
-pub fn for_each_value(transport: &mut ServerTransport, mut f: impl FnMut(&Spot, &mut String)) {
+pub fn for_each_value<S>(
+    transport: &mut ServerTransportWith<S>,
+    mut f: impl FnMut(&Spot, &mut String),
+) {
     let mut spots = in_transport(transport);
     // From the end of each text: a rewritten value moves nothing before it.
     spots.sort_by(|a, b| (a.text, b.range.start).cmp(&(b.text, a.range.start)));
@@ -204,17 +207,17 @@ pub fn for_each_value(transport: &mut ServerTransport, mut f: impl FnMut(&Spot, 
 }
 
 /// The texts spots point into: the args, or the URL alone.
-pub fn texts(transport: &ServerTransport) -> Vec<&String> {
+pub fn texts<S>(transport: &ServerTransportWith<S>) -> Vec<&String> {
     match transport {
-        ServerTransport::Stdio { args, .. } => args.iter().collect(),
-        ServerTransport::Http { url, .. } => vec![url],
+        ServerTransportWith::Stdio { args, .. } => args.iter().collect(),
+        ServerTransportWith::Http { url, .. } => vec![url],
     }
 }
 
-fn texts_mut(transport: &mut ServerTransport) -> Vec<&mut String> {
+fn texts_mut<S>(transport: &mut ServerTransportWith<S>) -> Vec<&mut String> {
     match transport {
-        ServerTransport::Stdio { args, .. } => args.iter_mut().collect(),
-        ServerTransport::Http { url, .. } => vec![url],
+        ServerTransportWith::Stdio { args, .. } => args.iter_mut().collect(),
+        ServerTransportWith::Http { url, .. } => vec![url],
     }
 }
 
@@ -305,6 +308,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use crate::mcp::config::ServerTransport;
 
     #[test]
     fn a_url_is_shown_and_quoted_without_its_secrets() {

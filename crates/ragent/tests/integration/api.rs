@@ -278,7 +278,7 @@ async fn an_import_adds_its_servers_untrusted_in_one_save_and_a_stale_preview_ad
         .await
         .unwrap();
     assert_eq!(
-        view.mcp_servers.keys().collect::<Vec<_>>(),
+        view.settings.mcp_servers.keys().collect::<Vec<_>>(),
         vec!["notes", "notes-2", "tracker"]
     );
     let stored = h.agent.settings().mcp_servers;

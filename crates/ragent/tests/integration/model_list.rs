@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::support::*;
 use test_support::Reply;
 
-fn edit(base_url: String, api_key: Secret) -> ModelEdit {
+fn edit(base_url: String, api_key: Option<Secret>) -> ModelEdit {
     ModelEdit {
         base_url,
         model: String::new(),
@@ -46,9 +46,9 @@ async fn the_model_list_is_asked_with_the_edited_key_and_nothing_is_saved() {
         .agent
         .list_models(edit(
             provider.base_url(),
-            Secret::Set {
+            Some(Secret::Set {
                 value: "sk-edited".into(),
-            },
+            }),
         ))
         .await
         .unwrap();
@@ -83,7 +83,7 @@ async fn a_kept_key_is_the_stored_one() {
     let h = Harness::start(Setup::bare()).await;
     let models = h
         .agent
-        .list_models(edit(h.model.base_url(), Secret::Keep))
+        .list_models(edit(h.model.base_url(), Some(Secret::Keep)))
         .await
         .unwrap();
     let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
@@ -107,9 +107,9 @@ async fn a_refused_key_is_unauthorized() {
         .agent
         .list_models(edit(
             h.model.base_url(),
-            Secret::Set {
+            Some(Secret::Set {
                 value: "sk-wrong".into(),
-            },
+            }),
         ))
         .await
         .unwrap_err();
@@ -129,7 +129,7 @@ async fn an_address_nobody_answers_is_unreachable() {
     };
     let error = h
         .agent
-        .list_models(edit(format!("http://{closed}/v1"), Secret::Clear))
+        .list_models(edit(format!("http://{closed}/v1"), None))
         .await
         .unwrap_err();
     assert_eq!(error.code(), ErrorCode::ModelUnreachable, "{error:?}");
@@ -142,7 +142,7 @@ async fn an_answer_that_is_not_a_model_list_is_malformed() {
         .answer_listing(Reply::status(200, "<html>captive portal</html>"));
     let error = h
         .agent
-        .list_models(edit(h.model.base_url(), Secret::Keep))
+        .list_models(edit(h.model.base_url(), Some(Secret::Keep)))
         .await
         .unwrap_err();
     assert_eq!(error.code(), ErrorCode::ModelListMalformed, "{error:?}");
@@ -153,7 +153,7 @@ async fn a_base_url_that_is_not_http_is_refused_before_anything_is_sent() {
     let h = Harness::start(Setup::bare()).await;
     let error = h
         .agent
-        .list_models(edit("api.deepseek.com".into(), Secret::Keep))
+        .list_models(edit("api.deepseek.com".into(), None))
         .await
         .unwrap_err();
     assert_eq!(error.code(), ErrorCode::InvalidSettings);
@@ -179,7 +179,7 @@ async fn a_provider_that_does_not_answer_in_time_times_out() {
 async fn a_fresh_data_dir_follows_the_system_and_a_chosen_language_and_theme_outlive_a_restart() {
     let mut h = Harness::start(Setup::bare()).await;
     assert_eq!(
-        h.agent.settings_view().appearance,
+        h.agent.settings_view().settings.appearance,
         Appearance {
             language: None,
             theme: Theme::System
@@ -195,7 +195,7 @@ async fn a_fresh_data_dir_follows_the_system_and_a_chosen_language_and_theme_out
 
     h.restart(Setup::bare()).await;
 
-    assert_eq!(h.agent.settings_view().appearance, chosen);
+    assert_eq!(h.agent.settings_view().settings.appearance, chosen);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,7 +208,7 @@ async fn the_saved_key_is_not_sent_to_another_base_url_until_it_is_given_again()
     );
     let error = h
         .agent
-        .list_models(edit(elsewhere.base_url(), Secret::Keep))
+        .list_models(edit(elsewhere.base_url(), Some(Secret::Keep)))
         .await
         .unwrap_err();
     assert_eq!(error.code(), ErrorCode::InvalidSettings);
@@ -221,9 +221,9 @@ async fn the_saved_key_is_not_sent_to_another_base_url_until_it_is_given_again()
     h.agent
         .list_models(edit(
             elsewhere.base_url(),
-            Secret::Set {
+            Some(Secret::Set {
                 value: "sk-for-elsewhere".into(),
-            },
+            }),
         ))
         .await
         .unwrap();

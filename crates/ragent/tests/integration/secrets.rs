@@ -7,10 +7,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
+use ragent::mcp::config::ServerTransportWith;
 use ragent::mcp::config::{ServerConfig, ServerTransport};
 use ragent::secrets::{KeyringSecrets, MemorySecrets, SecretStore, SecretsBackend};
 use ragent::settings::Settings;
-use ragent::settings_view::{Secret, ServerTransportEdit, SettingsEdit};
+use ragent::settings_view::{Secret, SettingsEdit};
 use ragent::store::{Store, kv};
 use ragent::{Agent, AgentConfig};
 
@@ -187,8 +188,11 @@ async fn the_settings_view_carries_no_secret_value_only_which_are_set() {
     agent.save_settings(settings_with_secrets()).await.unwrap();
     let view = agent.settings_view();
     assert_no_secret_in(&serde_json::to_string(&view).unwrap(), "the view");
-    assert!(view.model.api_key_set);
-    assert_eq!(view.model.extra_headers, vec!["X-Org"]);
+    assert_eq!(view.settings.model.api_key, Some(Secret::Keep));
+    assert_eq!(
+        view.settings.model.extra_headers,
+        [("X-Org".to_string(), Secret::Keep)].into()
+    );
 }
 
 #[tokio::test]
@@ -227,36 +231,11 @@ async fn a_pasted_config_with_a_token_in_its_args_stores_the_token_in_the_keyrin
 
 /// The edit a page sends back when the user changes nothing.
 fn unchanged(agent: &Agent) -> SettingsEdit {
-    let view = serde_json::to_value(agent.settings_view()).unwrap();
-    let keep = |names: &serde_json::Value| -> serde_json::Value {
-        names
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| {
-                (
-                    n.as_str().unwrap().to_string(),
-                    serde_json::json!({"action": "keep"}),
-                )
-            })
-            .collect::<serde_json::Map<_, _>>()
-            .into()
-    };
-    let mut edit = view.clone();
-    edit["model"] = serde_json::json!({
-        "base_url": view["model"]["base_url"],
-        "model": view["model"]["model"],
-        "api_key": {"action": "keep"},
-        "extra_headers": keep(&view["model"]["extra_headers"]),
-    });
-    for (_, server) in edit["mcp_servers"].as_object_mut().unwrap() {
-        for field in ["env", "headers"] {
-            if let Some(names) = server.get(field).cloned() {
-                server[field] = keep(&names);
-            }
-        }
+    // What the page saves when the user changes nothing: the view it got.
+    SettingsEdit {
+        settings: agent.settings_view().settings,
+        renamed: Default::default(),
     }
-    serde_json::from_value(edit).unwrap()
 }
 
 #[tokio::test]
@@ -274,21 +253,23 @@ async fn saving_from_the_page_keeps_untouched_secrets_sets_new_ones_and_clears_c
     );
 
     let mut edit = unchanged(&agent);
-    edit.model.api_key = Secret::Set {
+    edit.settings.model.api_key = Some(Secret::Set {
         value: "sk-rotated".into(),
-    };
-    edit.model
-        .extra_headers
-        .insert("X-Org".into(), Secret::Clear);
-    let ServerTransportEdit::Stdio { env, .. } =
-        &mut edit.mcp_servers.get_mut("notes").unwrap().transport
+    });
+    edit.settings.model.extra_headers.remove("X-Org");
+    let ServerTransportWith::Stdio { env, .. } = &mut edit
+        .settings
+        .mcp_servers
+        .get_mut("notes")
+        .unwrap()
+        .transport
     else {
         panic!("notes is a stdio server");
     };
-    env.insert("TOKEN".into(), Secret::Clear);
+    env.remove("TOKEN");
     let view = agent.edit_settings(edit).await.unwrap();
-    assert!(view.model.api_key_set);
-    assert!(view.model.extra_headers.is_empty());
+    assert_eq!(view.settings.model.api_key, Some(Secret::Keep));
+    assert!(view.settings.model.extra_headers.is_empty());
 
     let mut expected = settings_with_secrets();
     expected.model.api_key = Some("sk-rotated".into());
@@ -313,8 +294,9 @@ async fn saving_from_the_page_keeps_untouched_secrets_sets_new_ones_and_clears_c
 
     let agent = open(&db, SecretsBackend::Database).await;
     let mut clear = unchanged(&agent);
-    clear.model.api_key = Secret::Clear;
-    assert!(!agent.edit_settings(clear).await.unwrap().model.api_key_set);
+    clear.settings.model.api_key = None;
+    let view = agent.edit_settings(clear).await.unwrap();
+    assert_eq!(view.settings.model.api_key, None);
     assert_eq!(agent.settings().model.api_key, None);
     assert!(!stored_rows(&db).contains_key("secret/model/api_key"));
 }
@@ -346,16 +328,13 @@ async fn a_replaced_or_cleared_secret_is_in_neither_the_database_file_nor_its_lo
     );
 
     let mut rotate = unchanged(&agent);
-    rotate.model.api_key = Secret::Set {
+    rotate.settings.model.api_key = Some(Secret::Set {
         value: "sk-rotated-key".into(),
-    };
-    rotate
-        .model
-        .extra_headers
-        .insert("X-Org".into(), Secret::Clear);
+    });
+    rotate.settings.model.extra_headers.remove("X-Org");
     agent.edit_settings(rotate).await.unwrap();
     let mut clear = unchanged(&agent);
-    clear.model.api_key = Secret::Clear;
+    clear.settings.model.api_key = None;
     agent.edit_settings(clear).await.unwrap();
     // The session goes on writing: the next page images must not revive them.
     agent.create_session(None).unwrap();

@@ -2,7 +2,8 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
-use crate::settings_view::ServerTransportView;
+use crate::mcp::config::ServerTransportWith;
+use crate::settings_view::Secret;
 
 const SHOP: &str = "bitselect";
 
@@ -113,10 +114,10 @@ fn claude_desktop_servers_are_planned_untrusted_with_their_commands_and_env() {
     assert!(!shown.contains("ghp_example_token"), "{shown}");
     assert_eq!(
         import.plan.servers[1].server.transport,
-        ServerTransportView::Stdio {
+        ServerTransportWith::Stdio {
             command: "npx".into(),
             args: vec!["-y".into(), "@modelcontextprotocol/server-github".into()],
-            env: vec!["GITHUB_PERSONAL_ACCESS_TOKEN".into()],
+            env: [("GITHUB_PERSONAL_ACCESS_TOKEN".to_string(), Secret::Keep)].into(),
         }
     );
     assert_eq!(import.plan.notes, vec![]);
@@ -463,7 +464,7 @@ fn a_preview_travels_as_a_tagged_outcome() {
             "server": {
                 "command": "bitselect-mcp",
                 "args": ["--data-dir", "/home/me/.local/share/bitselect"],
-                "env": [],
+                "env": {},
                 "trusted": false,
                 "disabled": true,
                 "timeout_secs": null
@@ -496,16 +497,16 @@ fn secret_args_and_url_parameters_are_kept_for_saving_but_masked_in_the_plan() {
     let mask = crate::settings_view::MASK;
     assert_eq!(
         import.plan.servers[0].server.transport,
-        ServerTransportView::Stdio {
+        ServerTransportWith::Stdio {
             command: "npx".into(),
             args: ["notes-mcp", "--api-key", mask, "--port", "8080"]
                 .map(String::from)
                 .into(),
-            env: vec![],
+            env: BTreeMap::new(),
         }
     );
     assert!(matches!(
         &import.plan.servers[1].server.transport,
-        ServerTransportView::Http { url, .. } if *url == format!("https://h.example/mcp?token={mask}&page=2")
+        ServerTransportWith::Http { url, .. } if *url == format!("https://h.example/mcp?token={mask}&page=2")
     ));
 }
