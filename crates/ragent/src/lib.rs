@@ -24,6 +24,7 @@ pub mod web_page;
 mod argument_labels;
 mod elicitation;
 mod hashing;
+mod redact;
 mod schema;
 // The page's TypeScript types, written from the protocol by a test.
 #[cfg(test)]

@@ -19,6 +19,7 @@ use crate::mcp::config::{
 };
 use crate::mcp::page_origins::{BadOrigin, declared_origin};
 use crate::policy::{AutoApproveRefusal, ToolOverride};
+use crate::redact::{REDACTED, redacted_values};
 
 /// Everything the user can set, secret values held as `S`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -195,9 +196,6 @@ impl<S> SettingsWith<S> {
     }
 }
 
-/// Stands in for a secret in `Debug` output.
-pub(crate) const REDACTED: &str = "<redacted>";
-
 impl<S> std::fmt::Debug for ModelSettingsWith<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelSettings")
@@ -207,11 +205,6 @@ impl<S> std::fmt::Debug for ModelSettingsWith<S> {
             .field("extra_headers", &redacted_values(&self.extra_headers))
             .finish()
     }
-}
-
-/// A map's keys with every value hidden.
-pub(crate) fn redacted_values<S>(map: &BTreeMap<String, S>) -> BTreeMap<&str, &str> {
-    map.keys().map(|k| (k.as_str(), REDACTED)).collect()
 }
 
 impl<S> Default for ModelSettingsWith<S> {

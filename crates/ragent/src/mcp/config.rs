@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::page_origins::PageOrigins;
-use crate::settings::{REDACTED, redacted_values};
 
 /// The longest call timeout a server may have: a day.
 pub const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
@@ -158,48 +157,6 @@ pub(crate) fn map_values<S, T, E>(
             Ok((name, mapped))
         })
         .collect()
-}
-
-impl<S> std::fmt::Debug for ServerTransportWith<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut shown = self.shape();
-        super::secret_args::for_each_value(&mut shown, |_, value| {
-            *value = REDACTED.to_string();
-        });
-        match &shown {
-            ServerTransport::Stdio { command, args, env } => f
-                .debug_struct("Stdio")
-                .field("command", command)
-                .field("args", args)
-                .field("env", &redacted_values(env))
-                .finish(),
-            ServerTransport::Http { url, headers } => f
-                .debug_struct("Http")
-                .field("url", url)
-                .field("headers", &redacted_values(headers))
-                .finish(),
-        }
-    }
-}
-
-impl<S> ServerTransportWith<S> {
-    /// Command, args, URL and the names of env values and headers, each
-    /// value empty: what can be shown of it.
-    fn shape(&self) -> ServerTransport {
-        let names =
-            |map: &BTreeMap<String, S>| map.keys().map(|k| (k.clone(), String::new())).collect();
-        match self {
-            ServerTransportWith::Stdio { command, args, env } => ServerTransport::Stdio {
-                command: command.clone(),
-                args: args.clone(),
-                env: names(env),
-            },
-            ServerTransportWith::Http { url, headers } => ServerTransport::Http {
-                url: url.clone(),
-                headers: names(headers),
-            },
-        }
-    }
 }
 
 /// A configuration file: `{"mcpServers": {"name": {...}}}`.

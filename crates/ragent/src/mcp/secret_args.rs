@@ -26,7 +26,8 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::config::ServerTransportWith;
+use super::config::{ServerTransport, ServerTransportWith};
+use crate::redact::{REDACTED, redacted_values};
 
 /// The kind of place a secret value stands in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -301,6 +302,49 @@ fn numbered(mut spots: Vec<Spot>) -> Vec<Spot> {
         }
     }
     spots
+}
+
+// A transport's `Debug` lives here, beside the rule for what is secret in it.
+impl<S> std::fmt::Debug for ServerTransportWith<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = self.shape();
+        for_each_value(&mut shown, |_, value| {
+            *value = REDACTED.to_string();
+        });
+        match &shown {
+            ServerTransport::Stdio { command, args, env } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &redacted_values(env))
+                .finish(),
+            ServerTransport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &redacted_values(headers))
+                .finish(),
+        }
+    }
+}
+
+impl<S> ServerTransportWith<S> {
+    /// Command, args, URL and the names of env values and headers, each
+    /// value empty: what can be shown of it.
+    fn shape(&self) -> ServerTransport {
+        let names =
+            |map: &BTreeMap<String, S>| map.keys().map(|k| (k.clone(), String::new())).collect();
+        match self {
+            ServerTransportWith::Stdio { command, args, env } => ServerTransport::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: names(env),
+            },
+            ServerTransportWith::Http { url, headers } => ServerTransport::Http {
+                url: url.clone(),
+                headers: names(headers),
+            },
+        }
+    }
 }
 
 #[cfg(test)]
