@@ -49,7 +49,7 @@ use crate::agent::respond::{Replied, Reply};
 use crate::agent::sign_ins::SignIns;
 use crate::agent::start::Start;
 use crate::agent::views::call_view;
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, SteadyClock, SystemClock};
 use crate::error::AgentError;
 use crate::llm::openai::ClientOptions;
 use crate::llm::{ChatModel, LlmError};
@@ -88,6 +88,8 @@ pub struct AgentConfig {
     pub tools: Option<Arc<dyn ToolSource>>,
     pub llm_options: ClientOptions,
     pub hub_options: HubOptions,
+    /// The wall clock; the agent reads it through a [`SteadyClock`], so a
+    /// clock set back never makes time run backwards for cards and runs.
     pub clock: Arc<dyn Clock>,
     /// Settings for a database that has none yet (first run).
     pub initial_settings: Option<Settings>,
@@ -210,7 +212,9 @@ impl Agent {
                 .map_err(|e| SettingsError::ServerName(e.to_string()))?;
         }
         let store = Arc::new(Store::open(&config.db_path)?);
-        let clock = config.clock;
+        // Never earlier than what was already recorded, never backwards.
+        let clock: Arc<dyn Clock> =
+            Arc::new(SteadyClock::new(config.clock, store.latest_moment()?));
         let (secrets, drain) = open_secrets(&store, config.secrets, clock.now_ms()).await?;
         let settings = {
             let (store, secrets) = (store.clone(), secrets.clone());

@@ -112,6 +112,25 @@ impl Store {
         })
     }
 
+    /// The latest moment anything was recorded (a message, a card, a call's
+    /// move, an audit entry, a session's use), in ms: the agent's clock
+    /// starts no earlier, whatever the system clock says. Reads the newest
+    /// row of each table, not the whole table.
+    pub fn latest_moment(&self) -> Result<i64, StoreError> {
+        let conn = self.lock()?;
+        let moment = conn.query_row(
+            "SELECT max(
+                coalesce((SELECT created_at FROM messages ORDER BY rowid DESC LIMIT 1), 0),
+                coalesce((SELECT created_at FROM batches ORDER BY rowid DESC LIMIT 1), 0),
+                coalesce((SELECT at FROM tool_call_history ORDER BY rowid DESC LIMIT 1), 0),
+                coalesce((SELECT at FROM audit_log ORDER BY rowid DESC LIMIT 1), 0),
+                coalesce((SELECT max(updated_at) FROM sessions), 0))",
+            [],
+            |row| row.get(0),
+        )?;
+        Ok(moment)
+    }
+
     /// Copies the log into the database and truncates it. The log keeps
     /// every page as it was written, a secret's old value too, until it
     /// starts over; after this no old page image is left on disk.
@@ -226,6 +245,23 @@ impl Drop for OpenTransaction<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_latest_moment_is_the_newest_thing_recorded() {
+        let store = Store::open_in_memory().unwrap();
+        assert_eq!(store.latest_moment().unwrap(), 0, "nothing recorded yet");
+        store
+            .with_conn(|c| sessions::create(c, "s1", "first", 5_000))
+            .unwrap();
+        store
+            .with_conn(|c| sessions::create(c, "s2", "second", 3_000))
+            .unwrap();
+        assert_eq!(store.latest_moment().unwrap(), 5_000);
+        store
+            .with_conn(|c| sessions::touch(c, "s2", 9_000))
+            .unwrap();
+        assert_eq!(store.latest_moment().unwrap(), 9_000);
+    }
 
     #[cfg(unix)]
     fn mode(path: &Path) -> u32 {

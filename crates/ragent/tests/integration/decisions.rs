@@ -402,8 +402,12 @@ async fn a_new_message_supersedes_the_card_and_is_answered() {
     assert_eq!(call.status, CallStatus::Superseded);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
+/// A card for one iPhone that waits a minute, on a clock the test moves.
+async fn a_card_for_a_minute() -> (
+    Arc<ManualClock>,
+    Harness,
+    ragent::protocol::ConfirmationCard,
+) {
     let clock = Arc::new(ManualClock::new(1_000_000));
     let mut setup = Setup::shop();
     setup.clock = Some(clock.clone());
@@ -411,17 +415,27 @@ async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
     let mut h = Harness::start(setup).await;
     let card = h.card_for_iphones("买 iPhone 17", 1).await;
     assert_eq!(card.expires_at - card.created_at, 60_000);
+    (clock, h, card)
+}
 
-    clock.advance_ms(60_001);
+/// Approves the card too late: refused as expired, nothing added to the cart.
+async fn approve_too_late(h: &Harness, card: &ragent::protocol::ConfirmationCard) {
     let late = h
         .agent
-        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .respond(&h.session, &card.reply_id, approve_all(card))
         .await;
     assert!(
         matches!(late, Err(AgentError::ConfirmationExpired { .. })),
         "{late:?}"
     );
-    assert_eq!(h.shop_db().cart_quantity(IPHONE), 0);
+    assert_eq!(h.shop_db().cart_quantity(IPHONE), 0, "nothing was added");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
+    let (clock, mut h, card) = a_card_for_a_minute().await;
+    clock.advance_ms(60_001);
+    approve_too_late(&h, &card).await;
     assert_eq!(h.agent.transcript(&h.session).unwrap().pending, None);
 
     h.model
@@ -433,6 +447,16 @@ async fn a_card_left_past_its_expiry_is_refused_and_the_model_is_told() {
         h.agent.audit_log(1).unwrap()[0].decision,
         AuditDecision::Expired
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_past_its_expiry_stays_expired_when_the_system_clock_is_set_back() {
+    let (clock, h, card) = a_card_for_a_minute().await;
+    // The card's minute passes, then the system clock is set back an hour
+    // before anyone looks: by the wall clock the card would ask again.
+    clock.advance_ms(60_001);
+    clock.set_wall_by_ms(-3_600_000);
+    approve_too_late(&h, &card).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
