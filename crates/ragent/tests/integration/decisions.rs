@@ -460,6 +460,20 @@ async fn a_card_past_its_expiry_stays_expired_when_the_system_clock_is_set_back(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_set_back_while_the_app_was_closed_gives_a_waiting_card_no_more_time() {
+    let (clock, mut h, card) = a_card_for_a_minute().await;
+    // The app is closed, the system clock set back a day, the app opened.
+    clock.set_wall_by_ms(-86_400_000);
+    let mut setup = Setup::shop();
+    setup.clock = Some(clock.clone());
+    h.restart(setup).await;
+    // By the wall clock the card has a day left; it has its minute, counted
+    // from the last moment the app recorded.
+    clock.advance_ms(60_001);
+    approve_too_late(&h, &card).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_twice_in_a_row_runs_the_call_once() {
     let mut h = Harness::start(Setup::shop()).await;
     let card = h.card_for_iphones("买 iPhone 17", 1).await;
