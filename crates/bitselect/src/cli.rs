@@ -27,6 +27,7 @@ Usage: bitselect-mcp [--data-dir DIR | --database-url URL] [--http [ADDR]]
                      [--allow-remote] [--allowed-origin ORIGIN]...
                      [--auth-issuer URL --resource-url URL]
        bitselect-mcp seed-users --count N [--data-dir DIR | --database-url URL]
+       bitselect-mcp rotate-signing-key [--data-dir DIR | --database-url URL]
 
 Commands:
   (none)           serve the shop (below)
@@ -35,6 +36,13 @@ Commands:
                    …), print what was made as JSON on stdout, and exit. The
                    same catalogue and N give the same users, lines and coupons;
                    users that exist already are left as they are.
+  rotate-signing-key
+                   make a new key for the merchant's checkout signatures, sign
+                   with it from now on (every instance, at its next
+                   signature), print its public key (JWK) as JSON on stdout,
+                   and exit. The keys it replaces stay published for one
+                   checkout lifetime (six hours), so checkouts already signed
+                   still verify.
 
 Options:
   --data-dir DIR   keep the shop database in DIR (file DIR/shop.db); default:
@@ -143,16 +151,29 @@ pub struct SeedUsersOptions {
     pub count: u32,
 }
 
+/// Which store a one-off command acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// `None`: the platform default.
+    pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL database to keep the shop in instead of SQLite.
+    pub database_url: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Serve(Options),
     SeedUsers(SeedUsersOptions),
+    RotateSigningKey(StoreOptions),
     Help,
     Version,
 }
 
 /// The subcommand that adds load-test users.
 pub const SEED_USERS: &str = "seed-users";
+
+/// The subcommand that rotates the merchant's signing key.
+pub const ROTATE_SIGNING_KEY: &str = "rotate-signing-key";
 
 /// A command line that cannot be run; the process exits with status 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -295,6 +316,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
         args.next();
         return parse_seed_users(args, env);
     }
+    if args.peek().is_some_and(|first| first == ROTATE_SIGNING_KEY) {
+        args.next();
+        return parse_rotate_signing_key(args, env);
+    }
     let mut database_url = None;
     let mut auth_issuer = None;
     let mut resource_url = None;
@@ -386,50 +411,112 @@ fn unknown(flag: &str, inline: Option<String>) -> UsageError {
     }
 }
 
-/// `seed-users --count N [--data-dir DIR]`.
+/// `seed-users --count N [--data-dir DIR | --database-url URL]`.
 fn parse_seed_users(
-    mut args: impl Iterator<Item = OsString>,
+    args: impl Iterator<Item = OsString>,
     env: &Env,
 ) -> Result<Command, UsageError> {
-    let mut data_dir = None;
-    let mut database_url = None;
     let mut count = None;
-    while let Some(arg) = args.next() {
-        let (flag, inline) = split_flag(arg)?;
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--data-dir" => {
-                let value = flag_value(&flag, inline, &mut args, "a directory")?;
-                data_dir = Some(PathBuf::from(value));
-            }
-            "--database-url" => {
-                database_url = Some(flag_value(&flag, inline, &mut args, "a URL")?);
-            }
-            "--count" => {
-                let value = flag_value(&flag, inline, &mut args, "a number")?;
-                let text = value.to_string_lossy();
-                let n = text
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=crate::load_users::MAX_COUNT).contains(n))
-                    .ok_or_else(|| {
-                        UsageError(format!(
-                            "--count must be a whole number from 1 to {}, got `{text}`",
-                            crate::load_users::MAX_COUNT
-                        ))
-                    })?;
-                count = Some(n);
-            }
-            _ => return Err(unknown(&flag, inline)),
+    let store = parse_one_off(args, env, |flag, inline, args| match flag {
+        "--count" => {
+            let value = flag_value(flag, inline, args, "a number")?;
+            let text = value.to_string_lossy();
+            let n = text
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=crate::load_users::MAX_COUNT).contains(n))
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "--count must be a whole number from 1 to {}, got `{text}`",
+                        crate::load_users::MAX_COUNT
+                    ))
+                })?;
+            count = Some(n);
+            Ok(())
         }
-    }
+        _ => Err(unknown(flag, inline)),
+    })?;
+    let Some(StoreOptions {
+        data_dir,
+        database_url,
+    }) = store
+    else {
+        return Ok(Command::Help);
+    };
     let count = count.ok_or_else(|| UsageError(format!("{SEED_USERS} needs --count N")))?;
-    let database_url = database_url_or_env(database_url, &data_dir, env)?;
     Ok(Command::SeedUsers(SeedUsersOptions {
-        data_dir: data_dir_or_env(data_dir, env.data_dir.clone()),
+        data_dir,
         database_url,
         count,
     }))
+}
+
+/// `rotate-signing-key [--data-dir DIR | --database-url URL]`.
+fn parse_rotate_signing_key(
+    args: impl Iterator<Item = OsString>,
+    env: &Env,
+) -> Result<Command, UsageError> {
+    let store = parse_one_off(args, env, |flag, inline, _| Err(unknown(flag, inline)))?;
+    Ok(store.map_or(Command::Help, Command::RotateSigningKey))
+}
+
+/// A one-off command's flags: the store's and `--help` here, every other
+/// flag (with its inline value and the arguments after it) to `other`.
+/// `None` when help was asked for.
+fn parse_one_off<I: Iterator<Item = OsString>>(
+    mut args: I,
+    env: &Env,
+    mut other: impl FnMut(&str, Option<String>, &mut I) -> Result<(), UsageError>,
+) -> Result<Option<StoreOptions>, UsageError> {
+    let mut store = StoreFlags::default();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = split_flag(arg)?;
+        if flag == "-h" || flag == "--help" {
+            return Ok(None);
+        }
+        if !store.take(&flag, &inline, &mut args)? {
+            other(&flag, inline, &mut args)?;
+        }
+    }
+    store.resolve(env).map(Some)
+}
+
+/// The store flags a one-off command takes, as given.
+#[derive(Default)]
+struct StoreFlags {
+    data_dir: Option<PathBuf>,
+    database_url: Option<OsString>,
+}
+
+impl StoreFlags {
+    /// Takes `flag` (and its value) if it chooses the store.
+    fn take(
+        &mut self,
+        flag: &str,
+        inline: &Option<String>,
+        args: &mut impl Iterator<Item = OsString>,
+    ) -> Result<bool, UsageError> {
+        match flag {
+            "--data-dir" => {
+                let value = flag_value(flag, inline.clone(), args, "a directory")?;
+                self.data_dir = Some(PathBuf::from(value));
+            }
+            "--database-url" => {
+                self.database_url = Some(flag_value(flag, inline.clone(), args, "a URL")?);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The store chosen, with the environment's values for what is missing.
+    fn resolve(self, env: &Env) -> Result<StoreOptions, UsageError> {
+        let database_url = database_url_or_env(self.database_url, &self.data_dir, env)?;
+        Ok(StoreOptions {
+            data_dir: data_dir_or_env(self.data_dir, env.data_dir.clone()),
+            database_url,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -588,6 +675,39 @@ mod tests {
         }
         assert_eq!(run(&["seed-users", "--help"], None), Ok(Command::Help));
         assert!(USAGE.contains("seed-users --count N"));
+    }
+
+    #[test]
+    fn rotate_signing_key_takes_the_store_and_nothing_else() {
+        assert_eq!(
+            run(&["rotate-signing-key", "--data-dir", "d"], Some("/env")),
+            Ok(Command::RotateSigningKey(StoreOptions {
+                data_dir: Some("d".into()),
+                database_url: None,
+            }))
+        );
+        assert_eq!(
+            run(&["rotate-signing-key"], Some("/env")),
+            Ok(Command::RotateSigningKey(StoreOptions {
+                data_dir: Some("/env".into()),
+                database_url: None,
+            }))
+        );
+        for args in [
+            &["rotate-signing-key", "--count", "2"][..],
+            &["rotate-signing-key", "--http"],
+            &["rotate-signing-key", "--data-dir"],
+            &[
+                "rotate-signing-key",
+                "--data-dir",
+                "d",
+                "--database-url",
+                "postgres://x/y",
+            ],
+        ] {
+            assert!(run(args, None).is_err(), "{args:?} should be refused");
+        }
+        assert!(USAGE.contains("rotate-signing-key [--data-dir DIR"));
     }
 
     #[test]

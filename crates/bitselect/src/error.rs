@@ -41,6 +41,9 @@ pub enum ShopError {
     /// The operating system gave no random bytes (for a payment page's id).
     #[error("系统随机数不可用：{0}")]
     Random(String),
+    /// The merchant's signing key could not be made, read or used.
+    #[error("商家签名出错：{0}")]
+    Signing(String),
 }
 
 impl ShopError {
@@ -65,7 +68,8 @@ impl ShopError {
             | Self::Corrupt(_)
             | Self::Search(_)
             | Self::Encode(_)
-            | Self::Random(_) => "INTERNAL",
+            | Self::Random(_)
+            | Self::Signing(_) => "INTERNAL",
         }
     }
 

@@ -7,11 +7,11 @@
 
 use crate::store::params;
 use serde::Serialize;
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::clock::Millis;
 use crate::error::{Refusal, Result, ShopError};
+use crate::jcs;
 use crate::users::UserConn;
 
 /// The `_meta` key a caller puts the idempotency key under.
@@ -32,11 +32,10 @@ pub fn validate_key(key: &str) -> Result<()> {
 }
 
 /// A stable hash of a tool's arguments: SHA-256 over the tool name and the
-/// arguments as canonical JSON (object keys sorted at every level).
+/// arguments as canonical JSON (RFC 8785: object keys sorted at every
+/// level, no whitespace).
 pub fn args_hash(tool: &str, args: &impl Serialize) -> Result<String> {
-    let value = serde_json::to_value(args)?;
-    let mut text = String::new();
-    canonical(&value, &mut text);
+    let text = jcs::canonical(&serde_json::to_value(args)?);
     let mut hasher = Sha256::new();
     hasher.update(tool.as_bytes());
     hasher.update([0]);
@@ -46,36 +45,6 @@ pub fn args_hash(tool: &str, args: &impl Serialize) -> Result<String> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())
-}
-
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(&map[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 /// The stored first result for `key`, if the key was used before with the

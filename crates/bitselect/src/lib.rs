@@ -28,6 +28,7 @@ pub mod clock;
 pub mod coupons;
 pub mod error;
 pub mod idempotency;
+pub mod jcs;
 pub mod load_users;
 pub mod logistics;
 pub mod money;
@@ -46,6 +47,7 @@ mod shop;
 pub mod shopper_words;
 pub mod store;
 pub mod tickets;
+pub mod ucp;
 pub mod users;
 
 pub use auth::AuthConfig;

@@ -38,6 +38,8 @@ use crate::store::postgres::PgStore;
 use crate::store::sqlite_file::Db;
 use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
+use crate::ucp::jws::{self, Jwk};
+use crate::ucp::signing_keys;
 use crate::users::{self, Caller, UserConn};
 
 /// The database file's name inside the data directory.
@@ -130,7 +132,10 @@ impl Shop {
     /// The shop on a store whose schema is current: seeded on first start,
     /// its catalogue indexed for search.
     fn on_store(store: Store, clock: Arc<dyn Clock>) -> Result<Self> {
-        store.run(TxKind::Write, |tx| seed::seed_once(tx, clock.now_ms()))?;
+        store.run(TxKind::Write, |tx| {
+            seed::seed_once(tx, clock.now_ms())?;
+            signing_keys::ensure(tx, clock.now_ms())
+        })?;
         let search = Arc::new(SearchEngine::new());
         store.run(TxKind::Read, |tx| search.snapshot(tx).map(drop))?;
         Ok(Self {
@@ -269,6 +274,38 @@ impl Shop {
                 replayed: false,
             })
         })
+    }
+
+    /// The merchant's public signing keys, newest first: what its UCP
+    /// profile publishes and a signed checkout verifies against.
+    pub fn signing_keys(&self) -> Result<Vec<Jwk>> {
+        self.read_shared(signing_keys::published)
+    }
+
+    /// `checkout` signed by the merchant: `ap2.merchant_authorization`, a
+    /// detached JWS over the checkout without its `ap2`, set in it.
+    pub fn sign_checkout(&self, mut checkout: serde_json::Value) -> Result<serde_json::Value> {
+        let key = self.read_shared(|conn, _| signing_keys::signer(conn))?;
+        let signature = key.sign_detached(&jws::checkout_payload(&checkout))?;
+        let Some(members) = checkout.as_object_mut() else {
+            return Err(ShopError::Signing("只能签署 JSON 对象".to_owned()));
+        };
+        let ap2 = members
+            .entry("ap2")
+            .or_insert_with(|| serde_json::json!({}));
+        if !ap2.is_object() {
+            *ap2 = serde_json::json!({});
+        }
+        ap2["merchant_authorization"] = serde_json::Value::String(signature);
+        Ok(checkout)
+    }
+
+    /// Starts signing with a new key; the others stay published for one
+    /// checkout lifetime, so checkouts already signed still verify.
+    pub fn rotate_signing_key(&self) -> Result<Jwk> {
+        self.store
+            .run(TxKind::Write, |tx| signing_keys::rotate(tx, self.now()))
+            .map(|key| key.public_jwk())
     }
 
     /// The stored first result of a `tool` call with `key` and these

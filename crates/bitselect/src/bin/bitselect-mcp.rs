@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use std::path::PathBuf;
 
-use bitselect::cli::{self, Command, Env, Options, SeedUsersOptions, Transport, USAGE};
+use bitselect::cli::{
+    self, Command, Env, Options, SeedUsersOptions, StoreOptions, Transport, USAGE,
+};
 use bitselect::serve::{Bind, ServeError, serve_http, serve_http_authenticated, serve_stdio};
 use bitselect::{MCP_PATH, Shop};
 use tokio_util::sync::CancellationToken;
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
         }
         Ok(Command::Serve(options)) => serve(options),
         Ok(Command::SeedUsers(options)) => seed_users(options),
+        Ok(Command::RotateSigningKey(options)) => rotate_signing_key(options),
         Err(error) => {
             eprintln!("bitselect-mcp: {error}\n\n{USAGE}");
             ExitCode::from(2)
@@ -94,6 +97,30 @@ fn seed_users(options: SeedUsersOptions) -> ExitCode {
         }
         Err(error) => {
             eprintln!("bitselect-mcp: cannot seed users: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn rotate_signing_key(options: StoreOptions) -> ExitCode {
+    init_logs();
+    let shop = match open_shop(options.data_dir, options.database_url) {
+        Ok(shop) => shop,
+        Err(code) => return code,
+    };
+    match shop.rotate_signing_key() {
+        Ok(key) => match serde_json::to_string(&key) {
+            Ok(json) => {
+                println!("{json}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("bitselect-mcp: cannot print the new key: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(error) => {
+            eprintln!("bitselect-mcp: cannot rotate the signing key: {error}");
             ExitCode::FAILURE
         }
     }

@@ -211,4 +211,13 @@ CREATE TRIGGER sku_text_changes_raise_catalogue_version
     AFTER INSERT OR DELETE OR UPDATE OF sku_code, spu_code, name, specs ON sku
     FOR EACH STATEMENT EXECUTE FUNCTION raise_catalogue_version();
 "#,
+    // Version 4, as SQLite's version 6: the merchant's signing keys.
+    r#"
+CREATE TABLE merchant_signing_key (
+    kid        TEXT PRIMARY KEY,
+    pkcs8      TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    retired_at BIGINT
+);
+"#,
 ];

@@ -144,6 +144,7 @@ CREATE TABLE shop_meta (
     SEARCH_MIGRATION,
     PAYMENT_PAGE_MIGRATION,
     CATALOGUE_VERSION_MIGRATION,
+    SIGNING_KEY_MIGRATION,
 ];
 /// Version 2: users. Every row of a cart, coupon held, order, parcel,
 /// after-sale, ticket and idempotency key belongs to a user; what a version 1
@@ -333,6 +334,18 @@ CREATE TRIGGER sku_deleted_raises_catalogue_version AFTER DELETE ON sku
 BEGIN
     UPDATE shop_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
 END;
+"#;
+
+/// Version 6: the merchant's signing keys (`crate::ucp::signing_keys`),
+/// shared by every instance: the private key as base64url PKCS#8, when it
+/// was made, and when it stopped being published.
+const SIGNING_KEY_MIGRATION: &str = r#"
+CREATE TABLE merchant_signing_key (
+    kid        TEXT PRIMARY KEY,
+    pkcs8      TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    retired_at INTEGER
+);
 "#;
 
 /// The schema version this build writes.

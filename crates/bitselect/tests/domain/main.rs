@@ -18,4 +18,5 @@ mod orders;
 mod previews;
 mod relevance;
 mod seed;
+mod signing;
 mod tickets;

@@ -41,6 +41,8 @@ mod previews;
 mod relevance;
 #[path = "../domain/seed.rs"]
 mod seed;
+#[path = "../domain/signing.rs"]
+mod signing;
 #[path = "../domain/tickets.rs"]
 mod tickets;
 // Only here: it reads both stores.
