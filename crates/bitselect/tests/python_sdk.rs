@@ -1,13 +1,19 @@
-//! The official MCP Python SDK (`mcp`, the version scripts/setup pins)
-//! buys the seed's phone from the shop served over HTTP on PostgreSQL,
+//! Python from PyPI against the shop (the versions
+//! scripts/python-requirements.txt pins). The official MCP Python SDK
+//! (`mcp`) buys the seed's phone from the shop served over HTTP on PostgreSQL,
 //! signed in with a token: what a merchant's own client would do. It
 //! speaks 2026-07-28, so `pay_order` hands it over to the shop's payment
 //! page and the SDK's own `input_required` round trip completes the call.
+//! An RFC 8785 implementation and a JOSE library (`rfc8785`, `jwcrypto`)
+//! check the merchant's checkout signatures.
 
 mod support;
 
+use std::io::Write as _;
 use std::path::PathBuf;
+use std::process::Stdio;
 
+use serde_json::{Value, json};
 use support::IPHONE_17;
 use support::oauth::AuthServer;
 use support::postgres::cluster;
@@ -115,4 +121,64 @@ async fn the_python_sdk_signs_in_orders_and_pays_on_the_shops_page_and_the_order
         format!("{order_no} {} true true", answer["payAmountFen"]),
         "paid on the page, and that payment taken by the call"
     );
+}
+
+/// What the independent checker says of `checkout`'s signature.
+fn independent_verdict(checkout: &Value, keys: &[bitselect::ucp::jws::Jwk]) -> Value {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/verify_merchant_signature.py");
+    let mut child = std::process::Command::new(sdk_python())
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the Python checker");
+    let document = json!({ "checkout": checkout, "keys": keys });
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(document.to_string().as_bytes())
+        .expect("write the document");
+    let out = child.wait_with_output().expect("the checker's answer");
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON line on stdout")
+}
+
+#[test]
+fn the_merchants_checkout_signature_verifies_with_independent_libraries_and_not_once_altered() {
+    let t = support::open_shop();
+    // Text, fractions and member names whose canonical order differs by
+    // code unit and by code point: where two canonicalizers could part.
+    let checkout = json!({
+        "id": "chk_独立",
+        "status": "ready_for_complete",
+        "currency": "CNY",
+        "line_items": [{
+            "id": "li_1",
+            "item": {"id": IPHONE_17, "title": "iPhone 17 黑色 256GB", "price": 599_900},
+            "quantity": 1,
+            "totals": [{"type": "subtotal", "amount": 599_900}, {"type": "total", "amount": 599_900}],
+        }],
+        "totals": [{"type": "subtotal", "amount": 599_900}, {"type": "total", "amount": 599_900}],
+        "links": [{"type": "terms_of_service", "url": "https://shop.example/terms"}],
+        "weight_kg": 0.177,
+        "odd_names": {"\u{fb33}": 1, "\u{1f600}": 2, "\r": 3, "é": 4},
+        "ap2": {"note": "left out of what is signed"},
+    });
+    let signed = t.shop.sign_checkout(checkout).expect("signed");
+    let keys = t.shop.signing_keys().expect("keys");
+
+    let verdict = independent_verdict(&signed, &keys);
+    assert_eq!(verdict, json!({"verified": true, "kid": keys[0].kid}));
+
+    let mut altered = signed.clone();
+    altered["totals"][1]["amount"] = json!(1);
+    assert_eq!(independent_verdict(&altered, &keys)["verified"], false);
 }
