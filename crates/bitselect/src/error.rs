@@ -150,6 +150,17 @@ pub enum Refusal {
     DuplicateItem { sku: String },
     #[error("没有找到订单 {order_no}，请用 query_order 查看您的订单号")]
     UnknownOrder { order_no: String },
+    /// A checkout session of the commerce standard that the user does not
+    /// have (or that has expired and gone).
+    #[error("没有找到结账会话 {id}，请重新创建结账")]
+    UnknownCheckout { id: String },
+    /// A checkout session already completed or canceled: it does not change.
+    #[error("结账会话 {id} 已{status}，不能再{action}；需要时请重新创建结账")]
+    CheckoutClosed {
+        id: String,
+        status: &'static str,
+        action: &'static str,
+    },
     #[error("订单 {order_no} 当前状态为「{status}」，{action}仅限状态为 {allowed} 的订单")]
     OrderStatus {
         order_no: String,
@@ -224,6 +235,8 @@ impl Refusal {
             Self::DecreaseTooMuch { .. } => "DECREASE_TOO_MUCH",
             Self::DuplicateItem { .. } => "DUPLICATE_ITEM",
             Self::UnknownOrder { .. } => "UNKNOWN_ORDER",
+            Self::UnknownCheckout { .. } => "UNKNOWN_CHECKOUT",
+            Self::CheckoutClosed { .. } => "CHECKOUT_CLOSED",
             Self::OrderStatus { .. } => "ORDER_STATUS",
             Self::CouponNotHeld { .. } => "COUPON_NOT_HELD",
             Self::Coupon(reason) => reason.code(),

@@ -325,7 +325,7 @@ fn check_phone(value: &str) -> Result<String> {
 
 /// Fills the receiver from the given fields, the rest from `base`; `None`
 /// when fields are missing and there is no `base` to take them from.
-fn receiver_from(
+pub(crate) fn receiver_from(
     base: Option<Receiver>,
     name: Option<&str>,
     phone: Option<&str>,
@@ -431,61 +431,88 @@ fn check_items(p: &CreateOrderParams) -> Result<Vec<(String, i64)>> {
             "至少要有一件商品；先用 query_cart 查看购物车",
         ));
     }
-    if p.items.len() > MAX_ORDER_LINES {
+    check_lines(
+        "items",
+        p.items
+            .iter()
+            .map(|item| (item.sku_code.as_str(), i64::from(item.quantity))),
+    )
+}
+
+/// Lines of an order as asked for (SKU code, quantity): at most
+/// [`MAX_ORDER_LINES`], each quantity in range, no SKU twice; codes
+/// normalized. `field` names the argument in a refusal.
+pub fn check_lines<'a>(
+    field: &str,
+    lines: impl ExactSizeIterator<Item = (&'a str, i64)>,
+) -> Result<Vec<(String, i64)>> {
+    if lines.len() > MAX_ORDER_LINES {
         return Err(ShopError::invalid(
-            "items",
+            field,
             format!("一个订单最多 {MAX_ORDER_LINES} 行商品"),
         ));
     }
     let mut seen = HashSet::new();
-    let mut items = Vec::with_capacity(p.items.len());
-    for item in &p.items {
-        let code = catalog::normalize_code(&item.sku_code);
-        if !(1..=MAX_QUANTITY).contains(&item.quantity) {
+    let mut checked = Vec::with_capacity(lines.len());
+    for (sku_code, quantity) in lines {
+        let code = catalog::normalize_code(sku_code);
+        if !(1..=i64::from(MAX_QUANTITY)).contains(&quantity) {
             return Err(ShopError::invalid(
-                "items.quantity",
-                format!(
-                    "{code} 的数量须在 1 到 {MAX_QUANTITY} 之间，收到 {}",
-                    item.quantity
-                ),
+                format!("{field}.quantity"),
+                format!("{code} 的数量须在 1 到 {MAX_QUANTITY} 之间，收到 {quantity}"),
             ));
         }
         if !seen.insert(code.clone()) {
             return Err(Refusal::DuplicateItem { sku: code }.into());
         }
-        items.push((code, i64::from(item.quantity)));
+        checked.push((code, quantity));
     }
-    Ok(items)
+    Ok(checked)
 }
 
-/// Each line against catalogue, cart and stock. An unknown SKU is an error;
-/// the other refusals are blockers, a line's in the order the write checks.
-fn plan_lines(
+/// Where an order's lines come from: the shopper's cart (the shop's own
+/// tools) or a checkout session's line items (the commerce standard's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineSource {
+    Cart,
+    Checkout,
+}
+
+/// Each line against catalogue, stock and, for a cart order, the cart. An
+/// unknown SKU is an error; the other refusals are blockers, a line's in
+/// the order the write checks.
+pub fn plan_lines(
     conn: &UserConn<'_>,
-    p: &CreateOrderParams,
+    items: Vec<(String, i64)>,
+    source: LineSource,
     blockers: &mut Blockers,
 ) -> Result<Vec<PlannedLine>> {
-    let mut lines = Vec::with_capacity(p.items.len());
-    for (code, quantity) in check_items(p)? {
+    let mut lines = Vec::with_capacity(items.len());
+    for (code, quantity) in items {
         let sku = catalog::sku(conn, &code)?;
-        let in_cart = cart::line_of(conn, &code)?;
         // Availability first: telling a model to add a delisted SKU to the
         // cart would only lead to a second refusal.
         if let Some(refusal) = sku.unavailable() {
             blockers.push(refusal);
         }
-        match in_cart {
-            None => blockers.push(Refusal::NotInCart {
-                sku: code.clone(),
-                name: sku.name.clone(),
-            }),
-            Some((held, _)) if held < quantity => blockers.push(Refusal::CartShort {
-                sku: code.clone(),
-                name: sku.name.clone(),
-                in_cart: held,
-                requested: quantity,
-            }),
-            Some(_) => {}
+        let in_cart = match source {
+            LineSource::Cart => cart::line_of(conn, &code)?,
+            LineSource::Checkout => None,
+        };
+        if source == LineSource::Cart {
+            match in_cart {
+                None => blockers.push(Refusal::NotInCart {
+                    sku: code.clone(),
+                    name: sku.name.clone(),
+                }),
+                Some((held, _)) if held < quantity => blockers.push(Refusal::CartShort {
+                    sku: code.clone(),
+                    name: sku.name.clone(),
+                    in_cart: held,
+                    requested: quantity,
+                }),
+                Some(_) => {}
+            }
         }
         if sku.unavailable().is_none() && sku.stock < quantity {
             blockers.push(Refusal::InsufficientStock {
@@ -504,12 +531,10 @@ fn plan_lines(
     Ok(lines)
 }
 
-/// Plans an order: every check and amount of `create_order`, no writes.
-pub fn plan_create(conn: &UserConn<'_>, now: Millis, p: &CreateOrderParams) -> Result<OrderPlan> {
-    let mut blockers = Blockers::default();
-    let lines = plan_lines(conn, p, &mut blockers)?;
+/// The goods of `lines` at today's prices, in all and per category.
+pub fn basket_of(lines: &[PlannedLine]) -> Basket {
     let mut basket = Basket::default();
-    for line in &lines {
+    for line in lines {
         let amount = line.sku.price_fen * line.quantity;
         basket.total += amount;
         *basket
@@ -517,26 +542,46 @@ pub fn plan_create(conn: &UserConn<'_>, now: Millis, p: &CreateOrderParams) -> R
             .entry(line.sku.category.clone())
             .or_insert(0) += amount;
     }
-    let coupon = match given(&p.coupon_code) {
-        Some(code) => match coupons::held(conn, &catalog::normalize_code(code)) {
-            Ok(held) => {
-                let outcome = coupons::evaluate(&held, now, &basket);
-                let discount = outcome.as_ref().ok().copied();
-                if let Err(refusal) = outcome {
-                    blockers.push(refusal);
-                }
-                Some(PlannedCoupon {
-                    code: held.code,
-                    name: held.name,
-                    discount,
-                })
-            }
-            Err(ShopError::Refused(refusal)) => {
+    basket
+}
+
+/// The coupon `code` against `basket` now: `None` when the shopper holds no
+/// such coupon (a blocker says so), else what it takes off, if it applies.
+pub fn plan_coupon(
+    conn: &UserConn<'_>,
+    now: Millis,
+    code: &str,
+    basket: &Basket,
+    blockers: &mut Blockers,
+) -> Result<Option<PlannedCoupon>> {
+    match coupons::held(conn, &catalog::normalize_code(code)) {
+        Ok(held) => {
+            let outcome = coupons::evaluate(&held, now, basket);
+            let discount = outcome.as_ref().ok().copied();
+            if let Err(refusal) = outcome {
                 blockers.push(refusal);
-                None
             }
-            Err(other) => return Err(other),
-        },
+            Ok(Some(PlannedCoupon {
+                code: held.code,
+                name: held.name,
+                discount,
+            }))
+        }
+        Err(ShopError::Refused(refusal)) => {
+            blockers.push(refusal);
+            Ok(None)
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// Plans an order: every check and amount of `create_order`, no writes.
+pub fn plan_create(conn: &UserConn<'_>, now: Millis, p: &CreateOrderParams) -> Result<OrderPlan> {
+    let mut blockers = Blockers::default();
+    let lines = plan_lines(conn, check_items(p)?, LineSource::Cart, &mut blockers)?;
+    let basket = basket_of(&lines);
+    let coupon = match given(&p.coupon_code) {
+        Some(code) => plan_coupon(conn, now, code, &basket, &mut blockers)?,
         None => None,
     };
     let receiver = receiver_from(

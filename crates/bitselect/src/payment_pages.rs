@@ -67,7 +67,7 @@ fn page_from_row(row: &Row) -> Result<PaymentPage> {
 }
 
 /// A fresh id: 128 random bits from the operating system.
-fn new_id() -> Result<String> {
+pub(crate) fn new_id() -> Result<String> {
     let mut bytes = [0u8; ID_BYTES];
     getrandom::fill(&mut bytes).map_err(|error| ShopError::Random(error.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -75,7 +75,7 @@ fn new_id() -> Result<String> {
 
 /// Whether `id` is shaped like one this module makes; anything else is
 /// answered as unknown without a query.
-fn well_formed(id: &str) -> bool {
+pub(crate) fn well_formed(id: &str) -> bool {
     id.len() == ID_BYTES * 2 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 

@@ -38,6 +38,8 @@ use crate::store::postgres::PgStore;
 use crate::store::sqlite_file::Db;
 use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
+use crate::ucp::checkout::{self as ucp_checkout, CheckoutRequest, Session};
+use crate::ucp::checkout_view;
 use crate::ucp::jws::{self, Jwk};
 use crate::ucp::signing_keys;
 use crate::users::{self, Caller, UserConn};
@@ -284,20 +286,57 @@ impl Shop {
 
     /// `checkout` signed by the merchant: `ap2.merchant_authorization`, a
     /// detached JWS over the checkout without its `ap2`, set in it.
-    pub fn sign_checkout(&self, mut checkout: serde_json::Value) -> Result<serde_json::Value> {
+    pub fn sign_checkout(&self, checkout: serde_json::Value) -> Result<serde_json::Value> {
         let key = self.read_shared(|conn, _| signing_keys::signer(conn))?;
-        let signature = key.sign_detached(&jws::checkout_payload(&checkout))?;
-        let Some(members) = checkout.as_object_mut() else {
-            return Err(ShopError::Signing("只能签署 JSON 对象".to_owned()));
-        };
-        let ap2 = members
-            .entry("ap2")
-            .or_insert_with(|| serde_json::json!({}));
-        if !ap2.is_object() {
-            *ap2 = serde_json::json!({});
-        }
-        ap2["merchant_authorization"] = serde_json::Value::String(signature);
-        Ok(checkout)
+        Ok(jws::sign_checkout(&key, checkout)?)
+    }
+
+    /// Starts a checkout session with the platform's lines, buyer,
+    /// destinations and discount codes; answers the signed checkout.
+    pub fn create_checkout(&self, request: &CheckoutRequest) -> Result<serde_json::Value> {
+        self.checkout_answer(TxKind::Write, |conn, now| {
+            ucp_checkout::create(conn, now, request)
+        })
+    }
+
+    /// The user's checkout session `id` as it stands now, signed.
+    pub fn get_checkout(&self, id: &str) -> Result<serde_json::Value> {
+        self.checkout_answer(TxKind::Read, |conn, _| ucp_checkout::get(conn, id))
+    }
+
+    /// Replaces an open session's inputs with the request's.
+    pub fn update_checkout(
+        &self,
+        id: &str,
+        request: &CheckoutRequest,
+    ) -> Result<serde_json::Value> {
+        self.checkout_answer(TxKind::Write, |conn, now| {
+            ucp_checkout::update(conn, now, id, request)
+        })
+    }
+
+    /// Cancels an open session.
+    pub fn cancel_checkout(&self, id: &str) -> Result<serde_json::Value> {
+        self.checkout_answer(TxKind::Write, |conn, now| {
+            ucp_checkout::cancel(conn, now, id)
+        })
+    }
+
+    /// Runs `f` for the caller, then draws the session it gives as the
+    /// standard's checkout and signs it, all in one transaction: what is
+    /// signed is what was stored.
+    fn checkout_answer(
+        &self,
+        kind: TxKind,
+        f: impl Fn(&UserConn<'_>, Millis) -> Result<Session>,
+    ) -> Result<serde_json::Value> {
+        self.store.run(kind, |tx| {
+            let conn = UserConn::new(tx, self.caller.id());
+            let now = self.now();
+            let session = f(&conn, now)?;
+            let checkout = checkout_view::render(&conn, now, &session)?;
+            Ok(jws::sign_checkout(&signing_keys::signer(tx)?, checkout)?)
+        })
     }
 
     /// Starts signing with a new key; the others stay published for one

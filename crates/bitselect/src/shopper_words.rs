@@ -44,6 +44,8 @@ impl Refusal {
                 format!("同一件商品（{sku}）在订单里出现了不止一次")
             }
             Self::UnknownOrder { order_no } => format!("没有找到订单 {order_no}"),
+            Self::UnknownCheckout { .. } => "这次结账已失效".to_owned(),
+            Self::CheckoutClosed { status, .. } => format!("这次结账已{status}，不能再更改"),
             Self::OrderStatus { .. } | Self::NotShipped { .. } => self.to_string(),
             Self::CouponNotHeld { code } => format!("您没有优惠券 {code}"),
             Self::Coupon(reason) => reason.for_shopper(),
@@ -104,6 +106,9 @@ impl Refusal {
             Self::DecreaseTooMuch { .. } => "要删除整行请用 action=remove".to_owned(),
             Self::DuplicateItem { .. } => "请合并为一行并写明总数量".to_owned(),
             Self::UnknownOrder { .. } => "请用 query_order 查看用户的订单号".to_owned(),
+            Self::UnknownCheckout { .. } | Self::CheckoutClosed { .. } => {
+                "请重新创建结账".to_owned()
+            }
             Self::CouponNotHeld { .. } => "请用 query_coupons 查看用户持有的优惠券".to_owned(),
             Self::Coupon(CouponRefusal::Expired { .. }) => "请改用其他券或不用券".to_owned(),
             Self::NotInOrder { .. } => "请用 query_order 查看该订单的商品编码".to_owned(),
@@ -218,6 +223,12 @@ mod tests {
             Refusal::DuplicateItem { sku: sku() },
             Refusal::UnknownOrder {
                 order_no: "1".into(),
+            },
+            Refusal::UnknownCheckout { id: "chk_1".into() },
+            Refusal::CheckoutClosed {
+                id: "chk_1".into(),
+                status: "取消",
+                action: "更新",
             },
             Refusal::OrderStatus {
                 order_no: "1".into(),

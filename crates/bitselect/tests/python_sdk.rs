@@ -125,23 +125,32 @@ async fn the_python_sdk_signs_in_orders_and_pays_on_the_shops_page_and_the_order
 
 /// What the independent checker says of `checkout`'s signature.
 fn independent_verdict(checkout: &Value, keys: &[bitselect::ucp::jws::Jwk]) -> Value {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/verify_merchant_signature.py");
+    run_python(
+        "verify_merchant_signature.py",
+        &json!({ "checkout": checkout, "keys": keys }),
+    )
+}
+
+/// Runs `tests/python/<script>` with `input` on its stdin; its one JSON
+/// answer on stdout.
+fn run_python(script: &str, input: &Value) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(script);
     let mut child = std::process::Command::new(sdk_python())
         .arg(script)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run the Python checker");
-    let document = json!({ "checkout": checkout, "keys": keys });
+        .expect("run the Python script");
     child
         .stdin
         .take()
         .expect("stdin")
-        .write_all(document.to_string().as_bytes())
-        .expect("write the document");
-    let out = child.wait_with_output().expect("the checker's answer");
+        .write_all(input.to_string().as_bytes())
+        .expect("write the input");
+    let out = child.wait_with_output().expect("the script's answer");
     assert!(
         out.status.success(),
         "{:?}: {}",
@@ -181,4 +190,55 @@ fn the_merchants_checkout_signature_verifies_with_independent_libraries_and_not_
     let mut altered = signed.clone();
     altered["totals"][1]["amount"] = json!(1);
     assert_eq!(independent_verdict(&altered, &keys)["verified"], false);
+}
+
+#[test]
+fn every_checkout_the_shop_answers_validates_with_the_standards_own_models() {
+    let t = support::open_shop();
+    let request = |body: Value| -> bitselect::ucp::checkout::CheckoutRequest {
+        serde_json::from_value(body).expect("a request")
+    };
+    let mut body = json!({
+        "line_items": [
+            { "item": { "id": IPHONE_17 }, "quantity": 1 },
+            { "item": { "id": support::AIRPODS_NO_STOCK }, "quantity": 1 },
+        ],
+        "buyer": { "first_name": "明", "last_name": "张", "email": "zhang@example.com" },
+        "discounts": { "codes": ["SHOP-5000-300", "NOT-A-CODE"] },
+    });
+    let created = t
+        .shop
+        .create_checkout(&request(body.clone()))
+        .expect("created");
+    let id = created["id"].as_str().expect("an id").to_owned();
+    body["line_items"] = json!([{ "item": { "id": IPHONE_17 }, "quantity": 1 }]);
+    body["fulfillment"] = json!({ "methods": [{
+        "type": "shipping",
+        "destinations": [{
+            "id": "home", "first_name": "明", "last_name": "张", "phone_number": "13800138000",
+            "address_country": "CN", "address_region": "上海市", "street_address": "世纪大道 100 号",
+        }],
+        "selected_destination_id": "home",
+    }]});
+    let ready = t
+        .shop
+        .update_checkout(&id, &request(body))
+        .expect("updated");
+    assert_eq!(ready["status"], "ready_for_complete", "{ready}");
+    let canceled = t.shop.cancel_checkout(&id).expect("canceled");
+    let mut broken = ready.clone();
+    broken["totals"] = json!([{ "type": "total", "amount": 1 }]);
+
+    let verdicts = run_python(
+        "validate_checkouts.py",
+        &json!([created, ready, canceled, broken]),
+    );
+    assert_eq!(verdicts[0], true, "created: {}", verdicts[0]);
+    assert_eq!(verdicts[1], true, "ready: {}", verdicts[1]);
+    assert_eq!(verdicts[2], true, "canceled: {}", verdicts[2]);
+    assert!(
+        verdicts[3].as_str().is_some_and(|e| e.contains("subtotal")),
+        "totals without a subtotal are refused: {}",
+        verdicts[3]
+    );
 }

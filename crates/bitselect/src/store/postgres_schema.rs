@@ -211,7 +211,8 @@ CREATE TRIGGER sku_text_changes_raise_catalogue_version
     AFTER INSERT OR DELETE OR UPDATE OF sku_code, spu_code, name, specs ON sku
     FOR EACH STATEMENT EXECUTE FUNCTION raise_catalogue_version();
 "#,
-    // Version 4, as SQLite's version 6: the merchant's signing keys.
+    // Version 4, as SQLite's version 6: the merchant's signing keys and
+    // checkout sessions.
     r#"
 CREATE TABLE merchant_signing_key (
     kid        TEXT PRIMARY KEY,
@@ -219,5 +220,17 @@ CREATE TABLE merchant_signing_key (
     created_at BIGINT NOT NULL,
     retired_at BIGINT
 );
+
+CREATE TABLE checkout_session (
+    id         TEXT PRIMARY KEY,
+    user_id    BIGINT NOT NULL REFERENCES users (id),
+    state      TEXT NOT NULL CHECK (state IN ('open', 'completed', 'canceled')),
+    inputs     TEXT NOT NULL,
+    order_no   TEXT REFERENCES orders (order_no),
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX checkout_session_by_user ON checkout_session (user_id);
 "#,
 ];

@@ -144,7 +144,7 @@ CREATE TABLE shop_meta (
     SEARCH_MIGRATION,
     PAYMENT_PAGE_MIGRATION,
     CATALOGUE_VERSION_MIGRATION,
-    SIGNING_KEY_MIGRATION,
+    UCP_MIGRATION,
 ];
 /// Version 2: users. Every row of a cart, coupon held, order, parcel,
 /// after-sale, ticket and idempotency key belongs to a user; what a version 1
@@ -336,16 +336,30 @@ BEGIN
 END;
 "#;
 
-/// Version 6: the merchant's signing keys (`crate::ucp::signing_keys`),
-/// shared by every instance: the private key as base64url PKCS#8, when it
-/// was made, and when it stopped being published.
-const SIGNING_KEY_MIGRATION: &str = r#"
+/// Version 6: the commerce standard's tables (`crate::ucp`). The
+/// merchant's signing keys, shared by every instance: the private key as
+/// base64url PKCS#8, when it was made, and when it stopped being
+/// published. Checkout sessions: whose, open or how it ended, the
+/// platform's inputs (JSON), the order it placed, and when it expires.
+const UCP_MIGRATION: &str = r#"
 CREATE TABLE merchant_signing_key (
     kid        TEXT PRIMARY KEY,
     pkcs8      TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     retired_at INTEGER
 );
+
+CREATE TABLE checkout_session (
+    id         TEXT PRIMARY KEY,
+    user_id    INTEGER NOT NULL REFERENCES users (id),
+    state      TEXT NOT NULL CHECK (state IN ('open', 'completed', 'canceled')),
+    inputs     TEXT NOT NULL,
+    order_no   TEXT REFERENCES orders (order_no),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX checkout_session_by_user ON checkout_session (user_id);
 "#;
 
 /// The schema version this build writes.

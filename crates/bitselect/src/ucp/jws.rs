@@ -168,6 +168,23 @@ pub fn verify_detached(jws: &str, payload: &Value, keys: &[Jwk]) -> Result<(), S
         .map_err(|_| SignatureError::Invalid)
 }
 
+/// `checkout` with the merchant's signature set in it as
+/// `ap2.merchant_authorization` (any value there before is replaced).
+pub fn sign_checkout(key: &SigningKey, mut checkout: Value) -> Result<Value, KeyError> {
+    let signature = key.sign_detached(&checkout_payload(&checkout))?;
+    let Some(members) = checkout.as_object_mut() else {
+        return Err(KeyError("only a JSON object can be signed".to_owned()));
+    };
+    let ap2 = members
+        .entry("ap2")
+        .or_insert_with(|| serde_json::json!({}));
+    if !ap2.is_object() {
+        *ap2 = serde_json::json!({});
+    }
+    ap2["merchant_authorization"] = Value::String(signature);
+    Ok(checkout)
+}
+
 /// What a checkout's merchant signature covers: the checkout without its
 /// `ap2` member, so that the signature does not sign itself.
 pub fn checkout_payload(checkout: &Value) -> Value {

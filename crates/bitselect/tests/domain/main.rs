@@ -9,6 +9,7 @@ mod addresses;
 mod after_sale;
 mod cart;
 mod catalog;
+mod checkout;
 mod coupons;
 mod idempotency;
 mod logistics;

@@ -23,6 +23,8 @@ mod after_sale;
 mod cart;
 #[path = "../domain/catalog.rs"]
 mod catalog;
+#[path = "../domain/checkout.rs"]
+mod checkout;
 #[path = "../domain/coupons.rs"]
 mod coupons;
 #[path = "../domain/idempotency.rs"]

@@ -1,0 +1,347 @@
+//! A checkout session as the standard's checkout object: its lines at
+//! today's prices, the coupon, the shipping destinations and every total,
+//! worked out by the shop's order rules at the moment of the answer, with
+//! a message for each thing that stands between it and an order.
+
+use serde_json::{Value, json};
+
+use super::checkout::{Inputs, PostalDestination, Session, SessionState};
+use crate::addresses::{self, SavedAddress};
+use crate::clock::{Millis, format_rfc3339};
+use crate::error::{Blockers, CouponRefusal, Refusal, Result, ShopError};
+use crate::orders::{self, LineSource, PlannedCoupon, PlannedLine};
+use crate::users::UserConn;
+
+/// The protocol version the shop speaks.
+pub const UCP_VERSION: &str = "2026-04-08";
+
+/// The shop sells in renminbi; amounts are fen, the currency's minor unit.
+pub const CURRENCY: &str = "CNY";
+
+/// The capabilities a checkout answer is shaped by.
+pub const CHECKOUT_CAPABILITIES: [&str; 3] = [
+    "dev.ucp.shopping.checkout",
+    "dev.ucp.shopping.fulfillment",
+    "dev.ucp.shopping.discount",
+];
+
+const SHIPPING_METHOD_ID: &str = "shipping";
+const PACKAGE_ID: &str = "package_1";
+const STANDARD_OPTION_ID: &str = "standard";
+const STANDARD_OPTION_TITLE: &str = "标准快递（包邮）";
+
+/// The checkout object for `session` now (without the merchant's
+/// signature, which the shop adds last).
+pub fn render(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Value> {
+    let inputs = &session.inputs;
+    let mut messages = Vec::new();
+
+    let mut line_blockers = Vec::with_capacity(inputs.lines.len());
+    let mut lines = Vec::with_capacity(inputs.lines.len());
+    for line in &inputs.lines {
+        let mut blockers = Blockers::default();
+        let planned = orders::plan_lines(
+            conn,
+            vec![(line.sku.clone(), line.quantity)],
+            LineSource::Checkout,
+            &mut blockers,
+        )?;
+        lines.extend(planned);
+        line_blockers.push(blockers);
+    }
+    for (index, blockers) in line_blockers.iter().enumerate() {
+        for refusal in blockers.iter() {
+            messages.push(error(
+                line_code(refusal),
+                &format!("$.line_items[{index}]"),
+                refusal.for_shopper(),
+            ));
+        }
+    }
+    let basket = orders::basket_of(&lines);
+    let coupon = coupon(conn, now, inputs, &basket, &mut messages)?;
+    let discount = coupon.as_ref().and_then(|c| c.discount).unwrap_or(0);
+
+    let saved = addresses::saved(conn)?;
+    let selected = selected_destination(inputs, &saved, &mut messages);
+
+    let status = match session.state {
+        SessionState::Completed => "completed",
+        SessionState::Canceled => "canceled",
+        SessionState::Open if now >= session.expires_at => "canceled",
+        SessionState::Open if messages.iter().any(|m| m["type"] == "error") => "incomplete",
+        SessionState::Open => "ready_for_complete",
+    };
+
+    let line_ids: Vec<&str> = inputs.lines.iter().map(|l| l.id.as_str()).collect();
+    let mut totals = vec![total("subtotal", basket.total)];
+    if discount > 0 {
+        let name = coupon.as_ref().map(|c| c.name.as_str()).unwrap_or_default();
+        totals.push(json!({"type": "discount", "display_text": name, "amount": -discount}));
+    }
+    totals.push(json!({"type": "fulfillment", "display_text": "运费", "amount": 0}));
+    totals.push(total("total", basket.total - discount));
+
+    let mut checkout = json!({
+        "ucp": ucp_meta(),
+        "id": session.id,
+        "status": status,
+        "currency": CURRENCY,
+        "line_items": inputs.lines.iter().zip(&lines).map(|(input, planned)| {
+            line_item(&input.id, planned)
+        }).collect::<Vec<_>>(),
+        "totals": totals,
+        "fulfillment": fulfillment(&line_ids, inputs, &saved, selected),
+        "discounts": discounts(inputs, coupon.as_ref()),
+        "messages": messages,
+        "links": [],
+    });
+    if let Some(buyer) = &inputs.buyer {
+        checkout["buyer"] = serde_json::to_value(buyer)?;
+    }
+    if status != "completed" && status != "canceled" {
+        checkout["expires_at"] = json!(format_rfc3339(session.expires_at));
+    }
+    if let Some(order_no) = &session.order_no {
+        checkout["order"] = json!({ "id": order_no, "label": order_no });
+    }
+    Ok(checkout)
+}
+
+/// The `ucp` member of a checkout answer.
+pub fn ucp_meta() -> Value {
+    let capabilities: serde_json::Map<String, Value> = CHECKOUT_CAPABILITIES
+        .iter()
+        .map(|name| ((*name).to_owned(), json!([{ "version": UCP_VERSION }])))
+        .collect();
+    json!({
+        "version": UCP_VERSION,
+        "status": "success",
+        "capabilities": capabilities,
+        "payment_handlers": {},
+    })
+}
+
+fn total(kind: &str, amount: i64) -> Value {
+    json!({ "type": kind, "amount": amount })
+}
+
+fn error(code: &str, path: &str, content: String) -> Value {
+    json!({
+        "type": "error",
+        "code": code,
+        "path": path,
+        "content": content,
+        "severity": "recoverable",
+    })
+}
+
+fn warning(code: &str, path: &str, content: String) -> Value {
+    json!({ "type": "warning", "code": code, "path": path, "content": content })
+}
+
+/// The standard's code for what keeps a line from being ordered.
+fn line_code(refusal: &Refusal) -> &'static str {
+    match refusal {
+        Refusal::OutOfStock { .. } | Refusal::InsufficientStock { .. } => "out_of_stock",
+        _ => "item_unavailable",
+    }
+}
+
+fn line_item(id: &str, planned: &PlannedLine) -> Value {
+    let amount = planned.sku.price_fen * planned.quantity;
+    json!({
+        "id": id,
+        "item": {
+            "id": planned.sku.sku_code,
+            "title": planned.sku.name,
+            "price": planned.sku.price_fen,
+        },
+        "quantity": planned.quantity,
+        "totals": [total("subtotal", amount), total("total", amount)],
+    })
+}
+
+/// The first code, as `create_order` would use it (an order takes one
+/// coupon); a warning for each code that does not take effect.
+fn coupon(
+    conn: &UserConn<'_>,
+    now: Millis,
+    inputs: &Inputs,
+    basket: &crate::coupons::Basket,
+    messages: &mut Vec<Value>,
+) -> Result<Option<PlannedCoupon>> {
+    let Some(first) = inputs.codes.first() else {
+        return Ok(None);
+    };
+    for (index, code) in inputs.codes.iter().enumerate().skip(1) {
+        messages.push(warning(
+            "discount_code_combination_disallowed",
+            &format!("$.discounts.codes[{index}]"),
+            format!("一个订单只能用一张优惠券，{code} 没有使用"),
+        ));
+    }
+    let mut blockers = Blockers::default();
+    let planned = orders::plan_coupon(conn, now, first, basket, &mut blockers)?;
+    for refusal in blockers.iter() {
+        messages.push(warning(
+            coupon_code(refusal),
+            "$.discounts.codes[0]",
+            refusal.for_shopper(),
+        ));
+    }
+    Ok(planned)
+}
+
+/// The standard's code (or the closest freeform one) for a coupon that
+/// does not apply.
+fn coupon_code(refusal: &Refusal) -> &'static str {
+    match refusal {
+        Refusal::Coupon(CouponRefusal::Expired { .. }) => "discount_code_expired",
+        Refusal::Coupon(CouponRefusal::AlreadyUsed { .. }) => "discount_code_used",
+        Refusal::Coupon(CouponRefusal::NotYetValid { .. }) => "discount_code_not_yet_valid",
+        Refusal::Coupon(CouponRefusal::BelowThreshold { .. }) => "discount_code_threshold_not_met",
+        Refusal::Coupon(_) => "discount_code_not_applicable",
+        _ => "discount_code_invalid",
+    }
+}
+
+fn discounts(inputs: &Inputs, coupon: Option<&PlannedCoupon>) -> Value {
+    let applied: Vec<Value> = coupon
+        .and_then(|c| {
+            c.discount.map(|amount| {
+                json!({ "code": c.code, "title": c.name, "amount": amount, "method": "across" })
+            })
+        })
+        .into_iter()
+        .collect();
+    json!({ "codes": inputs.codes, "applied": applied })
+}
+
+/// Where the order would ship: the selected destination's id when it is
+/// one the shop can ship to, else a message says what is missing.
+fn selected_destination<'a>(
+    inputs: &'a Inputs,
+    saved: &[SavedAddress],
+    messages: &mut Vec<Value>,
+) -> Option<&'a str> {
+    let path = "$.fulfillment.methods[0].selected_destination_id";
+    let Some(id) = inputs.selected_destination.as_deref() else {
+        messages.push(error(
+            "fulfillment_destination_required",
+            path,
+            "请选择或填写收货地址".to_owned(),
+        ));
+        return None;
+    };
+    if saved.iter().any(|s| s.id == id) {
+        return Some(id);
+    }
+    let Some((index, given)) = inputs
+        .destinations
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.id.as_deref() == Some(id))
+    else {
+        messages.push(error(
+            "fulfillment_destination_unknown",
+            path,
+            format!("没有编号为 {id} 的收货地址"),
+        ));
+        return None;
+    };
+    match given.receiver() {
+        Ok(_) => Some(id),
+        Err(ShopError::InvalidArgument { field, message }) => {
+            let code = if field == "address_country" {
+                "address_undeliverable"
+            } else {
+                "invalid_address"
+            };
+            let field = match field.as_str() {
+                "receiverName" => "first_name",
+                "receiverPhone" => "phone_number",
+                "receiverAddress" => "street_address",
+                other => other,
+            };
+            messages.push(error(
+                code,
+                &format!("$.fulfillment.methods[0].destinations[{index}].{field}"),
+                message,
+            ));
+            None
+        }
+        Err(other) => {
+            messages.push(error(
+                "invalid_address",
+                &format!("$.fulfillment.methods[0].destinations[{index}]"),
+                other.to_string(),
+            ));
+            None
+        }
+    }
+}
+
+fn fulfillment(
+    line_ids: &[&str],
+    inputs: &Inputs,
+    saved: &[SavedAddress],
+    selected: Option<&str>,
+) -> Value {
+    let mut destinations: Vec<Value> = saved.iter().map(saved_destination).collect();
+    destinations.extend(inputs.destinations.iter().map(given_destination));
+    let mut method = json!({
+        "id": SHIPPING_METHOD_ID,
+        "type": "shipping",
+        "line_item_ids": line_ids,
+        "destinations": destinations,
+        "groups": [{
+            "id": PACKAGE_ID,
+            "line_item_ids": line_ids,
+            "options": [{
+                "id": STANDARD_OPTION_ID,
+                "title": STANDARD_OPTION_TITLE,
+                "totals": [total("fulfillment", 0), total("total", 0)],
+            }],
+        }],
+    });
+    if let Some(id) = selected {
+        method["selected_destination_id"] = json!(id);
+        // One option, free: chosen with the destination.
+        method["groups"][0]["selected_option_id"] = json!(STANDARD_OPTION_ID);
+    }
+    json!({ "methods": [method] })
+}
+
+fn saved_destination(saved: &SavedAddress) -> Value {
+    json!({
+        "type": "shipping_address",
+        "id": saved.id,
+        "first_name": saved.receiver.name,
+        "phone_number": saved.receiver.phone,
+        "street_address": saved.receiver.address,
+        "address_country": "CN",
+    })
+}
+
+fn given_destination(given: &PostalDestination) -> Value {
+    let mut value = json!({ "type": "shipping_address" });
+    let fields = [
+        ("id", &given.id),
+        ("first_name", &given.first_name),
+        ("last_name", &given.last_name),
+        ("phone_number", &given.phone_number),
+        ("address_country", &given.address_country),
+        ("address_region", &given.address_region),
+        ("address_locality", &given.address_locality),
+        ("street_address", &given.street_address),
+        ("extended_address", &given.extended_address),
+        ("postal_code", &given.postal_code),
+    ];
+    for (name, field) in fields {
+        if let Some(text) = field {
+            value[name] = json!(text);
+        }
+    }
+    value
+}

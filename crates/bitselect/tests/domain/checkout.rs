@@ -1,0 +1,303 @@
+//! Checkout sessions of the commerce standard: priced, stocked, discounted
+//! and shipped by the same rules as an order, signed by the merchant, and
+//! closed for good once canceled or expired.
+
+use crate::support::*;
+use bitselect::Caller;
+use bitselect::ucp::checkout::CheckoutRequest;
+use bitselect::ucp::jws;
+use bitselect::ucp::signing_keys::CHECKOUT_LIFETIME_MS;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const IPHONE_17_PRICE: i64 = 679_900;
+
+fn request(body: Value) -> CheckoutRequest {
+    serde_json::from_value(body).unwrap()
+}
+
+fn one_iphone() -> Value {
+    json!({ "line_items": [{ "item": { "id": IPHONE_17 }, "quantity": 1 }] })
+}
+
+/// `body` with the shipping method choosing `destination`.
+fn shipping_to(mut body: Value, destination: &str) -> Value {
+    body["fulfillment"] = json!({
+        "methods": [{ "type": "shipping", "selected_destination_id": destination }]
+    });
+    body
+}
+
+fn totals(checkout: &Value) -> Vec<(String, i64)> {
+    checkout["totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["type"].as_str().unwrap().to_owned(),
+                t["amount"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn message_codes(checkout: &Value) -> Vec<(String, String)> {
+    checkout["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["type"].as_str().unwrap().to_owned(),
+                m["code"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn verifies(t: &TestShop, checkout: &Value) -> bool {
+    jws::verify_detached(
+        checkout["ap2"]["merchant_authorization"].as_str().unwrap(),
+        &jws::checkout_payload(checkout),
+        &t.shop.signing_keys().unwrap(),
+    )
+    .is_ok()
+}
+
+#[test]
+fn a_checkout_is_priced_like_an_order_and_ready_once_a_saved_address_is_chosen() {
+    let t = open_shop();
+    let created = t.shop.create_checkout(&request(one_iphone())).unwrap();
+    assert_eq!(created["status"], "incomplete");
+    assert_eq!(created["currency"], "CNY");
+    assert_eq!(created["line_items"][0]["item"]["id"], IPHONE_17);
+    assert_eq!(created["line_items"][0]["item"]["price"], IPHONE_17_PRICE);
+    assert_eq!(
+        totals(&created),
+        [
+            ("subtotal".into(), IPHONE_17_PRICE),
+            ("fulfillment".into(), 0),
+            ("total".into(), IPHONE_17_PRICE)
+        ]
+    );
+    assert_eq!(
+        message_codes(&created),
+        [("error".into(), "fulfillment_destination_required".into())]
+    );
+    assert!(verifies(&t, &created));
+
+    // The shopper's saved addresses are offered; choosing one is enough.
+    let saved = t.shop.saved_addresses().unwrap();
+    let offered = &created["fulfillment"]["methods"][0]["destinations"];
+    assert_eq!(offered[0]["id"], saved[0].id.as_str());
+    assert_eq!(
+        offered[0]["street_address"],
+        saved[0].receiver.address.as_str()
+    );
+
+    let id = created["id"].as_str().unwrap();
+    let ready = t
+        .shop
+        .update_checkout(id, &request(shipping_to(one_iphone(), &saved[0].id)))
+        .unwrap();
+    assert_eq!(ready["status"], "ready_for_complete", "{ready}");
+    assert_eq!(ready["messages"], json!([]));
+    let method = &ready["fulfillment"]["methods"][0];
+    assert_eq!(method["selected_destination_id"], saved[0].id.as_str());
+    assert_eq!(method["groups"][0]["selected_option_id"], "standard");
+    assert!(verifies(&t, &ready));
+    // The same terms again (an ECDSA signature differs each time it is made).
+    assert_eq!(
+        jws::checkout_payload(&t.shop.get_checkout(id).unwrap()),
+        jws::checkout_payload(&ready)
+    );
+}
+
+#[test]
+fn a_coupon_the_shopper_holds_comes_off_and_codes_that_cannot_apply_are_warnings() {
+    let t = open_shop();
+    let mut body = one_iphone();
+    body["discounts"] = json!({ "codes": ["shop-5000-300", "NOT-A-CODE"] });
+    let checkout = t.shop.create_checkout(&request(body)).unwrap();
+    assert_eq!(
+        totals(&checkout),
+        [
+            ("subtotal".into(), IPHONE_17_PRICE),
+            ("discount".into(), -30_000),
+            ("fulfillment".into(), 0),
+            ("total".into(), IPHONE_17_PRICE - 30_000)
+        ]
+    );
+    assert_eq!(checkout["discounts"]["applied"][0]["code"], "SHOP-5000-300");
+    assert_eq!(checkout["discounts"]["applied"][0]["amount"], 30_000);
+    assert!(
+        message_codes(&checkout).contains(&(
+            "warning".into(),
+            "discount_code_combination_disallowed".into()
+        )),
+        "{checkout}"
+    );
+
+    let id = checkout["id"].as_str().unwrap();
+    let mut unknown = one_iphone();
+    unknown["discounts"] = json!({ "codes": ["NOT-A-CODE"] });
+    let updated = t.shop.update_checkout(id, &request(unknown)).unwrap();
+    assert_eq!(totals(&updated)[0], ("subtotal".into(), IPHONE_17_PRICE));
+    assert_eq!(totals(&updated).last().unwrap().1, IPHONE_17_PRICE);
+    assert_eq!(
+        message_codes(&updated)[0],
+        ("warning".into(), "discount_code_invalid".into())
+    );
+    let mut expired = one_iphone();
+    expired["discounts"] = json!({ "codes": ["NEW-1000-100"] });
+    let updated = t.shop.update_checkout(id, &request(expired)).unwrap();
+    assert_eq!(
+        message_codes(&updated)[0],
+        ("warning".into(), "discount_code_expired".into())
+    );
+}
+
+#[test]
+fn stock_and_price_are_read_at_every_answer() {
+    let t = open_shop();
+    let saved = t.shop.saved_addresses().unwrap();
+    let mut body = shipping_to(one_iphone(), &saved[0].id);
+    body["line_items"][0]["quantity"] = json!(11);
+    let checkout = t.shop.create_checkout(&request(body)).unwrap();
+    assert_eq!(checkout["status"], "incomplete");
+    assert_eq!(checkout["messages"][0]["code"], "out_of_stock");
+    assert_eq!(checkout["messages"][0]["path"], "$.line_items[0]");
+    assert_eq!(checkout["messages"][0]["severity"], "recoverable");
+
+    let id = checkout["id"].as_str().unwrap();
+    t.set_sku(IPHONE_17, "stock", 20);
+    t.set_sku(IPHONE_17, "price_fen", 549_900);
+    let now = t.shop.get_checkout(id).unwrap();
+    assert_eq!(now["status"], "ready_for_complete", "{now}");
+    assert_eq!(totals(&now).last().unwrap().1, 11 * 549_900);
+}
+
+#[test]
+fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
+    let t = open_shop();
+    let destination = json!({
+        "id": "home", "first_name": "明", "last_name": "张", "phone_number": "13800138000",
+        "address_country": "CN", "address_region": "上海市", "address_locality": "浦东新区",
+        "street_address": "世纪大道 100 号",
+    });
+    let mut body = one_iphone();
+    body["fulfillment"] = json!({ "methods": [{
+        "type": "shipping", "destinations": [destination], "selected_destination_id": "home",
+    }]});
+    let ready = t.shop.create_checkout(&request(body.clone())).unwrap();
+    assert_eq!(ready["status"], "ready_for_complete", "{ready}");
+    let offered = ready["fulfillment"]["methods"][0]["destinations"]
+        .as_array()
+        .unwrap();
+    assert!(offered.iter().any(|d| d["id"] == "home"));
+
+    let id = ready["id"].as_str().unwrap();
+    body["fulfillment"]["methods"][0]["destinations"][0]["address_country"] = json!("US");
+    let abroad = t.shop.update_checkout(id, &request(body.clone())).unwrap();
+    assert_eq!(abroad["status"], "incomplete");
+    assert_eq!(abroad["messages"][0]["code"], "address_undeliverable");
+
+    body["fulfillment"]["methods"][0]["destinations"][0]["address_country"] = json!("CN");
+    body["fulfillment"]["methods"][0]["destinations"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("phone_number");
+    let no_phone = t.shop.update_checkout(id, &request(body)).unwrap();
+    assert_eq!(no_phone["messages"][0]["code"], "invalid_address");
+    assert_eq!(
+        no_phone["messages"][0]["path"],
+        "$.fulfillment.methods[0].destinations[0].phone_number"
+    );
+}
+
+#[test]
+fn a_canceled_checkout_can_be_neither_changed_nor_canceled_again() {
+    let t = open_shop();
+    let checkout = t.shop.create_checkout(&request(one_iphone())).unwrap();
+    let id = checkout["id"].as_str().unwrap();
+    let canceled = t.shop.cancel_checkout(id).unwrap();
+    assert_eq!(canceled["status"], "canceled");
+    assert!(canceled.get("expires_at").is_none());
+    assert!(verifies(&t, &canceled));
+    assert_eq!(
+        refusal_code(t.shop.update_checkout(id, &request(one_iphone()))),
+        "CHECKOUT_CLOSED"
+    );
+    assert_eq!(refusal_code(t.shop.cancel_checkout(id)), "CHECKOUT_CLOSED");
+    assert_eq!(t.shop.get_checkout(id).unwrap()["status"], "canceled");
+}
+
+#[test]
+fn a_checkout_expires_after_six_hours() {
+    let t = open_shop();
+    let checkout = t.shop.create_checkout(&request(one_iphone())).unwrap();
+    let id = checkout["id"].as_str().unwrap();
+    assert_eq!(
+        checkout["expires_at"],
+        bitselect::clock::format_rfc3339(T0 + CHECKOUT_LIFETIME_MS)
+    );
+    t.clock.advance(CHECKOUT_LIFETIME_MS);
+    assert_eq!(t.shop.get_checkout(id).unwrap()["status"], "canceled");
+    assert_eq!(
+        refusal_code(t.shop.update_checkout(id, &request(one_iphone()))),
+        "CHECKOUT_CLOSED"
+    );
+}
+
+#[test]
+fn another_shopper_cannot_see_or_touch_a_checkout() {
+    let t = open_shop();
+    let checkout = t.shop.create_checkout(&request(one_iphone())).unwrap();
+    let id = checkout["id"].as_str().unwrap();
+    let other: Caller = t.shop.user_for_subject("someone-else", "别人").unwrap();
+    let theirs = t.shop.acting_for(other);
+    assert_eq!(refusal_code(theirs.get_checkout(id)), "UNKNOWN_CHECKOUT");
+    assert_eq!(refusal_code(theirs.cancel_checkout(id)), "UNKNOWN_CHECKOUT");
+    assert_eq!(
+        refusal_code(t.shop.get_checkout("chk_nope")),
+        "UNKNOWN_CHECKOUT"
+    );
+    assert_eq!(t.shop.get_checkout(id).unwrap()["status"], "incomplete");
+}
+
+#[test]
+fn lines_are_checked_as_an_orders_are() {
+    let t = open_shop();
+    let lines = |items: Value| request(json!({ "line_items": items }));
+    assert_eq!(
+        refusal_code(t.shop.create_checkout(&lines(json!([])))),
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        refusal_code(t.shop.create_checkout(&lines(json!([
+            { "item": { "id": "NOPE" }, "quantity": 1 }
+        ])))),
+        "UNKNOWN_SKU"
+    );
+    assert_eq!(
+        refusal_code(t.shop.create_checkout(&lines(json!([
+            { "item": { "id": IPHONE_17 }, "quantity": 1 },
+            { "item": { "id": IPHONE_17 }, "quantity": 2 }
+        ])))),
+        "DUPLICATE_ITEM"
+    );
+    assert_eq!(
+        refusal_code(t.shop.create_checkout(&lines(json!([
+            { "item": { "id": IPHONE_17 }, "quantity": 0 }
+        ])))),
+        "INVALID_ARGUMENT"
+    );
+    let delisted = t
+        .shop
+        .create_checkout(&lines(
+            json!([{ "item": { "id": IPHONE_16_DELISTED }, "quantity": 1 }]),
+        ))
+        .unwrap();
+    assert_eq!(delisted["messages"][0]["code"], "item_unavailable");
+}
