@@ -38,7 +38,7 @@ use crate::store::postgres::PgStore;
 use crate::store::sqlite_file::Db;
 use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
-use crate::ucp::checkout::{self as ucp_checkout, CheckoutRequest, Session};
+use crate::ucp::checkout::{self as ucp_checkout, CheckoutRequest};
 use crate::ucp::checkout_view;
 use crate::ucp::jws::{self, Jwk};
 use crate::ucp::signing_keys;
@@ -291,51 +291,52 @@ impl Shop {
         Ok(jws::sign_checkout(&key, checkout)?)
     }
 
-    /// Starts a checkout session with the platform's lines, buyer,
-    /// destinations and discount codes; answers the signed checkout.
-    pub fn create_checkout(&self, request: &CheckoutRequest) -> Result<serde_json::Value> {
-        self.checkout_answer(TxKind::Write, |conn, now| {
-            ucp_checkout::create(conn, now, request)
+    /// Starts a checkout session with the lines, buyer, destinations and
+    /// discount codes of `body` (the platform's create request); answers
+    /// the signed checkout. With `key`, a repeat of the same body answers
+    /// the first checkout again, byte for byte; another body is refused.
+    pub fn create_checkout(
+        &self,
+        body: &serde_json::Value,
+        key: Option<&str>,
+    ) -> Result<Written<serde_json::Value>> {
+        self.write("ucp_create_checkout", body, key, |conn, now| {
+            let request = CheckoutRequest::from_body(body)?;
+            let session = ucp_checkout::create(conn, now, &request)?;
+            checkout_view::signed(conn, now, &session)
         })
     }
 
     /// The user's checkout session `id` as it stands now, signed.
     pub fn get_checkout(&self, id: &str) -> Result<serde_json::Value> {
-        self.checkout_answer(TxKind::Read, |conn, _| ucp_checkout::get(conn, id))
+        self.read(|conn, now| checkout_view::signed(conn, now, &ucp_checkout::get(conn, id)?))
     }
 
-    /// Replaces an open session's inputs with the request's.
+    /// Replaces an open session's inputs with `body`'s (the platform's
+    /// update request); `key` as for [`Shop::create_checkout`].
     pub fn update_checkout(
         &self,
         id: &str,
-        request: &CheckoutRequest,
-    ) -> Result<serde_json::Value> {
-        self.checkout_answer(TxKind::Write, |conn, now| {
-            ucp_checkout::update(conn, now, id, request)
+        body: &serde_json::Value,
+        key: Option<&str>,
+    ) -> Result<Written<serde_json::Value>> {
+        let keyed = serde_json::json!({ "id": id, "body": body });
+        self.write("ucp_update_checkout", &keyed, key, |conn, now| {
+            let request = CheckoutRequest::from_body(body)?;
+            let session = ucp_checkout::update(conn, now, id, &request)?;
+            checkout_view::signed(conn, now, &session)
         })
     }
 
-    /// Cancels an open session.
-    pub fn cancel_checkout(&self, id: &str) -> Result<serde_json::Value> {
-        self.checkout_answer(TxKind::Write, |conn, now| {
-            ucp_checkout::cancel(conn, now, id)
-        })
-    }
-
-    /// Runs `f` for the caller, then draws the session it gives as the
-    /// standard's checkout and signs it, all in one transaction: what is
-    /// signed is what was stored.
-    fn checkout_answer(
+    /// Cancels an open session; `key` as for [`Shop::create_checkout`].
+    pub fn cancel_checkout(
         &self,
-        kind: TxKind,
-        f: impl Fn(&UserConn<'_>, Millis) -> Result<Session>,
-    ) -> Result<serde_json::Value> {
-        self.store.run(kind, |tx| {
-            let conn = UserConn::new(tx, self.caller.id());
-            let now = self.now();
-            let session = f(&conn, now)?;
-            let checkout = checkout_view::render(&conn, now, &session)?;
-            Ok(jws::sign_checkout(&signing_keys::signer(tx)?, checkout)?)
+        id: &str,
+        key: Option<&str>,
+    ) -> Result<Written<serde_json::Value>> {
+        self.write("ucp_cancel_checkout", &id, key, |conn, now| {
+            let session = ucp_checkout::cancel(conn, now, id)?;
+            checkout_view::signed(conn, now, &session)
         })
     }
 

@@ -195,9 +195,6 @@ fn the_merchants_checkout_signature_verifies_with_independent_libraries_and_not_
 #[test]
 fn every_checkout_the_shop_answers_validates_with_the_standards_own_models() {
     let t = support::open_shop();
-    let request = |body: Value| -> bitselect::ucp::checkout::CheckoutRequest {
-        serde_json::from_value(body).expect("a request")
-    };
     let mut body = json!({
         "line_items": [
             { "item": { "id": IPHONE_17 }, "quantity": 1 },
@@ -206,10 +203,7 @@ fn every_checkout_the_shop_answers_validates_with_the_standards_own_models() {
         "buyer": { "first_name": "明", "last_name": "张", "email": "zhang@example.com" },
         "discounts": { "codes": ["SHOP-5000-300", "NOT-A-CODE"] },
     });
-    let created = t
-        .shop
-        .create_checkout(&request(body.clone()))
-        .expect("created");
+    let created = t.shop.create_checkout(&body, None).expect("created").value;
     let id = created["id"].as_str().expect("an id").to_owned();
     body["line_items"] = json!([{ "item": { "id": IPHONE_17 }, "quantity": 1 }]);
     body["fulfillment"] = json!({ "methods": [{
@@ -222,10 +216,11 @@ fn every_checkout_the_shop_answers_validates_with_the_standards_own_models() {
     }]});
     let ready = t
         .shop
-        .update_checkout(&id, &request(body))
-        .expect("updated");
+        .update_checkout(&id, &body, None)
+        .expect("updated")
+        .value;
     assert_eq!(ready["status"], "ready_for_complete", "{ready}");
-    let canceled = t.shop.cancel_checkout(&id).expect("canceled");
+    let canceled = t.shop.cancel_checkout(&id, None).expect("canceled").value;
     let mut broken = ready.clone();
     broken["totals"] = json!([{ "type": "total", "amount": 1 }]);
 

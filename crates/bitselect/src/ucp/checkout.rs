@@ -82,6 +82,14 @@ pub struct CheckoutRequest {
     pub discounts: Option<DiscountsRequest>,
 }
 
+impl CheckoutRequest {
+    /// The request in `body`; a body of the wrong shape is an invalid
+    /// argument naming what is wrong.
+    pub fn from_body(body: &serde_json::Value) -> Result<Self> {
+        Self::deserialize(body).map_err(|error| ShopError::invalid("body", error.to_string()))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct LineItemRequest {
     /// The line's id on an update (echoed from an earlier answer).

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::checkout::{Inputs, PostalDestination, Session, SessionState};
+use super::{jws, signing_keys};
 use crate::addresses::{self, SavedAddress};
 use crate::clock::{Millis, format_rfc3339};
 use crate::error::{Blockers, CouponRefusal, Refusal, Result, ShopError};
@@ -106,6 +107,14 @@ pub fn render(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Val
         checkout["order"] = json!({ "id": order_no, "label": order_no });
     }
     Ok(checkout)
+}
+
+/// [`render`], signed by the merchant's current key: what every checkout
+/// answer is. Run in the transaction that read the session, so what is
+/// signed is what was stored.
+pub fn signed(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Value> {
+    let checkout = render(conn, now, session)?;
+    Ok(jws::sign_checkout(&signing_keys::signer(conn)?, checkout)?)
 }
 
 /// The `ucp` member of a checkout answer.

@@ -3,17 +3,26 @@
 //! closed for good once canceled or expired.
 
 use crate::support::*;
-use bitselect::Caller;
-use bitselect::ucp::checkout::CheckoutRequest;
 use bitselect::ucp::jws;
 use bitselect::ucp::signing_keys::CHECKOUT_LIFETIME_MS;
+use bitselect::{Caller, Shop, ShopError};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 const IPHONE_17_PRICE: i64 = 679_900;
 
-fn request(body: Value) -> CheckoutRequest {
-    serde_json::from_value(body).unwrap()
+fn create(shop: &Shop, body: Value) -> Result<Value, ShopError> {
+    shop.create_checkout(&body, None)
+        .map(|written| written.value)
+}
+
+fn update(shop: &Shop, id: &str, body: Value) -> Result<Value, ShopError> {
+    shop.update_checkout(id, &body, None)
+        .map(|written| written.value)
+}
+
+fn cancel(shop: &Shop, id: &str) -> Result<Value, ShopError> {
+    shop.cancel_checkout(id, None).map(|written| written.value)
 }
 
 fn one_iphone() -> Value {
@@ -68,7 +77,7 @@ fn verifies(t: &TestShop, checkout: &Value) -> bool {
 #[test]
 fn a_checkout_is_priced_like_an_order_and_ready_once_a_saved_address_is_chosen() {
     let t = open_shop();
-    let created = t.shop.create_checkout(&request(one_iphone())).unwrap();
+    let created = create(&t.shop, (one_iphone())).unwrap();
     assert_eq!(created["status"], "incomplete");
     assert_eq!(created["currency"], "CNY");
     assert_eq!(created["line_items"][0]["item"]["id"], IPHONE_17);
@@ -97,10 +106,7 @@ fn a_checkout_is_priced_like_an_order_and_ready_once_a_saved_address_is_chosen()
     );
 
     let id = created["id"].as_str().unwrap();
-    let ready = t
-        .shop
-        .update_checkout(id, &request(shipping_to(one_iphone(), &saved[0].id)))
-        .unwrap();
+    let ready = update(&t.shop, id, shipping_to(one_iphone(), &saved[0].id)).unwrap();
     assert_eq!(ready["status"], "ready_for_complete", "{ready}");
     assert_eq!(ready["messages"], json!([]));
     let method = &ready["fulfillment"]["methods"][0];
@@ -119,7 +125,7 @@ fn a_coupon_the_shopper_holds_comes_off_and_codes_that_cannot_apply_are_warnings
     let t = open_shop();
     let mut body = one_iphone();
     body["discounts"] = json!({ "codes": ["shop-5000-300", "NOT-A-CODE"] });
-    let checkout = t.shop.create_checkout(&request(body)).unwrap();
+    let checkout = create(&t.shop, (body)).unwrap();
     assert_eq!(
         totals(&checkout),
         [
@@ -142,7 +148,7 @@ fn a_coupon_the_shopper_holds_comes_off_and_codes_that_cannot_apply_are_warnings
     let id = checkout["id"].as_str().unwrap();
     let mut unknown = one_iphone();
     unknown["discounts"] = json!({ "codes": ["NOT-A-CODE"] });
-    let updated = t.shop.update_checkout(id, &request(unknown)).unwrap();
+    let updated = update(&t.shop, id, (unknown)).unwrap();
     assert_eq!(totals(&updated)[0], ("subtotal".into(), IPHONE_17_PRICE));
     assert_eq!(totals(&updated).last().unwrap().1, IPHONE_17_PRICE);
     assert_eq!(
@@ -151,7 +157,7 @@ fn a_coupon_the_shopper_holds_comes_off_and_codes_that_cannot_apply_are_warnings
     );
     let mut expired = one_iphone();
     expired["discounts"] = json!({ "codes": ["NEW-1000-100"] });
-    let updated = t.shop.update_checkout(id, &request(expired)).unwrap();
+    let updated = update(&t.shop, id, (expired)).unwrap();
     assert_eq!(
         message_codes(&updated)[0],
         ("warning".into(), "discount_code_expired".into())
@@ -164,7 +170,7 @@ fn stock_and_price_are_read_at_every_answer() {
     let saved = t.shop.saved_addresses().unwrap();
     let mut body = shipping_to(one_iphone(), &saved[0].id);
     body["line_items"][0]["quantity"] = json!(11);
-    let checkout = t.shop.create_checkout(&request(body)).unwrap();
+    let checkout = create(&t.shop, (body)).unwrap();
     assert_eq!(checkout["status"], "incomplete");
     assert_eq!(checkout["messages"][0]["code"], "out_of_stock");
     assert_eq!(checkout["messages"][0]["path"], "$.line_items[0]");
@@ -190,7 +196,7 @@ fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
     body["fulfillment"] = json!({ "methods": [{
         "type": "shipping", "destinations": [destination], "selected_destination_id": "home",
     }]});
-    let ready = t.shop.create_checkout(&request(body.clone())).unwrap();
+    let ready = create(&t.shop, (body.clone())).unwrap();
     assert_eq!(ready["status"], "ready_for_complete", "{ready}");
     let offered = ready["fulfillment"]["methods"][0]["destinations"]
         .as_array()
@@ -199,7 +205,7 @@ fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
 
     let id = ready["id"].as_str().unwrap();
     body["fulfillment"]["methods"][0]["destinations"][0]["address_country"] = json!("US");
-    let abroad = t.shop.update_checkout(id, &request(body.clone())).unwrap();
+    let abroad = update(&t.shop, id, (body.clone())).unwrap();
     assert_eq!(abroad["status"], "incomplete");
     assert_eq!(abroad["messages"][0]["code"], "address_undeliverable");
 
@@ -208,7 +214,7 @@ fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
         .as_object_mut()
         .unwrap()
         .remove("phone_number");
-    let no_phone = t.shop.update_checkout(id, &request(body)).unwrap();
+    let no_phone = update(&t.shop, id, (body)).unwrap();
     assert_eq!(no_phone["messages"][0]["code"], "invalid_address");
     assert_eq!(
         no_phone["messages"][0]["path"],
@@ -219,24 +225,24 @@ fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
 #[test]
 fn a_canceled_checkout_can_be_neither_changed_nor_canceled_again() {
     let t = open_shop();
-    let checkout = t.shop.create_checkout(&request(one_iphone())).unwrap();
+    let checkout = create(&t.shop, (one_iphone())).unwrap();
     let id = checkout["id"].as_str().unwrap();
-    let canceled = t.shop.cancel_checkout(id).unwrap();
+    let canceled = cancel(&t.shop, id).unwrap();
     assert_eq!(canceled["status"], "canceled");
     assert!(canceled.get("expires_at").is_none());
     assert!(verifies(&t, &canceled));
     assert_eq!(
-        refusal_code(t.shop.update_checkout(id, &request(one_iphone()))),
+        refusal_code(update(&t.shop, id, (one_iphone()))),
         "CHECKOUT_CLOSED"
     );
-    assert_eq!(refusal_code(t.shop.cancel_checkout(id)), "CHECKOUT_CLOSED");
+    assert_eq!(refusal_code(cancel(&t.shop, id)), "CHECKOUT_CLOSED");
     assert_eq!(t.shop.get_checkout(id).unwrap()["status"], "canceled");
 }
 
 #[test]
 fn a_checkout_expires_after_six_hours() {
     let t = open_shop();
-    let checkout = t.shop.create_checkout(&request(one_iphone())).unwrap();
+    let checkout = create(&t.shop, (one_iphone())).unwrap();
     let id = checkout["id"].as_str().unwrap();
     assert_eq!(
         checkout["expires_at"],
@@ -245,7 +251,7 @@ fn a_checkout_expires_after_six_hours() {
     t.clock.advance(CHECKOUT_LIFETIME_MS);
     assert_eq!(t.shop.get_checkout(id).unwrap()["status"], "canceled");
     assert_eq!(
-        refusal_code(t.shop.update_checkout(id, &request(one_iphone()))),
+        refusal_code(update(&t.shop, id, (one_iphone()))),
         "CHECKOUT_CLOSED"
     );
 }
@@ -253,12 +259,12 @@ fn a_checkout_expires_after_six_hours() {
 #[test]
 fn another_shopper_cannot_see_or_touch_a_checkout() {
     let t = open_shop();
-    let checkout = t.shop.create_checkout(&request(one_iphone())).unwrap();
+    let checkout = create(&t.shop, (one_iphone())).unwrap();
     let id = checkout["id"].as_str().unwrap();
     let other: Caller = t.shop.user_for_subject("someone-else", "别人").unwrap();
     let theirs = t.shop.acting_for(other);
     assert_eq!(refusal_code(theirs.get_checkout(id)), "UNKNOWN_CHECKOUT");
-    assert_eq!(refusal_code(theirs.cancel_checkout(id)), "UNKNOWN_CHECKOUT");
+    assert_eq!(refusal_code(cancel(&theirs, id)), "UNKNOWN_CHECKOUT");
     assert_eq!(
         refusal_code(t.shop.get_checkout("chk_nope")),
         "UNKNOWN_CHECKOUT"
@@ -269,35 +275,63 @@ fn another_shopper_cannot_see_or_touch_a_checkout() {
 #[test]
 fn lines_are_checked_as_an_orders_are() {
     let t = open_shop();
-    let lines = |items: Value| request(json!({ "line_items": items }));
+    let lines = |items: Value| create(&t.shop, json!({ "line_items": items }));
+    assert_eq!(refusal_code(lines(json!([]))), "INVALID_ARGUMENT");
     assert_eq!(
-        refusal_code(t.shop.create_checkout(&lines(json!([])))),
-        "INVALID_ARGUMENT"
-    );
-    assert_eq!(
-        refusal_code(t.shop.create_checkout(&lines(json!([
+        refusal_code(lines(json!([
             { "item": { "id": "NOPE" }, "quantity": 1 }
-        ])))),
+        ]))),
         "UNKNOWN_SKU"
     );
     assert_eq!(
-        refusal_code(t.shop.create_checkout(&lines(json!([
+        refusal_code(lines(json!([
             { "item": { "id": IPHONE_17 }, "quantity": 1 },
             { "item": { "id": IPHONE_17 }, "quantity": 2 }
-        ])))),
+        ]))),
         "DUPLICATE_ITEM"
     );
     assert_eq!(
-        refusal_code(t.shop.create_checkout(&lines(json!([
+        refusal_code(lines(json!([
             { "item": { "id": IPHONE_17 }, "quantity": 0 }
-        ])))),
+        ]))),
         "INVALID_ARGUMENT"
     );
-    let delisted = t
-        .shop
-        .create_checkout(&lines(
-            json!([{ "item": { "id": IPHONE_16_DELISTED }, "quantity": 1 }]),
-        ))
-        .unwrap();
+    let delisted = lines(json!([{ "item": { "id": IPHONE_16_DELISTED }, "quantity": 1 }])).unwrap();
+    // Not JSON of the request's shape: refused, naming what is wrong.
+    assert_eq!(
+        refusal_code(create(&t.shop, json!({ "line_items": "many" }))),
+        "INVALID_ARGUMENT"
+    );
     assert_eq!(delisted["messages"][0]["code"], "item_unavailable");
+}
+
+#[test]
+fn a_keyed_request_sent_again_gets_the_first_answer_and_another_body_is_refused() {
+    let t = open_shop();
+    let first = t
+        .shop
+        .create_checkout(&one_iphone(), Some("create-1"))
+        .unwrap();
+    let again = t
+        .shop
+        .create_checkout(&one_iphone(), Some("create-1"))
+        .unwrap();
+    assert!(!first.replayed);
+    assert!(again.replayed);
+    assert_eq!(again.value, first.value, "byte for byte, signature and all");
+    let mut other = one_iphone();
+    other["currency"] = json!("EUR");
+    assert_eq!(
+        refusal_code(t.shop.create_checkout(&other, Some("create-1"))),
+        "IDEMPOTENCY_CONFLICT"
+    );
+
+    let id = first.value["id"].as_str().unwrap();
+    let canceled = t.shop.cancel_checkout(id, Some("cancel-1")).unwrap();
+    let canceled_again = t.shop.cancel_checkout(id, Some("cancel-1")).unwrap();
+    assert_eq!(canceled_again.value, canceled.value);
+    assert_eq!(
+        refusal_code(t.shop.cancel_checkout(id, Some("cancel-2"))),
+        "CHECKOUT_CLOSED"
+    );
 }
