@@ -77,7 +77,7 @@ fn verifies(t: &TestShop, checkout: &Value) -> bool {
 #[test]
 fn a_checkout_is_priced_like_an_order_and_ready_once_a_saved_address_is_chosen() {
     let t = open_shop();
-    let created = create(&t.shop, (one_iphone())).unwrap();
+    let created = create(&t.shop, one_iphone()).unwrap();
     assert_eq!(created["status"], "incomplete");
     assert_eq!(created["currency"], "CNY");
     assert_eq!(created["line_items"][0]["item"]["id"], IPHONE_17);
@@ -125,7 +125,7 @@ fn a_coupon_the_shopper_holds_comes_off_and_codes_that_cannot_apply_are_warnings
     let t = open_shop();
     let mut body = one_iphone();
     body["discounts"] = json!({ "codes": ["shop-5000-300", "NOT-A-CODE"] });
-    let checkout = create(&t.shop, (body)).unwrap();
+    let checkout = create(&t.shop, body).unwrap();
     assert_eq!(
         totals(&checkout),
         [
@@ -148,7 +148,7 @@ fn a_coupon_the_shopper_holds_comes_off_and_codes_that_cannot_apply_are_warnings
     let id = checkout["id"].as_str().unwrap();
     let mut unknown = one_iphone();
     unknown["discounts"] = json!({ "codes": ["NOT-A-CODE"] });
-    let updated = update(&t.shop, id, (unknown)).unwrap();
+    let updated = update(&t.shop, id, unknown).unwrap();
     assert_eq!(totals(&updated)[0], ("subtotal".into(), IPHONE_17_PRICE));
     assert_eq!(totals(&updated).last().unwrap().1, IPHONE_17_PRICE);
     assert_eq!(
@@ -157,7 +157,7 @@ fn a_coupon_the_shopper_holds_comes_off_and_codes_that_cannot_apply_are_warnings
     );
     let mut expired = one_iphone();
     expired["discounts"] = json!({ "codes": ["NEW-1000-100"] });
-    let updated = update(&t.shop, id, (expired)).unwrap();
+    let updated = update(&t.shop, id, expired).unwrap();
     assert_eq!(
         message_codes(&updated)[0],
         ("warning".into(), "discount_code_expired".into())
@@ -170,7 +170,7 @@ fn stock_and_price_are_read_at_every_answer() {
     let saved = t.shop.saved_addresses().unwrap();
     let mut body = shipping_to(one_iphone(), &saved[0].id);
     body["line_items"][0]["quantity"] = json!(11);
-    let checkout = create(&t.shop, (body)).unwrap();
+    let checkout = create(&t.shop, body).unwrap();
     assert_eq!(checkout["status"], "incomplete");
     assert_eq!(checkout["messages"][0]["code"], "out_of_stock");
     assert_eq!(checkout["messages"][0]["path"], "$.line_items[0]");
@@ -196,7 +196,7 @@ fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
     body["fulfillment"] = json!({ "methods": [{
         "type": "shipping", "destinations": [destination], "selected_destination_id": "home",
     }]});
-    let ready = create(&t.shop, (body.clone())).unwrap();
+    let ready = create(&t.shop, body.clone()).unwrap();
     assert_eq!(ready["status"], "ready_for_complete", "{ready}");
     let offered = ready["fulfillment"]["methods"][0]["destinations"]
         .as_array()
@@ -205,7 +205,7 @@ fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
 
     let id = ready["id"].as_str().unwrap();
     body["fulfillment"]["methods"][0]["destinations"][0]["address_country"] = json!("US");
-    let abroad = update(&t.shop, id, (body.clone())).unwrap();
+    let abroad = update(&t.shop, id, body.clone()).unwrap();
     assert_eq!(abroad["status"], "incomplete");
     assert_eq!(abroad["messages"][0]["code"], "address_undeliverable");
 
@@ -214,7 +214,7 @@ fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
         .as_object_mut()
         .unwrap()
         .remove("phone_number");
-    let no_phone = update(&t.shop, id, (body)).unwrap();
+    let no_phone = update(&t.shop, id, body).unwrap();
     assert_eq!(no_phone["messages"][0]["code"], "invalid_address");
     assert_eq!(
         no_phone["messages"][0]["path"],
@@ -225,14 +225,14 @@ fn a_destination_the_platform_gives_must_be_in_china_and_complete() {
 #[test]
 fn a_canceled_checkout_can_be_neither_changed_nor_canceled_again() {
     let t = open_shop();
-    let checkout = create(&t.shop, (one_iphone())).unwrap();
+    let checkout = create(&t.shop, one_iphone()).unwrap();
     let id = checkout["id"].as_str().unwrap();
     let canceled = cancel(&t.shop, id).unwrap();
     assert_eq!(canceled["status"], "canceled");
     assert!(canceled.get("expires_at").is_none());
     assert!(verifies(&t, &canceled));
     assert_eq!(
-        refusal_code(update(&t.shop, id, (one_iphone()))),
+        refusal_code(update(&t.shop, id, one_iphone())),
         "CHECKOUT_CLOSED"
     );
     assert_eq!(refusal_code(cancel(&t.shop, id)), "CHECKOUT_CLOSED");
@@ -242,7 +242,7 @@ fn a_canceled_checkout_can_be_neither_changed_nor_canceled_again() {
 #[test]
 fn a_checkout_expires_after_six_hours() {
     let t = open_shop();
-    let checkout = create(&t.shop, (one_iphone())).unwrap();
+    let checkout = create(&t.shop, one_iphone()).unwrap();
     let id = checkout["id"].as_str().unwrap();
     assert_eq!(
         checkout["expires_at"],
@@ -251,7 +251,7 @@ fn a_checkout_expires_after_six_hours() {
     t.clock.advance(CHECKOUT_LIFETIME_MS);
     assert_eq!(t.shop.get_checkout(id).unwrap()["status"], "canceled");
     assert_eq!(
-        refusal_code(update(&t.shop, id, (one_iphone()))),
+        refusal_code(update(&t.shop, id, one_iphone())),
         "CHECKOUT_CLOSED"
     );
 }
@@ -259,7 +259,7 @@ fn a_checkout_expires_after_six_hours() {
 #[test]
 fn another_shopper_cannot_see_or_touch_a_checkout() {
     let t = open_shop();
-    let checkout = create(&t.shop, (one_iphone())).unwrap();
+    let checkout = create(&t.shop, one_iphone()).unwrap();
     let id = checkout["id"].as_str().unwrap();
     let other: Caller = t.shop.user_for_subject("someone-else", "别人").unwrap();
     let theirs = t.shop.acting_for(other);
