@@ -43,6 +43,17 @@ impl Callers {
 }
 
 impl Callers {
+    /// Whom an HTTP request with this authenticated `subject` (set by the
+    /// sign-in layer, if any) acts for.
+    pub(crate) fn acting_for_request(&self, subject: Option<&Subject>) -> Result<Acting> {
+        match self {
+            Self::Fixed(caller) => Ok(Acting::Known(caller.clone())),
+            Self::PerRequest => subject
+                .map(|subject| Acting::Subject(subject.0.clone()))
+                .ok_or(ShopError::Unauthenticated),
+        }
+    }
+
     /// Who a call with these request extensions is, for the log: the
     /// subject, or `None` when a per-request call has none.
     pub(crate) fn sub_for_log(&self, extensions: &Extensions) -> Option<String> {

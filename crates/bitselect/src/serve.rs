@@ -21,6 +21,7 @@ use crate::origins::{AllowedOrigins, check_origin};
 use crate::pay_page;
 use crate::server::ShopServer;
 use crate::shop::Shop;
+use crate::ucp;
 
 /// The path the streamable HTTP endpoint is mounted at.
 pub const MCP_PATH: &str = "/mcp";
@@ -219,9 +220,14 @@ pub async fn serve_http(
     let bound = listener.local_addr().map_err(ServeError::Http)?;
     let pay_pages = (!bound.ip().is_unspecified()).then(|| format!("http://{bound}"));
     let pages = pay_page::routes(shop.clone());
+    let (checkout, profile) = ucp::rest::routes(shop.clone(), callers.clone(), pay_pages.clone());
     let mcp = online_service(shop, callers, pay_pages, mcp_config(allow_remote, &stop));
-    let mcp = axum::Router::new().nest_service(MCP_PATH, mcp);
-    let router = origin_checked(mcp, allowed_origins).merge(pages);
+    let mcp = axum::Router::new()
+        .nest_service(MCP_PATH, mcp)
+        .merge(checkout);
+    let router = origin_checked(mcp, allowed_origins)
+        .merge(pages)
+        .merge(profile);
     run(listener, with_health(router), shutdown, stop, on_ready).await
 }
 
@@ -260,16 +266,26 @@ pub async fn serve_http_authenticated(
     // browser opens them without a token, so they are outside the guard.
     let pay_pages = Some(auth.config().origin());
     let pages = pay_page::routes(shop.clone());
+    // The checkout's REST binding is the same protected resource as the
+    // MCP endpoint, behind the same guard; the profile is discovery, open.
+    let (checkout, profile) =
+        ucp::rest::routes(shop.clone(), Callers::PerRequest, pay_pages.clone());
     let mcp = online_service(
         shop,
         Callers::PerRequest,
         pay_pages,
         mcp_config(allow_remote, &stop),
     );
-    let mcp = axum::Router::new().nest_service(MCP_PATH, mcp).layer(
-        axum::middleware::from_fn_with_state(auth.clone(), require_bearer),
-    );
-    let guarded = origin_checked(mcp, allowed_origins).merge(pages);
+    let mcp = axum::Router::new()
+        .nest_service(MCP_PATH, mcp)
+        .merge(checkout)
+        .layer(axum::middleware::from_fn_with_state(
+            auth.clone(),
+            require_bearer,
+        ));
+    let guarded = origin_checked(mcp, allowed_origins)
+        .merge(pages)
+        .merge(profile);
     let metadata = {
         let auth = auth.clone();
         axum::routing::get(move || async move { auth.metadata_response() })

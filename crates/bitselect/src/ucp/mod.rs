@@ -6,9 +6,13 @@
 //! - [`signing_keys`]: the merchant's keys, kept in the shop's database so
 //!   that every instance signs with and publishes the same set;
 //! - [`checkout`]: checkout sessions on the shop's own order rules, and
-//!   [`checkout_view`], the standard's checkout object drawn from one.
+//!   [`checkout_view`], the standard's checkout object drawn from one;
+//! - [`rest`]: the checkout over the REST binding, and [`profile`], the
+//!   business profile at `/.well-known/ucp`.
 
 pub mod checkout;
 pub mod checkout_view;
 pub mod jws;
+pub mod profile;
+pub mod rest;
 pub mod signing_keys;

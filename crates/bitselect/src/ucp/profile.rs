@@ -1,0 +1,52 @@
+//! The shop's business profile, served at `/.well-known/ucp`: the protocol
+//! version, where each service is reached, the capabilities the shop
+//! implements, and the keys its checkout signatures verify with.
+//!
+//! It names only what answers today: the checkout capability over REST,
+//! with its fulfillment and discount extensions.
+
+use serde_json::{Value, json};
+
+use super::checkout_view::{CHECKOUT_CAPABILITIES, UCP_VERSION};
+use super::jws::Jwk;
+
+/// Where the profile is served.
+pub const PROFILE_PATH: &str = "/.well-known/ucp";
+
+/// The profile, its REST service at `rest_endpoint` (an absolute URL).
+pub fn business_profile(rest_endpoint: &str, keys: &[Jwk]) -> Value {
+    let spec = |page: &str| format!("https://ucp.dev/{UCP_VERSION}/specification/{page}");
+    let schema = |path: &str| format!("https://ucp.dev/{UCP_VERSION}/{path}");
+    let capabilities: serde_json::Map<String, Value> = CHECKOUT_CAPABILITIES
+        .iter()
+        .map(|name| {
+            let short = name.rsplit('.').next().unwrap_or(name);
+            let mut entry = json!({
+                "version": UCP_VERSION,
+                "spec": spec(short),
+                "schema": schema(&format!("schemas/shopping/{short}.json")),
+            });
+            if short != "checkout" {
+                entry["extends"] = json!("dev.ucp.shopping.checkout");
+            }
+            ((*name).to_owned(), json!([entry]))
+        })
+        .collect();
+    json!({
+        "ucp": {
+            "version": UCP_VERSION,
+            "services": {
+                "dev.ucp.shopping": [{
+                    "version": UCP_VERSION,
+                    "spec": spec("overview"),
+                    "transport": "rest",
+                    "endpoint": rest_endpoint,
+                    "schema": schema("services/shopping/rest.openapi.json"),
+                }],
+            },
+            "capabilities": capabilities,
+            "payment_handlers": {},
+        },
+        "keys": keys,
+    })
+}

@@ -1,0 +1,285 @@
+//! The checkout capability over the standard's REST binding, under
+//! [`REST_PREFIX`]: create (`POST /checkout-sessions`), get, update (`PUT`)
+//! and cancel (`POST .../cancel`), each answered with the signed checkout;
+//! and the business profile at [`PROFILE_PATH`].
+//!
+//! Each request acts for the same user an MCP call from it would (the
+//! demo user, or the subject the sign-in layer in front set). An
+//! `Idempotency-Key` header makes a write answer its first result again
+//! when repeated; another body under the same key gets 409. Failures are
+//! the standard's error response: `ucp.status` `error` and a message.
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde_json::{Value, json};
+
+use super::checkout_view::UCP_VERSION;
+use super::profile::{PROFILE_PATH, business_profile};
+use crate::callers::Callers;
+use crate::error::{Refusal, Result, ShopError};
+use crate::shop::{Shop, Written};
+use crate::users::Subject;
+
+/// Where the REST service is mounted: its endpoint in the profile is the
+/// shop's origin followed by this.
+pub const REST_PREFIX: &str = "/ucp";
+
+/// The header a platform keys a write with.
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+#[derive(Clone)]
+struct Rest {
+    shop: Shop,
+    callers: Callers,
+    /// The origin clients reach the shop by; `None`: the request's `Host`.
+    origin: Option<String>,
+}
+
+/// The checkout routes (to guard with sign-in where the shop requires it)
+/// and the profile route (public, as discovery must be).
+pub fn routes(
+    shop: Shop,
+    callers: Callers,
+    origin: Option<String>,
+) -> (axum::Router, axum::Router) {
+    let state = Rest {
+        shop,
+        callers,
+        origin,
+    };
+    let sessions = format!("{REST_PREFIX}/checkout-sessions");
+    let checkout = axum::Router::new()
+        .route(&sessions, axum::routing::post(create))
+        .route(
+            &format!("{sessions}/{{id}}"),
+            axum::routing::get(get).put(update),
+        )
+        .route(
+            &format!("{sessions}/{{id}}/cancel"),
+            axum::routing::post(cancel),
+        )
+        .with_state(state.clone());
+    let profile = axum::Router::new()
+        .route(PROFILE_PATH, axum::routing::get(profile))
+        .with_state(state);
+    (checkout, profile)
+}
+
+async fn profile(State(rest): State<Rest>, headers: HeaderMap) -> Response {
+    let Some(origin) = rest.origin.clone().or_else(|| host_origin(&headers)) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "请求没有 Host".to_owned(),
+        );
+    };
+    let shop = rest.shop.clone();
+    match tokio::task::spawn_blocking(move || shop.signing_keys()).await {
+        Ok(Ok(keys)) => {
+            let endpoint = format!("{origin}{REST_PREFIX}");
+            let mut response = Json(business_profile(&endpoint, &keys)).into_response();
+            // Keys rotate: a platform may keep the profile for minutes.
+            response.headers_mut().insert(
+                header::CACHE_CONTROL,
+                header::HeaderValue::from_static("public, max-age=300"),
+            );
+            response
+        }
+        Ok(Err(failure)) => shop_failure(&failure),
+        Err(_) => internal(),
+    }
+}
+
+/// `http://<Host>`, when the shop was not told its public origin.
+fn host_origin(headers: &HeaderMap) -> Option<String> {
+    let host = headers.get(header::HOST)?.to_str().ok()?;
+    Some(format!("http://{host}"))
+}
+
+async fn create(
+    State(rest): State<Rest>,
+    subject: Option<Extension<Subject>>,
+    headers: HeaderMap,
+    body: std::result::Result<Json<Value>, JsonRejection>,
+) -> Response {
+    keyed_write(
+        &rest,
+        subject,
+        &headers,
+        body,
+        StatusCode::CREATED,
+        |shop, body, key| shop.create_checkout(&body, key),
+    )
+    .await
+}
+
+async fn get(
+    State(rest): State<Rest>,
+    subject: Option<Extension<Subject>>,
+    Path(id): Path<String>,
+) -> Response {
+    match rest.run(subject, move |shop| shop.get_checkout(&id)).await {
+        Ok(checkout) => Json(checkout).into_response(),
+        Err(failure) => shop_failure(&failure),
+    }
+}
+
+async fn update(
+    State(rest): State<Rest>,
+    subject: Option<Extension<Subject>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: std::result::Result<Json<Value>, JsonRejection>,
+) -> Response {
+    keyed_write(
+        &rest,
+        subject,
+        &headers,
+        body,
+        StatusCode::OK,
+        move |shop, body, key| shop.update_checkout(&id, &body, key),
+    )
+    .await
+}
+
+/// A write with a JSON body and maybe an idempotency key: the body read
+/// (or refused), `write` run for the request's user, its answer as
+/// `status`.
+async fn keyed_write(
+    rest: &Rest,
+    subject: Option<Extension<Subject>>,
+    headers: &HeaderMap,
+    body: std::result::Result<Json<Value>, JsonRejection>,
+    status: StatusCode,
+    write: impl FnOnce(&Shop, Value, Option<&str>) -> Result<Written<Value>> + Send + 'static,
+) -> Response {
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(rejection) => return bad_body(&rejection),
+    };
+    let key = idempotency_key(headers);
+    written(
+        rest.run(subject, move |shop| write(shop, body, key.as_deref()))
+            .await,
+        status,
+    )
+}
+
+async fn cancel(
+    State(rest): State<Rest>,
+    subject: Option<Extension<Subject>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let key = idempotency_key(&headers);
+    written(
+        rest.run(subject, move |shop| {
+            shop.cancel_checkout(&id, key.as_deref())
+        })
+        .await,
+        StatusCode::OK,
+    )
+}
+
+impl Rest {
+    /// Runs `call` on the blocking pool with the shop acting for the
+    /// request's user.
+    async fn run<T: Send + 'static>(
+        &self,
+        subject: Option<Extension<Subject>>,
+        call: impl FnOnce(&Shop) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let acting = self
+            .callers
+            .acting_for_request(subject.as_ref().map(|Extension(s)| s))?;
+        let shop = self.shop.clone();
+        tokio::task::spawn_blocking(move || call(&acting.shop(&shop)?))
+            .await
+            .map_err(|error| ShopError::Store(format!("请求未能完成：{error}")))?
+    }
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(IDEMPOTENCY_KEY)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn written(result: Result<Written<Value>>, status: StatusCode) -> Response {
+    match result {
+        Ok(written) => (status, Json(written.value)).into_response(),
+        Err(failure) => shop_failure(&failure),
+    }
+}
+
+/// A body that is not JSON (400) or not of the request's shape (422).
+fn bad_body(rejection: &JsonRejection) -> Response {
+    let status = match rejection {
+        JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    error(status, "invalid_input", rejection.body_text())
+}
+
+/// The standard's error response for a failed call.
+fn shop_failure(failure: &ShopError) -> Response {
+    match failure {
+        ShopError::Refused(refusal) => {
+            let (status, code) = match refusal {
+                Refusal::UnknownCheckout { .. } => (StatusCode::NOT_FOUND, "not_found"),
+                Refusal::CheckoutClosed { .. } => (StatusCode::CONFLICT, "checkout_closed"),
+                Refusal::IdempotencyConflict { .. } => {
+                    (StatusCode::CONFLICT, "idempotency_conflict")
+                }
+                Refusal::UnknownSku { .. } => (StatusCode::OK, "item_unavailable"),
+                _ => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
+            };
+            error(status, code, refusal.for_shopper())
+        }
+        ShopError::InvalidArgument { .. } => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_input",
+            failure.to_string(),
+        ),
+        ShopError::Unauthenticated => error(
+            StatusCode::UNAUTHORIZED,
+            "identity_required",
+            failure.to_string(),
+        ),
+        other => {
+            tracing::error!(error = %other, "a checkout request failed");
+            internal()
+        }
+    }
+}
+
+fn internal() -> Response {
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal_error",
+        "商城暂时无法处理这个请求，请稍后再试".to_owned(),
+    )
+}
+
+fn error(status: StatusCode, code: &str, content: String) -> Response {
+    let severity = if status == StatusCode::OK || status == StatusCode::NOT_FOUND {
+        "unrecoverable"
+    } else {
+        "recoverable"
+    };
+    let body = json!({
+        "ucp": { "version": UCP_VERSION, "status": "error" },
+        "messages": [{
+            "type": "error",
+            "code": code,
+            "content": content,
+            "severity": severity,
+        }],
+    });
+    (status, Json(body)).into_response()
+}

@@ -1,0 +1,251 @@
+//! The shop as a commerce-standard (UCP) business over HTTP: its profile
+//! at `/.well-known/ucp`, and checkout sessions over the REST binding,
+//! for the demo user and, behind sign-in, for each signed-in user.
+
+mod support;
+
+use std::net::SocketAddr;
+
+use bitselect::ucp::jws;
+use pretty_assertions::assert_eq;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::oauth::{Stack, StackOptions};
+use support::*;
+use test_support::sign_in::sign_in;
+use tokio_util::sync::CancellationToken;
+
+/// The shop served over HTTP without sign-in (the demo user), until drop.
+struct Served {
+    shop: TestShop,
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+async fn serve() -> Served {
+    let shop = open_shop();
+    let shutdown = CancellationToken::new();
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(bitselect::serve_http(
+        shop.shop.clone(),
+        "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
+        bitselect::HttpAccess::default(),
+        shutdown.clone(),
+        move |bound| {
+            let _ = ready_tx.send(bound);
+        },
+    ));
+    let addr = ready_rx.await.unwrap();
+    Served {
+        shop,
+        addr,
+        shutdown,
+    }
+}
+
+fn sessions(addr: SocketAddr) -> String {
+    format!("http://{addr}/ucp/checkout-sessions")
+}
+
+fn one_iphone() -> Value {
+    json!({ "line_items": [{ "item": { "id": IPHONE_17 }, "quantity": 1 }] })
+}
+
+async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let body = response.json().await.unwrap();
+    (status, body)
+}
+
+fn verifies(checkout: &Value, keys: &[jws::Jwk]) -> bool {
+    jws::verify_detached(
+        checkout["ap2"]["merchant_authorization"].as_str().unwrap(),
+        &jws::checkout_payload(checkout),
+        keys,
+    )
+    .is_ok()
+}
+
+#[tokio::test]
+async fn the_profile_names_the_rest_endpoint_and_the_keys_a_checkout_verifies_with() {
+    let served = serve().await;
+    let client = reqwest::Client::new();
+    let response = client
+        .get(format!("http://{}/.well-known/ucp", served.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["cache-control"], "public, max-age=300");
+    let profile: Value = response.json().await.unwrap();
+    assert_eq!(profile["ucp"]["version"], "2026-04-08");
+    let service = &profile["ucp"]["services"]["dev.ucp.shopping"][0];
+    assert_eq!(service["transport"], "rest");
+    assert_eq!(service["endpoint"], format!("http://{}/ucp", served.addr));
+    let capabilities: Vec<&String> = profile["ucp"]["capabilities"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        capabilities,
+        [
+            "dev.ucp.shopping.checkout",
+            "dev.ucp.shopping.discount",
+            "dev.ucp.shopping.fulfillment"
+        ]
+    );
+
+    let keys: Vec<jws::Jwk> = serde_json::from_value(profile["keys"].clone()).unwrap();
+    assert_eq!(keys, served.shop.shop.signing_keys().unwrap());
+    let endpoint = service["endpoint"].as_str().unwrap();
+    let (status, checkout) = send(
+        client
+            .post(format!("{endpoint}/checkout-sessions"))
+            .json(&one_iphone()),
+    )
+    .await;
+    assert_eq!(status, 201);
+    assert!(verifies(&checkout, &keys));
+}
+
+#[tokio::test]
+async fn a_checkout_is_created_read_updated_and_canceled_over_rest_and_then_stays_canceled() {
+    let served = serve().await;
+    let client = reqwest::Client::new();
+    let (status, created) = send(client.post(sessions(served.addr)).json(&one_iphone())).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["status"], "incomplete");
+    let id = created["id"].as_str().unwrap();
+    let one = format!("{}/{id}", sessions(served.addr));
+
+    let (status, read) = send(client.get(&one)).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        jws::checkout_payload(&read),
+        jws::checkout_payload(&created)
+    );
+
+    let saved = served.shop.shop.saved_addresses().unwrap();
+    let mut body = one_iphone();
+    body["fulfillment"] = json!({ "methods": [{
+        "type": "shipping", "selected_destination_id": saved[0].id,
+    }]});
+    let (status, ready) = send(client.put(&one).json(&body)).await;
+    assert_eq!(status, 200, "{ready}");
+    assert_eq!(ready["status"], "ready_for_complete");
+
+    let (status, canceled) = send(client.post(format!("{one}/cancel"))).await;
+    assert_eq!(status, 200);
+    assert_eq!(canceled["status"], "canceled");
+    let (status, refused) = send(client.put(&one).json(&body)).await;
+    assert_eq!(status, 409);
+    assert_eq!(refused["ucp"]["status"], "error");
+    assert_eq!(refused["messages"][0]["code"], "checkout_closed");
+    let (status, _) = send(client.post(format!("{one}/cancel"))).await;
+    assert_eq!(status, 409);
+
+    let (status, missing) = send(client.get(format!("{}/chk_nope", sessions(served.addr)))).await;
+    assert_eq!(status, 404);
+    assert_eq!(missing["messages"][0]["code"], "not_found");
+    assert_eq!(missing["messages"][0]["severity"], "unrecoverable");
+}
+
+#[tokio::test]
+async fn a_keyed_create_sent_again_answers_the_same_bytes_and_another_body_conflicts() {
+    let served = serve().await;
+    let client = reqwest::Client::new();
+    let keyed = |body: &Value| {
+        client
+            .post(sessions(served.addr))
+            .header("Idempotency-Key", "create-once")
+            .json(body)
+    };
+    let first = keyed(&one_iphone()).send().await.unwrap();
+    assert_eq!(first.status(), 201);
+    let first = first.bytes().await.unwrap();
+    let again = keyed(&one_iphone()).send().await.unwrap();
+    assert_eq!(again.status(), 201);
+    assert_eq!(again.bytes().await.unwrap(), first);
+    let mut other = one_iphone();
+    other["currency"] = json!("EUR");
+    let (status, conflict) = send(keyed(&other)).await;
+    assert_eq!(status, 409);
+    assert_eq!(conflict["messages"][0]["code"], "idempotency_conflict");
+}
+
+#[tokio::test]
+async fn bodies_that_are_not_a_checkout_are_refused_in_the_standards_error_shape() {
+    let served = serve().await;
+    let client = reqwest::Client::new();
+    let post = || client.post(sessions(served.addr));
+
+    let (status, body) = send(
+        post()
+            .header("content-type", "application/json")
+            .body("{not json"),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["ucp"]["status"], "error");
+    assert_eq!(body["messages"][0]["code"], "invalid_input");
+
+    let (status, body) = send(post().json(&json!({ "line_items": "many" }))).await;
+    assert_eq!(status, 422, "{body}");
+    let (status, body) = send(post().json(&json!({ "line_items": [] }))).await;
+    assert_eq!(status, 422, "{body}");
+
+    let unknown = json!({ "line_items": [{ "item": { "id": "NOPE" }, "quantity": 1 }] });
+    let (status, body) = send(post().json(&unknown)).await;
+    assert_eq!(status, 200, "a business outcome, not a transport error");
+    assert_eq!(body["ucp"]["status"], "error");
+    assert_eq!(body["messages"][0]["code"], "item_unavailable");
+    assert!(body.get("id").is_none(), "no checkout was made");
+}
+
+#[tokio::test]
+async fn behind_sign_in_a_checkout_needs_a_token_and_belongs_to_its_user() {
+    let stack = Stack::start(StackOptions::default()).await;
+    let client = reqwest::Client::new();
+    let create = || {
+        client
+            .post(stack.url("/ucp/checkout-sessions"))
+            .json(&one_iphone())
+    };
+    let refused = create().send().await.unwrap();
+    assert_eq!(refused.status(), 401);
+    assert!(refused.headers().contains_key("www-authenticate"));
+
+    let alice = sign_in(&stack.auth.issuer, "alice", &stack.resource).await;
+    let bob = sign_in(&stack.auth.issuer, "bob", &stack.resource).await;
+    let (status, created) = send(create().bearer_auth(&alice.access_token)).await;
+    assert_eq!(status, 201, "{created}");
+    let one = stack.url(&format!(
+        "/ucp/checkout-sessions/{}",
+        created["id"].as_str().unwrap()
+    ));
+    let (status, _) = send(client.get(&one).bearer_auth(&bob.access_token)).await;
+    assert_eq!(status, 404, "another user's checkout is not found");
+    let (status, _) = send(client.get(&one).bearer_auth(&alice.access_token)).await;
+    assert_eq!(status, 200);
+
+    let profile = client
+        .get(stack.url("/.well-known/ucp"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(profile.status(), 200, "discovery needs no sign-in");
+    let profile: Value = profile.json().await.unwrap();
+    let origin = stack.resource.trim_end_matches(bitselect::MCP_PATH);
+    assert_eq!(
+        profile["ucp"]["services"]["dev.ucp.shopping"][0]["endpoint"],
+        format!("{origin}/ucp")
+    );
+}
