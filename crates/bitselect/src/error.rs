@@ -154,6 +154,12 @@ pub enum Refusal {
     /// have (or that has expired and gone).
     #[error("没有找到结账会话 {id}，请重新创建结账")]
     UnknownCheckout { id: String },
+    /// A device key the shop will not bind to the user, and why.
+    #[error("设备密钥无法绑定：{reason}")]
+    DeviceBindingRefused { reason: String },
+    /// A device key the user does not have bound.
+    #[error("没有找到设备密钥 {id}")]
+    UnknownDevice { id: String },
     /// A checkout session already completed or canceled: it does not change.
     #[error("结账会话 {id} 已{status}，不能再{action}；需要时请重新创建结账")]
     CheckoutClosed {
@@ -236,6 +242,8 @@ impl Refusal {
             Self::DuplicateItem { .. } => "DUPLICATE_ITEM",
             Self::UnknownOrder { .. } => "UNKNOWN_ORDER",
             Self::UnknownCheckout { .. } => "UNKNOWN_CHECKOUT",
+            Self::DeviceBindingRefused { .. } => "DEVICE_BINDING_REFUSED",
+            Self::UnknownDevice { .. } => "UNKNOWN_DEVICE",
             Self::CheckoutClosed { .. } => "CHECKOUT_CLOSED",
             Self::OrderStatus { .. } => "ORDER_STATUS",
             Self::CouponNotHeld { .. } => "COUPON_NOT_HELD",

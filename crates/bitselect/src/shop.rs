@@ -40,6 +40,7 @@ use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
 use crate::ucp::checkout::{self as ucp_checkout, CheckoutRequest};
 use crate::ucp::checkout_view;
+use crate::ucp::devices::{self, BindingToken, Device};
 use crate::ucp::jws::{self, Jwk};
 use crate::ucp::signing_keys;
 use crate::users::{self, Caller, UserConn};
@@ -337,6 +338,25 @@ impl Shop {
         self.write("ucp_cancel_checkout", &id, key, |conn, now| {
             let session = ucp_checkout::cancel(conn, now, id)?;
             checkout_view::signed(conn, now, &session)
+        })
+    }
+
+    /// Binds the shopper's device key `jwk` to the caller; `token` is the
+    /// signed-in request's access token (`None` in a shop without
+    /// sign-in), which must be fresh and never used to bind before.
+    pub fn bind_device(&self, jwk: &Jwk, token: Option<BindingToken<'_>>) -> Result<Device> {
+        self.store.run(TxKind::Write, |tx| {
+            let conn = UserConn::new(tx, self.caller.id());
+            devices::bind(&conn, self.now(), jwk, token)
+        })
+    }
+
+    /// Revokes the caller's device key `id`: nothing it signs from now on
+    /// completes a checkout.
+    pub fn revoke_device(&self, id: &str) -> Result<()> {
+        self.store.run(TxKind::Write, |tx| {
+            let conn = UserConn::new(tx, self.caller.id());
+            devices::revoke(&conn, self.now(), id)
         })
     }
 

@@ -45,6 +45,10 @@ impl Refusal {
             }
             Self::UnknownOrder { order_no } => format!("没有找到订单 {order_no}"),
             Self::UnknownCheckout { .. } => "这次结账已失效".to_owned(),
+            Self::DeviceBindingRefused { .. } => {
+                "这台设备没能绑定到您的账户，请重新登录".to_owned()
+            }
+            Self::UnknownDevice { .. } => "这台设备没有绑定到您的账户".to_owned(),
             Self::CheckoutClosed { status, .. } => format!("这次结账已{status}，不能再更改"),
             Self::OrderStatus { .. } | Self::NotShipped { .. } => self.to_string(),
             Self::CouponNotHeld { code } => format!("您没有优惠券 {code}"),
@@ -108,6 +112,9 @@ impl Refusal {
             Self::UnknownOrder { .. } => "请用 query_order 查看用户的订单号".to_owned(),
             Self::UnknownCheckout { .. } | Self::CheckoutClosed { .. } => {
                 "请重新创建结账".to_owned()
+            }
+            Self::DeviceBindingRefused { .. } | Self::UnknownDevice { .. } => {
+                "请让用户重新登录，应用会在登录时绑定设备".to_owned()
             }
             Self::CouponNotHeld { .. } => "请用 query_coupons 查看用户持有的优惠券".to_owned(),
             Self::Coupon(CouponRefusal::Expired { .. }) => "请改用其他券或不用券".to_owned(),
@@ -225,6 +232,10 @@ mod tests {
                 order_no: "1".into(),
             },
             Refusal::UnknownCheckout { id: "chk_1".into() },
+            Refusal::DeviceBindingRefused {
+                reason: "令牌已用过".into(),
+            },
+            Refusal::UnknownDevice { id: "d".into() },
             Refusal::CheckoutClosed {
                 id: "chk_1".into(),
                 status: "取消",

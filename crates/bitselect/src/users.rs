@@ -66,6 +66,18 @@ impl Caller {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject(pub String);
 
+/// The verified access token an HTTP request came with: its subject, and
+/// the token's own id (`jti`) and issue time (`iat`, seconds), which the
+/// shop reads when a token binds a device key (once, at sign-in). The
+/// authentication layer puts it in the request's extensions beside the
+/// [`Subject`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessToken {
+    pub subject: Subject,
+    pub id: Option<String>,
+    pub issued_at_secs: Option<i64>,
+}
+
 /// A connection acting for one user: what the domain's per-user functions
 /// take. It derefs to the connection, so shared reads (the catalogue) take
 /// it as they are.

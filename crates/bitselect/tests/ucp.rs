@@ -249,3 +249,40 @@ async fn behind_sign_in_a_checkout_needs_a_token_and_belongs_to_its_user() {
         format!("{origin}/ucp")
     );
 }
+
+#[tokio::test]
+async fn a_signed_in_app_binds_its_device_key_with_its_fresh_token_once() {
+    let stack = Stack::start(StackOptions::default()).await;
+    let client = reqwest::Client::new();
+    let devices = stack.url("/account/devices");
+    let new_key = || {
+        bitselect::ucp::jws::SigningKey::generate()
+            .unwrap()
+            .0
+            .public_jwk()
+    };
+    let bind = |token: Option<&str>, key: &jws::Jwk| {
+        let request = client.post(&devices).json(&json!({ "jwk": key }));
+        match token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    };
+    let key = new_key();
+    assert_eq!(bind(None, &key).send().await.unwrap().status(), 401);
+
+    let alice = sign_in(&stack.auth.issuer, "alice", &stack.resource).await;
+    let (status, device) = send(bind(Some(&alice.access_token), &key)).await;
+    assert_eq!(status, 201, "{device}");
+    assert_eq!(device["id"], key.kid.as_str());
+    let (status, refused) = send(bind(Some(&alice.access_token), &new_key())).await;
+    assert_eq!(status, 403, "the token bound a key already: {refused}");
+    assert_eq!(refused["messages"][0]["code"], "device_binding_refused");
+
+    let one = format!("{devices}/{}", key.kid);
+    let bob = sign_in(&stack.auth.issuer, "bob", &stack.resource).await;
+    let removed = |token: &str| client.delete(&one).bearer_auth(token.to_owned()).send();
+    assert_eq!(removed(&bob.access_token).await.unwrap().status(), 404);
+    assert_eq!(removed(&alice.access_token).await.unwrap().status(), 204);
+    assert_eq!(removed(&alice.access_token).await.unwrap().status(), 404);
+}

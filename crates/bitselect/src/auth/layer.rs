@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use super::config::AuthConfig;
 use super::metadata::ResourceMetadata;
 use super::token::Validator;
-use crate::users::Subject;
+use crate::users::{AccessToken, Subject};
 
 /// The longest token read; a JWT from a real server is a few kilobytes.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -111,6 +111,7 @@ pub async fn require_bearer(
     next: Next,
 ) -> Response {
     request.extensions_mut().remove::<Subject>();
+    request.extensions_mut().remove::<AccessToken>();
     let has_authorization = request.headers().contains_key(header::AUTHORIZATION);
     let Some(token) = bearer_token(&request) else {
         // Another scheme, or none: the client has not signed in here.
@@ -120,9 +121,10 @@ pub async fn require_bearer(
         tracing::info!(bytes = token.len(), "access token refused: too long");
         return auth.unauthorized(true);
     }
-    match auth.validator.subject(token).await {
-        Ok(sub) => {
-            request.extensions_mut().insert(Subject(sub));
+    match auth.validator.verify(token).await {
+        Ok(verified) => {
+            request.extensions_mut().insert(verified.subject.clone());
+            request.extensions_mut().insert(verified);
             next.run(request).await
         }
         Err(error) => {

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::config::AuthConfig;
 use super::keys::{KeyError, KeySource};
+use crate::users::{AccessToken, Subject};
 
 /// The algorithms accepted. Never `none` or HMAC: a shared secret would let
 /// anyone who verifies tokens also make them.
@@ -67,6 +68,10 @@ impl TokenError {
 #[derive(Debug, Deserialize)]
 struct Claims {
     sub: String,
+    #[serde(default)]
+    jti: Option<String>,
+    #[serde(default)]
+    iat: Option<i64>,
 }
 
 /// Checks access tokens against one authorization server.
@@ -99,8 +104,9 @@ impl Validator {
         &self.keys
     }
 
-    /// The token's subject, if the token is valid here.
-    pub async fn subject(&self, token: &str) -> Result<String, TokenError> {
+    /// What the token says (its subject, id and issue time), if it is
+    /// valid here.
+    pub async fn verify(&self, token: &str) -> Result<AccessToken, TokenError> {
         let header = decode_header(token).map_err(TokenError::Malformed)?;
         if !ALLOWED_ALGORITHMS.contains(&header.alg) {
             return Err(TokenError::Algorithm(header.alg));
@@ -121,7 +127,11 @@ impl Validator {
         if data.claims.sub.trim().is_empty() {
             return Err(TokenError::NoSubject);
         }
-        Ok(data.claims.sub)
+        Ok(AccessToken {
+            subject: Subject(data.claims.sub),
+            id: data.claims.jti,
+            issued_at_secs: data.claims.iat,
+        })
     }
 }
 
@@ -255,12 +265,25 @@ mod tests {
             ("a blank subject", claims(|c| c["sub"] = json!("  ")), false),
         ];
         for (what, claims, accepted) in cases {
-            let outcome = check.subject(&token(&key, KID, &claims)).await;
+            let outcome = check.verify(&token(&key, KID, &claims)).await;
             assert_eq!(outcome.is_ok(), accepted, "{what}: {outcome:?}");
             if accepted {
-                assert_eq!(outcome.unwrap(), "alice", "{what}");
+                assert_eq!(outcome.unwrap().subject.0, "alice", "{what}");
             }
         }
+    }
+
+    #[tokio::test]
+    async fn a_verified_token_tells_its_id_and_when_it_was_issued() {
+        let key = p256();
+        let good = claims(|c| c["jti"] = json!("token-1"));
+        let verified = validator(&key, Algorithm::ES256)
+            .verify(&token(&key, KID, &good))
+            .await
+            .unwrap();
+        assert_eq!(verified.subject.0, "alice");
+        assert_eq!(verified.id.as_deref(), Some("token-1"));
+        assert_eq!(verified.issued_at_secs, good["iat"].as_i64());
     }
 
     #[tokio::test]
@@ -269,20 +292,20 @@ mod tests {
         let good = claims(|_| {});
         let foreign = token(&p256(), KID, &good);
         assert!(matches!(
-            validator(&key, Algorithm::ES256).subject(&foreign).await,
+            validator(&key, Algorithm::ES256).verify(&foreign).await,
             Err(TokenError::Rejected(_))
         ));
         // Fetched just now: an unknown key id is not fetched again yet.
         assert!(matches!(
             validator(&key, Algorithm::ES256)
-                .subject(&token(&key, "key-2", &good))
+                .verify(&token(&key, "key-2", &good))
                 .await,
             Err(TokenError::UnknownKey(Some(_)))
         ));
         // A key declared for RS256 is not used for an ES256 token.
         assert!(matches!(
             validator(&key, Algorithm::RS256)
-                .subject(&token(&key, KID, &good))
+                .verify(&token(&key, KID, &good))
                 .await,
             Err(TokenError::KeyAlgorithm { .. })
         ));
@@ -297,7 +320,7 @@ mod tests {
             .unwrap()
         };
         assert!(matches!(
-            validator(&key, Algorithm::ES256).subject(&hmac).await,
+            validator(&key, Algorithm::ES256).verify(&hmac).await,
             Err(TokenError::Algorithm(Algorithm::HS256))
         ));
     }

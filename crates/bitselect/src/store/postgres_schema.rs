@@ -211,8 +211,8 @@ CREATE TRIGGER sku_text_changes_raise_catalogue_version
     AFTER INSERT OR DELETE OR UPDATE OF sku_code, spu_code, name, specs ON sku
     FOR EACH STATEMENT EXECUTE FUNCTION raise_catalogue_version();
 "#,
-    // Version 4, as SQLite's version 6: the merchant's signing keys and
-    // checkout sessions.
+    // Version 4, as SQLite's version 6: the merchant's signing keys,
+    // checkout sessions and the users' device keys.
     r#"
 CREATE TABLE merchant_signing_key (
     kid        TEXT PRIMARY KEY,
@@ -232,5 +232,15 @@ CREATE TABLE checkout_session (
     expires_at BIGINT NOT NULL
 );
 CREATE INDEX checkout_session_by_user ON checkout_session (user_id);
+
+CREATE TABLE device_key (
+    kid        TEXT PRIMARY KEY,
+    user_id    BIGINT NOT NULL REFERENCES users (id),
+    jwk        TEXT NOT NULL,
+    token_id   TEXT UNIQUE,
+    created_at BIGINT NOT NULL,
+    revoked_at BIGINT
+);
+CREATE INDEX device_key_by_user ON device_key (user_id);
 "#,
 ];

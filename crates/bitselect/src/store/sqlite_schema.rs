@@ -341,6 +341,9 @@ END;
 /// base64url PKCS#8, when it was made, and when it stopped being
 /// published. Checkout sessions: whose, open or how it ended, the
 /// platform's inputs (JSON), the order it placed, and when it expires.
+/// Device keys: a user's public key (JWK) whose signature proves the
+/// shopper's consent, bound once by a fresh sign-in's token (its id kept,
+/// so no token binds twice), until revoked.
 const UCP_MIGRATION: &str = r#"
 CREATE TABLE merchant_signing_key (
     kid        TEXT PRIMARY KEY,
@@ -360,6 +363,16 @@ CREATE TABLE checkout_session (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX checkout_session_by_user ON checkout_session (user_id);
+
+CREATE TABLE device_key (
+    kid        TEXT PRIMARY KEY,
+    user_id    INTEGER NOT NULL REFERENCES users (id),
+    jwk        TEXT NOT NULL,
+    token_id   TEXT UNIQUE,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+CREATE INDEX device_key_by_user ON device_key (user_id);
 "#;
 
 /// The schema version this build writes.

@@ -34,6 +34,16 @@ pub struct Jwk {
     pub alg: Option<String>,
 }
 
+impl Jwk {
+    /// The shop's id for this key (its RFC 7638 thumbprint, shortened),
+    /// when it is a well-formed P-256 public key; the `kid` it came with
+    /// is not trusted.
+    pub fn thumbprint_id(&self) -> Option<String> {
+        public_point(self)?;
+        Some(thumbprint_kid(&self.x, &self.y))
+    }
+}
+
 /// Why a signature was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureError {

@@ -7,11 +7,13 @@
 //!   that every instance signs with and publishes the same set;
 //! - [`checkout`]: checkout sessions on the shop's own order rules, and
 //!   [`checkout_view`], the standard's checkout object drawn from one;
+//! - [`devices`]: the users' device keys, whose signatures prove consent;
 //! - [`rest`]: the checkout over the REST binding, and [`profile`], the
 //!   business profile at `/.well-known/ucp`.
 
 pub mod checkout;
 pub mod checkout_view;
+pub mod devices;
 pub mod jws;
 pub mod profile;
 pub mod rest;

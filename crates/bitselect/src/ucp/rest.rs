@@ -17,15 +17,21 @@ use axum::{Extension, Json};
 use serde_json::{Value, json};
 
 use super::checkout_view::UCP_VERSION;
+use super::devices::BindingToken;
+use super::jws::Jwk;
 use super::profile::{PROFILE_PATH, business_profile};
 use crate::callers::Callers;
 use crate::error::{Refusal, Result, ShopError};
 use crate::shop::{Shop, Written};
-use crate::users::Subject;
+use crate::users::{AccessToken, Subject};
 
 /// Where the REST service is mounted: its endpoint in the profile is the
 /// shop's origin followed by this.
 pub const REST_PREFIX: &str = "/ucp";
+
+/// Where the shopper's app binds its device key (the shop's own route,
+/// beside the standard's): `POST` a `{"jwk": ...}`, `DELETE .../<id>`.
+pub const DEVICES_PATH: &str = "/account/devices";
 
 /// The header a platform keys a write with.
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -60,6 +66,11 @@ pub fn routes(
         .route(
             &format!("{sessions}/{{id}}/cancel"),
             axum::routing::post(cancel),
+        )
+        .route(DEVICES_PATH, axum::routing::post(bind_device))
+        .route(
+            &format!("{DEVICES_PATH}/{{id}}"),
+            axum::routing::delete(revoke_device),
         )
         .with_state(state.clone());
     let profile = axum::Router::new()
@@ -184,6 +195,58 @@ async fn cancel(
     )
 }
 
+async fn bind_device(
+    State(rest): State<Rest>,
+    subject: Option<Extension<Subject>>,
+    token: Option<Extension<AccessToken>>,
+    body: std::result::Result<Json<Value>, JsonRejection>,
+) -> Response {
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(rejection) => return bad_body(&rejection),
+    };
+    let jwk: Jwk = match body.get("jwk").cloned().map(serde_json::from_value) {
+        Some(Ok(jwk)) => jwk,
+        _ => {
+            return error(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_input",
+                "请求体须为 {\"jwk\": 公钥}".to_owned(),
+            );
+        }
+    };
+    // Behind sign-in the layer set the token; without sign-in there is none.
+    let signed_in = matches!(rest.callers, Callers::PerRequest);
+    let token = token.map(|Extension(token)| token);
+    if signed_in && token.is_none() {
+        return shop_failure(&ShopError::Unauthenticated);
+    }
+    let bound = rest
+        .run(subject, move |shop| {
+            let binding = token.as_ref().map(|token| BindingToken {
+                id: token.id.as_deref(),
+                issued_at_secs: token.issued_at_secs,
+            });
+            shop.bind_device(&jwk, binding)
+        })
+        .await;
+    match bound {
+        Ok(device) => (StatusCode::CREATED, Json(device)).into_response(),
+        Err(failure) => shop_failure(&failure),
+    }
+}
+
+async fn revoke_device(
+    State(rest): State<Rest>,
+    subject: Option<Extension<Subject>>,
+    Path(id): Path<String>,
+) -> Response {
+    match rest.run(subject, move |shop| shop.revoke_device(&id)).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(failure) => shop_failure(&failure),
+    }
+}
+
 impl Rest {
     /// Runs `call` on the blocking pool with the shop acting for the
     /// request's user.
@@ -231,7 +294,12 @@ fn shop_failure(failure: &ShopError) -> Response {
     match failure {
         ShopError::Refused(refusal) => {
             let (status, code) = match refusal {
-                Refusal::UnknownCheckout { .. } => (StatusCode::NOT_FOUND, "not_found"),
+                Refusal::UnknownCheckout { .. } | Refusal::UnknownDevice { .. } => {
+                    (StatusCode::NOT_FOUND, "not_found")
+                }
+                Refusal::DeviceBindingRefused { .. } => {
+                    (StatusCode::FORBIDDEN, "device_binding_refused")
+                }
                 Refusal::CheckoutClosed { .. } => (StatusCode::CONFLICT, "checkout_closed"),
                 Refusal::IdempotencyConflict { .. } => {
                     (StatusCode::CONFLICT, "idempotency_conflict")

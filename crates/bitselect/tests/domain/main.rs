@@ -11,6 +11,7 @@ mod cart;
 mod catalog;
 mod checkout;
 mod coupons;
+mod devices;
 mod idempotency;
 mod logistics;
 mod money;

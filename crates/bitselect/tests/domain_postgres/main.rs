@@ -27,6 +27,8 @@ mod catalog;
 mod checkout;
 #[path = "../domain/coupons.rs"]
 mod coupons;
+#[path = "../domain/devices.rs"]
+mod devices;
 #[path = "../domain/idempotency.rs"]
 mod idempotency;
 #[path = "../domain/logistics.rs"]
