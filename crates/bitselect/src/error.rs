@@ -157,6 +157,14 @@ pub enum Refusal {
     /// A device key the shop will not bind to the user, and why.
     #[error("设备密钥无法绑定：{reason}")]
     DeviceBindingRefused { reason: String },
+    /// A checkout completion whose mandate does not prove the shopper's
+    /// consent to exactly this checkout.
+    #[error("{0}")]
+    Mandate(MandateRefusal),
+    /// A checkout completion asked while something still stands between
+    /// the checkout and an order (its messages say what).
+    #[error("结账会话 {id} 还不能完成：{reason}")]
+    CheckoutNotReady { id: String, reason: String },
     /// A device key the user does not have bound.
     #[error("没有找到设备密钥 {id}")]
     UnknownDevice { id: String },
@@ -243,6 +251,8 @@ impl Refusal {
             Self::UnknownOrder { .. } => "UNKNOWN_ORDER",
             Self::UnknownCheckout { .. } => "UNKNOWN_CHECKOUT",
             Self::DeviceBindingRefused { .. } => "DEVICE_BINDING_REFUSED",
+            Self::Mandate(reason) => reason.code(),
+            Self::CheckoutNotReady { .. } => "CHECKOUT_NOT_READY",
             Self::UnknownDevice { .. } => "UNKNOWN_DEVICE",
             Self::CheckoutClosed { .. } => "CHECKOUT_CLOSED",
             Self::OrderStatus { .. } => "ORDER_STATUS",
@@ -290,6 +300,56 @@ impl Blockers {
             Some(refusal) => Err(refusal.clone().into()),
             None => Ok(()),
         }
+    }
+}
+
+/// Why a checkout mandate is not accepted; each is one of the AP2
+/// extension's error codes ([`MandateRefusal::ucp_code`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MandateRefusal {
+    #[error("完成结账需要用户签署的授权（ap2.checkout_mandate），请求里没有")]
+    Required,
+    #[error("授权的签名无法验证：{0}")]
+    InvalidSignature(String),
+    #[error("授权已过期，请让用户重新确认")]
+    Expired,
+    #[error("授权对应的不是这次结账的当前条款：{0}；请取回结账、让用户重新确认")]
+    ScopeMismatch(String),
+    #[error("授权里的结账不是本商城签发的：{0}")]
+    MerchantAuthorizationInvalid(String),
+    #[error("这份授权已经用过一次，不能再用")]
+    Replayed,
+}
+
+impl MandateRefusal {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Required => "MANDATE_REQUIRED",
+            Self::InvalidSignature(_) => "MANDATE_INVALID_SIGNATURE",
+            Self::Expired => "MANDATE_EXPIRED",
+            Self::ScopeMismatch(_) => "MANDATE_SCOPE_MISMATCH",
+            Self::MerchantAuthorizationInvalid(_) => "MERCHANT_AUTHORIZATION_INVALID",
+            Self::Replayed => "MANDATE_REPLAYED",
+        }
+    }
+
+    /// The AP2 extension's code for it (`mandate_replayed` is the shop's
+    /// own: the extension lists none for a replay).
+    pub fn ucp_code(&self) -> &'static str {
+        match self {
+            Self::Required => "mandate_required",
+            Self::InvalidSignature(_) => "mandate_invalid_signature",
+            Self::Expired => "mandate_expired",
+            Self::ScopeMismatch(_) => "mandate_scope_mismatch",
+            Self::MerchantAuthorizationInvalid(_) => "merchant_authorization_invalid",
+            Self::Replayed => "mandate_replayed",
+        }
+    }
+}
+
+impl From<MandateRefusal> for ShopError {
+    fn from(reason: MandateRefusal) -> Self {
+        Self::Refused(Refusal::Mandate(reason))
     }
 }
 

@@ -602,8 +602,14 @@ pub fn plan_create(conn: &UserConn<'_>, now: Millis, p: &CreateOrderParams) -> R
     })
 }
 
-/// Writes a planned order: reserves stock, deducts the cart, uses the coupon.
-fn commit_create(conn: &UserConn<'_>, now: Millis, plan: OrderPlan) -> Result<OrderView> {
+/// Writes a planned order: reserves stock, deducts the cart (for an order
+/// from the cart), uses the coupon.
+fn commit_create(
+    conn: &UserConn<'_>,
+    now: Millis,
+    plan: OrderPlan,
+    source: LineSource,
+) -> Result<OrderView> {
     let receiver = plan.receiver.clone().ok_or(Refusal::NoDefaultReceiver)?;
     let order_no = next_order_no(conn)?;
     let coupon_code = plan
@@ -647,7 +653,9 @@ fn commit_create(conn: &UserConn<'_>, now: Millis, plan: OrderPlan) -> Result<Or
             }
             .into());
         }
-        cart::deduct(conn, &line.sku.sku_code, line.quantity)?;
+        if source == LineSource::Cart {
+            cart::deduct(conn, &line.sku.sku_code, line.quantity)?;
+        }
         conn.execute(
             "INSERT INTO order_item (order_no, line_no, sku_code, sku_name, price_fen, quantity)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -672,7 +680,28 @@ fn commit_create(conn: &UserConn<'_>, now: Millis, plan: OrderPlan) -> Result<Or
 pub fn create(conn: &UserConn<'_>, now: Millis, p: &CreateOrderParams) -> Result<OrderView> {
     let plan = plan_create(conn, now, p)?;
     plan.blockers.check()?;
-    commit_create(conn, now, plan)
+    commit_create(conn, now, plan, LineSource::Cart)
+}
+
+/// Places and pays the order a completed checkout stands for: stock
+/// reserved and the coupon used as for any order, the cart untouched,
+/// paid at once (the shopper's mandate is the payment's authority). The
+/// caller runs it inside the completion's transaction.
+pub fn place_paid_checkout_order(
+    conn: &UserConn<'_>,
+    now: Millis,
+    plan: OrderPlan,
+) -> Result<OrderView> {
+    plan.blockers.check()?;
+    let placed = commit_create(conn, now, plan, LineSource::Checkout)?;
+    let paid = pay(
+        conn,
+        now,
+        &PayOrderParams {
+            order_no: placed.order_no,
+        },
+    )?;
+    Ok(paid.order)
 }
 
 /// The refusal when the order's status is not one of `allowed`.

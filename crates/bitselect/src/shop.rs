@@ -40,6 +40,7 @@ use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
 use crate::ucp::checkout::{self as ucp_checkout, CheckoutRequest};
 use crate::ucp::checkout_view;
+use crate::ucp::complete;
 use crate::ucp::devices::{self, BindingToken, Device};
 use crate::ucp::jws::{self, Jwk};
 use crate::ucp::signing_keys;
@@ -338,6 +339,23 @@ impl Shop {
         self.write("ucp_cancel_checkout", &id, key, |conn, now| {
             let session = ucp_checkout::cancel(conn, now, id)?;
             checkout_view::signed(conn, now, &session)
+        })
+    }
+
+    /// Completes the caller's checkout `id` with the shopper's mandate
+    /// (`presentation`, the request's `ap2.checkout_mandate`), made out to
+    /// `audience` (the shop's origin): places and pays the order. With
+    /// `key`, a repeat answers the first receipt again.
+    pub fn complete_checkout(
+        &self,
+        id: &str,
+        presentation: Option<&str>,
+        audience: &str,
+        key: Option<&str>,
+    ) -> Result<Written<serde_json::Value>> {
+        let keyed = serde_json::json!({ "id": id, "mandate": presentation });
+        self.write("ucp_complete_checkout", &keyed, key, |conn, now| {
+            complete::complete(conn, now, id, presentation, audience)
         })
     }
 

@@ -5,8 +5,27 @@
 //! structured content and a preview's warnings carry both, so a client
 //! shows the first to the shopper and gives the model the rest.
 
-use crate::error::CouponRefusal;
+use crate::error::{CouponRefusal, MandateRefusal};
 use crate::error::{Refusal, ShopError};
+
+impl MandateRefusal {
+    /// What happened, for the shopper.
+    pub fn for_shopper(&self) -> String {
+        match self {
+            Self::Required | Self::InvalidSignature(_) => {
+                "这次付款没有您在这台设备上的确认，商城没有收款".to_owned()
+            }
+            Self::Expired => "您的确认已过期，商城没有收款".to_owned(),
+            Self::ScopeMismatch(_) => {
+                "结账内容和您确认的不一样了（价格或商品有变），商城没有收款".to_owned()
+            }
+            Self::MerchantAuthorizationInvalid(_) => {
+                "您确认的结账不是商城出具的，商城没有收款".to_owned()
+            }
+            Self::Replayed => "这份确认已经用过，商城没有再次收款".to_owned(),
+        }
+    }
+}
 
 impl Refusal {
     /// What happened, for the shopper.
@@ -49,6 +68,8 @@ impl Refusal {
                 "这台设备没能绑定到您的账户，请重新登录".to_owned()
             }
             Self::UnknownDevice { .. } => "这台设备没有绑定到您的账户".to_owned(),
+            Self::Mandate(reason) => reason.for_shopper(),
+            Self::CheckoutNotReady { reason, .. } => format!("这次结账还不能完成：{reason}"),
             Self::CheckoutClosed { status, .. } => format!("这次结账已{status}，不能再更改"),
             Self::OrderStatus { .. } | Self::NotShipped { .. } => self.to_string(),
             Self::CouponNotHeld { code } => format!("您没有优惠券 {code}"),
@@ -116,6 +137,8 @@ impl Refusal {
             Self::DeviceBindingRefused { .. } | Self::UnknownDevice { .. } => {
                 "请让用户重新登录，应用会在登录时绑定设备".to_owned()
             }
+            Self::Mandate(_) => "请取回结账，让用户在确认卡片上重新确认".to_owned(),
+            Self::CheckoutNotReady { .. } => "请先按结账的提示补全信息".to_owned(),
             Self::CouponNotHeld { .. } => "请用 query_coupons 查看用户持有的优惠券".to_owned(),
             Self::Coupon(CouponRefusal::Expired { .. }) => "请改用其他券或不用券".to_owned(),
             Self::NotInOrder { .. } => "请用 query_order 查看该订单的商品编码".to_owned(),
@@ -236,6 +259,11 @@ mod tests {
                 reason: "令牌已用过".into(),
             },
             Refusal::UnknownDevice { id: "d".into() },
+            Refusal::Mandate(MandateRefusal::Replayed),
+            Refusal::CheckoutNotReady {
+                id: "chk_1".into(),
+                reason: "请选择收货地址".into(),
+            },
             Refusal::CheckoutClosed {
                 id: "chk_1".into(),
                 status: "取消",

@@ -244,3 +244,49 @@ async fn a_python_platform_checks_out_over_rest_and_every_answer_validates_with_
         .expect("the checkout is the demo user's");
     assert_eq!(stored["status"], "canceled");
 }
+
+#[test]
+fn the_shoppers_mandate_verifies_with_the_sd_jwt_reference_implementation_and_not_once_altered() {
+    let t = support::open_shop();
+    let device = support::mandate::Device::new();
+    let saved = t.shop.saved_addresses().expect("addresses");
+    let body = json!({
+        "line_items": [{ "item": { "id": IPHONE_17 }, "quantity": 1 }],
+        "fulfillment": { "methods": [{ "type": "shipping", "selected_destination_id": saved[0].id }] },
+    });
+    let checkout = t.shop.create_checkout(&body, None).expect("created").value;
+    let mandate = device.mandate(&checkout, t.shop.now());
+    let id = checkout["id"].as_str().expect("an id");
+    let verdict = |mandate: &str, nonce: &str| {
+        run_python(
+            "verify_mandate.py",
+            &json!({
+                "mandate": mandate,
+                "device_jwk": device.jwk(),
+                "aud": support::mandate::SHOP_ORIGIN,
+                "nonce": nonce,
+            }),
+        )
+    };
+    let total = checkout["totals"]
+        .as_array()
+        .and_then(|totals| totals.iter().find(|t| t["type"] == "total"))
+        .expect("a total")["amount"]
+        .clone();
+    assert_eq!(
+        verdict(&mandate, id),
+        json!({ "verified": true, "checkout_id": id, "total": total })
+    );
+
+    assert_eq!(verdict(&mandate, "chk_another")["verified"], false);
+    let stranger = support::mandate::Device::new();
+    let (issuer, _) = mandate.rsplit_once('~').expect("a key binding");
+    let their_binding = stranger.mandate(&checkout, t.shop.now());
+    let spliced = format!("{issuer}~{}", their_binding.rsplit_once('~').expect("kb").1);
+    assert_eq!(verdict(&spliced, id)["verified"], false);
+    assert_eq!(
+        verdict(&their_binding, id)["verified"],
+        false,
+        "not the bound key"
+    );
+}

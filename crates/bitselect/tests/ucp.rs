@@ -10,6 +10,7 @@ use bitselect::ucp::jws;
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use support::mandate::Device;
 use support::oauth::{Stack, StackOptions};
 use support::*;
 use test_support::sign_in::sign_in;
@@ -97,6 +98,7 @@ async fn the_profile_names_the_rest_endpoint_and_the_keys_a_checkout_verifies_wi
     assert_eq!(
         capabilities,
         [
+            "dev.ucp.shopping.ap2_mandate",
             "dev.ucp.shopping.checkout",
             "dev.ucp.shopping.discount",
             "dev.ucp.shopping.fulfillment"
@@ -285,4 +287,51 @@ async fn a_signed_in_app_binds_its_device_key_with_its_fresh_token_once() {
     assert_eq!(removed(&bob.access_token).await.unwrap().status(), 404);
     assert_eq!(removed(&alice.access_token).await.unwrap().status(), 204);
     assert_eq!(removed(&alice.access_token).await.unwrap().status(), 404);
+}
+
+#[tokio::test]
+async fn the_shopper_completes_over_rest_with_a_mandate_once_and_never_without_one() {
+    let served = serve().await;
+    let client = reqwest::Client::new();
+    let device = Device::new();
+    let (status, _) = send(
+        client
+            .post(format!("http://{}/account/devices", served.addr))
+            .json(&json!({ "jwk": device.jwk() })),
+    )
+    .await;
+    assert_eq!(status, 201);
+
+    let saved = served.shop.shop.saved_addresses().unwrap();
+    let mut body = one_iphone();
+    body["fulfillment"] = json!({ "methods": [{
+        "type": "shipping", "selected_destination_id": saved[0].id,
+    }]});
+    let (_, checkout) = send(client.post(sessions(served.addr)).json(&body)).await;
+    assert_eq!(checkout["status"], "ready_for_complete");
+    let complete = format!(
+        "{}/{}/complete",
+        sessions(served.addr),
+        checkout["id"].as_str().unwrap()
+    );
+
+    let (status, refused) = send(client.post(&complete).json(&json!({}))).await;
+    assert_eq!(status, 403);
+    assert_eq!(refused["messages"][0]["code"], "mandate_required");
+
+    // The mandate is made out to the shop's origin, as its profile names it.
+    let origin = format!("http://{}", served.addr);
+    let now = served.shop.shop.now() / 1000;
+    let mandate = device.mandate_with(&checkout, &origin, now, now + 600);
+    let with_mandate = json!({ "ap2": { "checkout_mandate": mandate } });
+    let (status, receipt) = send(client.post(&complete).json(&with_mandate)).await;
+    assert_eq!(status, 200, "{receipt}");
+    assert_eq!(receipt["status"], "completed");
+    assert!(receipt["order"]["id"].is_string());
+    assert_eq!(stock(&served.shop.shop, IPHONE_17), 9);
+
+    let (status, replayed) = send(client.post(&complete).json(&with_mandate)).await;
+    assert_eq!(status, 403);
+    assert_eq!(replayed["messages"][0]["code"], "mandate_replayed");
+    assert_eq!(stock(&served.shop.shop, IPHONE_17), 9, "paid once");
 }

@@ -227,6 +227,7 @@ CREATE TABLE checkout_session (
     state      TEXT NOT NULL CHECK (state IN ('open', 'completed', 'canceled')),
     inputs     TEXT NOT NULL,
     order_no   TEXT REFERENCES orders (order_no),
+    receipt    TEXT,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL,
     expires_at BIGINT NOT NULL
@@ -242,5 +243,17 @@ CREATE TABLE device_key (
     revoked_at BIGINT
 );
 CREATE INDEX device_key_by_user ON device_key (user_id);
+
+CREATE TABLE checkout_mandate (
+    digest                 TEXT PRIMARY KEY,
+    checkout_id            TEXT NOT NULL REFERENCES checkout_session (id),
+    user_id                BIGINT NOT NULL REFERENCES users (id),
+    device_kid             TEXT NOT NULL REFERENCES device_key (kid),
+    mandate                TEXT NOT NULL,
+    merchant_authorization TEXT NOT NULL,
+    order_no               TEXT NOT NULL REFERENCES orders (order_no),
+    receipt                TEXT NOT NULL,
+    received_at            BIGINT NOT NULL
+);
 "#,
 ];

@@ -343,7 +343,11 @@ END;
 /// platform's inputs (JSON), the order it placed, and when it expires.
 /// Device keys: a user's public key (JWK) whose signature proves the
 /// shopper's consent, bound once by a fresh sign-in's token (its id kept,
-/// so no token binds twice), until revoked.
+/// so no token binds twice), until revoked. Checkout mandates: each one
+/// accepted (by its digest, so none is accepted twice), with the
+/// merchant's signature it carried, the order it placed and the receipt
+/// answered: the evidence of what the shopper signed. A completed session
+/// keeps its receipt, which every later read answers.
 const UCP_MIGRATION: &str = r#"
 CREATE TABLE merchant_signing_key (
     kid        TEXT PRIMARY KEY,
@@ -358,6 +362,7 @@ CREATE TABLE checkout_session (
     state      TEXT NOT NULL CHECK (state IN ('open', 'completed', 'canceled')),
     inputs     TEXT NOT NULL,
     order_no   TEXT REFERENCES orders (order_no),
+    receipt    TEXT,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL
@@ -373,6 +378,18 @@ CREATE TABLE device_key (
     revoked_at INTEGER
 );
 CREATE INDEX device_key_by_user ON device_key (user_id);
+
+CREATE TABLE checkout_mandate (
+    digest                 TEXT PRIMARY KEY,
+    checkout_id            TEXT NOT NULL REFERENCES checkout_session (id),
+    user_id                INTEGER NOT NULL REFERENCES users (id),
+    device_kid             TEXT NOT NULL REFERENCES device_key (kid),
+    mandate                TEXT NOT NULL,
+    merchant_authorization TEXT NOT NULL,
+    order_no               TEXT NOT NULL REFERENCES orders (order_no),
+    receipt                TEXT NOT NULL,
+    received_at            INTEGER NOT NULL
+);
 "#;
 
 /// The schema version this build writes.

@@ -324,6 +324,9 @@ pub struct Session {
     pub state: SessionState,
     pub inputs: Inputs,
     pub order_no: Option<String>,
+    /// The signed checkout a completion answered, which every later read
+    /// answers again: a completed checkout does not change.
+    pub receipt: Option<String>,
     pub created_at: Millis,
     pub expires_at: Millis,
 }
@@ -336,7 +339,7 @@ impl Session {
     }
 
     /// The refusal for changing it when it is closed at `now`.
-    fn refuse_change(&self, now: Millis, action: &'static str) -> Result<()> {
+    pub fn refuse_change(&self, now: Millis, action: &'static str) -> Result<()> {
         let state = if self.state == SessionState::Open && now >= self.expires_at {
             SessionState::Canceled
         } else {
@@ -385,7 +388,7 @@ pub fn get(conn: &UserConn<'_>, id: &str) -> Result<Session> {
         return Err(unknown().into());
     }
     conn.query_opt(
-        "SELECT state, inputs, order_no, created_at, expires_at FROM checkout_session
+        "SELECT state, inputs, order_no, receipt, created_at, expires_at FROM checkout_session
          WHERE id = ?1 AND user_id = ?2",
         params![id, conn.user()],
         |row| {
@@ -394,8 +397,9 @@ pub fn get(conn: &UserConn<'_>, id: &str) -> Result<Session> {
                 state: SessionState::parse(&row.get::<String>(0)?)?,
                 inputs: serde_json::from_str(&row.get::<String>(1)?)?,
                 order_no: row.get(2)?,
-                created_at: row.get(3)?,
-                expires_at: row.get(4)?,
+                receipt: row.get(3)?,
+                created_at: row.get(4)?,
+                expires_at: row.get(5)?,
             })
         },
     )?
@@ -418,6 +422,30 @@ pub fn update(
         params![serde_json::to_string(&inputs)?, now, id, conn.user()],
     )?;
     get(conn, id)
+}
+
+/// Marks an open session completed by `order_no`, keeping `receipt`
+/// (the signed checkout answered) for every later read.
+pub fn mark_completed(
+    conn: &UserConn<'_>,
+    now: Millis,
+    id: &str,
+    order_no: &str,
+    receipt: &str,
+) -> Result<()> {
+    conn.execute(
+        "UPDATE checkout_session SET state = ?1, order_no = ?2, receipt = ?3, updated_at = ?4
+         WHERE id = ?5 AND user_id = ?6",
+        params![
+            SessionState::Completed.as_str(),
+            order_no,
+            receipt,
+            now,
+            id,
+            conn.user()
+        ],
+    )?;
+    Ok(())
 }
 
 /// Cancels an open session; refused once it is completed or canceled.

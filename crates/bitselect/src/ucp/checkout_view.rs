@@ -9,8 +9,9 @@ use super::checkout::{Inputs, PostalDestination, Session, SessionState};
 use super::{jws, signing_keys};
 use crate::addresses::{self, SavedAddress};
 use crate::clock::{Millis, format_rfc3339};
+use crate::coupons::Basket;
 use crate::error::{Blockers, CouponRefusal, Refusal, Result, ShopError};
-use crate::orders::{self, LineSource, PlannedCoupon, PlannedLine};
+use crate::orders::{self, LineSource, OrderPlan, PlannedCoupon, PlannedLine, Receiver};
 use crate::users::UserConn;
 
 /// The protocol version the shop speaks.
@@ -19,11 +20,14 @@ pub const UCP_VERSION: &str = "2026-04-08";
 /// The shop sells in renminbi; amounts are fen, the currency's minor unit.
 pub const CURRENCY: &str = "CNY";
 
-/// The capabilities a checkout answer is shaped by.
-pub const CHECKOUT_CAPABILITIES: [&str; 3] = [
+/// The capabilities a checkout answer is shaped by. AP2 mandates are
+/// always on: every checkout is signed, and none completes without the
+/// shopper's mandate.
+pub const CHECKOUT_CAPABILITIES: [&str; 4] = [
     "dev.ucp.shopping.checkout",
     "dev.ucp.shopping.fulfillment",
     "dev.ucp.shopping.discount",
+    "dev.ucp.shopping.ap2_mandate",
 ];
 
 const SHIPPING_METHOD_ID: &str = "shipping";
@@ -31,15 +35,55 @@ const PACKAGE_ID: &str = "package_1";
 const STANDARD_OPTION_ID: &str = "standard";
 const STANDARD_OPTION_TITLE: &str = "标准快递（包邮）";
 
-/// The checkout object for `session` now (without the merchant's
-/// signature, which the shop adds last).
-pub fn render(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Value> {
-    let inputs = &session.inputs;
-    let mut messages = Vec::new();
+/// What the shop makes of a session's inputs now: the order it would
+/// place, and a message for everything in the way or not taken.
+#[derive(Debug, Clone)]
+pub struct Worked {
+    pub lines: Vec<PlannedLine>,
+    pub basket: Basket,
+    pub coupon: Option<PlannedCoupon>,
+    pub saved: Vec<SavedAddress>,
+    /// The selected destination, when the shop can ship to it.
+    pub destination: Option<(String, Receiver)>,
+    pub messages: Vec<Value>,
+}
 
-    let mut line_blockers = Vec::with_capacity(inputs.lines.len());
+impl Worked {
+    /// The first error that stands between the checkout and an order.
+    pub fn first_error(&self) -> Option<&str> {
+        self.messages
+            .iter()
+            .find(|m| m["type"] == "error")
+            .and_then(|m| m["content"].as_str())
+    }
+
+    /// The discount the coupon gives, 0 when none applies.
+    pub fn discount(&self) -> i64 {
+        self.coupon.as_ref().and_then(|c| c.discount).unwrap_or(0)
+    }
+
+    /// The order to place: the lines, the coupon if it applies, the
+    /// destination's receiver; its blockers say what is in the way.
+    pub fn order_plan(&self) -> OrderPlan {
+        let mut blockers = Blockers::default();
+        if self.destination.is_none() {
+            blockers.push(Refusal::NoDefaultReceiver);
+        }
+        OrderPlan {
+            lines: self.lines.clone(),
+            basket: self.basket.clone(),
+            coupon: self.coupon.clone().filter(|c| c.discount.is_some()),
+            receiver: self.destination.as_ref().map(|(_, r)| r.clone()),
+            blockers,
+        }
+    }
+}
+
+/// Works out `inputs` by the shop's order rules at `now`.
+pub fn work(conn: &UserConn<'_>, now: Millis, inputs: &Inputs) -> Result<Worked> {
+    let mut messages = Vec::new();
     let mut lines = Vec::with_capacity(inputs.lines.len());
-    for line in &inputs.lines {
+    for (index, line) in inputs.lines.iter().enumerate() {
         let mut blockers = Blockers::default();
         let planned = orders::plan_lines(
             conn,
@@ -48,9 +92,6 @@ pub fn render(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Val
             &mut blockers,
         )?;
         lines.extend(planned);
-        line_blockers.push(blockers);
-    }
-    for (index, blockers) in line_blockers.iter().enumerate() {
         for refusal in blockers.iter() {
             messages.push(error(
                 line_code(refusal),
@@ -61,40 +102,62 @@ pub fn render(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Val
     }
     let basket = orders::basket_of(&lines);
     let coupon = coupon(conn, now, inputs, &basket, &mut messages)?;
-    let discount = coupon.as_ref().and_then(|c| c.discount).unwrap_or(0);
-
     let saved = addresses::saved(conn)?;
-    let selected = selected_destination(inputs, &saved, &mut messages);
+    let destination = selected_destination(inputs, &saved, &mut messages);
+    Ok(Worked {
+        lines,
+        basket,
+        coupon,
+        saved,
+        destination,
+        messages,
+    })
+}
 
+/// The checkout object for `session` now (without the merchant's
+/// signature, which the shop adds last).
+pub fn render(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Value> {
+    let worked = work(conn, now, &session.inputs)?;
+    render_worked(now, session, &worked)
+}
+
+/// The checkout object for `session` as `worked` out.
+pub fn render_worked(now: Millis, session: &Session, worked: &Worked) -> Result<Value> {
+    let inputs = &session.inputs;
     let status = match session.state {
         SessionState::Completed => "completed",
         SessionState::Canceled => "canceled",
         SessionState::Open if now >= session.expires_at => "canceled",
-        SessionState::Open if messages.iter().any(|m| m["type"] == "error") => "incomplete",
+        SessionState::Open if worked.first_error().is_some() => "incomplete",
         SessionState::Open => "ready_for_complete",
     };
-
+    let discount = worked.discount();
     let line_ids: Vec<&str> = inputs.lines.iter().map(|l| l.id.as_str()).collect();
-    let mut totals = vec![total("subtotal", basket.total)];
+    let mut totals = vec![total("subtotal", worked.basket.total)];
     if discount > 0 {
-        let name = coupon.as_ref().map(|c| c.name.as_str()).unwrap_or_default();
+        let name = worked
+            .coupon
+            .as_ref()
+            .map(|c| c.name.as_str())
+            .unwrap_or_default();
         totals.push(json!({"type": "discount", "display_text": name, "amount": -discount}));
     }
     totals.push(json!({"type": "fulfillment", "display_text": "运费", "amount": 0}));
-    totals.push(total("total", basket.total - discount));
+    totals.push(total("total", worked.basket.total - discount));
 
+    let selected = worked.destination.as_ref().map(|(id, _)| id.as_str());
     let mut checkout = json!({
         "ucp": ucp_meta(),
         "id": session.id,
         "status": status,
         "currency": CURRENCY,
-        "line_items": inputs.lines.iter().zip(&lines).map(|(input, planned)| {
+        "line_items": inputs.lines.iter().zip(&worked.lines).map(|(input, planned)| {
             line_item(&input.id, planned)
         }).collect::<Vec<_>>(),
         "totals": totals,
-        "fulfillment": fulfillment(&line_ids, inputs, &saved, selected),
-        "discounts": discounts(inputs, coupon.as_ref()),
-        "messages": messages,
+        "fulfillment": fulfillment(&line_ids, inputs, &worked.saved, selected),
+        "discounts": discounts(inputs, worked.coupon.as_ref()),
+        "messages": worked.messages,
         "links": [],
     });
     if let Some(buyer) = &inputs.buyer {
@@ -113,6 +176,9 @@ pub fn render(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Val
 /// answer is. Run in the transaction that read the session, so what is
 /// signed is what was stored.
 pub fn signed(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Value> {
+    if let Some(receipt) = &session.receipt {
+        return Ok(serde_json::from_str(receipt)?);
+    }
     let checkout = render(conn, now, session)?;
     Ok(jws::sign_checkout(&signing_keys::signer(conn)?, checkout)?)
 }
@@ -177,7 +243,7 @@ fn coupon(
     conn: &UserConn<'_>,
     now: Millis,
     inputs: &Inputs,
-    basket: &crate::coupons::Basket,
+    basket: &Basket,
     messages: &mut Vec<Value>,
 ) -> Result<Option<PlannedCoupon>> {
     let Some(first) = inputs.codes.first() else {
@@ -227,13 +293,14 @@ fn discounts(inputs: &Inputs, coupon: Option<&PlannedCoupon>) -> Value {
     json!({ "codes": inputs.codes, "applied": applied })
 }
 
-/// Where the order would ship: the selected destination's id when it is
-/// one the shop can ship to, else a message says what is missing.
-fn selected_destination<'a>(
-    inputs: &'a Inputs,
+/// Where the order would ship: the selected destination's id and
+/// receiver when it is one the shop can ship to, else a message says what
+/// is missing.
+fn selected_destination(
+    inputs: &Inputs,
     saved: &[SavedAddress],
     messages: &mut Vec<Value>,
-) -> Option<&'a str> {
+) -> Option<(String, Receiver)> {
     let path = "$.fulfillment.methods[0].selected_destination_id";
     let Some(id) = inputs.selected_destination.as_deref() else {
         messages.push(error(
@@ -243,8 +310,8 @@ fn selected_destination<'a>(
         ));
         return None;
     };
-    if saved.iter().any(|s| s.id == id) {
-        return Some(id);
+    if let Some(found) = saved.iter().find(|s| s.id == id) {
+        return Some((id.to_owned(), found.receiver.clone()));
     }
     let Some((index, given)) = inputs
         .destinations
@@ -260,7 +327,7 @@ fn selected_destination<'a>(
         return None;
     };
     match given.receiver() {
-        Ok(_) => Some(id),
+        Ok(receiver) => Some((id.to_owned(), receiver)),
         Err(ShopError::InvalidArgument { field, message }) => {
             let code = if field == "address_country" {
                 "address_undeliverable"

@@ -91,6 +91,22 @@ impl std::fmt::Debug for SigningKey {
 }
 
 impl SigningKey {
+    /// A compact JWS (`header.payload.signature`) of `payload`, its header
+    /// `{"alg":"ES256","typ":typ,"kid":...}`.
+    pub fn sign_compact(&self, typ: &str, payload: &Value) -> Result<String, KeyError> {
+        let header = serde_json::json!({ "alg": ES256, "typ": typ, "kid": self.kid });
+        let input = format!(
+            "{}.{}",
+            B64.encode(jcs::canonical(&header)),
+            B64.encode(payload.to_string())
+        );
+        let signature = self
+            .pair
+            .sign(&SystemRandom::new(), input.as_bytes())
+            .map_err(|e| KeyError(e.to_string()))?;
+        Ok(format!("{input}.{}", B64.encode(signature.as_ref())))
+    }
+
     /// A new random key, with its PKCS#8 document for storing.
     pub fn generate() -> Result<(Self, Vec<u8>), KeyError> {
         let document =
@@ -193,6 +209,47 @@ pub fn sign_checkout(key: &SigningKey, mut checkout: Value) -> Result<Value, Key
     }
     ap2["merchant_authorization"] = Value::String(signature);
     Ok(checkout)
+}
+
+/// The header of a compact JWS (`header.payload.signature`), unverified:
+/// what says which key to verify it with.
+pub fn compact_header(token: &str) -> Result<Value, SignatureError> {
+    let header = token.split('.').next().ok_or(SignatureError::Malformed)?;
+    decode_json(header)
+}
+
+/// The payload of a compact JWS signed ES256 by `key`, if its header has
+/// type `typ` and the signature holds.
+pub fn verify_compact(token: &str, key: &Jwk, typ: &str) -> Result<Value, SignatureError> {
+    let mut parts = token.split('.');
+    let (Some(header), Some(payload), Some(signature), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(SignatureError::Malformed);
+    };
+    let decoded = decode_json(header)?;
+    let alg = decoded["alg"].as_str().unwrap_or_default();
+    if alg != ES256 {
+        return Err(SignatureError::AlgorithmUnsupported(alg.to_owned()));
+    }
+    if decoded["typ"] != typ {
+        return Err(SignatureError::Malformed);
+    }
+    let point = public_point(key).ok_or(SignatureError::Invalid)?;
+    let signature = B64
+        .decode(signature)
+        .map_err(|_| SignatureError::Malformed)?;
+    UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point)
+        .verify(format!("{header}.{payload}").as_bytes(), &signature)
+        .map_err(|_| SignatureError::Invalid)?;
+    decode_json(payload)
+}
+
+fn decode_json(part: &str) -> Result<Value, SignatureError> {
+    B64.decode(part)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or(SignatureError::Malformed)
 }
 
 /// What a checkout's merchant signature covers: the checkout without its

@@ -2,8 +2,9 @@
 //! version, where each service is reached, the capabilities the shop
 //! implements, and the keys its checkout signatures verify with.
 //!
-//! It names only what answers today: the checkout capability over REST,
-//! with its fulfillment and discount extensions.
+//! It names what answers: the checkout capability over REST, with its
+//! fulfillment, discount and AP2 mandate extensions (mandates as SD-JWT
+//! with key binding, `dc+sd-jwt`).
 
 use serde_json::{Value, json};
 
@@ -21,13 +22,21 @@ pub fn business_profile(rest_endpoint: &str, keys: &[Jwk]) -> Value {
         .iter()
         .map(|name| {
             let short = name.rsplit('.').next().unwrap_or(name);
+            let page = if short == "ap2_mandate" {
+                "ap2-mandates"
+            } else {
+                short
+            };
             let mut entry = json!({
                 "version": UCP_VERSION,
-                "spec": spec(short),
+                "spec": spec(page),
                 "schema": schema(&format!("schemas/shopping/{short}.json")),
             });
             if short != "checkout" {
                 entry["extends"] = json!("dev.ucp.shopping.checkout");
+            }
+            if short == "ap2_mandate" {
+                entry["config"] = json!({ "vp_formats_supported": { "dc+sd-jwt": {} } });
             }
             ((*name).to_owned(), json!([entry]))
         })

@@ -1,7 +1,9 @@
 //! The checkout capability over the standard's REST binding, under
-//! [`REST_PREFIX`]: create (`POST /checkout-sessions`), get, update (`PUT`)
-//! and cancel (`POST .../cancel`), each answered with the signed checkout;
-//! and the business profile at [`PROFILE_PATH`].
+//! [`REST_PREFIX`]: create (`POST /checkout-sessions`), get, update
+//! (`PUT`), cancel (`POST .../cancel`) and complete (`POST .../complete`,
+//! with the shopper's `ap2.checkout_mandate`, made out to the shop's
+//! origin), each answered with the signed checkout; the business profile
+//! at [`PROFILE_PATH`]; and the shop's own device-key routes.
 //!
 //! Each request acts for the same user an MCP call from it would (the
 //! demo user, or the subject the sign-in layer in front set). An
@@ -66,6 +68,10 @@ pub fn routes(
         .route(
             &format!("{sessions}/{{id}}/cancel"),
             axum::routing::post(cancel),
+        )
+        .route(
+            &format!("{sessions}/{{id}}/complete"),
+            axum::routing::post(complete),
         )
         .route(DEVICES_PATH, axum::routing::post(bind_device))
         .route(
@@ -195,6 +201,34 @@ async fn cancel(
     )
 }
 
+async fn complete(
+    State(rest): State<Rest>,
+    subject: Option<Extension<Subject>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: std::result::Result<Json<Value>, JsonRejection>,
+) -> Response {
+    let Some(audience) = rest.origin.clone().or_else(|| host_origin(&headers)) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "请求没有 Host".to_owned(),
+        );
+    };
+    keyed_write(
+        &rest,
+        subject,
+        &headers,
+        body,
+        StatusCode::OK,
+        move |shop, body, key| {
+            let mandate = body["ap2"]["checkout_mandate"].as_str();
+            shop.complete_checkout(&id, mandate, &audience, key)
+        },
+    )
+    .await
+}
+
 async fn bind_device(
     State(rest): State<Rest>,
     subject: Option<Extension<Subject>>,
@@ -305,6 +339,8 @@ fn shop_failure(failure: &ShopError) -> Response {
                     (StatusCode::CONFLICT, "idempotency_conflict")
                 }
                 Refusal::UnknownSku { .. } => (StatusCode::OK, "item_unavailable"),
+                Refusal::Mandate(reason) => (StatusCode::FORBIDDEN, reason.ucp_code()),
+                Refusal::CheckoutNotReady { .. } => (StatusCode::CONFLICT, "checkout_not_ready"),
                 _ => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
             };
             error(status, code, refusal.for_shopper())

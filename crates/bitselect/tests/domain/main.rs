@@ -10,6 +10,7 @@ mod after_sale;
 mod cart;
 mod catalog;
 mod checkout;
+mod complete;
 mod coupons;
 mod devices;
 mod idempotency;

@@ -25,6 +25,8 @@ mod cart;
 mod catalog;
 #[path = "../domain/checkout.rs"]
 mod checkout;
+#[path = "../domain/complete.rs"]
+mod complete;
 #[path = "../domain/coupons.rs"]
 mod coupons;
 #[path = "../domain/devices.rs"]

@@ -6,6 +6,7 @@
 pub mod asking;
 pub mod client;
 pub mod isolation;
+pub mod mandate;
 pub mod oauth;
 pub mod postgres;
 pub mod seed;

@@ -1,0 +1,120 @@
+//! Completing a checkout: the one place the shop takes a shopper's money
+//! through the commerce standard, and only with their mandate.
+//!
+//! In one transaction: the mandate is new (never accepted before), its
+//! signatures hold with a device key bound to this user, the checkout in
+//! it is this session and carries the merchant's own signature, and its
+//! terms are the session's terms now (a changed price, stock, coupon or
+//! address is refused, not charged). Then the order is placed and paid,
+//! the session completed, and the mandate kept with the order and the
+//! receipt as evidence.
+
+use serde_json::Value;
+
+use super::checkout::{self, SessionState};
+use super::checkout_view;
+use super::devices;
+use super::jws;
+use super::mandate;
+use super::signing_keys;
+use crate::clock::Millis;
+use crate::error::{MandateRefusal, Refusal, Result};
+use crate::orders;
+use crate::store::params;
+use crate::users::UserConn;
+
+/// Completes the user's checkout `id` with `presentation` (the request's
+/// `ap2.checkout_mandate`) made out to `audience` (the shop's origin);
+/// answers the signed, completed checkout with its order.
+pub fn complete(
+    conn: &UserConn<'_>,
+    now: Millis,
+    id: &str,
+    presentation: Option<&str>,
+    audience: &str,
+) -> Result<Value> {
+    let mut session = checkout::get(conn, id)?;
+    let presentation = presentation.ok_or(MandateRefusal::Required)?;
+    let digest = mandate::digest(presentation);
+    let used: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM checkout_mandate WHERE digest = ?1",
+        params![digest],
+        |row| row.get(0),
+    )?;
+    if used > 0 {
+        return Err(MandateRefusal::Replayed.into());
+    }
+    session.refuse_change(now, "完成")?;
+
+    let verified = mandate::verify(presentation, now, audience, |kid| {
+        devices::active(conn, kid).map(|device| device.jwk)
+    })?;
+    let shown = &verified.checkout;
+    let merchant_authorization = shown["ap2"]["merchant_authorization"]
+        .as_str()
+        .ok_or_else(|| MandateRefusal::MerchantAuthorizationInvalid("没有商家签名".to_owned()))?
+        .to_owned();
+    jws::verify_detached(
+        &merchant_authorization,
+        &jws::checkout_payload(shown),
+        &signing_keys::published(conn, now)?,
+    )
+    .map_err(|error| MandateRefusal::MerchantAuthorizationInvalid(error.to_string()))?;
+    if shown["id"] != id {
+        return Err(MandateRefusal::ScopeMismatch("授权的是另一次结账".to_owned()).into());
+    }
+
+    let worked = checkout_view::work(conn, now, &session.inputs)?;
+    let current = checkout_view::render_worked(now, &session, &worked)?;
+    if jws::checkout_payload(shown) != jws::checkout_payload(&current) {
+        return Err(MandateRefusal::ScopeMismatch(changed_terms(shown, &current)).into());
+    }
+    if let Some(reason) = worked.first_error() {
+        return Err(Refusal::CheckoutNotReady {
+            id: id.to_owned(),
+            reason: reason.to_owned(),
+        }
+        .into());
+    }
+
+    let order = orders::place_paid_checkout_order(conn, now, worked.order_plan())?;
+    session.state = SessionState::Completed;
+    session.order_no = Some(order.order_no.clone());
+    let completed = checkout_view::render_worked(now, &session, &worked)?;
+    let receipt = jws::sign_checkout(&signing_keys::signer(conn)?, completed)?;
+    let receipt_text = serde_json::to_string(&receipt)?;
+    checkout::mark_completed(conn, now, id, &order.order_no, &receipt_text)?;
+    conn.execute(
+        "INSERT INTO checkout_mandate (digest, checkout_id, user_id, device_kid, mandate,
+                                       merchant_authorization, order_no, receipt, received_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            digest,
+            id,
+            conn.user(),
+            verified.device,
+            presentation,
+            merchant_authorization,
+            order.order_no,
+            receipt_text,
+            now
+        ],
+    )?;
+    tracing::info!(checkout = id, order = %order.order_no, device = %verified.device,
+                   "checkout completed with the shopper's mandate");
+    Ok(receipt)
+}
+
+/// Which of the terms the shopper saw differ from the session's now, in
+/// a few words for the refusal.
+fn changed_terms(shown: &Value, current: &Value) -> String {
+    let changed: Vec<&str> = ["line_items", "totals", "discounts", "fulfillment", "status"]
+        .into_iter()
+        .filter(|member| shown[*member] != current[*member])
+        .collect();
+    if changed.is_empty() {
+        "结账内容有变化".to_owned()
+    } else {
+        format!("变化的有 {}", changed.join("、"))
+    }
+}
