@@ -221,9 +221,16 @@ pub async fn serve_http(
     let pay_pages = (!bound.ip().is_unspecified()).then(|| format!("http://{bound}"));
     let pages = pay_page::routes(shop.clone());
     let (checkout, profile) = ucp::rest::routes(shop.clone(), callers.clone(), pay_pages.clone());
+    let ucp_mcp = ucp::mcp::service(
+        shop.clone(),
+        callers.clone(),
+        pay_pages.clone(),
+        mcp_config(allow_remote, &stop),
+    );
     let mcp = online_service(shop, callers, pay_pages, mcp_config(allow_remote, &stop));
     let mcp = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
+        .nest_service(ucp::mcp::UCP_MCP_PATH, ucp_mcp)
         .merge(checkout);
     let router = origin_checked(mcp, allowed_origins)
         .merge(pages)
@@ -270,6 +277,12 @@ pub async fn serve_http_authenticated(
     // MCP endpoint, behind the same guard; the profile is discovery, open.
     let (checkout, profile) =
         ucp::rest::routes(shop.clone(), Callers::PerRequest, pay_pages.clone());
+    let ucp_mcp = ucp::mcp::service(
+        shop.clone(),
+        Callers::PerRequest,
+        pay_pages.clone(),
+        mcp_config(allow_remote, &stop),
+    );
     let mcp = online_service(
         shop,
         Callers::PerRequest,
@@ -278,6 +291,7 @@ pub async fn serve_http_authenticated(
     );
     let mcp = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
+        .nest_service(ucp::mcp::UCP_MCP_PATH, ucp_mcp)
         .merge(checkout)
         .layer(axum::middleware::from_fn_with_state(
             auth.clone(),

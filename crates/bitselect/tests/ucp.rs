@@ -10,6 +10,7 @@ use bitselect::ucp::jws;
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use support::client::call;
 use support::mandate::Device;
 use support::oauth::{Stack, StackOptions};
 use support::*;
@@ -334,4 +335,137 @@ async fn the_shopper_completes_over_rest_with_a_mandate_once_and_never_without_o
     assert_eq!(status, 403);
     assert_eq!(replayed["messages"][0]["code"], "mandate_replayed");
     assert_eq!(stock(&served.shop.shop, IPHONE_17), 9, "paid once");
+}
+
+/// The standard's MCP binding of the shop served by `served`.
+async fn ucp_mcp(served: &Served) -> support::client::Client {
+    use rmcp::ServiceExt;
+    let url = format!(
+        "http://{}{}",
+        served.addr,
+        bitselect::ucp::mcp::UCP_MCP_PATH
+    );
+    ().serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
+        url,
+    ))
+    .await
+    .unwrap()
+}
+
+fn agent_meta() -> Value {
+    json!({ "ucp-agent": { "profile": "https://platform.example/profile.json" } })
+}
+
+#[tokio::test]
+async fn the_mcp_binding_offers_the_five_checkout_tools_and_completing_moves_money() {
+    let served = serve().await;
+    let client = ucp_mcp(&served).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "cancel_checkout",
+            "complete_checkout",
+            "create_checkout",
+            "get_checkout",
+            "update_checkout"
+        ]
+    );
+    for tool in &tools {
+        let annotations = tool.annotations.as_ref().unwrap();
+        let moves_money = tool
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get("ragent/moves_money"))
+            == Some(&json!(true));
+        assert_eq!(
+            moves_money,
+            tool.name == "complete_checkout",
+            "{}",
+            tool.name
+        );
+        assert_eq!(
+            annotations.read_only_hint,
+            Some(tool.name == "get_checkout"),
+            "{}",
+            tool.name
+        );
+    }
+    let profile: Value = reqwest::get(format!("http://{}/.well-known/ucp", served.addr))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        profile["ucp"]["services"]["dev.ucp.shopping"][1],
+        json!({
+            "version": "2026-04-08",
+            "spec": "https://ucp.dev/2026-04-08/specification/overview",
+            "transport": "mcp",
+            "endpoint": format!("http://{}/ucp/mcp", served.addr),
+            "schema": "https://ucp.dev/2026-04-08/services/shopping/mcp.openrpc.json",
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_checkout_over_mcp_is_created_and_completed_with_the_shoppers_mandate() {
+    let served = serve().await;
+    let device = Device::new();
+    served.shop.shop.bind_device(&device.jwk(), None).unwrap();
+    let client = ucp_mcp(&served).await;
+    let saved = served.shop.shop.saved_addresses().unwrap();
+    let mut checkout = one_iphone();
+    checkout["fulfillment"] = json!({ "methods": [{
+        "type": "shipping", "selected_destination_id": saved[0].id,
+    }]});
+
+    let without_agent = call(&client, "create_checkout", json!({ "checkout": checkout })).await;
+    assert_eq!(without_agent.is_error, Some(true));
+    let refusal = without_agent.structured_content.unwrap();
+    assert_eq!(refusal["ucp"]["status"], "error");
+    assert_eq!(refusal["messages"][0]["code"], "invalid_input");
+
+    let created = call(
+        &client,
+        "create_checkout",
+        json!({ "meta": agent_meta(), "checkout": checkout }),
+    )
+    .await;
+    let created = created.structured_content.unwrap();
+    assert_eq!(created["status"], "ready_for_complete", "{created}");
+    let id = created["id"].as_str().unwrap();
+
+    let origin = format!("http://{}", served.addr);
+    let now = served.shop.shop.now() / 1000;
+    let mandate = device.mandate_with(&created, &origin, now, now + 600);
+    let complete = |meta: Value| json!({ "meta": meta, "id": id, "checkout": { "ap2": { "checkout_mandate": mandate } } });
+    let unkeyed = call(&client, "complete_checkout", complete(agent_meta())).await;
+    assert_eq!(unkeyed.is_error, Some(true), "completing needs a key");
+    assert_eq!(stock(&served.shop.shop, IPHONE_17), 10);
+
+    let mut keyed = agent_meta();
+    keyed["idempotency-key"] = json!("complete-1");
+    let completed = call(&client, "complete_checkout", complete(keyed.clone())).await;
+    assert_eq!(completed.is_error, Some(false), "{completed:?}");
+    let receipt = completed.structured_content.unwrap();
+    assert_eq!(receipt["status"], "completed");
+    let again = call(&client, "complete_checkout", complete(keyed)).await;
+    assert_eq!(
+        again.structured_content.unwrap(),
+        receipt,
+        "the key answers the first receipt"
+    );
+    assert_eq!(stock(&served.shop.shop, IPHONE_17), 9, "paid once");
+
+    let read = call(
+        &client,
+        "get_checkout",
+        json!({ "meta": agent_meta(), "id": id }),
+    )
+    .await;
+    assert_eq!(read.structured_content.unwrap(), receipt);
 }

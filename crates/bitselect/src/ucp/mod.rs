@@ -10,15 +10,17 @@
 //! - [`devices`]: the users' device keys, whose signatures prove consent;
 //! - [`mandate`]: the shopper's checkout mandate (an SD-JWT with key
 //!   binding) and [`complete`], the completion that requires one;
-//! - [`rest`]: the checkout over the REST binding, and [`profile`], the
-//!   business profile at `/.well-known/ucp`.
+//! - [`rest`] and [`mcp`]: the checkout over the REST and MCP bindings,
+//!   and [`profile`], the business profile at `/.well-known/ucp`.
 
 pub mod checkout;
 pub mod checkout_view;
 pub mod complete;
 pub mod devices;
+pub mod failure;
 pub mod jws;
 pub mod mandate;
+pub mod mcp;
 pub mod profile;
 pub mod rest;
 pub mod signing_keys;

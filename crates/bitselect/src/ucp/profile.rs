@@ -2,7 +2,7 @@
 //! version, where each service is reached, the capabilities the shop
 //! implements, and the keys its checkout signatures verify with.
 //!
-//! It names what answers: the checkout capability over REST, with its
+//! It names what answers: the checkout capability over REST and MCP, with its
 //! fulfillment, discount and AP2 mandate extensions (mandates as SD-JWT
 //! with key binding, `dc+sd-jwt`).
 
@@ -10,12 +10,15 @@ use serde_json::{Value, json};
 
 use super::checkout_view::{CHECKOUT_CAPABILITIES, UCP_VERSION};
 use super::jws::Jwk;
+use super::mcp::UCP_MCP_PATH;
+use super::rest::REST_PREFIX;
 
 /// Where the profile is served.
 pub const PROFILE_PATH: &str = "/.well-known/ucp";
 
-/// The profile, its REST service at `rest_endpoint` (an absolute URL).
-pub fn business_profile(rest_endpoint: &str, keys: &[Jwk]) -> Value {
+/// The profile of the shop at `origin` (an absolute URL, no path): its
+/// REST service at `<origin>/ucp`, its MCP service at `<origin>/ucp/mcp`.
+pub fn business_profile(origin: &str, keys: &[Jwk]) -> Value {
     let spec = |page: &str| format!("https://ucp.dev/{UCP_VERSION}/specification/{page}");
     let schema = |path: &str| format!("https://ucp.dev/{UCP_VERSION}/{path}");
     let capabilities: serde_json::Map<String, Value> = CHECKOUT_CAPABILITIES
@@ -49,8 +52,14 @@ pub fn business_profile(rest_endpoint: &str, keys: &[Jwk]) -> Value {
                     "version": UCP_VERSION,
                     "spec": spec("overview"),
                     "transport": "rest",
-                    "endpoint": rest_endpoint,
+                    "endpoint": format!("{origin}{REST_PREFIX}"),
                     "schema": schema("services/shopping/rest.openapi.json"),
+                }, {
+                    "version": UCP_VERSION,
+                    "spec": spec("overview"),
+                    "transport": "mcp",
+                    "endpoint": format!("{origin}{UCP_MCP_PATH}"),
+                    "schema": schema("services/shopping/mcp.openrpc.json"),
                 }],
             },
             "capabilities": capabilities,

@@ -16,14 +16,14 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::checkout_view::UCP_VERSION;
 use super::devices::BindingToken;
+use super::failure::{self, Failure};
 use super::jws::Jwk;
 use super::profile::{PROFILE_PATH, business_profile};
 use crate::callers::Callers;
-use crate::error::{Refusal, Result, ShopError};
+use crate::error::{Result, ShopError};
 use crate::shop::{Shop, Written};
 use crate::users::{AccessToken, Subject};
 
@@ -96,8 +96,7 @@ async fn profile(State(rest): State<Rest>, headers: HeaderMap) -> Response {
     let shop = rest.shop.clone();
     match tokio::task::spawn_blocking(move || shop.signing_keys()).await {
         Ok(Ok(keys)) => {
-            let endpoint = format!("{origin}{REST_PREFIX}");
-            let mut response = Json(business_profile(&endpoint, &keys)).into_response();
+            let mut response = Json(business_profile(&origin, &keys)).into_response();
             // Keys rotate: a platform may keep the profile for minutes.
             response.headers_mut().insert(
                 header::CACHE_CONTROL,
@@ -325,65 +324,18 @@ fn bad_body(rejection: &JsonRejection) -> Response {
 
 /// The standard's error response for a failed call.
 fn shop_failure(failure: &ShopError) -> Response {
-    match failure {
-        ShopError::Refused(refusal) => {
-            let (status, code) = match refusal {
-                Refusal::UnknownCheckout { .. } | Refusal::UnknownDevice { .. } => {
-                    (StatusCode::NOT_FOUND, "not_found")
-                }
-                Refusal::DeviceBindingRefused { .. } => {
-                    (StatusCode::FORBIDDEN, "device_binding_refused")
-                }
-                Refusal::CheckoutClosed { .. } => (StatusCode::CONFLICT, "checkout_closed"),
-                Refusal::IdempotencyConflict { .. } => {
-                    (StatusCode::CONFLICT, "idempotency_conflict")
-                }
-                Refusal::UnknownSku { .. } => (StatusCode::OK, "item_unavailable"),
-                Refusal::Mandate(reason) => (StatusCode::FORBIDDEN, reason.ucp_code()),
-                Refusal::CheckoutNotReady { .. } => (StatusCode::CONFLICT, "checkout_not_ready"),
-                _ => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
-            };
-            error(status, code, refusal.for_shopper())
-        }
-        ShopError::InvalidArgument { .. } => error(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_input",
-            failure.to_string(),
-        ),
-        ShopError::Unauthenticated => error(
-            StatusCode::UNAUTHORIZED,
-            "identity_required",
-            failure.to_string(),
-        ),
-        other => {
-            tracing::error!(error = %other, "a checkout request failed");
-            internal()
-        }
-    }
+    respond(failure::of(failure))
 }
 
 fn internal() -> Response {
-    error(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal_error",
-        "商城暂时无法处理这个请求，请稍后再试".to_owned(),
-    )
+    shop_failure(&ShopError::Store("请求未能完成".to_owned()))
 }
 
 fn error(status: StatusCode, code: &str, content: String) -> Response {
-    let severity = if status == StatusCode::OK || status == StatusCode::NOT_FOUND {
-        "unrecoverable"
-    } else {
-        "recoverable"
-    };
-    let body = json!({
-        "ucp": { "version": UCP_VERSION, "status": "error" },
-        "messages": [{
-            "type": "error",
-            "code": code,
-            "content": content,
-            "severity": severity,
-        }],
-    });
-    (status, Json(body)).into_response()
+    respond(failure::error(status.as_u16(), code, content))
+}
+
+fn respond(failure: Failure) -> Response {
+    let status = StatusCode::from_u16(failure.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(failure.body)).into_response()
 }
