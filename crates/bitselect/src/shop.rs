@@ -43,6 +43,7 @@ use crate::ucp::checkout_view;
 use crate::ucp::complete;
 use crate::ucp::devices::{self, BindingToken, Device};
 use crate::ucp::jws::{self, Jwk};
+use crate::ucp::order_view;
 use crate::ucp::signing_keys;
 use crate::users::{self, Caller, UserConn};
 
@@ -357,6 +358,12 @@ impl Shop {
         self.write("ucp_complete_checkout", &keyed, key, |conn, now| {
             complete::complete(conn, now, id, presentation, audience)
         })
+    }
+
+    /// The caller's order `order_no`, placed by a checkout, as the
+    /// standard's order object, its permalink at `origin`.
+    pub fn get_checkout_order(&self, order_no: &str, origin: &str) -> Result<serde_json::Value> {
+        self.read(|conn, now| order_view::render(conn, now, order_no, origin))
     }
 
     /// Binds the shopper's device key `jwk` to the caller; `token` is the

@@ -151,13 +151,7 @@ fn run_python(script: &str, input: &Value) -> Value {
         .write_all(input.to_string().as_bytes())
         .expect("write the input");
     let out = child.wait_with_output().expect("the script's answer");
-    assert!(
-        out.status.success(),
-        "{:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON line on stdout")
+    answer_of(&out)
 }
 
 #[test]
@@ -195,37 +189,8 @@ fn the_merchants_checkout_signature_verifies_with_independent_libraries_and_not_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_platform_checks_out_over_rest_and_every_answer_validates_with_the_standards_models()
  {
-    let python = sdk_python();
     let t = support::open_shop();
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(bitselect::serve_http(
-        t.shop.clone(),
-        "127.0.0.1:0"
-            .parse::<std::net::SocketAddr>()
-            .expect("an address"),
-        bitselect::HttpAccess::default(),
-        shutdown.clone(),
-        move |bound| {
-            let _ = ready_tx.send(bound);
-        },
-    ));
-    let base = format!("http://{}", ready_rx.await.expect("the shop listens"));
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/ucp_rest_client.py");
-    let out = tokio::process::Command::new(python)
-        .arg(script)
-        .args([base.as_str(), IPHONE_17])
-        .output()
-        .await
-        .expect("run the Python platform");
-    shutdown.cancel();
-    assert!(
-        out.status.success(),
-        "{:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let answer: Value = serde_json::from_slice(&out.stdout).expect("one JSON line on stdout");
+    let answer = platform_against(&t.shop, "ucp_rest_client.py", &[IPHONE_17]).await;
     assert_eq!(
         answer["steps"],
         json!({
@@ -289,4 +254,74 @@ fn the_shoppers_mandate_verifies_with_the_sd_jwt_reference_implementation_and_no
         false,
         "not the bound key"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_independent_platform_checks_out_over_mcp_and_pays_with_a_mandate_it_signed() {
+    // The platform signs with the real time: the shop reads the same clock.
+    let dir = tempfile::tempdir().expect("a directory");
+    let shop = bitselect::Shop::open(dir.path()).expect("the shop opens");
+    let answer = platform_against(&shop, "ucp_mcp_platform.py", &[]).await;
+    assert_eq!(
+        answer["steps"],
+        json!({
+            "create": [false, "incomplete"],
+            "update": [false, "ready_for_complete"],
+            "get": [false, "ready_for_complete"],
+            "complete": [false, "completed"],
+            "order": [true, "processing"],
+            "replay": [true, "mandate_replayed"],
+        })
+    );
+    let order_no = answer["order"].as_str().expect("the order's number");
+    let order = shop
+        .query_order(&support::one_order(order_no))
+        .expect("the order is the demo user's");
+    let order = serde_json::to_value(order).expect("JSON");
+    assert_eq!(order["orders"][0]["status"], "已支付待发货");
+    assert_eq!(support::stock(&shop, IPHONE_17), 9, "paid once");
+}
+
+/// Serves `shop` over HTTP (no sign-in) while `tests/python/<script>`
+/// runs against it with the shop's base URL and `args`; its one JSON
+/// answer on stdout.
+async fn platform_against(shop: &bitselect::Shop, script: &str, args: &[&str]) -> Value {
+    let python = sdk_python();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(bitselect::serve_http(
+        shop.clone(),
+        "127.0.0.1:0"
+            .parse::<std::net::SocketAddr>()
+            .expect("an address"),
+        bitselect::HttpAccess::default(),
+        shutdown.clone(),
+        move |bound| {
+            let _ = ready_tx.send(bound);
+        },
+    ));
+    let base = format!("http://{}", ready_rx.await.expect("the shop listens"));
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(script);
+    let out = tokio::process::Command::new(python)
+        .arg(script)
+        .arg(&base)
+        .args(args)
+        .output()
+        .await
+        .expect("run the Python platform");
+    shutdown.cancel();
+    answer_of(&out)
+}
+
+/// A script's answer: it succeeded and printed one JSON line.
+fn answer_of(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON line on stdout")
 }

@@ -331,6 +331,26 @@ async fn the_shopper_completes_over_rest_with_a_mandate_once_and_never_without_o
     assert!(receipt["order"]["id"].is_string());
     assert_eq!(stock(&served.shop.shop, IPHONE_17), 9);
 
+    let permalink = receipt["order"]["permalink_url"].as_str().unwrap();
+    assert_eq!(
+        permalink,
+        format!(
+            "{origin}/ucp/orders/{}",
+            receipt["order"]["id"].as_str().unwrap()
+        )
+    );
+    let (status, order) = send(client.get(permalink)).await;
+    assert_eq!(status, 200, "{order}");
+    assert_eq!(order["checkout_id"], checkout["id"]);
+    assert_eq!(order["line_items"][0]["item"]["id"], IPHONE_17);
+    assert_eq!(order["line_items"][0]["status"], "processing");
+    assert_eq!(order["totals"], receipt["totals"]);
+    let (status, _) = send(client.get(format!("{origin}/ucp/orders/88238"))).await;
+    assert_eq!(
+        status, 404,
+        "an order not placed by a checkout is not served here"
+    );
+
     let (status, replayed) = send(client.post(&complete).json(&with_mandate)).await;
     assert_eq!(status, 403);
     assert_eq!(replayed["messages"][0]["code"], "mandate_replayed");

@@ -16,6 +16,7 @@ use super::checkout_view;
 use super::devices;
 use super::jws;
 use super::mandate;
+use super::order_view;
 use super::signing_keys;
 use crate::clock::Millis;
 use crate::error::{MandateRefusal, Refusal, Result};
@@ -80,7 +81,9 @@ pub fn complete(
     let order = orders::place_paid_checkout_order(conn, now, worked.order_plan())?;
     session.state = SessionState::Completed;
     session.order_no = Some(order.order_no.clone());
-    let completed = checkout_view::render_worked(now, &session, &worked)?;
+    let mut completed = checkout_view::render_worked(now, &session, &worked)?;
+    completed["order"]["permalink_url"] =
+        Value::String(order_view::permalink(audience, &order.order_no));
     let receipt = jws::sign_checkout(&signing_keys::signer(conn)?, completed)?;
     let receipt_text = serde_json::to_string(&receipt)?;
     checkout::mark_completed(conn, now, id, &order.order_no, &receipt_text)?;

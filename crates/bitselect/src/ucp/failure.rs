@@ -19,9 +19,9 @@ pub fn of(failure: &ShopError) -> Failure {
     match failure {
         ShopError::Refused(refusal) => {
             let (status, code) = match refusal {
-                Refusal::UnknownCheckout { .. } | Refusal::UnknownDevice { .. } => {
-                    (404, "not_found")
-                }
+                Refusal::UnknownCheckout { .. }
+                | Refusal::UnknownDevice { .. }
+                | Refusal::UnknownOrder { .. } => (404, "not_found"),
                 Refusal::DeviceBindingRefused { .. } => (403, "device_binding_refused"),
                 Refusal::CheckoutClosed { .. } => (409, "checkout_closed"),
                 Refusal::IdempotencyConflict { .. } => (409, "idempotency_conflict"),

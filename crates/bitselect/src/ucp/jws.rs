@@ -23,6 +23,8 @@ pub const ES256: &str = "ES256";
 /// A P-256 public key as a JWK (RFC 7517), as profiles publish it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Jwk {
+    /// The key's id; a key sent in without one (a `cnf` key) reads as "".
+    #[serde(default)]
     pub kid: String,
     pub kty: String,
     pub crv: String,

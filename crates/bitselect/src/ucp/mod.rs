@@ -10,6 +10,7 @@
 //! - [`devices`]: the users' device keys, whose signatures prove consent;
 //! - [`mandate`]: the shopper's checkout mandate (an SD-JWT with key
 //!   binding) and [`complete`], the completion that requires one;
+//! - [`order_view`]: an order a checkout placed, as the standard's order;
 //! - [`rest`] and [`mcp`]: the checkout over the REST and MCP bindings,
 //!   and [`profile`], the business profile at `/.well-known/ucp`.
 
@@ -21,6 +22,7 @@ pub mod failure;
 pub mod jws;
 pub mod mandate;
 pub mod mcp;
+pub mod order_view;
 pub mod profile;
 pub mod rest;
 pub mod signing_keys;

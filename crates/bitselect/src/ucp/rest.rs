@@ -21,6 +21,7 @@ use serde_json::Value;
 use super::devices::BindingToken;
 use super::failure::{self, Failure};
 use super::jws::Jwk;
+use super::order_view::ORDERS_PATH;
 use super::profile::{PROFILE_PATH, business_profile};
 use crate::callers::Callers;
 use crate::error::{Result, ShopError};
@@ -73,6 +74,7 @@ pub fn routes(
             &format!("{sessions}/{{id}}/complete"),
             axum::routing::post(complete),
         )
+        .route(&format!("{ORDERS_PATH}/{{id}}"), axum::routing::get(order))
         .route(DEVICES_PATH, axum::routing::post(bind_device))
         .route(
             &format!("{DEVICES_PATH}/{{id}}"),
@@ -226,6 +228,28 @@ async fn complete(
         },
     )
     .await
+}
+
+async fn order(
+    State(rest): State<Rest>,
+    subject: Option<Extension<Subject>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(origin) = rest.origin.clone().or_else(|| host_origin(&headers)) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "请求没有 Host".to_owned(),
+        );
+    };
+    match rest
+        .run(subject, move |shop| shop.get_checkout_order(&id, &origin))
+        .await
+    {
+        Ok(order) => Json(order).into_response(),
+        Err(failure) => shop_failure(&failure),
+    }
 }
 
 async fn bind_device(

@@ -1,0 +1,91 @@
+//! An order placed by a checkout, as the standard's order object: its
+//! lines with how many have reached the shopper, the order's totals, and
+//! the checkout it came from. The order's permalink (the URL of this
+//! resource) is what a completed checkout's `order.permalink_url` names.
+
+use serde_json::{Value, json};
+
+use super::checkout_view::{CURRENCY, UCP_VERSION};
+use crate::clock::Millis;
+use crate::error::{Refusal, Result};
+use crate::orders::{self, OrderView};
+use crate::params::OrderStatus;
+use crate::store::params;
+use crate::users::UserConn;
+
+/// Where an order is served, under the shop's origin: `<path>/<order no>`.
+pub const ORDERS_PATH: &str = "/ucp/orders";
+
+/// The permalink of order `order_no` at the shop at `origin`.
+pub fn permalink(origin: &str, order_no: &str) -> String {
+    format!("{origin}{ORDERS_PATH}/{order_no}")
+}
+
+/// The user's order `order_no`, placed by a checkout, as the standard's
+/// order object; any other order of theirs, or none, is unknown here.
+pub fn render(conn: &UserConn<'_>, now: Millis, order_no: &str, origin: &str) -> Result<Value> {
+    let unknown = || Refusal::UnknownOrder {
+        order_no: order_no.to_owned(),
+    };
+    let checkout_id: String = conn
+        .query_opt(
+            "SELECT id FROM checkout_session WHERE order_no = ?1 AND user_id = ?2",
+            params![order_no, conn.user()],
+            |row| row.get(0),
+        )?
+        .ok_or_else(unknown)?;
+    let order = orders::get(conn, now, order_no)?;
+    let (status, delivered) = line_status(&order);
+    let line_items: Vec<Value> = order
+        .lines
+        .iter()
+        .map(|line| {
+            json!({
+                "id": format!("line_{}", line.line_no),
+                "item": { "id": line.sku_code, "title": line.sku_name, "price": line.price_fen },
+                "quantity": {
+                    "total": line.quantity,
+                    "fulfilled": if delivered { line.quantity } else { 0 },
+                },
+                "totals": [
+                    { "type": "subtotal", "amount": line.subtotal_fen },
+                    { "type": "total", "amount": line.subtotal_fen },
+                ],
+                "status": status,
+            })
+        })
+        .collect();
+    let mut totals = vec![json!({ "type": "subtotal", "amount": order.total_amount_fen })];
+    if order.discount_amount_fen > 0 {
+        totals.push(json!({ "type": "discount", "amount": -order.discount_amount_fen }));
+    }
+    totals.push(json!({ "type": "fulfillment", "display_text": "运费", "amount": 0 }));
+    totals.push(json!({ "type": "total", "amount": order.pay_amount_fen }));
+    Ok(json!({
+        "ucp": {
+            "version": UCP_VERSION,
+            "status": "success",
+            "capabilities": { "dev.ucp.shopping.order": [{ "version": UCP_VERSION }] },
+        },
+        "id": order.order_no,
+        "label": order.order_no,
+        "checkout_id": checkout_id,
+        "permalink_url": permalink(origin, &order.order_no),
+        "line_items": line_items,
+        "fulfillment": {},
+        "currency": CURRENCY,
+        "totals": totals,
+    }))
+}
+
+/// The standard's line status for the order's state, and whether its
+/// goods have reached the shopper.
+fn line_status(order: &OrderView) -> (&'static str, bool) {
+    if order.status == OrderStatus::Delivered.as_str() {
+        ("fulfilled", true)
+    } else if order.status == OrderStatus::Cancelled.as_str() {
+        ("removed", false)
+    } else {
+        ("processing", false)
+    }
+}
