@@ -43,6 +43,7 @@ use crate::ucp::checkout_view;
 use crate::ucp::complete;
 use crate::ucp::devices::{self, BindingToken, Device};
 use crate::ucp::jws::{self, Jwk};
+use crate::ucp::negotiation::Active;
 use crate::ucp::order_view;
 use crate::ucp::signing_keys;
 use crate::users::{self, Caller, UserConn};
@@ -101,6 +102,9 @@ pub struct Shop {
     search: Arc<SearchEngine>,
     clock: Arc<dyn Clock>,
     caller: Caller,
+    /// The commerce capabilities the platform calling negotiated; every
+    /// one the shop has unless told otherwise.
+    capabilities: Arc<Active>,
 }
 
 impl Shop {
@@ -148,6 +152,7 @@ impl Shop {
             search,
             clock,
             caller: Caller::demo(),
+            capabilities: Arc::new(Active::all()),
         })
     }
 
@@ -159,6 +164,16 @@ impl Shop {
             search: self.search.clone(),
             clock: self.clock.clone(),
             caller,
+            capabilities: self.capabilities.clone(),
+        }
+    }
+
+    /// The same shop answering a platform that negotiated `capabilities`:
+    /// its checkouts are shaped by and name those.
+    pub fn negotiated(&self, capabilities: Active) -> Self {
+        Self {
+            capabilities: Arc::new(capabilities),
+            ..self.clone()
         }
     }
 
@@ -306,13 +321,15 @@ impl Shop {
         self.write("ucp_create_checkout", body, key, |conn, now| {
             let request = CheckoutRequest::from_body(body)?;
             let session = ucp_checkout::create(conn, now, &request)?;
-            checkout_view::signed(conn, now, &session)
+            checkout_view::signed(conn, now, &session, &self.capabilities)
         })
     }
 
     /// The user's checkout session `id` as it stands now, signed.
     pub fn get_checkout(&self, id: &str) -> Result<serde_json::Value> {
-        self.read(|conn, now| checkout_view::signed(conn, now, &ucp_checkout::get(conn, id)?))
+        self.read(|conn, now| {
+            checkout_view::signed(conn, now, &ucp_checkout::get(conn, id)?, &self.capabilities)
+        })
     }
 
     /// Replaces an open session's inputs with `body`'s (the platform's
@@ -327,7 +344,7 @@ impl Shop {
         self.write("ucp_update_checkout", &keyed, key, |conn, now| {
             let request = CheckoutRequest::from_body(body)?;
             let session = ucp_checkout::update(conn, now, id, &request)?;
-            checkout_view::signed(conn, now, &session)
+            checkout_view::signed(conn, now, &session, &self.capabilities)
         })
     }
 
@@ -339,7 +356,7 @@ impl Shop {
     ) -> Result<Written<serde_json::Value>> {
         self.write("ucp_cancel_checkout", &id, key, |conn, now| {
             let session = ucp_checkout::cancel(conn, now, id)?;
-            checkout_view::signed(conn, now, &session)
+            checkout_view::signed(conn, now, &session, &self.capabilities)
         })
     }
 
@@ -356,7 +373,7 @@ impl Shop {
     ) -> Result<Written<serde_json::Value>> {
         let keyed = serde_json::json!({ "id": id, "mandate": presentation });
         self.write("ucp_complete_checkout", &keyed, key, |conn, now| {
-            complete::complete(conn, now, id, presentation, audience)
+            complete::complete(conn, now, id, presentation, audience, &self.capabilities)
         })
     }
 

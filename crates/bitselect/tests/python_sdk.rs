@@ -282,11 +282,13 @@ async fn an_independent_platform_checks_out_over_mcp_and_pays_with_a_mandate_it_
     assert_eq!(support::stock(&shop, IPHONE_17), 9, "paid once");
 }
 
-/// Serves `shop` over HTTP (no sign-in) while `tests/python/<script>`
-/// runs against it with the shop's base URL and `args`; its one JSON
-/// answer on stdout.
+/// Serves `shop` over HTTP (no sign-in) and a platform's profile on
+/// loopback while `tests/python/<script>` runs against them with the
+/// shop's base URL, the profile's URL and `args`; its one JSON answer on
+/// stdout.
 async fn platform_against(shop: &bitselect::Shop, script: &str, args: &[&str]) -> Value {
     let python = sdk_python();
+    let platform = support::platform::PlatformProfile::full().await;
     let shutdown = tokio_util::sync::CancellationToken::new();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(bitselect::serve_http(
@@ -307,6 +309,7 @@ async fn platform_against(shop: &bitselect::Shop, script: &str, args: &[&str]) -
     let out = tokio::process::Command::new(python)
         .arg(script)
         .arg(&base)
+        .arg(&platform.url)
         .args(args)
         .output()
         .await

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use support::client::call;
 use support::mandate::Device;
 use support::oauth::{Stack, StackOptions};
+use support::platform::PlatformProfile;
 use support::*;
 use test_support::sign_in::sign_in;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +22,8 @@ use tokio_util::sync::CancellationToken;
 struct Served {
     shop: TestShop,
     addr: SocketAddr,
+    /// The platform whose profile the tests' requests name.
+    platform: PlatformProfile,
     shutdown: CancellationToken,
 }
 
@@ -47,6 +50,7 @@ async fn serve() -> Served {
     Served {
         shop,
         addr,
+        platform: PlatformProfile::full().await,
         shutdown,
     }
 }
@@ -78,7 +82,7 @@ fn verifies(checkout: &Value, keys: &[jws::Jwk]) -> bool {
 #[tokio::test]
 async fn the_profile_names_the_rest_endpoint_and_the_keys_a_checkout_verifies_with() {
     let served = serve().await;
-    let client = reqwest::Client::new();
+    let client = served.platform.client();
     let response = client
         .get(format!("http://{}/.well-known/ucp", served.addr))
         .send()
@@ -122,7 +126,7 @@ async fn the_profile_names_the_rest_endpoint_and_the_keys_a_checkout_verifies_wi
 #[tokio::test]
 async fn a_checkout_is_created_read_updated_and_canceled_over_rest_and_then_stays_canceled() {
     let served = serve().await;
-    let client = reqwest::Client::new();
+    let client = served.platform.client();
     let (status, created) = send(client.post(sessions(served.addr)).json(&one_iphone())).await;
     assert_eq!(status, 201, "{created}");
     assert_eq!(created["status"], "incomplete");
@@ -164,7 +168,7 @@ async fn a_checkout_is_created_read_updated_and_canceled_over_rest_and_then_stay
 #[tokio::test]
 async fn a_keyed_create_sent_again_answers_the_same_bytes_and_another_body_conflicts() {
     let served = serve().await;
-    let client = reqwest::Client::new();
+    let client = served.platform.client();
     let keyed = |body: &Value| {
         client
             .post(sessions(served.addr))
@@ -187,7 +191,7 @@ async fn a_keyed_create_sent_again_answers_the_same_bytes_and_another_body_confl
 #[tokio::test]
 async fn bodies_that_are_not_a_checkout_are_refused_in_the_standards_error_shape() {
     let served = serve().await;
-    let client = reqwest::Client::new();
+    let client = served.platform.client();
     let post = || client.post(sessions(served.addr));
 
     let (status, body) = send(
@@ -216,7 +220,8 @@ async fn bodies_that_are_not_a_checkout_are_refused_in_the_standards_error_shape
 #[tokio::test]
 async fn behind_sign_in_a_checkout_needs_a_token_and_belongs_to_its_user() {
     let stack = Stack::start(StackOptions::default()).await;
-    let client = reqwest::Client::new();
+    let platform = PlatformProfile::full().await;
+    let client = platform.client();
     let create = || {
         client
             .post(stack.url("/ucp/checkout-sessions"))
@@ -293,7 +298,7 @@ async fn a_signed_in_app_binds_its_device_key_with_its_fresh_token_once() {
 #[tokio::test]
 async fn the_shopper_completes_over_rest_with_a_mandate_once_and_never_without_one() {
     let served = serve().await;
-    let client = reqwest::Client::new();
+    let client = served.platform.client();
     let device = Device::new();
     let (status, _) = send(
         client
@@ -372,10 +377,6 @@ async fn ucp_mcp(served: &Served) -> support::client::Client {
     .unwrap()
 }
 
-fn agent_meta() -> Value {
-    json!({ "ucp-agent": { "profile": "https://platform.example/profile.json" } })
-}
-
 #[tokio::test]
 async fn the_mcp_binding_offers_the_five_checkout_tools_and_completing_moves_money() {
     let served = serve().await;
@@ -452,7 +453,7 @@ async fn a_checkout_over_mcp_is_created_and_completed_with_the_shoppers_mandate(
     let created = call(
         &client,
         "create_checkout",
-        json!({ "meta": agent_meta(), "checkout": checkout }),
+        json!({ "meta": served.platform.meta(), "checkout": checkout }),
     )
     .await;
     let created = created.structured_content.unwrap();
@@ -463,11 +464,16 @@ async fn a_checkout_over_mcp_is_created_and_completed_with_the_shoppers_mandate(
     let now = served.shop.shop.now() / 1000;
     let mandate = device.mandate_with(&created, &origin, now, now + 600);
     let complete = |meta: Value| json!({ "meta": meta, "id": id, "checkout": { "ap2": { "checkout_mandate": mandate } } });
-    let unkeyed = call(&client, "complete_checkout", complete(agent_meta())).await;
+    let unkeyed = call(
+        &client,
+        "complete_checkout",
+        complete(served.platform.meta()),
+    )
+    .await;
     assert_eq!(unkeyed.is_error, Some(true), "completing needs a key");
     assert_eq!(stock(&served.shop.shop, IPHONE_17), 10);
 
-    let mut keyed = agent_meta();
+    let mut keyed = served.platform.meta();
     keyed["idempotency-key"] = json!("complete-1");
     let completed = call(&client, "complete_checkout", complete(keyed.clone())).await;
     assert_eq!(completed.is_error, Some(false), "{completed:?}");
@@ -484,8 +490,70 @@ async fn a_checkout_over_mcp_is_created_and_completed_with_the_shoppers_mandate(
     let read = call(
         &client,
         "get_checkout",
-        json!({ "meta": agent_meta(), "id": id }),
+        json!({ "meta": served.platform.meta(), "id": id }),
     )
     .await;
     assert_eq!(read.structured_content.unwrap(), receipt);
+}
+
+#[tokio::test]
+async fn each_request_is_answered_with_what_the_platform_it_names_supports() {
+    let served = serve().await;
+    let create = |client: reqwest::Client| client.post(sessions(served.addr)).json(&one_iphone());
+
+    let (status, refused) = send(create(reqwest::Client::new())).await;
+    assert_eq!(status, 400, "no UCP-Agent: {refused}");
+    assert_eq!(refused["messages"][0]["code"], "invalid_profile_url");
+
+    let newer = create(reqwest::Client::new()).header(
+        "UCP-Agent",
+        format!(r#"profile="{}"; version="2099-01-01""#, served.platform.url),
+    );
+    let (status, refused) = send(newer).await;
+    assert_eq!(status, 422);
+    assert_eq!(refused["messages"][0]["code"], "version_unsupported");
+
+    let gone = PlatformProfile::full().await;
+    let gone_header = gone.agent_header();
+    drop(gone);
+    let (status, refused) =
+        send(create(reqwest::Client::new()).header("UCP-Agent", gone_header)).await;
+    assert_eq!(status, 424, "{refused}");
+    assert_eq!(refused["messages"][0]["code"], "profile_unreachable");
+
+    let remote = create(reqwest::Client::new()).header(
+        "UCP-Agent",
+        r#"profile="http://platform.example/profile.json""#,
+    );
+    let (status, refused) = send(remote).await;
+    assert_eq!(status, 400, "plain http is fetched from this machine only");
+    assert_eq!(refused["messages"][0]["code"], "invalid_profile_url");
+
+    let no_discounts = PlatformProfile::with(&[
+        "dev.ucp.shopping.checkout",
+        "dev.ucp.shopping.fulfillment",
+        "dev.ucp.shopping.ap2_mandate",
+    ])
+    .await;
+    let (status, checkout) = send(create(no_discounts.client())).await;
+    assert_eq!(status, 201);
+    let active: Vec<&String> = checkout["ucp"]["capabilities"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        active,
+        [
+            "dev.ucp.shopping.ap2_mandate",
+            "dev.ucp.shopping.checkout",
+            "dev.ucp.shopping.fulfillment"
+        ]
+    );
+
+    let no_checkout = PlatformProfile::with(&["dev.ucp.shopping.discount"]).await;
+    let (status, refused) = send(create(no_checkout.client())).await;
+    assert_eq!(status, 200, "a business outcome");
+    assert_eq!(refused["ucp"]["status"], "error");
+    assert_eq!(refused["messages"][0]["code"], "capabilities_incompatible");
 }

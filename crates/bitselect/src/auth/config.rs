@@ -55,7 +55,7 @@ fn http_url(flag: &'static str, value: &str) -> Result<Url, ConfigError> {
 }
 
 /// Whether `url` names this machine: `localhost`, 127.0.0.0/8 or `::1`.
-fn is_loopback(url: &Url) -> bool {
+pub(crate) fn is_loopback(url: &Url) -> bool {
     let host = url.host_str().unwrap_or_default();
     host.eq_ignore_ascii_case("localhost")
         || host

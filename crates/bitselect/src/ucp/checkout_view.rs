@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::checkout::{Inputs, PostalDestination, Session, SessionState};
+use super::negotiation::Active;
 use super::{jws, signing_keys};
 use crate::addresses::{self, SavedAddress};
 use crate::clock::{Millis, format_rfc3339};
@@ -116,13 +117,23 @@ pub fn work(conn: &UserConn<'_>, now: Millis, inputs: &Inputs) -> Result<Worked>
 
 /// The checkout object for `session` now (without the merchant's
 /// signature, which the shop adds last).
-pub fn render(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Value> {
+pub fn render(
+    conn: &UserConn<'_>,
+    now: Millis,
+    session: &Session,
+    active: &Active,
+) -> Result<Value> {
     let worked = work(conn, now, &session.inputs)?;
-    render_worked(now, session, &worked)
+    render_worked(now, session, &worked, active)
 }
 
 /// The checkout object for `session` as `worked` out.
-pub fn render_worked(now: Millis, session: &Session, worked: &Worked) -> Result<Value> {
+pub fn render_worked(
+    now: Millis,
+    session: &Session,
+    worked: &Worked,
+    active: &Active,
+) -> Result<Value> {
     let inputs = &session.inputs;
     let status = match session.state {
         SessionState::Completed => "completed",
@@ -147,7 +158,7 @@ pub fn render_worked(now: Millis, session: &Session, worked: &Worked) -> Result<
 
     let selected = worked.destination.as_ref().map(|(id, _)| id.as_str());
     let mut checkout = json!({
-        "ucp": ucp_meta(),
+        "ucp": ucp_meta(active),
         "id": session.id,
         "status": status,
         "currency": CURRENCY,
@@ -175,19 +186,25 @@ pub fn render_worked(now: Millis, session: &Session, worked: &Worked) -> Result<
 /// [`render`], signed by the merchant's current key: what every checkout
 /// answer is. Run in the transaction that read the session, so what is
 /// signed is what was stored.
-pub fn signed(conn: &UserConn<'_>, now: Millis, session: &Session) -> Result<Value> {
+pub fn signed(
+    conn: &UserConn<'_>,
+    now: Millis,
+    session: &Session,
+    active: &Active,
+) -> Result<Value> {
     if let Some(receipt) = &session.receipt {
         return Ok(serde_json::from_str(receipt)?);
     }
-    let checkout = render(conn, now, session)?;
+    let checkout = render(conn, now, session, active)?;
     Ok(jws::sign_checkout(&signing_keys::signer(conn)?, checkout)?)
 }
 
-/// The `ucp` member of a checkout answer.
-pub fn ucp_meta() -> Value {
-    let capabilities: serde_json::Map<String, Value> = CHECKOUT_CAPABILITIES
+/// The `ucp` member of a checkout answer: the capabilities active for it.
+pub fn ucp_meta(active: &Active) -> Value {
+    let capabilities: serde_json::Map<String, Value> = active
+        .0
         .iter()
-        .map(|name| ((*name).to_owned(), json!([{ "version": UCP_VERSION }])))
+        .map(|name| (name.clone(), json!([{ "version": UCP_VERSION }])))
         .collect();
     json!({
         "version": UCP_VERSION,

@@ -16,6 +16,7 @@ use super::checkout_view;
 use super::devices;
 use super::jws;
 use super::mandate;
+use super::negotiation::Active;
 use super::order_view;
 use super::signing_keys;
 use crate::clock::Millis;
@@ -33,6 +34,7 @@ pub fn complete(
     id: &str,
     presentation: Option<&str>,
     audience: &str,
+    active: &Active,
 ) -> Result<Value> {
     let mut session = checkout::get(conn, id)?;
     let presentation = presentation.ok_or(MandateRefusal::Required)?;
@@ -66,8 +68,8 @@ pub fn complete(
     }
 
     let worked = checkout_view::work(conn, now, &session.inputs)?;
-    let current = checkout_view::render_worked(now, &session, &worked)?;
-    if jws::checkout_payload(shown) != jws::checkout_payload(&current) {
+    let current = checkout_view::render_worked(now, &session, &worked, active)?;
+    if terms(shown) != terms(&current) {
         return Err(MandateRefusal::ScopeMismatch(changed_terms(shown, &current)).into());
     }
     if let Some(reason) = worked.first_error() {
@@ -81,7 +83,7 @@ pub fn complete(
     let order = orders::place_paid_checkout_order(conn, now, worked.order_plan())?;
     session.state = SessionState::Completed;
     session.order_no = Some(order.order_no.clone());
-    let mut completed = checkout_view::render_worked(now, &session, &worked)?;
+    let mut completed = checkout_view::render_worked(now, &session, &worked, active)?;
     completed["order"]["permalink_url"] =
         Value::String(order_view::permalink(audience, &order.order_no));
     let receipt = jws::sign_checkout(&signing_keys::signer(conn)?, completed)?;
@@ -106,6 +108,17 @@ pub fn complete(
     tracing::info!(checkout = id, order = %order.order_no, device = %verified.device,
                    "checkout completed with the shopper's mandate");
     Ok(receipt)
+}
+
+/// What the shopper agreed to in a checkout: all of it but the merchant's
+/// signature (`ap2`) and the protocol's metadata (`ucp`: which
+/// capabilities that request negotiated, not what is bought).
+fn terms(checkout: &Value) -> Value {
+    let mut terms = jws::checkout_payload(checkout);
+    if let Some(members) = terms.as_object_mut() {
+        members.remove("ucp");
+    }
+    terms
 }
 
 /// Which of the terms the shopper saw differ from the session's now, in

@@ -28,6 +28,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::failure;
+use super::negotiation::{Active, Agent, Negotiator};
 use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::server::MOVES_MONEY_META_KEY;
@@ -44,6 +45,7 @@ pub struct UcpServer {
     /// The shop's origin, which a mandate is made out to; `None`: the
     /// request's `Host`.
     origin: Option<Arc<str>>,
+    negotiator: Arc<Negotiator>,
     tools: ToolRouter<Self>,
 }
 
@@ -173,6 +175,7 @@ impl Operation {
 
 /// A tool call's arguments, read.
 struct Arguments {
+    agent: Agent,
     key: Option<String>,
     id: String,
     checkout: Value,
@@ -180,15 +183,19 @@ struct Arguments {
 
 fn read_arguments(operation: Operation, args: &JsonObject) -> Result<Arguments> {
     let meta = args.get("meta").unwrap_or(&Value::Null);
-    if meta["ucp-agent"]["profile"]
+    let Some(profile) = meta["ucp-agent"]["profile"]
         .as_str()
-        .is_none_or(str::is_empty)
-    {
+        .filter(|profile| !profile.is_empty())
+    else {
         return Err(ShopError::invalid(
             "meta.ucp-agent.profile",
             "每个请求都须在 meta 里给出平台的 profile",
         ));
-    }
+    };
+    let agent = Agent {
+        profile: profile.to_owned(),
+        version: meta["ucp-agent"]["version"].as_str().map(str::to_owned),
+    };
     let key = meta["idempotency-key"].as_str().map(str::to_owned);
     if operation.key_required() && key.is_none() {
         return Err(ShopError::invalid(
@@ -214,7 +221,12 @@ fn read_arguments(operation: Operation, args: &JsonObject) -> Result<Arguments> 
             "结账编号放在顶层 id，checkout 里不能再有 id",
         ));
     }
-    Ok(Arguments { key, id, checkout })
+    Ok(Arguments {
+        agent,
+        key,
+        id,
+        checkout,
+    })
 }
 
 impl UcpServer {
@@ -237,6 +249,7 @@ impl UcpServer {
             shop,
             callers,
             origin: origin.map(Arc::from),
+            negotiator: Arc::new(Negotiator::default()),
             tools,
         }
     }
@@ -248,8 +261,17 @@ impl UcpServer {
         args: &JsonObject,
     ) -> CallToolResult {
         let outcome = match read_arguments(operation, args) {
-            Ok(arguments) => self.run(operation, ext, arguments).await,
-            Err(error) => Err(error),
+            Ok(arguments) => match self.negotiator.negotiate(&arguments.agent).await {
+                Ok(active) => self
+                    .run(operation, ext, arguments, active)
+                    .await
+                    .map_err(|error| failure::of(&error)),
+                Err(refused) => {
+                    let (code, status) = refused.code_and_status();
+                    Err(failure::error(status, code, refused.to_string()))
+                }
+            },
+            Err(error) => Err(failure::of(&error)),
         };
         match outcome {
             Ok(written) => {
@@ -258,8 +280,7 @@ impl UcpServer {
                 result.structured_content = Some(written.value);
                 result
             }
-            Err(error) => {
-                let failure = failure::of(&error);
+            Err(failure) => {
                 let text = failure.body["messages"][0]["content"]
                     .as_str()
                     .unwrap_or_default()
@@ -276,6 +297,7 @@ impl UcpServer {
         operation: Operation,
         ext: &Extensions,
         arguments: Arguments,
+        active: Active,
     ) -> Result<Written<Value>> {
         let acting = self.callers.acting(ext)?;
         let shop = self.shop.clone();
@@ -285,8 +307,10 @@ impl UcpServer {
             .map(str::to_owned)
             .or_else(|| host_origin(ext));
         let call = move || {
-            let shop = acting.shop(&shop)?;
-            let Arguments { key, id, checkout } = arguments;
+            let shop = acting.shop(&shop)?.negotiated(active);
+            let Arguments {
+                key, id, checkout, ..
+            } = arguments;
             let key = key.as_deref();
             match operation {
                 Operation::Create => shop.create_checkout(&checkout, key),

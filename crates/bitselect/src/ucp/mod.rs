@@ -10,6 +10,8 @@
 //! - [`devices`]: the users' device keys, whose signatures prove consent;
 //! - [`mandate`]: the shopper's checkout mandate (an SD-JWT with key
 //!   binding) and [`complete`], the completion that requires one;
+//! - [`negotiation`]: the platform's profile fetched and the capabilities
+//!   both have;
 //! - [`order_view`]: an order a checkout placed, as the standard's order;
 //! - [`rest`] and [`mcp`]: the checkout over the REST and MCP bindings,
 //!   and [`profile`], the business profile at `/.well-known/ucp`.
@@ -22,6 +24,7 @@ pub mod failure;
 pub mod jws;
 pub mod mandate;
 pub mod mcp;
+pub mod negotiation;
 pub mod order_view;
 pub mod profile;
 pub mod rest;

@@ -11,6 +11,8 @@
 //! when repeated; another body under the same key gets 409. Failures are
 //! the standard's error response: `ucp.status` `error` and a message.
 
+use std::sync::Arc;
+
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -21,6 +23,7 @@ use serde_json::Value;
 use super::devices::BindingToken;
 use super::failure::{self, Failure};
 use super::jws::Jwk;
+use super::negotiation::{NegotiationError, Negotiator, parse_agent_header};
 use super::order_view::ORDERS_PATH;
 use super::profile::{PROFILE_PATH, business_profile};
 use crate::callers::Callers;
@@ -36,6 +39,9 @@ pub const REST_PREFIX: &str = "/ucp";
 /// beside the standard's): `POST` a `{"jwk": ...}`, `DELETE .../<id>`.
 pub const DEVICES_PATH: &str = "/account/devices";
 
+/// The header that names the platform's profile.
+const UCP_AGENT: &str = "ucp-agent";
+
 /// The header a platform keys a write with.
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
@@ -43,6 +49,7 @@ const IDEMPOTENCY_KEY: &str = "idempotency-key";
 struct Rest {
     shop: Shop,
     callers: Callers,
+    negotiator: Arc<Negotiator>,
     /// The origin clients reach the shop by; `None`: the request's `Host`.
     origin: Option<String>,
 }
@@ -57,6 +64,7 @@ pub fn routes(
     let state = Rest {
         shop,
         callers,
+        negotiator: Arc::new(Negotiator::default()),
         origin,
     };
     let sessions = format!("{REST_PREFIX}/checkout-sessions");
@@ -138,11 +146,17 @@ async fn get(
     State(rest): State<Rest>,
     subject: Option<Extension<Subject>>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Response {
-    match rest.run(subject, move |shop| shop.get_checkout(&id)).await {
-        Ok(checkout) => Json(checkout).into_response(),
-        Err(failure) => shop_failure(&failure),
-    }
+    let read = rest
+        .run_negotiated(subject, &headers, move |shop| {
+            shop.get_checkout(&id).map(|value| Written {
+                value,
+                replayed: false,
+            })
+        })
+        .await;
+    written(read, StatusCode::OK)
 }
 
 async fn update(
@@ -179,11 +193,12 @@ async fn keyed_write(
         Err(rejection) => return bad_body(&rejection),
     };
     let key = idempotency_key(headers);
-    written(
-        rest.run(subject, move |shop| write(shop, body, key.as_deref()))
-            .await,
-        status,
-    )
+    let outcome = rest
+        .run_negotiated(subject, headers, move |shop| {
+            write(shop, body, key.as_deref())
+        })
+        .await;
+    written(outcome, status)
 }
 
 async fn cancel(
@@ -193,13 +208,12 @@ async fn cancel(
     headers: HeaderMap,
 ) -> Response {
     let key = idempotency_key(&headers);
-    written(
-        rest.run(subject, move |shop| {
+    let outcome = rest
+        .run_negotiated(subject, &headers, move |shop| {
             shop.cancel_checkout(&id, key.as_deref())
         })
-        .await,
-        StatusCode::OK,
-    )
+        .await;
+    written(outcome, StatusCode::OK)
 }
 
 async fn complete(
@@ -305,6 +319,31 @@ async fn revoke_device(
 }
 
 impl Rest {
+    /// Runs a checkout `call` for the request's user, the shop shaped by
+    /// the capabilities negotiated with the platform its `UCP-Agent`
+    /// header names; a failed negotiation or call is the answer.
+    async fn run_negotiated<T: Send + 'static>(
+        &self,
+        subject: Option<Extension<Subject>>,
+        headers: &HeaderMap,
+        call: impl FnOnce(&Shop) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, Response> {
+        let agent = headers
+            .get(UCP_AGENT)
+            .and_then(|value| value.to_str().ok())
+            .ok_or_else(|| NegotiationError::InvalidProfileUrl("请求没有 UCP-Agent 头".to_owned()))
+            .and_then(parse_agent_header)
+            .map_err(|e| negotiation_failure(&e))?;
+        let active = self
+            .negotiator
+            .negotiate(&agent)
+            .await
+            .map_err(|e| negotiation_failure(&e))?;
+        self.run(subject, move |shop| call(&shop.negotiated(active)))
+            .await
+            .map_err(|failure| shop_failure(&failure))
+    }
+
     /// Runs `call` on the blocking pool with the shop acting for the
     /// request's user.
     async fn run<T: Send + 'static>(
@@ -329,10 +368,10 @@ fn idempotency_key(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn written(result: Result<Written<Value>>, status: StatusCode) -> Response {
-    match result {
+fn written(outcome: std::result::Result<Written<Value>, Response>, status: StatusCode) -> Response {
+    match outcome {
         Ok(written) => (status, Json(written.value)).into_response(),
-        Err(failure) => shop_failure(&failure),
+        Err(refused) => refused,
     }
 }
 
@@ -344,6 +383,12 @@ fn bad_body(rejection: &JsonRejection) -> Response {
         _ => StatusCode::BAD_REQUEST,
     };
     error(status, "invalid_input", rejection.body_text())
+}
+
+/// The standard's error response for a failed negotiation.
+fn negotiation_failure(failure: &NegotiationError) -> Response {
+    let (code, status) = failure.code_and_status();
+    respond(failure::error(status, code, failure.to_string()))
 }
 
 /// The standard's error response for a failed call.

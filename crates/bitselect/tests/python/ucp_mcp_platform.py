@@ -18,7 +18,9 @@ Prints one JSON object on stdout: each step's status and the order's id.
 Any validation failure or unexpected answer ends the script with a
 non-zero status and the reason on stderr.
 
-Usage: ucp_mcp_platform.py URL
+Every call names the platform's profile at PROFILE_URL (`meta`).
+
+Usage: ucp_mcp_platform.py URL PROFILE_URL
 """
 
 import asyncio
@@ -39,7 +41,6 @@ from ucp_sdk.models.schemas.common import payment_ap2_mandate
 from ucp_sdk.models.schemas.common.types import error_response
 from ucp_sdk.models.schemas.shopping import discount, fulfillment, order
 
-AGENT = {"ucp-agent": {"profile": "https://platform.example/profile.json"}}
 
 
 def checkout(answer: dict) -> dict:
@@ -82,7 +83,8 @@ async def tool(client: Client, name: str, arguments: dict) -> tuple[bool, dict]:
     return bool(result.is_error), result.structured_content
 
 
-async def shop(base: str) -> dict:
+async def shop(base: str, profile_url: str) -> dict:
+    agent = {"ucp-agent": {"profile": profile_url}}
     found = http_json("GET", f"{base}/.well-known/ucp")
     profile.BusinessSchema.model_validate(found)
     services = {s["transport"]: s["endpoint"] for s in found["ucp"]["services"]["dev.ucp.shopping"]}
@@ -93,13 +95,13 @@ async def shop(base: str) -> dict:
     steps = {}
     async with Client(streamable_http_client(services["mcp"])) as client:
         failed, created = await tool(client, "create_checkout", {
-            "meta": AGENT,
+            "meta": agent,
             "checkout": {"line_items": [{"item": {"id": "MG6W4CH/A"}, "quantity": 1}]},
         })
         steps["create"] = [failed, checkout(created)["status"]]
         first = created["fulfillment"]["methods"][0]["destinations"][0]["id"]
         failed, ready = await tool(client, "update_checkout", {
-            "meta": AGENT,
+            "meta": agent,
             "id": created["id"],
             "checkout": {
                 "line_items": [{"item": {"id": "MG6W4CH/A"}, "quantity": 1}],
@@ -107,12 +109,12 @@ async def shop(base: str) -> dict:
             },
         })
         steps["update"] = [failed, checkout(ready)["status"]]
-        failed, shown = await tool(client, "get_checkout", {"meta": AGENT, "id": created["id"]})
+        failed, shown = await tool(client, "get_checkout", {"meta": agent, "id": created["id"]})
         steps["get"] = [failed, checkout(shown)["status"]]
 
         mandate = mandate_for(shown, device, bound["id"], origin)
         complete = {
-            "meta": dict(AGENT, **{"idempotency-key": str(uuid.uuid4())}),
+            "meta": dict(agent, **{"idempotency-key": str(uuid.uuid4())}),
             "id": created["id"],
             "checkout": {"ap2": {"checkout_mandate": mandate}},
         }
@@ -123,14 +125,14 @@ async def shop(base: str) -> dict:
         placed = http_json("GET", receipt["order"]["permalink_url"])
         order.Order.model_validate(placed)
         steps["order"] = [placed["checkout_id"] == created["id"], placed["line_items"][0]["status"]]
-        complete["meta"] = dict(AGENT, **{"idempotency-key": str(uuid.uuid4())})
+        complete["meta"] = dict(agent, **{"idempotency-key": str(uuid.uuid4())})
         failed, replayed = await tool(client, "complete_checkout", complete)
         steps["replay"] = [failed, failure(replayed)["messages"][0]["code"]]
     return {"steps": steps, "order": receipt["order"]["id"]}
 
 
 def main() -> None:
-    print(json.dumps(asyncio.run(shop(sys.argv[1]))))
+    print(json.dumps(asyncio.run(shop(sys.argv[1], sys.argv[2]))))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ Prints one JSON object on stdout: the HTTP status and `status` of each
 step and the checkout's id. Any validation failure or unexpected answer
 ends the script with a non-zero status and the reason on stderr.
 
-Usage: ucp_rest_client.py URL SKU_CODE
+Every request names the platform's profile at PROFILE_URL (UCP-Agent).
+
+Usage: ucp_rest_client.py URL PROFILE_URL SKU_CODE
 """
 
 import json
@@ -34,11 +36,14 @@ CHECKOUT_MODELS = (
 )
 
 
+PROFILE = ""
+
+
 def call(method: str, url: str, body: object | None = None) -> tuple[int, dict]:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method)
     request.add_header("Content-Type", "application/json")
-    request.add_header("UCP-Agent", 'profile="https://platform.example/profile.json"')
+    request.add_header("UCP-Agent", f'profile="{PROFILE}"')
     try:
         with urllib.request.urlopen(request) as response:
             return response.status, json.load(response)
@@ -58,7 +63,8 @@ def failure(answer: dict) -> dict:
 
 
 def main() -> None:
-    base, sku = sys.argv[1], sys.argv[2]
+    global PROFILE
+    base, PROFILE, sku = sys.argv[1], sys.argv[2], sys.argv[3]
     _, found = call("GET", f"{base}/.well-known/ucp")
     profile.BusinessSchema.model_validate(found)
     endpoint = found["ucp"]["services"]["dev.ucp.shopping"][0]["endpoint"]

@@ -8,6 +8,7 @@ pub mod client;
 pub mod isolation;
 pub mod mandate;
 pub mod oauth;
+pub mod platform;
 pub mod postgres;
 pub mod seed;
 pub mod shop_process;
