@@ -106,7 +106,8 @@ async fn the_profile_names_the_rest_endpoint_and_the_keys_a_checkout_verifies_wi
             "dev.ucp.shopping.ap2_mandate",
             "dev.ucp.shopping.checkout",
             "dev.ucp.shopping.discount",
-            "dev.ucp.shopping.fulfillment"
+            "dev.ucp.shopping.fulfillment",
+            "dev.ucp.shopping.order"
         ]
     );
 
@@ -391,6 +392,7 @@ async fn the_mcp_binding_offers_the_five_checkout_tools_and_completing_moves_mon
             "complete_checkout",
             "create_checkout",
             "get_checkout",
+            "get_order",
             "update_checkout"
         ]
     );
@@ -409,7 +411,7 @@ async fn the_mcp_binding_offers_the_five_checkout_tools_and_completing_moves_mon
         );
         assert_eq!(
             annotations.read_only_hint,
-            Some(tool.name == "get_checkout"),
+            Some(tool.name.starts_with("get_")),
             "{}",
             tool.name
         );
@@ -486,6 +488,17 @@ async fn a_checkout_over_mcp_is_created_and_completed_with_the_shoppers_mandate(
         "the key answers the first receipt"
     );
     assert_eq!(stock(&served.shop.shop, IPHONE_17), 9, "paid once");
+
+    let order_no = receipt["order"]["id"].as_str().unwrap();
+    let order = call(
+        &client,
+        "get_order",
+        json!({ "meta": served.platform.meta(), "id": order_no }),
+    )
+    .await;
+    let order = order.structured_content.unwrap();
+    assert_eq!(order["checkout_id"], id);
+    assert_eq!(order["permalink_url"], receipt["order"]["permalink_url"]);
 
     let read = call(
         &client,

@@ -21,6 +21,9 @@ pub const UCP_VERSION: &str = "2026-04-08";
 /// The shop sells in renminbi; amounts are fen, the currency's minor unit.
 pub const CURRENCY: &str = "CNY";
 
+/// The checkout capability's name.
+pub const CHECKOUT: &str = "dev.ucp.shopping.checkout";
+
 /// The capabilities a checkout answer is shaped by. AP2 mandates are
 /// always on: every checkout is signed, and none completes without the
 /// shopper's mandate.
@@ -204,6 +207,7 @@ pub fn ucp_meta(active: &Active) -> Value {
     let capabilities: serde_json::Map<String, Value> = active
         .0
         .iter()
+        .filter(|name| CHECKOUT_CAPABILITIES.contains(&name.as_str()))
         .map(|name| (name.clone(), json!([{ "version": UCP_VERSION }])))
         .collect();
     json!({

@@ -27,8 +27,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::checkout_view::CHECKOUT;
 use super::failure;
 use super::negotiation::{Active, Agent, Negotiator};
+use super::order_view::ORDER;
 use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::server::MOVES_MONEY_META_KEY;
@@ -57,14 +59,16 @@ enum Operation {
     Update,
     Complete,
     Cancel,
+    GetOrder,
 }
 
-const OPERATIONS: [Operation; 5] = [
+const OPERATIONS: [Operation; 6] = [
     Operation::Create,
     Operation::Get,
     Operation::Update,
     Operation::Complete,
     Operation::Cancel,
+    Operation::GetOrder,
 ];
 
 impl Operation {
@@ -75,6 +79,15 @@ impl Operation {
             Self::Update => "update_checkout",
             Self::Complete => "complete_checkout",
             Self::Cancel => "cancel_checkout",
+            Self::GetOrder => "get_order",
+        }
+    }
+
+    /// The capability it is an operation of.
+    fn capability(self) -> &'static str {
+        match self {
+            Self::GetOrder => ORDER,
+            _ => CHECKOUT,
         }
     }
 
@@ -85,6 +98,7 @@ impl Operation {
             Self::Update => "更新结账",
             Self::Complete => "完成结账并付款",
             Self::Cancel => "取消结账",
+            Self::GetOrder => "查看订单",
         }
     }
 
@@ -99,6 +113,7 @@ impl Operation {
                 "完成结账并付款：需要用户在确认卡片上批准后由应用签署的授权（checkout.ap2.checkout_mandate）；没有授权、授权不符或条款已变都会被拒绝，不会扣款。"
             }
             Self::Cancel => "取消结账会话；已完成或已取消的不能再取消。",
+            Self::GetOrder => "查看结账下的订单：商品、件数与送达情况、合计，以及它来自哪次结账。",
         }
     }
 
@@ -154,7 +169,7 @@ impl Operation {
     }
 
     fn tool(self) -> Tool {
-        let read_only = self == Self::Get;
+        let read_only = matches!(self, Self::Get | Self::GetOrder);
         let mut tool = Tool::new(self.name(), self.description(), self.input_schema())
             .with_title(self.title())
             .with_annotations(
@@ -261,7 +276,11 @@ impl UcpServer {
         args: &JsonObject,
     ) -> CallToolResult {
         let outcome = match read_arguments(operation, args) {
-            Ok(arguments) => match self.negotiator.negotiate(&arguments.agent).await {
+            Ok(arguments) => match self
+                .negotiator
+                .negotiate(&arguments.agent, operation.capability())
+                .await
+            {
                 Ok(active) => self
                     .run(operation, ext, arguments, active)
                     .await
@@ -320,6 +339,15 @@ impl UcpServer {
                 }),
                 Operation::Update => shop.update_checkout(&id, &checkout, key),
                 Operation::Cancel => shop.cancel_checkout(&id, key),
+                Operation::GetOrder => {
+                    let origin = audience.ok_or_else(|| {
+                        ShopError::invalid("Host", "请求没有 Host，无法给出订单的链接")
+                    })?;
+                    shop.get_checkout_order(&id, &origin).map(|value| Written {
+                        value,
+                        replayed: false,
+                    })
+                }
                 Operation::Complete => {
                     let audience = audience.ok_or_else(|| {
                         ShopError::invalid("Host", "请求没有 Host，无法核对授权的对象")

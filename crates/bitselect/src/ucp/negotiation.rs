@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use reqwest::Url;
 use serde_json::Value;
 
-use super::checkout_view::{CHECKOUT_CAPABILITIES, UCP_VERSION};
+use super::checkout_view::{CHECKOUT, CHECKOUT_CAPABILITIES, UCP_VERSION};
+use super::order_view::ORDER;
 use crate::auth::config::is_loopback;
 
 /// How long a fetched profile is used before it is fetched again.
@@ -38,8 +39,13 @@ pub struct Agent {
     pub version: Option<String>,
 }
 
-/// The capabilities active for one answer (names), the checkout's always
-/// among them.
+/// Every capability the shop has: the checkout with its extensions, and
+/// the order.
+pub fn shop_capabilities() -> impl Iterator<Item = &'static str> {
+    CHECKOUT_CAPABILITIES.into_iter().chain([ORDER])
+}
+
+/// The capabilities active for one answer (names).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Active(pub Vec<String>);
 
@@ -138,15 +144,20 @@ impl Default for Negotiator {
 
 impl Negotiator {
     /// The capabilities active between the shop and the platform `agent`
-    /// names.
-    pub async fn negotiate(&self, agent: &Agent) -> Result<Active, NegotiationError> {
+    /// names, which must include `needed` (the capability the request is
+    /// an operation of).
+    pub async fn negotiate(&self, agent: &Agent, needed: &str) -> Result<Active, NegotiationError> {
         if let Some(version) = &agent.version
             && version != UCP_VERSION
         {
             return Err(NegotiationError::VersionUnsupported(version.clone()));
         }
         let profile = self.profile(&agent.profile).await?;
-        intersect(&profile)
+        let active = intersect(&profile);
+        if !active.contains(needed) {
+            return Err(NegotiationError::CapabilitiesIncompatible);
+        }
+        Ok(active)
     }
 
     async fn profile(&self, url: &str) -> Result<Value, NegotiationError> {
@@ -207,25 +218,23 @@ impl Negotiator {
 }
 
 /// The shop's capabilities the platform's `profile` also has at the
-/// shop's version, extensions only with the checkout.
-pub fn intersect(profile: &Value) -> Result<Active, NegotiationError> {
+/// shop's version, the checkout's extensions only with the checkout.
+pub fn intersect(profile: &Value) -> Active {
     let theirs = &profile["ucp"]["capabilities"];
     let supports = |name: &str| {
         theirs[name]
             .as_array()
             .is_some_and(|entries| entries.iter().any(|entry| entry["version"] == UCP_VERSION))
     };
-    if !supports("dev.ucp.shopping.checkout") {
-        return Err(NegotiationError::CapabilitiesIncompatible);
-    }
-    // Every extension the shop has extends the checkout, present here.
-    Ok(Active(
-        CHECKOUT_CAPABILITIES
-            .iter()
+    let checkout = supports(CHECKOUT);
+    Active(
+        shop_capabilities()
             .filter(|name| supports(name))
-            .map(|name| (*name).to_owned())
+            // Every extension the shop has extends the checkout.
+            .filter(|name| checkout || !CHECKOUT_CAPABILITIES.contains(name))
+            .map(str::to_owned)
             .collect(),
-    ))
+    )
 }
 
 #[cfg(test)]
@@ -272,16 +281,19 @@ mod tests {
         ]);
         assert_eq!(
             intersect(&both),
-            Ok(Active(vec![
+            Active(vec![
                 "dev.ucp.shopping.checkout".to_owned(),
                 "dev.ucp.shopping.discount".to_owned()
-            ]))
+            ])
         );
-        let no_checkout = profile_with(&[("dev.ucp.shopping.discount", UCP_VERSION)]);
+        let no_checkout = profile_with(&[
+            ("dev.ucp.shopping.discount", UCP_VERSION),
+            ("dev.ucp.shopping.order", UCP_VERSION),
+        ]);
         assert_eq!(
             intersect(&no_checkout),
-            Err(NegotiationError::CapabilitiesIncompatible),
-            "an extension without its parent is not active, and nothing is"
+            Active(vec!["dev.ucp.shopping.order".to_owned()]),
+            "an extension without its parent is not active"
         );
     }
 }

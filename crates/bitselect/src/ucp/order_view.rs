@@ -13,6 +13,9 @@ use crate::params::OrderStatus;
 use crate::store::params;
 use crate::users::UserConn;
 
+/// The order capability's name.
+pub const ORDER: &str = "dev.ucp.shopping.order";
+
 /// Where an order is served, under the shop's origin: `<path>/<order no>`.
 pub const ORDERS_PATH: &str = "/ucp/orders";
 
@@ -65,7 +68,7 @@ pub fn render(conn: &UserConn<'_>, now: Millis, order_no: &str, origin: &str) ->
         "ucp": {
             "version": UCP_VERSION,
             "status": "success",
-            "capabilities": { "dev.ucp.shopping.order": [{ "version": UCP_VERSION }] },
+            "capabilities": { ORDER: [{ "version": UCP_VERSION }] },
         },
         "id": order.order_no,
         "label": order.order_no,

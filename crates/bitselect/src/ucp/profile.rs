@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::checkout_view::{CHECKOUT_CAPABILITIES, UCP_VERSION};
 use super::jws::Jwk;
 use super::mcp::UCP_MCP_PATH;
+use super::negotiation::shop_capabilities;
 use super::rest::REST_PREFIX;
 
 /// Where the profile is served.
@@ -21,8 +22,7 @@ pub const PROFILE_PATH: &str = "/.well-known/ucp";
 pub fn business_profile(origin: &str, keys: &[Jwk]) -> Value {
     let spec = |page: &str| format!("https://ucp.dev/{UCP_VERSION}/specification/{page}");
     let schema = |path: &str| format!("https://ucp.dev/{UCP_VERSION}/{path}");
-    let capabilities: serde_json::Map<String, Value> = CHECKOUT_CAPABILITIES
-        .iter()
+    let capabilities: serde_json::Map<String, Value> = shop_capabilities()
         .map(|name| {
             let short = name.rsplit('.').next().unwrap_or(name);
             let page = if short == "ap2_mandate" {
@@ -35,13 +35,13 @@ pub fn business_profile(origin: &str, keys: &[Jwk]) -> Value {
                 "spec": spec(page),
                 "schema": schema(&format!("schemas/shopping/{short}.json")),
             });
-            if short != "checkout" {
+            if CHECKOUT_CAPABILITIES.contains(&name) && short != "checkout" {
                 entry["extends"] = json!("dev.ucp.shopping.checkout");
             }
             if short == "ap2_mandate" {
                 entry["config"] = json!({ "vp_formats_supported": { "dc+sd-jwt": {} } });
             }
-            ((*name).to_owned(), json!([entry]))
+            (name.to_owned(), json!([entry]))
         })
         .collect();
     json!({

@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde_json::Value;
 
+use super::checkout_view::CHECKOUT;
 use super::devices::BindingToken;
 use super::failure::{self, Failure};
 use super::jws::Jwk;
@@ -336,7 +337,7 @@ impl Rest {
             .map_err(|e| negotiation_failure(&e))?;
         let active = self
             .negotiator
-            .negotiate(&agent)
+            .negotiate(&agent, CHECKOUT)
             .await
             .map_err(|e| negotiation_failure(&e))?;
         self.run(subject, move |shop| call(&shop.negotiated(active)))

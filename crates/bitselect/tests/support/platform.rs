@@ -4,7 +4,8 @@
 
 use std::net::SocketAddr;
 
-use bitselect::ucp::checkout_view::{CHECKOUT_CAPABILITIES, UCP_VERSION};
+use bitselect::ucp::checkout_view::UCP_VERSION;
+use bitselect::ucp::negotiation::shop_capabilities;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -23,7 +24,7 @@ impl Drop for PlatformProfile {
 impl PlatformProfile {
     /// A platform with every capability the shop has.
     pub async fn full() -> Self {
-        Self::with(&CHECKOUT_CAPABILITIES).await
+        Self::with(&shop_capabilities().collect::<Vec<_>>()).await
     }
 
     /// A platform with these capabilities, at the shop's version.
