@@ -256,3 +256,31 @@ fn an_approved_checkout_that_cannot_be_ordered_is_not_completed() {
         "UNKNOWN_CHECKOUT"
     );
 }
+
+#[test]
+fn a_checkout_signed_before_a_key_rotation_still_completes() {
+    let t = open_shop();
+    let device = Device::new();
+    t.shop.bind_device(&device.jwk(), None).unwrap();
+    let checkout = ready_checkout(&t.shop);
+    let mandate = device.mandate(&checkout, t.shop.now());
+    t.shop.rotate_signing_key().unwrap();
+
+    let receipt = complete(&t.shop, &checkout, Some(&mandate)).unwrap();
+    assert_eq!(receipt["status"], "completed");
+    let signed_with = |checkout: &Value| {
+        let header = checkout["ap2"]["merchant_authorization"]
+            .as_str()
+            .unwrap()
+            .split('.')
+            .next()
+            .unwrap()
+            .to_owned();
+        jws::compact_header(&format!("{header}.e30.x")).unwrap()["kid"].clone()
+    };
+    assert_ne!(
+        signed_with(&receipt),
+        signed_with(&checkout),
+        "the receipt is signed with the new key, the checkout was with the old"
+    );
+}
