@@ -104,6 +104,8 @@ async fn the_profile_names_the_rest_endpoint_and_the_keys_a_checkout_verifies_wi
         capabilities,
         [
             "dev.ucp.shopping.ap2_mandate",
+            "dev.ucp.shopping.catalog.lookup",
+            "dev.ucp.shopping.catalog.search",
             "dev.ucp.shopping.checkout",
             "dev.ucp.shopping.discount",
             "dev.ucp.shopping.fulfillment",
@@ -393,6 +395,9 @@ async fn the_mcp_binding_offers_the_five_checkout_tools_and_completing_moves_mon
             "create_checkout",
             "get_checkout",
             "get_order",
+            "get_product",
+            "lookup_catalog",
+            "search_catalog",
             "update_checkout"
         ]
     );
@@ -411,7 +416,7 @@ async fn the_mcp_binding_offers_the_five_checkout_tools_and_completing_moves_mon
         );
         assert_eq!(
             annotations.read_only_hint,
-            Some(tool.name.starts_with("get_")),
+            Some(tool.name.starts_with("get_") || tool.name.ends_with("_catalog")),
             "{}",
             tool.name
         );
@@ -569,4 +574,110 @@ async fn each_request_is_answered_with_what_the_platform_it_names_supports() {
     assert_eq!(status, 200, "a business outcome");
     assert_eq!(refused["ucp"]["status"], "error");
     assert_eq!(refused["messages"][0]["code"], "capabilities_incompatible");
+}
+
+#[tokio::test]
+async fn the_catalogue_over_mcp_finds_what_the_shops_own_search_finds() {
+    let served = serve().await;
+    let client = ucp_mcp(&served).await;
+    let meta = served.platform.meta();
+    let found = call(
+        &client,
+        "search_catalog",
+        json!({ "meta": meta, "catalog": { "query": "降噪耳机", "pagination": { "limit": 10 } } }),
+    )
+    .await
+    .structured_content
+    .unwrap();
+    let titles: Vec<&str> = found["products"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        titles.iter().any(|t| t.contains("AirPods Pro")),
+        "{titles:?}"
+    );
+    let first = &found["products"][0];
+    assert_eq!(first["price_range"]["min"]["currency"], "CNY");
+    assert!(first["variants"][0]["price"]["amount"].as_i64().unwrap() > 0);
+
+    let looked_up = call(
+        &client,
+        "lookup_catalog",
+        json!({ "meta": meta, "catalog": { "ids": [IPHONE_17, "NO-SUCH-ID"] } }),
+    )
+    .await
+    .structured_content
+    .unwrap();
+    let variants = &looked_up["products"][0]["variants"];
+    assert_eq!(
+        variants.as_array().unwrap().len(),
+        1,
+        "only the SKU asked for"
+    );
+    assert_eq!(variants[0]["id"], IPHONE_17);
+    assert_eq!(variants[0]["inputs"][0]["id"], IPHONE_17);
+    assert_eq!(looked_up["messages"][0]["code"], "not_found");
+
+    let detail = call(
+        &client,
+        "get_product",
+        json!({ "meta": meta, "catalog": { "id": IPHONE_17 } }),
+    )
+    .await
+    .structured_content
+    .unwrap();
+    assert_eq!(detail["product"]["id"], looked_up["products"][0]["id"]);
+    assert!(
+        detail["product"]["variants"].as_array().unwrap().len() > 1,
+        "every configuration"
+    );
+
+    // Pages follow the cursor the answer before gave.
+    let page = |cursor: Option<&str>| {
+        let mut pagination = json!({ "limit": 3 });
+        if let Some(cursor) = cursor {
+            pagination["cursor"] = json!(cursor);
+        }
+        call(
+            &client,
+            "search_catalog",
+            json!({ "meta": meta, "catalog": { "query": "iPhone", "pagination": pagination } }),
+        )
+    };
+    let first_page = page(None).await.structured_content.unwrap();
+    assert_eq!(first_page["pagination"]["has_next_page"], true);
+    assert_eq!(first_page["pagination"]["cursor"], "3");
+    let second_page = page(Some("3")).await.structured_content.unwrap();
+    let ids = |answer: &Value| -> Vec<String> {
+        answer["products"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&second_page).len(), 3);
+    assert!(
+        ids(&second_page)
+            .iter()
+            .all(|id| !ids(&first_page).contains(id))
+    );
+    let bad = page(Some("not-a-cursor")).await;
+    assert_eq!(bad.is_error, Some(true));
+
+    let no_catalog = PlatformProfile::with(&["dev.ucp.shopping.checkout"]).await;
+    let refused = call(
+        &client,
+        "search_catalog",
+        json!({ "meta": no_catalog.meta(), "catalog": { "query": "iPhone" } }),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        refused.structured_content.unwrap()["messages"][0]["code"],
+        "capabilities_incompatible"
+    );
 }

@@ -27,6 +27,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::catalog::{self, CATALOG_LOOKUP, CATALOG_SEARCH};
 use super::checkout_view::CHECKOUT;
 use super::failure;
 use super::negotiation::{Active, Agent, Negotiator};
@@ -60,15 +61,21 @@ enum Operation {
     Complete,
     Cancel,
     GetOrder,
+    SearchCatalog,
+    LookupCatalog,
+    GetProduct,
 }
 
-const OPERATIONS: [Operation; 6] = [
+const OPERATIONS: [Operation; 9] = [
     Operation::Create,
     Operation::Get,
     Operation::Update,
     Operation::Complete,
     Operation::Cancel,
     Operation::GetOrder,
+    Operation::SearchCatalog,
+    Operation::LookupCatalog,
+    Operation::GetProduct,
 ];
 
 impl Operation {
@@ -80,6 +87,9 @@ impl Operation {
             Self::Complete => "complete_checkout",
             Self::Cancel => "cancel_checkout",
             Self::GetOrder => "get_order",
+            Self::SearchCatalog => "search_catalog",
+            Self::LookupCatalog => "lookup_catalog",
+            Self::GetProduct => "get_product",
         }
     }
 
@@ -87,6 +97,8 @@ impl Operation {
     fn capability(self) -> &'static str {
         match self {
             Self::GetOrder => ORDER,
+            Self::SearchCatalog => CATALOG_SEARCH,
+            Self::LookupCatalog | Self::GetProduct => CATALOG_LOOKUP,
             _ => CHECKOUT,
         }
     }
@@ -99,6 +111,9 @@ impl Operation {
             Self::Complete => "完成结账并付款",
             Self::Cancel => "取消结账",
             Self::GetOrder => "查看订单",
+            Self::SearchCatalog => "搜索商品目录",
+            Self::LookupCatalog => "按编号查商品",
+            Self::GetProduct => "查看商品详情",
         }
     }
 
@@ -114,11 +129,30 @@ impl Operation {
             }
             Self::Cancel => "取消结账会话；已完成或已取消的不能再取消。",
             Self::GetOrder => "查看结账下的订单：商品、件数与送达情况、合计，以及它来自哪次结账。",
+            Self::SearchCatalog => {
+                "搜索商品：catalog.query 用购物者的说法（中英文），可按 filters.categories（一级类目）和 filters.price（分）筛选，pagination.limit 为 1 到 50。每个型号一个商品，配置为其变体，价格以分计。"
+            }
+            Self::LookupCatalog => {
+                "按编号查商品：catalog.ids 为型号编码或商品编码（SKU），返回它们所指的商品与配置。"
+            }
+            Self::GetProduct => {
+                "查看一个商品的全部配置：catalog.id 为型号编码或其任一配置的商品编码。"
+            }
         }
     }
 
     fn needs_id(self) -> bool {
-        self != Self::Create
+        !matches!(
+            self,
+            Self::Create | Self::SearchCatalog | Self::LookupCatalog | Self::GetProduct
+        )
+    }
+
+    fn is_catalog(self) -> bool {
+        matches!(
+            self,
+            Self::SearchCatalog | Self::LookupCatalog | Self::GetProduct
+        )
     }
 
     fn needs_checkout(self) -> bool {
@@ -155,6 +189,10 @@ impl Operation {
             properties["id"] = json!({ "type": "string", "title": "结账编号" });
             required.push("id");
         }
+        if self.is_catalog() {
+            properties["catalog"] = json!({ "type": "object", "title": "查询" });
+            required.push("catalog");
+        }
         if self.needs_checkout() || self == Self::Complete {
             properties["checkout"] = json!({ "type": "object", "title": "结账内容" });
         }
@@ -169,7 +207,7 @@ impl Operation {
     }
 
     fn tool(self) -> Tool {
-        let read_only = matches!(self, Self::Get | Self::GetOrder);
+        let read_only = matches!(self, Self::Get | Self::GetOrder) || self.is_catalog();
         let mut tool = Tool::new(self.name(), self.description(), self.input_schema())
             .with_title(self.title())
             .with_annotations(
@@ -194,6 +232,7 @@ struct Arguments {
     key: Option<String>,
     id: String,
     checkout: Value,
+    catalog: Value,
 }
 
 fn read_arguments(operation: Operation, args: &JsonObject) -> Result<Arguments> {
@@ -236,11 +275,16 @@ fn read_arguments(operation: Operation, args: &JsonObject) -> Result<Arguments> 
             "结账编号放在顶层 id，checkout 里不能再有 id",
         ));
     }
+    let catalog = args.get("catalog").cloned().unwrap_or(Value::Null);
+    if operation.is_catalog() && !catalog.is_object() {
+        return Err(ShopError::invalid("catalog", "须给出查询（对象）"));
+    }
     Ok(Arguments {
         agent,
         key,
         id,
         checkout,
+        catalog,
     })
 }
 
@@ -328,8 +372,16 @@ impl UcpServer {
         let call = move || {
             let shop = acting.shop(&shop)?.negotiated(active);
             let Arguments {
-                key, id, checkout, ..
+                key,
+                id,
+                checkout,
+                catalog,
+                ..
             } = arguments;
+            let read = |value| Written {
+                value,
+                replayed: false,
+            };
             let key = key.as_deref();
             match operation {
                 Operation::Create => shop.create_checkout(&checkout, key),
@@ -339,6 +391,9 @@ impl UcpServer {
                 }),
                 Operation::Update => shop.update_checkout(&id, &checkout, key),
                 Operation::Cancel => shop.cancel_checkout(&id, key),
+                Operation::SearchCatalog => catalog::search(&shop, &catalog).map(read),
+                Operation::LookupCatalog => catalog::lookup(&shop, &catalog).map(read),
+                Operation::GetProduct => catalog::get_product(&shop, &catalog).map(read),
                 Operation::GetOrder => {
                     let origin = audience.ok_or_else(|| {
                         ShopError::invalid("Host", "请求没有 Host，无法给出订单的链接")

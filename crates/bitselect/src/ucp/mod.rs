@@ -5,6 +5,8 @@
 //!   ([`crate::jcs`]), and the public keys (JWK) they verify with;
 //! - [`signing_keys`]: the merchant's keys, kept in the shop's database so
 //!   that every instance signs with and publishes the same set;
+//! - [`catalog`]: the catalogue searched and looked up in the standard's
+//!   words;
 //! - [`checkout`]: checkout sessions on the shop's own order rules, and
 //!   [`checkout_view`], the standard's checkout object drawn from one;
 //! - [`devices`]: the users' device keys, whose signatures prove consent;
@@ -16,6 +18,7 @@
 //! - [`rest`] and [`mcp`]: the checkout over the REST and MCP bindings,
 //!   and [`profile`], the business profile at `/.well-known/ucp`.
 
+pub mod catalog;
 pub mod checkout;
 pub mod checkout_view;
 pub mod complete;

@@ -24,16 +24,17 @@ pub fn business_profile(origin: &str, keys: &[Jwk]) -> Value {
     let schema = |path: &str| format!("https://ucp.dev/{UCP_VERSION}/{path}");
     let capabilities: serde_json::Map<String, Value> = shop_capabilities()
         .map(|name| {
-            let short = name.rsplit('.').next().unwrap_or(name);
-            let page = if short == "ap2_mandate" {
-                "ap2-mandates"
-            } else {
-                short
+            let short = name.trim_start_matches("dev.ucp.shopping.");
+            let (page, file) = match short {
+                "ap2_mandate" => ("ap2-mandates".to_owned(), short.to_owned()),
+                "catalog.search" => ("catalog/search".to_owned(), "catalog_search".to_owned()),
+                "catalog.lookup" => ("catalog/lookup".to_owned(), "catalog_lookup".to_owned()),
+                _ => (short.to_owned(), short.to_owned()),
             };
             let mut entry = json!({
                 "version": UCP_VERSION,
-                "spec": spec(page),
-                "schema": schema(&format!("schemas/shopping/{short}.json")),
+                "spec": spec(&page),
+                "schema": schema(&format!("schemas/shopping/{file}.json")),
             });
             if CHECKOUT_CAPABILITIES.contains(&name) && short != "checkout" {
                 entry["extends"] = json!("dev.ucp.shopping.checkout");

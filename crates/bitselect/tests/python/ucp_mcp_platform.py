@@ -39,7 +39,13 @@ from sd_jwt.issuer import SDJWTIssuer
 from ucp_sdk.models.schemas import profile
 from ucp_sdk.models.schemas.common import payment_ap2_mandate
 from ucp_sdk.models.schemas.common.types import error_response
-from ucp_sdk.models.schemas.shopping import discount, fulfillment, order
+from ucp_sdk.models.schemas.shopping import (
+    catalog_lookup,
+    catalog_search,
+    discount,
+    fulfillment,
+    order,
+)
 
 
 
@@ -94,6 +100,22 @@ async def shop(base: str, profile_url: str) -> dict:
     bound = http_json("POST", f"{base}/account/devices", {"jwk": device.export_public(as_dict=True)})
     steps = {}
     async with Client(streamable_http_client(services["mcp"])) as client:
+        failed, found = await tool(client, "search_catalog", {
+            "meta": agent, "catalog": {"query": "iPhone 17", "pagination": {"limit": 5}},
+        })
+        catalog_search.SearchResponse.model_validate(found)
+        variants = [v["id"] for p in found["products"] for v in p["variants"]]
+        steps["search"] = [failed, "MG6W4CH/A" in variants]
+        failed, looked_up = await tool(client, "lookup_catalog", {
+            "meta": agent, "catalog": {"ids": ["MG6W4CH/A", "NO-SUCH-ID"]},
+        })
+        catalog_lookup.LookupResponse.model_validate(looked_up)
+        steps["lookup"] = [failed, [v["id"] for p in looked_up["products"] for v in p["variants"]]]
+        failed, detail = await tool(client, "get_product", {
+            "meta": agent, "catalog": {"id": "MG6W4CH/A"},
+        })
+        catalog_lookup.GetProductResponse.model_validate(detail)
+        steps["product"] = [failed, len(detail["product"]["variants"]) > 1]
         failed, created = await tool(client, "create_checkout", {
             "meta": agent,
             "checkout": {"line_items": [{"item": {"id": "MG6W4CH/A"}, "quantity": 1}]},
