@@ -168,6 +168,9 @@ pub enum Refusal {
     /// A device key the user does not have bound.
     #[error("没有找到设备密钥 {id}")]
     UnknownDevice { id: String },
+    /// A cart id that is not the user's cart.
+    #[error("没有找到购物车 {id}；每位用户只有一个购物车，请用 get_cart 取得它的编号")]
+    UnknownCart { id: String },
     /// A checkout session already completed or canceled: it does not change.
     #[error("结账会话 {id} 已{status}，不能再{action}；需要时请重新创建结账")]
     CheckoutClosed {
@@ -250,6 +253,7 @@ impl Refusal {
             Self::DuplicateItem { .. } => "DUPLICATE_ITEM",
             Self::UnknownOrder { .. } => "UNKNOWN_ORDER",
             Self::UnknownCheckout { .. } => "UNKNOWN_CHECKOUT",
+            Self::UnknownCart { .. } => "UNKNOWN_CART",
             Self::DeviceBindingRefused { .. } => "DEVICE_BINDING_REFUSED",
             Self::Mandate(reason) => reason.code(),
             Self::CheckoutNotReady { .. } => "CHECKOUT_NOT_READY",

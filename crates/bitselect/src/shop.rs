@@ -38,6 +38,7 @@ use crate::store::postgres::PgStore;
 use crate::store::sqlite_file::Db;
 use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
+use crate::ucp::cart as ucp_cart;
 use crate::ucp::checkout::{self as ucp_checkout, CheckoutRequest};
 use crate::ucp::checkout_view;
 use crate::ucp::complete;
@@ -381,6 +382,36 @@ impl Shop {
     /// standard's order object, its permalink at `origin`.
     pub fn get_checkout_order(&self, order_no: &str, origin: &str) -> Result<serde_json::Value> {
         self.read(|conn, now| order_view::render(conn, now, order_no, origin))
+    }
+
+    /// The caller's cart as the standard's cart.
+    pub fn get_ucp_cart(&self, id: &str) -> Result<serde_json::Value> {
+        self.read(|conn, _| ucp_cart::get(conn, id))
+    }
+
+    /// Sets the caller's cart lines to `request`'s (a create when `id` is
+    /// `None`); `key` as for [`Shop::create_checkout`].
+    pub fn replace_ucp_cart(
+        &self,
+        id: Option<&str>,
+        request: &serde_json::Value,
+        key: Option<&str>,
+    ) -> Result<Written<serde_json::Value>> {
+        let keyed = serde_json::json!({ "id": id, "cart": request });
+        self.write("ucp_replace_cart", &keyed, key, |conn, now| {
+            ucp_cart::replace(conn, now, id, request)
+        })
+    }
+
+    /// Empties the caller's cart `id`; `key` as for [`Shop::create_checkout`].
+    pub fn cancel_ucp_cart(
+        &self,
+        id: &str,
+        key: Option<&str>,
+    ) -> Result<Written<serde_json::Value>> {
+        self.write("ucp_cancel_cart", &id, key, |conn, now| {
+            ucp_cart::cancel(conn, now, id)
+        })
     }
 
     /// Binds the shopper's device key `jwk` to the caller; `token` is the

@@ -64,6 +64,7 @@ impl Refusal {
             }
             Self::UnknownOrder { order_no } => format!("没有找到订单 {order_no}"),
             Self::UnknownCheckout { .. } => "这次结账已失效".to_owned(),
+            Self::UnknownCart { .. } => "没有找到这个购物车".to_owned(),
             Self::DeviceBindingRefused { .. } => {
                 "这台设备没能绑定到您的账户，请重新登录".to_owned()
             }
@@ -134,6 +135,7 @@ impl Refusal {
             Self::UnknownCheckout { .. } | Self::CheckoutClosed { .. } => {
                 "请重新创建结账".to_owned()
             }
+            Self::UnknownCart { .. } => "请用 get_cart 取得用户购物车的编号".to_owned(),
             Self::DeviceBindingRefused { .. } | Self::UnknownDevice { .. } => {
                 "请让用户重新登录，应用会在登录时绑定设备".to_owned()
             }
@@ -255,6 +257,9 @@ mod tests {
                 order_no: "1".into(),
             },
             Refusal::UnknownCheckout { id: "chk_1".into() },
+            Refusal::UnknownCart {
+                id: "cart_1".into(),
+            },
             Refusal::DeviceBindingRefused {
                 reason: "令牌已用过".into(),
             },

@@ -268,6 +268,7 @@ async fn an_independent_platform_checks_out_over_mcp_and_pays_with_a_mandate_it_
             "search": [false, true],
             "lookup": [false, [IPHONE_17]],
             "product": [false, true],
+            "cart": [false, [IPHONE_17]],
             "create": [false, "incomplete"],
             "update": [false, "ready_for_complete"],
             "get": [false, "ready_for_complete"],

@@ -104,6 +104,7 @@ async fn the_profile_names_the_rest_endpoint_and_the_keys_a_checkout_verifies_wi
         capabilities,
         [
             "dev.ucp.shopping.ap2_mandate",
+            "dev.ucp.shopping.cart",
             "dev.ucp.shopping.catalog.lookup",
             "dev.ucp.shopping.catalog.search",
             "dev.ucp.shopping.checkout",
@@ -390,14 +391,18 @@ async fn the_mcp_binding_offers_the_five_checkout_tools_and_completing_moves_mon
     assert_eq!(
         names,
         [
+            "cancel_cart",
             "cancel_checkout",
             "complete_checkout",
+            "create_cart",
             "create_checkout",
+            "get_cart",
             "get_checkout",
             "get_order",
             "get_product",
             "lookup_catalog",
             "search_catalog",
+            "update_cart",
             "update_checkout"
         ]
     );
@@ -680,4 +685,87 @@ async fn the_catalogue_over_mcp_finds_what_the_shops_own_search_finds() {
         refused.structured_content.unwrap()["messages"][0]["code"],
         "capabilities_incompatible"
     );
+}
+
+#[tokio::test]
+async fn the_standards_cart_is_the_shoppers_own_cart() {
+    let served = serve().await;
+    let client = ucp_mcp(&served).await;
+    let meta = served.platform.meta();
+    let shop = &served.shop.shop;
+    let before = shop.query_cart().unwrap();
+    assert!(!before.lines.is_empty(), "the seed's shopper has a cart");
+
+    let created = call(
+        &client,
+        "create_cart",
+        json!({ "meta": meta, "cart": { "line_items": [
+            { "item": { "id": IPHONE_17 }, "quantity": 2 },
+            { "item": { "id": IPAD_AIR }, "quantity": 1 },
+        ] } }),
+    )
+    .await;
+    assert_eq!(created.is_error, Some(false), "{created:?}");
+    let created = created.structured_content.unwrap();
+    let id = created["id"].as_str().unwrap();
+    let held: Vec<(String, i64)> = shop
+        .query_cart()
+        .unwrap()
+        .lines
+        .into_iter()
+        .map(|line| (line.sku_code, line.quantity))
+        .collect();
+    assert_eq!(
+        held,
+        [(IPHONE_17.to_owned(), 2), (IPAD_AIR.to_owned(), 1)],
+        "the shop's own cart holds what the platform set, and nothing else"
+    );
+
+    let updated = call(
+        &client,
+        "update_cart",
+        json!({ "meta": meta, "id": id, "cart": { "line_items": [
+            { "item": { "id": IPHONE_17 }, "quantity": 1 },
+        ] } }),
+    )
+    .await
+    .structured_content
+    .unwrap();
+    assert_eq!(updated["line_items"].as_array().unwrap().len(), 1);
+    assert_eq!(cart_quantity(shop, IPHONE_17), 1);
+    assert_eq!(cart_quantity(shop, IPAD_AIR), 0);
+    let read = call(&client, "get_cart", json!({ "meta": meta, "id": id })).await;
+    assert_eq!(
+        read.structured_content.unwrap()["totals"],
+        updated["totals"]
+    );
+
+    let refused = call(
+        &client,
+        "update_cart",
+        json!({ "meta": meta, "id": id, "cart": { "line_items": [
+            { "item": { "id": AIRPODS_NO_STOCK }, "quantity": 1 },
+        ] } }),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true), "the cart's own rules hold");
+    assert_eq!(cart_quantity(shop, IPHONE_17), 1, "nothing changed");
+
+    let other = call(
+        &client,
+        "get_cart",
+        json!({ "meta": meta, "id": "cart_nope" }),
+    )
+    .await;
+    assert_eq!(
+        other.structured_content.unwrap()["messages"][0]["code"],
+        "not_found"
+    );
+
+    let emptied = call(&client, "cancel_cart", json!({ "meta": meta, "id": id }))
+        .await
+        .structured_content
+        .unwrap();
+    assert_eq!(emptied["line_items"], json!([]));
+    assert!(shop.query_cart().unwrap().lines.is_empty());
 }

@@ -20,6 +20,7 @@ pub fn of(failure: &ShopError) -> Failure {
         ShopError::Refused(refusal) => {
             let (status, code) = match refusal {
                 Refusal::UnknownCheckout { .. }
+                | Refusal::UnknownCart { .. }
                 | Refusal::UnknownDevice { .. }
                 | Refusal::UnknownOrder { .. } => (404, "not_found"),
                 Refusal::DeviceBindingRefused { .. } => (403, "device_binding_refused"),

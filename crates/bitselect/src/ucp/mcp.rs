@@ -27,6 +27,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::cart::CART;
 use super::catalog::{self, CATALOG_LOOKUP, CATALOG_SEARCH};
 use super::checkout_view::CHECKOUT;
 use super::failure;
@@ -34,7 +35,7 @@ use super::negotiation::{Active, Agent, Negotiator};
 use super::order_view::ORDER;
 use crate::callers::Callers;
 use crate::error::{Result, ShopError};
-use crate::server::MOVES_MONEY_META_KEY;
+use crate::server::{CHANGES_CART_META_KEY, MOVES_MONEY_META_KEY, UNDOABLE_META_KEY};
 use crate::shop::{Shop, Written};
 
 /// Where the binding is served.
@@ -64,9 +65,13 @@ enum Operation {
     SearchCatalog,
     LookupCatalog,
     GetProduct,
+    CreateCart,
+    GetCart,
+    UpdateCart,
+    CancelCart,
 }
 
-const OPERATIONS: [Operation; 9] = [
+const OPERATIONS: [Operation; 13] = [
     Operation::Create,
     Operation::Get,
     Operation::Update,
@@ -76,6 +81,10 @@ const OPERATIONS: [Operation; 9] = [
     Operation::SearchCatalog,
     Operation::LookupCatalog,
     Operation::GetProduct,
+    Operation::CreateCart,
+    Operation::GetCart,
+    Operation::UpdateCart,
+    Operation::CancelCart,
 ];
 
 impl Operation {
@@ -90,6 +99,10 @@ impl Operation {
             Self::SearchCatalog => "search_catalog",
             Self::LookupCatalog => "lookup_catalog",
             Self::GetProduct => "get_product",
+            Self::CreateCart => "create_cart",
+            Self::GetCart => "get_cart",
+            Self::UpdateCart => "update_cart",
+            Self::CancelCart => "cancel_cart",
         }
     }
 
@@ -99,6 +112,7 @@ impl Operation {
             Self::GetOrder => ORDER,
             Self::SearchCatalog => CATALOG_SEARCH,
             Self::LookupCatalog | Self::GetProduct => CATALOG_LOOKUP,
+            Self::CreateCart | Self::GetCart | Self::UpdateCart | Self::CancelCart => CART,
             _ => CHECKOUT,
         }
     }
@@ -114,6 +128,10 @@ impl Operation {
             Self::SearchCatalog => "搜索商品目录",
             Self::LookupCatalog => "按编号查商品",
             Self::GetProduct => "查看商品详情",
+            Self::CreateCart => "设定购物车",
+            Self::GetCart => "查看购物车",
+            Self::UpdateCart => "更新购物车",
+            Self::CancelCart => "清空购物车",
         }
     }
 
@@ -138,14 +156,28 @@ impl Operation {
             Self::GetProduct => {
                 "查看一个商品的全部配置：catalog.id 为型号编码或其任一配置的商品编码。"
             }
+            Self::CreateCart => {
+                "把用户的购物车设为 cart.line_items 所列的商品与件数（每位用户一个购物车，与商城自己的购物车是同一个）。"
+            }
+            Self::GetCart => "查看用户的购物车：每行的现价、件数与小计，以及合计。",
+            Self::UpdateCart => "把购物车整体替换为 cart.line_items 所列的商品与件数。",
+            Self::CancelCart => "清空用户的购物车。",
         }
     }
 
     fn needs_id(self) -> bool {
         !matches!(
             self,
-            Self::Create | Self::SearchCatalog | Self::LookupCatalog | Self::GetProduct
+            Self::Create
+                | Self::SearchCatalog
+                | Self::LookupCatalog
+                | Self::GetProduct
+                | Self::CreateCart
         )
+    }
+
+    fn needs_cart(self) -> bool {
+        matches!(self, Self::CreateCart | Self::UpdateCart)
     }
 
     fn is_catalog(self) -> bool {
@@ -193,6 +225,10 @@ impl Operation {
             properties["catalog"] = json!({ "type": "object", "title": "查询" });
             required.push("catalog");
         }
+        if self.needs_cart() {
+            properties["cart"] = json!({ "type": "object", "title": "购物车内容" });
+            required.push("cart");
+        }
         if self.needs_checkout() || self == Self::Complete {
             properties["checkout"] = json!({ "type": "object", "title": "结账内容" });
         }
@@ -207,19 +243,33 @@ impl Operation {
     }
 
     fn tool(self) -> Tool {
-        let read_only = matches!(self, Self::Get | Self::GetOrder) || self.is_catalog();
+        let read_only =
+            matches!(self, Self::Get | Self::GetOrder | Self::GetCart) || self.is_catalog();
         let mut tool = Tool::new(self.name(), self.description(), self.input_schema())
             .with_title(self.title())
             .with_annotations(
                 ToolAnnotations::with_title(self.title())
                     .read_only(read_only)
-                    .destructive(matches!(self, Self::Complete | Self::Cancel))
+                    .destructive(matches!(
+                        self,
+                        Self::Complete | Self::Cancel | Self::CancelCart
+                    ))
                     .idempotent(read_only)
                     .open_world(false),
             );
-        if self == Self::Complete {
+        let flags: &[&str] = match self {
+            Self::Complete => &[MOVES_MONEY_META_KEY],
+            // The shopper's own cart: another call can put a line back.
+            Self::CreateCart | Self::UpdateCart | Self::CancelCart => {
+                &[CHANGES_CART_META_KEY, UNDOABLE_META_KEY]
+            }
+            _ => &[],
+        };
+        if !flags.is_empty() {
             let mut meta = MetaObject::default();
-            meta.insert(MOVES_MONEY_META_KEY.to_owned(), Value::Bool(true));
+            for flag in flags {
+                meta.insert((*flag).to_owned(), Value::Bool(true));
+            }
             tool = tool.with_meta(meta);
         }
         tool
@@ -233,6 +283,7 @@ struct Arguments {
     id: String,
     checkout: Value,
     catalog: Value,
+    cart: Value,
 }
 
 fn read_arguments(operation: Operation, args: &JsonObject) -> Result<Arguments> {
@@ -279,12 +330,17 @@ fn read_arguments(operation: Operation, args: &JsonObject) -> Result<Arguments> 
     if operation.is_catalog() && !catalog.is_object() {
         return Err(ShopError::invalid("catalog", "须给出查询（对象）"));
     }
+    let cart = args.get("cart").cloned().unwrap_or(Value::Null);
+    if operation.needs_cart() && !cart.is_object() {
+        return Err(ShopError::invalid("cart", "须给出购物车内容（对象）"));
+    }
     Ok(Arguments {
         agent,
         key,
         id,
         checkout,
         catalog,
+        cart,
     })
 }
 
@@ -376,6 +432,7 @@ impl UcpServer {
                 id,
                 checkout,
                 catalog,
+                cart,
                 ..
             } = arguments;
             let read = |value| Written {
@@ -391,6 +448,10 @@ impl UcpServer {
                 }),
                 Operation::Update => shop.update_checkout(&id, &checkout, key),
                 Operation::Cancel => shop.cancel_checkout(&id, key),
+                Operation::CreateCart => shop.replace_ucp_cart(None, &cart, key),
+                Operation::GetCart => shop.get_ucp_cart(&id).map(read),
+                Operation::UpdateCart => shop.replace_ucp_cart(Some(&id), &cart, key),
+                Operation::CancelCart => shop.cancel_ucp_cart(&id, key),
                 Operation::SearchCatalog => catalog::search(&shop, &catalog).map(read),
                 Operation::LookupCatalog => catalog::lookup(&shop, &catalog).map(read),
                 Operation::GetProduct => catalog::get_product(&shop, &catalog).map(read),

@@ -5,6 +5,7 @@
 //!   ([`crate::jcs`]), and the public keys (JWK) they verify with;
 //! - [`signing_keys`]: the merchant's keys, kept in the shop's database so
 //!   that every instance signs with and publishes the same set;
+//! - [`cart`]: the shopper's own cart in the standard's words;
 //! - [`catalog`]: the catalogue searched and looked up in the standard's
 //!   words;
 //! - [`checkout`]: checkout sessions on the shop's own order rules, and
@@ -18,6 +19,7 @@
 //! - [`rest`] and [`mcp`]: the checkout over the REST and MCP bindings,
 //!   and [`profile`], the business profile at `/.well-known/ucp`.
 
+pub mod cart;
 pub mod catalog;
 pub mod checkout;
 pub mod checkout_view;

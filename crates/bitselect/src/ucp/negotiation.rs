@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use reqwest::Url;
 use serde_json::Value;
 
+use super::cart::CART;
 use super::catalog::{CATALOG_LOOKUP, CATALOG_SEARCH};
 use super::checkout_view::{CHECKOUT, CHECKOUT_CAPABILITIES, UCP_VERSION};
 use super::order_view::ORDER;
@@ -41,11 +42,11 @@ pub struct Agent {
 }
 
 /// Every capability the shop has: the checkout with its extensions, the
-/// order, and catalogue search and lookup.
+/// order, the cart, and catalogue search and lookup.
 pub fn shop_capabilities() -> impl Iterator<Item = &'static str> {
     CHECKOUT_CAPABILITIES
         .into_iter()
-        .chain([ORDER, CATALOG_SEARCH, CATALOG_LOOKUP])
+        .chain([ORDER, CART, CATALOG_SEARCH, CATALOG_LOOKUP])
 }
 
 /// The capabilities active for one answer (names).

@@ -40,6 +40,7 @@ from ucp_sdk.models.schemas import profile
 from ucp_sdk.models.schemas.common import payment_ap2_mandate
 from ucp_sdk.models.schemas.common.types import error_response
 from ucp_sdk.models.schemas.shopping import (
+    cart,
     catalog_lookup,
     catalog_search,
     discount,
@@ -116,6 +117,12 @@ async def shop(base: str, profile_url: str) -> dict:
         })
         catalog_lookup.GetProductResponse.model_validate(detail)
         steps["product"] = [failed, len(detail["product"]["variants"]) > 1]
+        failed, basket = await tool(client, "create_cart", {
+            "meta": agent,
+            "cart": {"line_items": [{"item": {"id": "MG6W4CH/A"}, "quantity": 1}]},
+        })
+        cart.Cart.model_validate(basket)
+        steps["cart"] = [failed, [line["item"]["id"] for line in basket["line_items"]]]
         failed, created = await tool(client, "create_checkout", {
             "meta": agent,
             "checkout": {"line_items": [{"item": {"id": "MG6W4CH/A"}, "quantity": 1}]},
