@@ -226,6 +226,7 @@ CREATE TABLE checkout_session (
     user_id    BIGINT NOT NULL REFERENCES users (id),
     state      TEXT NOT NULL CHECK (state IN ('open', 'completed', 'canceled')),
     inputs     TEXT NOT NULL,
+    cart_id    TEXT,
     order_no   TEXT REFERENCES orders (order_no),
     receipt    TEXT,
     created_at BIGINT NOT NULL,

@@ -27,7 +27,7 @@ fn id_of(conn: &UserConn<'_>) -> String {
 }
 
 /// Refused unless `id` is the user's cart.
-fn check_id(conn: &UserConn<'_>, id: &str) -> Result<()> {
+pub(crate) fn check_id(conn: &UserConn<'_>, id: &str) -> Result<()> {
     if id == id_of(conn) {
         Ok(())
     } else {

@@ -11,7 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cart as ucp_cart;
 use super::signing_keys::CHECKOUT_LIFETIME_MS;
+use crate::cart;
 use crate::clock::Millis;
 use crate::error::{Refusal, Result, ShopError};
 use crate::orders;
@@ -73,6 +75,11 @@ impl SessionState {
 /// accepted and left out.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct CheckoutRequest {
+    /// The shopper's cart to check out: its lines are the checkout's, and
+    /// an open checkout of it already is the one answered.
+    #[serde(default)]
+    pub cart_id: Option<String>,
+    #[serde(default)]
     pub line_items: Vec<LineItemRequest>,
     #[serde(default)]
     pub buyer: Option<Buyer>,
@@ -359,22 +366,52 @@ impl Session {
 
 /// Starts a session for the user with the request's inputs.
 pub fn create(conn: &UserConn<'_>, now: Millis, request: &CheckoutRequest) -> Result<Session> {
-    let inputs = Inputs::from_request(request)?;
+    let mut request = request.clone();
+    if let Some(cart_id) = &request.cart_id {
+        ucp_cart::check_id(conn, cart_id)?;
+        if let Some(open) = open_for_cart(conn, now, cart_id)? {
+            return Ok(open);
+        }
+        // The cart's lines, whatever the request's say.
+        request.line_items = cart::view(conn)?
+            .lines
+            .into_iter()
+            .map(|line| LineItemRequest {
+                id: None,
+                item: ItemRequest { id: line.sku_code },
+                quantity: line.quantity,
+            })
+            .collect();
+    }
+    let inputs = Inputs::from_request(&request)?;
     let id = format!("{ID_PREFIX}{}", payment_pages::new_id()?);
     conn.execute(
-        "INSERT INTO checkout_session (id, user_id, state, inputs, created_at, updated_at,
-                                       expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+        "INSERT INTO checkout_session (id, user_id, state, inputs, cart_id, created_at,
+                                       updated_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
         params![
             id,
             conn.user(),
             SessionState::Open.as_str(),
             serde_json::to_string(&inputs)?,
+            request.cart_id,
             now,
             now + CHECKOUT_LIFETIME_MS
         ],
     )?;
     get(conn, &id)
+}
+
+/// The open, unexpired checkout of the user's cart `cart_id`, if any.
+fn open_for_cart(conn: &UserConn<'_>, now: Millis, cart_id: &str) -> Result<Option<Session>> {
+    let id: Option<String> = conn.query_opt(
+        "SELECT id FROM checkout_session
+         WHERE user_id = ?1 AND cart_id = ?2 AND state = ?3 AND expires_at > ?4
+         ORDER BY created_at DESC LIMIT 1",
+        params![conn.user(), cart_id, SessionState::Open.as_str(), now],
+        |row| row.get(0),
+    )?;
+    id.map(|id| get(conn, &id)).transpose()
 }
 
 /// The user's session `id`; refused when they have none by that id.

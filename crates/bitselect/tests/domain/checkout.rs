@@ -335,3 +335,47 @@ fn a_keyed_request_sent_again_gets_the_first_answer_and_another_body_is_refused(
         "CHECKOUT_CLOSED"
     );
 }
+
+#[test]
+fn a_checkout_of_the_cart_takes_its_lines_and_stays_the_one_checkout_of_it_while_open() {
+    let t = open_shop();
+    let cart = t
+        .shop
+        .replace_ucp_cart(
+            None,
+            &json!({ "line_items": [
+                { "item": { "id": IPHONE_17 }, "quantity": 2 },
+                { "item": { "id": IPAD_AIR }, "quantity": 1 },
+            ] }),
+            None,
+        )
+        .unwrap()
+        .value;
+    let cart_id = cart["id"].as_str().unwrap();
+    // The cart's lines, whatever lines the request names.
+    let body = json!({ "cart_id": cart_id, "line_items": [{ "item": { "id": "IGNORED" }, "quantity": 9 }] });
+    let checkout = create(&t.shop, body.clone()).unwrap();
+    let lines: Vec<(&str, i64)> = checkout["line_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["item"]["id"].as_str().unwrap(),
+                l["quantity"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(lines, [(IPHONE_17, 2), (IPAD_AIR, 1)]);
+
+    let again = create(&t.shop, body.clone()).unwrap();
+    assert_eq!(again["id"], checkout["id"], "one open checkout per cart");
+    cancel(&t.shop, checkout["id"].as_str().unwrap()).unwrap();
+    let fresh = create(&t.shop, body).unwrap();
+    assert_ne!(fresh["id"], checkout["id"]);
+
+    assert_eq!(
+        refusal_code(create(&t.shop, json!({ "cart_id": "cart_other" }))),
+        "UNKNOWN_CART"
+    );
+}
