@@ -1,12 +1,13 @@
 //! An order placed by a checkout, as the standard's order object: its
-//! lines with how many have reached the shopper, the order's totals, and
-//! the checkout it came from. The order's permalink (the URL of this
+//! lines with how many have reached the shopper, where it ships and what
+//! has happened to it (shipped with its tracking number, delivered), the
+//! order's totals, and the checkout it came from. The order's permalink (the URL of this
 //! resource) is what a completed checkout's `order.permalink_url` names.
 
 use serde_json::{Value, json};
 
 use super::checkout_view::{CURRENCY, UCP_VERSION};
-use crate::clock::Millis;
+use crate::clock::{Millis, format_rfc3339};
 use crate::error::{Refusal, Result};
 use crate::orders::{self, OrderView};
 use crate::params::OrderStatus;
@@ -58,6 +59,12 @@ pub fn render(conn: &UserConn<'_>, now: Millis, order_no: &str, origin: &str) ->
             })
         })
         .collect();
+    let all_lines: Vec<Value> = order
+        .lines
+        .iter()
+        .map(|line| json!({ "id": format!("line_{}", line.line_no), "quantity": line.quantity }))
+        .collect();
+    let fulfillment = fulfillment(conn, &order, &all_lines)?;
     let mut totals = vec![json!({ "type": "subtotal", "amount": order.total_amount_fen })];
     if order.discount_amount_fen > 0 {
         totals.push(json!({ "type": "discount", "amount": -order.discount_amount_fen }));
@@ -75,9 +82,55 @@ pub fn render(conn: &UserConn<'_>, now: Millis, order_no: &str, origin: &str) ->
         "checkout_id": checkout_id,
         "permalink_url": permalink(origin, &order.order_no),
         "line_items": line_items,
-        "fulfillment": {},
+        "fulfillment": fulfillment,
         "currency": CURRENCY,
         "totals": totals,
+    }))
+}
+
+/// Where the order goes (the expectation) and what has happened to it
+/// (shipped, with its tracking number; delivered).
+fn fulfillment(conn: &UserConn<'_>, order: &OrderView, lines: &[Value]) -> Result<Value> {
+    let (shipped, received): (Option<Millis>, Option<Millis>) = conn.query_row(
+        "SELECT shipped_at, received_at FROM orders WHERE order_no = ?1 AND user_id = ?2",
+        params![order.order_no, conn.user()],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    let mut events = Vec::new();
+    if let Some(at) = shipped {
+        let mut event = json!({
+            "id": "shipped",
+            "occurred_at": format_rfc3339(at),
+            "type": "shipped",
+            "line_items": lines,
+        });
+        if let Some(tracking) = &order.tracking_no {
+            event["tracking_number"] = json!(tracking);
+        }
+        events.push(event);
+    }
+    if let Some(at) = received {
+        events.push(json!({
+            "id": "delivered",
+            "occurred_at": format_rfc3339(at),
+            "type": "delivered",
+            "line_items": lines,
+        }));
+    }
+    Ok(json!({
+        "expectations": [{
+            "id": "shipping",
+            "line_items": lines,
+            "method_type": "shipping",
+            "destination": {
+                "first_name": order.receiver.name,
+                "phone_number": order.receiver.phone,
+                "street_address": order.receiver.address,
+                "address_country": "CN",
+            },
+            "description": "标准快递（包邮）",
+        }],
+        "events": events,
     }))
 }
 

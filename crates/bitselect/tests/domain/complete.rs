@@ -284,3 +284,57 @@ fn a_checkout_signed_before_a_key_rotation_still_completes() {
         "the receipt is signed with the new key, the checkout was with the old"
     );
 }
+
+#[test]
+fn the_order_a_checkout_placed_tells_where_it_goes_and_what_happened_to_it() {
+    let t = open_shop();
+    let device = Device::new();
+    t.shop.bind_device(&device.jwk(), None).unwrap();
+    let checkout = ready_checkout(&t.shop);
+    let receipt = complete(
+        &t.shop,
+        &checkout,
+        Some(&device.mandate(&checkout, t.shop.now())),
+    )
+    .unwrap();
+    let order_no = receipt["order"]["id"].as_str().unwrap();
+    let order = t.shop.get_checkout_order(order_no, SHOP_ORIGIN).unwrap();
+    assert_eq!(order["checkout_id"], checkout["id"]);
+    assert_eq!(order["permalink_url"], receipt["order"]["permalink_url"]);
+    let expectation = &order["fulfillment"]["expectations"][0];
+    let saved = t.shop.saved_addresses().unwrap();
+    assert_eq!(
+        expectation["destination"]["street_address"],
+        saved[0].receiver.address.as_str()
+    );
+    assert_eq!(order["fulfillment"]["events"], json!([]));
+    assert_eq!(order["line_items"][0]["status"], "processing");
+
+    t.run_sql(&format!(
+        "UPDATE orders SET status = '已发货', shipped_at = {}, tracking_no = 'SF1234567890' WHERE order_no = '{order_no}'",
+        T0 + DAY
+    ));
+    let shipped = t.shop.get_checkout_order(order_no, SHOP_ORIGIN).unwrap();
+    assert_eq!(shipped["fulfillment"]["events"][0]["type"], "shipped");
+    assert_eq!(
+        shipped["fulfillment"]["events"][0]["tracking_number"],
+        "SF1234567890"
+    );
+
+    t.run_sql(&format!(
+        "UPDATE orders SET status = '已签收', received_at = {} WHERE order_no = '{order_no}'",
+        T0 + 2 * DAY
+    ));
+    let delivered = t.shop.get_checkout_order(order_no, SHOP_ORIGIN).unwrap();
+    assert_eq!(delivered["fulfillment"]["events"][1]["type"], "delivered");
+    assert_eq!(delivered["line_items"][0]["status"], "fulfilled");
+    assert_eq!(
+        delivered["line_items"][0]["quantity"],
+        json!({ "total": 1, "fulfilled": 1 })
+    );
+    assert_eq!(
+        refusal_code(t.shop.get_checkout_order("88238", SHOP_ORIGIN)),
+        "UNKNOWN_ORDER",
+        "an order the shop's tools placed is not a checkout's"
+    );
+}
