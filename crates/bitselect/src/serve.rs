@@ -230,7 +230,7 @@ pub async fn serve_http(
     let mcp = online_service(shop, callers, pay_pages, mcp_config(allow_remote, &stop));
     let mcp = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
-        .nest_service(ucp::mcp::UCP_MCP_PATH, ucp_mcp)
+        .nest_service(ucp::names::UCP_MCP_PATH, ucp_mcp)
         .merge(checkout);
     let router = origin_checked(mcp, allowed_origins)
         .merge(pages)
@@ -291,7 +291,7 @@ pub async fn serve_http_authenticated(
     );
     let mcp = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
-        .nest_service(ucp::mcp::UCP_MCP_PATH, ucp_mcp)
+        .nest_service(ucp::names::UCP_MCP_PATH, ucp_mcp)
         .merge(checkout)
         .layer(axum::middleware::from_fn_with_state(
             auth.clone(),

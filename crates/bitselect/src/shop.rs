@@ -39,6 +39,7 @@ use crate::store::sqlite_file::Db;
 use crate::store::{Conn, Store, TxKind};
 use crate::tickets::{self, Ticket};
 use crate::ucp::cart as ucp_cart;
+use crate::ucp::catalog::Catalogue;
 use crate::ucp::checkout::{self as ucp_checkout, CheckoutRequest};
 use crate::ucp::checkout_view;
 use crate::ucp::complete;
@@ -708,5 +709,16 @@ impl Shop {
                 tickets: count("ticket")?,
             })
         })
+    }
+}
+
+/// The standard's catalogue answers come from the shop's own search.
+impl Catalogue for Shop {
+    fn search(&self, params: &SearchProductParams) -> Result<SearchResult> {
+        self.search_product(params)
+    }
+
+    fn sku(&self, code: &str) -> Result<Option<SkuHit>> {
+        Shop::sku(self, code)
     }
 }

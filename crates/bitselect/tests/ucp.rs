@@ -372,7 +372,7 @@ async fn ucp_mcp(served: &Served) -> support::client::Client {
     let url = format!(
         "http://{}{}",
         served.addr,
-        bitselect::ucp::mcp::UCP_MCP_PATH
+        bitselect::ucp::names::UCP_MCP_PATH
     );
     ().serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
         url,

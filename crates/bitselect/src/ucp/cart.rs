@@ -8,16 +8,13 @@
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::checkout_view::{CURRENCY, UCP_VERSION};
+use super::names::{CART, CURRENCY, UCP_VERSION};
 use crate::cart;
 use crate::clock::Millis;
 use crate::error::{Refusal, Result, ShopError};
 use crate::orders;
 use crate::params::{CartAction, UpdateCartItemParams};
 use crate::users::UserConn;
-
-/// The cart capability's name.
-pub const CART: &str = "dev.ucp.shopping.cart";
 
 /// The id of the user's cart: what the standard names it by.
 fn id_of(conn: &UserConn<'_>) -> String {

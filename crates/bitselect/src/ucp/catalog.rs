@@ -1,7 +1,7 @@
 //! The catalogue in the standard's words: search (`search_catalog`),
 //! lookup by id (`lookup_catalog`) and one product in full
-//! (`get_product`), all answered by the shop's own search
-//! (`Shop::search_product`), so a platform finds what the shop's tools
+//! (`get_product`), all answered by the shop's own search (a
+//! [`Catalogue`]: `Shop::search_product`), so a platform finds what the shop's tools
 //! find. A model is a product; its SKUs are the product's variants; money
 //! is fen (CNY's minor unit) throughout.
 
@@ -9,18 +9,12 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::checkout_view::{CURRENCY, UCP_VERSION};
+use super::names::{CATALOG_LOOKUP, CATALOG_SEARCH, CURRENCY, UCP_VERSION};
+use crate::catalog::SkuHit;
 use crate::error::{Refusal, Result, ShopError};
 use crate::money::YuanInput;
 use crate::params::SearchProductParams;
 use crate::product_search::{ModelHit, SearchResult, SkuOption};
-use crate::shop::Shop;
-
-/// Catalogue search's capability name.
-pub const CATALOG_SEARCH: &str = "dev.ucp.shopping.catalog.search";
-
-/// Catalogue lookup's capability name (`lookup_catalog`, `get_product`).
-pub const CATALOG_LOOKUP: &str = "dev.ucp.shopping.catalog.lookup";
 
 /// The most products one search or lookup answers.
 const MAX_PRODUCTS: u32 = 50;
@@ -30,6 +24,13 @@ const DEFAULT_PAGE: u32 = 10;
 
 /// The most ids one lookup takes.
 const MAX_LOOKUP_IDS: usize = 50;
+
+/// What the standard's catalogue answers are drawn from: the shop's own
+/// search and its SKUs (the shop implements it).
+pub trait Catalogue {
+    fn search(&self, params: &SearchProductParams) -> Result<SearchResult>;
+    fn sku(&self, code: &str) -> Result<Option<SkuHit>>;
+}
 
 fn meta(capability: &str) -> Value {
     json!({
@@ -48,7 +49,7 @@ fn price(amount: i64) -> Value {
 /// `pagination.limit` (1 to 50, default 10) and `pagination.cursor` (from
 /// the answer before). Pages reach the 50 most relevant products; past
 /// them a message asks for a narrower query.
-pub fn search(shop: &Shop, catalog: &Value) -> Result<Value> {
+pub fn search(shop: &dyn Catalogue, catalog: &Value) -> Result<Value> {
     let text = |value: &Value| value.as_str().map(str::to_owned);
     let amount = |value: &Value| value.as_i64().map(YuanInput);
     let limit = match catalog["pagination"]["limit"].as_u64() {
@@ -76,7 +77,7 @@ pub fn search(shop: &Shop, catalog: &Value) -> Result<Value> {
         limit: Some((offset + limit).min(MAX_PRODUCTS)),
         ..SearchProductParams::default()
     };
-    let found = shop.search_product(&params)?;
+    let found = shop.search(&params)?;
     let page: Vec<Value> = found
         .items
         .iter()
@@ -126,7 +127,7 @@ fn nothing_found(found: &SearchResult) -> Option<Value> {
 /// `lookup_catalog`: each id a model (SPU) or a SKU code; the products
 /// they name, each with the variants an id named (all of a model's for a
 /// model's id), and a warning for each id that names nothing.
-pub fn lookup(shop: &Shop, catalog: &Value) -> Result<Value> {
+pub fn lookup(shop: &dyn Catalogue, catalog: &Value) -> Result<Value> {
     let ids: Vec<String> = catalog["ids"]
         .as_array()
         .map(|ids| {
@@ -149,7 +150,7 @@ pub fn lookup(shop: &Shop, catalog: &Value) -> Result<Value> {
             models.insert(id.trim().to_uppercase());
         }
     }
-    let found = shop.search_product(&SearchProductParams {
+    let found = shop.search(&SearchProductParams {
         spu_codes: models.into_iter().collect(),
         limit: Some(MAX_PRODUCTS),
         ..SearchProductParams::default()
@@ -199,7 +200,7 @@ pub fn lookup(shop: &Shop, catalog: &Value) -> Result<Value> {
 }
 
 /// `get_product`: one model (by its code or one of its SKUs') in full.
-pub fn get_product(shop: &Shop, catalog: &Value) -> Result<Value> {
+pub fn get_product(shop: &dyn Catalogue, catalog: &Value) -> Result<Value> {
     let id = catalog["id"]
         .as_str()
         .filter(|id| !id.trim().is_empty())

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::checkout::{Inputs, PostalDestination, Session, SessionState};
+use super::names::{CHECKOUT_CAPABILITIES, CURRENCY, UCP_VERSION};
 use super::negotiation::Active;
 use super::{jws, signing_keys};
 use crate::addresses::{self, SavedAddress};
@@ -14,25 +15,6 @@ use crate::coupons::Basket;
 use crate::error::{Blockers, CouponRefusal, Refusal, Result, ShopError};
 use crate::orders::{self, LineSource, OrderPlan, PlannedCoupon, PlannedLine, Receiver};
 use crate::users::UserConn;
-
-/// The protocol version the shop speaks.
-pub const UCP_VERSION: &str = "2026-04-08";
-
-/// The shop sells in renminbi; amounts are fen, the currency's minor unit.
-pub const CURRENCY: &str = "CNY";
-
-/// The checkout capability's name.
-pub const CHECKOUT: &str = "dev.ucp.shopping.checkout";
-
-/// The capabilities a checkout answer is shaped by. AP2 mandates are
-/// always on: every checkout is signed, and none completes without the
-/// shopper's mandate.
-pub const CHECKOUT_CAPABILITIES: [&str; 4] = [
-    "dev.ucp.shopping.checkout",
-    "dev.ucp.shopping.fulfillment",
-    "dev.ucp.shopping.discount",
-    "dev.ucp.shopping.ap2_mandate",
-];
 
 const SHIPPING_METHOD_ID: &str = "shipping";
 const PACKAGE_ID: &str = "package_1";

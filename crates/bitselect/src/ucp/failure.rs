@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::checkout_view::UCP_VERSION;
+use super::names::UCP_VERSION;
 use crate::error::{Refusal, ShopError};
 
 /// The error response for a failed call, and its HTTP status.

@@ -1,5 +1,5 @@
 //! The checkout capability over the standard's MCP binding, served at
-//! [`UCP_MCP_PATH`] beside the shop's own tools at `/mcp`: the five tools
+//! [`super::names::UCP_MCP_PATH`] beside the shop's own tools at `/mcp`: the five tools
 //! the binding names (`create_checkout`, `get_checkout`,
 //! `update_checkout`, `complete_checkout`, `cancel_checkout`), each taking
 //! `meta` (`ucp-agent` with the platform's profile, required;
@@ -27,19 +27,14 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use super::cart::CART;
-use super::catalog::{self, CATALOG_LOOKUP, CATALOG_SEARCH};
-use super::checkout_view::CHECKOUT;
+use super::catalog;
 use super::failure;
+use super::names::{CART, CATALOG_LOOKUP, CATALOG_SEARCH, CHECKOUT, ORDER};
 use super::negotiation::{Active, Agent, Negotiator};
-use super::order_view::ORDER;
 use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::server::{CHANGES_CART_META_KEY, MOVES_MONEY_META_KEY, UNDOABLE_META_KEY};
 use crate::shop::{Shop, Written};
-
-/// Where the binding is served.
-pub const UCP_MCP_PATH: &str = "/ucp/mcp";
 
 /// The checkout tools as an MCP server.
 #[derive(Debug, Clone)]
@@ -520,7 +515,7 @@ impl ServerHandler for UcpServer {
 }
 
 /// The binding as a stateless streamable HTTP service, to mount at
-/// [`UCP_MCP_PATH`].
+/// [`super::names::UCP_MCP_PATH`].
 pub fn service(
     shop: Shop,
     callers: Callers,

@@ -1,6 +1,7 @@
 //! The shop as a Universal Commerce Protocol business: what the standard
 //! asks of a merchant beyond the shop's own tools.
 //!
+//! - [`names`]: the protocol's version, capability names and paths;
 //! - [`jws`]: detached ES256 signatures over canonical JSON
 //!   ([`crate::jcs`]), and the public keys (JWK) they verify with;
 //! - [`signing_keys`]: the merchant's keys, kept in the shop's database so
@@ -29,6 +30,7 @@ pub mod failure;
 pub mod jws;
 pub mod mandate;
 pub mod mcp;
+pub mod names;
 pub mod negotiation;
 pub mod order_view;
 pub mod profile;

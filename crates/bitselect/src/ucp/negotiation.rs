@@ -15,10 +15,9 @@ use std::time::{Duration, Instant};
 use reqwest::Url;
 use serde_json::Value;
 
-use super::cart::CART;
-use super::catalog::{CATALOG_LOOKUP, CATALOG_SEARCH};
-use super::checkout_view::{CHECKOUT, CHECKOUT_CAPABILITIES, UCP_VERSION};
-use super::order_view::ORDER;
+use super::names::{
+    CART, CATALOG_LOOKUP, CATALOG_SEARCH, CHECKOUT, CHECKOUT_CAPABILITIES, ORDER, UCP_VERSION,
+};
 use crate::auth::config::is_loopback;
 
 /// How long a fetched profile is used before it is fetched again.

@@ -6,19 +6,13 @@
 
 use serde_json::{Value, json};
 
-use super::checkout_view::{CURRENCY, UCP_VERSION};
+use super::names::{CURRENCY, ORDER, ORDERS_PATH, UCP_VERSION};
 use crate::clock::{Millis, format_rfc3339};
 use crate::error::{Refusal, Result};
 use crate::orders::{self, OrderView};
 use crate::params::OrderStatus;
 use crate::store::params;
 use crate::users::UserConn;
-
-/// The order capability's name.
-pub const ORDER: &str = "dev.ucp.shopping.order";
-
-/// Where an order is served, under the shop's origin: `<path>/<order no>`.
-pub const ORDERS_PATH: &str = "/ucp/orders";
 
 /// The permalink of order `order_no` at the shop at `origin`.
 pub fn permalink(origin: &str, order_no: &str) -> String {

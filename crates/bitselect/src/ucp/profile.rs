@@ -8,14 +8,9 @@
 
 use serde_json::{Value, json};
 
-use super::checkout_view::{CHECKOUT_CAPABILITIES, UCP_VERSION};
 use super::jws::Jwk;
-use super::mcp::UCP_MCP_PATH;
+use super::names::{CHECKOUT_CAPABILITIES, REST_PREFIX, UCP_MCP_PATH, UCP_VERSION};
 use super::negotiation::shop_capabilities;
-use super::rest::REST_PREFIX;
-
-/// Where the profile is served.
-pub const PROFILE_PATH: &str = "/.well-known/ucp";
 
 /// The profile of the shop at `origin` (an absolute URL, no path): its
 /// REST service at `<origin>/ucp`, its MCP service at `<origin>/ucp/mcp`.

@@ -20,21 +20,16 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde_json::Value;
 
-use super::checkout_view::CHECKOUT;
 use super::devices::BindingToken;
 use super::failure::{self, Failure};
 use super::jws::Jwk;
+use super::names::{CHECKOUT, ORDERS_PATH, PROFILE_PATH, REST_PREFIX};
 use super::negotiation::{NegotiationError, Negotiator, parse_agent_header};
-use super::order_view::ORDERS_PATH;
-use super::profile::{PROFILE_PATH, business_profile};
+use super::profile::business_profile;
 use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::shop::{Shop, Written};
 use crate::users::{AccessToken, Subject};
-
-/// Where the REST service is mounted: its endpoint in the profile is the
-/// shop's origin followed by this.
-pub const REST_PREFIX: &str = "/ucp";
 
 /// Where the shopper's app binds its device key (the shop's own route,
 /// beside the standard's): `POST` a `{"jwk": ...}`, `DELETE .../<id>`.

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use bitselect::ucp::checkout_view::UCP_VERSION;
+use bitselect::ucp::names::UCP_VERSION;
 use bitselect::ucp::negotiation::shop_capabilities;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
