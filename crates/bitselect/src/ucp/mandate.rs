@@ -23,7 +23,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::jws::{self, Jwk, SignatureError};
+use super::jws::{self, Jwk, KeyError, SignatureError, SigningKey};
 use crate::clock::Millis;
 use crate::error::{MandateRefusal, Result, ShopError};
 
@@ -136,6 +136,37 @@ pub fn verify(
 /// same mandate is recognised.
 pub fn digest(presentation: &str) -> String {
     B64.encode(Sha256::digest(presentation.as_bytes()))
+}
+
+/// The platform's side of the format: a mandate `device` signs over
+/// `checkout` for `audience`, issued and expiring at these times
+/// (seconds). What an app makes when its shopper approves; the shop's
+/// tests, benchmarks and tools make it here.
+pub fn sign(
+    device: &SigningKey,
+    checkout: &Value,
+    audience: &str,
+    issued: i64,
+    expires: i64,
+) -> std::result::Result<String, KeyError> {
+    let claims = serde_json::json!({
+        "iat": issued,
+        "exp": expires,
+        "_sd_alg": "sha-256",
+        "cnf": { "jwk": device.public_jwk() },
+        "checkout": checkout,
+    });
+    let presented = format!("{}~", device.sign_compact(MANDATE_TYPE, &claims)?);
+    let binding = serde_json::json!({
+        "iat": issued,
+        "aud": audience,
+        "nonce": checkout["id"],
+        "sd_hash": B64.encode(Sha256::digest(presented.as_bytes())),
+    });
+    Ok(format!(
+        "{presented}{}",
+        device.sign_compact(KEY_BINDING_TYPE, &binding)?
+    ))
 }
 
 fn signature(error: SignatureError) -> ShopError {

@@ -1,13 +1,10 @@
 //! A shopper's device in tests: a P-256 key, and the checkout mandates it
-//! signs (an SD-JWT with key binding, as `bitselect::ucp::mandate` reads
-//! them), the way the app makes them when the shopper approves a card.
+//! signs (`bitselect::ucp::mandate::sign`, an SD-JWT with key binding),
+//! the way the app makes them when the shopper approves a card.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bitselect::ucp::jws::{Jwk, SigningKey};
-use bitselect::ucp::mandate::{KEY_BINDING_TYPE, MANDATE_TYPE};
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use bitselect::ucp::mandate;
+use serde_json::Value;
 
 /// Where the tests' shop says it is: the audience of their mandates.
 pub const SHOP_ORIGIN: &str = "https://shop.example";
@@ -41,29 +38,6 @@ impl Device {
         issued: i64,
         expires: i64,
     ) -> String {
-        let claims = json!({
-            "iat": issued,
-            "exp": expires,
-            "_sd_alg": "sha-256",
-            "cnf": { "jwk": self.jwk() },
-            "checkout": checkout,
-        });
-        let issuer_jwt = self
-            .key
-            .sign_compact(MANDATE_TYPE, &claims)
-            .expect("signed");
-        let presented = format!("{issuer_jwt}~");
-        let sd_hash = URL_SAFE_NO_PAD.encode(Sha256::digest(presented.as_bytes()));
-        let binding = json!({
-            "iat": issued,
-            "aud": audience,
-            "nonce": checkout["id"],
-            "sd_hash": sd_hash,
-        });
-        let key_binding = self
-            .key
-            .sign_compact(KEY_BINDING_TYPE, &binding)
-            .expect("signed");
-        format!("{presented}{key_binding}")
+        mandate::sign(&self.key, checkout, audience, issued, expires).expect("signed")
     }
 }
