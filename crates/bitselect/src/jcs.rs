@@ -52,7 +52,9 @@ fn write_value(value: &Value, out: &mut String) {
 /// characters, with `\b \f \n \r \t` and lowercase `\u00xx`; all else as is.
 fn write_string(text: &str, out: &mut String) {
     // Serializing a string cannot fail.
-    out.push_str(&Value::String(text.to_owned()).to_string());
+    if let Ok(quoted) = serde_json::to_string(text) {
+        out.push_str(&quoted);
+    }
 }
 
 /// Every JSON number is an IEEE 754 double to ECMAScript: integers a double

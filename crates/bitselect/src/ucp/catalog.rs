@@ -205,13 +205,13 @@ pub fn get_product(shop: &dyn Catalogue, catalog: &Value) -> Result<Value> {
         .as_str()
         .filter(|id| !id.trim().is_empty())
         .ok_or_else(|| ShopError::invalid("catalog.id", "须给出商品编号"))?;
-    let looked_up = lookup(shop, &json!({ "ids": [id] }))?;
-    let mut product = looked_up["products"][0].clone();
-    // The whole model, every variant, not just the one the id named.
-    let model = product["id"].as_str().unwrap_or(id).to_owned();
-    let whole = lookup(shop, &json!({ "ids": [model] }))?;
-    product["variants"] = whole["products"][0]["variants"].clone();
-    Ok(json!({ "ucp": meta(CATALOG_LOOKUP), "product": product }))
+    // The whole model, every variant, not just the one a SKU code names.
+    let model = match shop.sku(id)? {
+        Some(sku) => sku.spu_code,
+        None => id.to_owned(),
+    };
+    let found = lookup(shop, &json!({ "ids": [model] }))?;
+    Ok(json!({ "ucp": meta(CATALOG_LOOKUP), "product": found["products"][0] }))
 }
 
 fn same(id: &str, code: &str) -> bool {

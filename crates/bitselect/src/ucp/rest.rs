@@ -92,12 +92,8 @@ pub fn routes(
 }
 
 async fn profile(State(rest): State<Rest>, headers: HeaderMap) -> Response {
-    let Some(origin) = rest.origin.clone().or_else(|| host_origin(&headers)) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
-            "请求没有 Host".to_owned(),
-        );
+    let Some(origin) = rest.origin_of(&headers) else {
+        return no_host();
     };
     let shop = rest.shop.clone();
     match tokio::task::spawn_blocking(move || shop.signing_keys()).await {
@@ -113,12 +109,6 @@ async fn profile(State(rest): State<Rest>, headers: HeaderMap) -> Response {
         Ok(Err(failure)) => shop_failure(&failure),
         Err(_) => internal(),
     }
-}
-
-/// `http://<Host>`, when the shop was not told its public origin.
-fn host_origin(headers: &HeaderMap) -> Option<String> {
-    let host = headers.get(header::HOST)?.to_str().ok()?;
-    Some(format!("http://{host}"))
 }
 
 async fn create(
@@ -219,12 +209,8 @@ async fn complete(
     headers: HeaderMap,
     body: std::result::Result<Json<Value>, JsonRejection>,
 ) -> Response {
-    let Some(audience) = rest.origin.clone().or_else(|| host_origin(&headers)) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
-            "请求没有 Host".to_owned(),
-        );
+    let Some(audience) = rest.origin_of(&headers) else {
+        return no_host();
     };
     keyed_write(
         &rest,
@@ -246,12 +232,8 @@ async fn order(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(origin) = rest.origin.clone().or_else(|| host_origin(&headers)) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
-            "请求没有 Host".to_owned(),
-        );
+    let Some(origin) = rest.origin_of(&headers) else {
+        return no_host();
     };
     match rest
         .run(subject, move |shop| shop.get_checkout_order(&id, &origin))
@@ -315,6 +297,16 @@ async fn revoke_device(
 }
 
 impl Rest {
+    /// The origin clients reach the shop by: the one it was told, else
+    /// `http://<Host>` of the request (`no_host` when there is neither).
+    fn origin_of(&self, headers: &HeaderMap) -> Option<String> {
+        let host = || {
+            let host = headers.get(header::HOST)?.to_str().ok()?;
+            Some(format!("http://{host}"))
+        };
+        self.origin.clone().or_else(host)
+    }
+
     /// Runs a checkout `call` for the request's user, the shop shaped by
     /// the capabilities negotiated with the platform its `UCP-Agent`
     /// header names; a failed negotiation or call is the answer.
@@ -390,6 +382,15 @@ fn negotiation_failure(failure: &NegotiationError) -> Response {
 /// The standard's error response for a failed call.
 fn shop_failure(failure: &ShopError) -> Response {
     respond(failure::of(failure))
+}
+
+/// A request that names no origin the shop could answer for.
+fn no_host() -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        "invalid_input",
+        "请求没有 Host".to_owned(),
+    )
 }
 
 fn internal() -> Response {
