@@ -4,9 +4,9 @@
 //! (signing a checkout; verifying a mandate and the merchant signature in
 //! it), so the cost without AP2 is the one less the other.
 
+use ap2::jws::{self, SigningKey};
+use ap2::mandate;
 use bitselect::Shop;
-use bitselect::ucp::jws::{self, SigningKey};
-use bitselect::ucp::mandate;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -31,7 +31,9 @@ fn checkout(c: &mut Criterion) {
         .execute("UPDATE sku SET stock = 100000000", [])
         .unwrap();
     let device = SigningKey::generate().unwrap().0;
-    shop.bind_device(&device.public_jwk(), None).unwrap();
+    let bound = shop.bind_device(&device.public_jwk(), None).unwrap();
+    // The mandate names the key by the id the shop gave it.
+    let device = device.with_kid(bound.id);
     let body = body(&shop);
     let mandate_for = |checkout: &Value| {
         let now = shop.now() / 1000;
@@ -74,7 +76,7 @@ fn checkout(c: &mut Criterion) {
     group.bench_function("ap2_verify_mandate", |b| {
         b.iter(|| {
             let verified =
-                mandate::verify(&mandate, shop.now(), ORIGIN, |_| Ok(device.public_jwk())).unwrap();
+                mandate::verify(&mandate, shop.now() / 1000, ORIGIN, &device.public_jwk()).unwrap();
             let shown = &verified.checkout;
             jws::verify_detached(
                 shown["ap2"]["merchant_authorization"].as_str().unwrap(),

@@ -11,8 +11,8 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::Millis;
 use crate::error::{Refusal, Result, ShopError};
-use crate::jcs;
 use crate::users::UserConn;
+use ap2::jcs;
 
 /// The `_meta` key a caller puts the idempotency key under.
 pub const META_KEY: &str = "ragent/idempotency_key";

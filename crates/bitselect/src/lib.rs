@@ -28,7 +28,6 @@ pub mod clock;
 pub mod coupons;
 pub mod error;
 pub mod idempotency;
-pub mod jcs;
 pub mod load_users;
 pub mod logistics;
 pub mod money;

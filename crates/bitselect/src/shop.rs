@@ -44,11 +44,11 @@ use crate::ucp::checkout::{self as ucp_checkout, CheckoutRequest};
 use crate::ucp::checkout_view;
 use crate::ucp::complete;
 use crate::ucp::devices::{self, BindingToken, Device};
-use crate::ucp::jws::{self, Jwk};
 use crate::ucp::negotiation::Active;
 use crate::ucp::order_view;
 use crate::ucp::signing_keys;
 use crate::users::{self, Caller, UserConn};
+use ap2::jws::{self, Jwk};
 
 /// The database file's name inside the data directory.
 pub const DB_FILE: &str = "shop.db";

@@ -124,7 +124,7 @@ async fn the_python_sdk_signs_in_orders_and_pays_on_the_shops_page_and_the_order
 }
 
 /// What the independent checker says of `checkout`'s signature.
-fn independent_verdict(checkout: &Value, keys: &[bitselect::ucp::jws::Jwk]) -> Value {
+fn independent_verdict(checkout: &Value, keys: &[ap2::jws::Jwk]) -> Value {
     run_python(
         "verify_merchant_signature.py",
         &json!({ "checkout": checkout, "keys": keys }),

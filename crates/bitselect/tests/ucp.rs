@@ -6,7 +6,7 @@ mod support;
 
 use std::net::SocketAddr;
 
-use bitselect::ucp::jws;
+use ap2::jws;
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -267,12 +267,7 @@ async fn a_signed_in_app_binds_its_device_key_with_its_fresh_token_once() {
     let stack = Stack::start(StackOptions::default()).await;
     let client = reqwest::Client::new();
     let devices = stack.url("/account/devices");
-    let new_key = || {
-        bitselect::ucp::jws::SigningKey::generate()
-            .unwrap()
-            .0
-            .public_jwk()
-    };
+    let new_key = || ap2::jws::SigningKey::generate().unwrap().0.public_jwk();
     let bind = |token: Option<&str>, key: &jws::Jwk| {
         let request = client.post(&devices).json(&json!({ "jwk": key }));
         match token {
@@ -286,12 +281,17 @@ async fn a_signed_in_app_binds_its_device_key_with_its_fresh_token_once() {
     let alice = sign_in(&stack.auth.issuer, "alice", &stack.resource).await;
     let (status, device) = send(bind(Some(&alice.access_token), &key)).await;
     assert_eq!(status, 201, "{device}");
-    assert_eq!(device["id"], key.kid.as_str());
+    let id = format!("bitselect-{}", key.thumbprint().unwrap());
+    assert_eq!(
+        device["id"],
+        id.as_str(),
+        "the shop names a key by its thumbprint"
+    );
     let (status, refused) = send(bind(Some(&alice.access_token), &new_key())).await;
     assert_eq!(status, 403, "the token bound a key already: {refused}");
     assert_eq!(refused["messages"][0]["code"], "device_binding_refused");
 
-    let one = format!("{devices}/{}", key.kid);
+    let one = format!("{devices}/{id}");
     let bob = sign_in(&stack.auth.issuer, "bob", &stack.resource).await;
     let removed = |token: &str| client.delete(&one).bearer_auth(token.to_owned()).send();
     assert_eq!(removed(&bob.access_token).await.unwrap().status(), 404);

@@ -8,13 +8,14 @@ use serde_json::{Value, json};
 use super::checkout::{Inputs, PostalDestination, Session, SessionState};
 use super::names::{CHECKOUT_CAPABILITIES, CURRENCY, UCP_VERSION};
 use super::negotiation::Active;
-use super::{jws, signing_keys};
+use super::signing_keys;
 use crate::addresses::{self, SavedAddress};
 use crate::clock::{Millis, format_rfc3339};
 use crate::coupons::Basket;
 use crate::error::{Blockers, CouponRefusal, Refusal, Result, ShopError};
 use crate::orders::{self, LineSource, OrderPlan, PlannedCoupon, PlannedLine, Receiver};
 use crate::users::UserConn;
+use ap2::jws;
 
 const SHIPPING_METHOD_ID: &str = "shipping";
 const PACKAGE_ID: &str = "package_1";

@@ -9,13 +9,13 @@
 //! the session completed, and the mandate kept with the order and the
 //! receipt as evidence.
 
+use ap2::jws;
+use ap2::mandate::{self, FaultKind, MandateFault};
 use serde_json::Value;
 
 use super::checkout::{self, SessionState};
 use super::checkout_view;
 use super::devices;
-use super::jws;
-use super::mandate;
 use super::negotiation::Active;
 use super::order_view;
 use super::signing_keys;
@@ -49,9 +49,12 @@ pub fn complete(
     }
     session.refuse_change(now, "完成")?;
 
-    let verified = mandate::verify(presentation, now, audience, |kid| {
-        devices::active(conn, kid).map(|device| device.jwk)
-    })?;
+    let kid = mandate::device_key_id(presentation).map_err(refusal)?;
+    let Some(device) = devices::find_active(conn, &kid)? else {
+        return Err(refusal(MandateFault::UnknownDevice(kid)).into());
+    };
+    let verified =
+        mandate::verify(presentation, now / 1000, audience, &device.jwk).map_err(refusal)?;
     let shown = &verified.checkout;
     let merchant_authorization = shown["ap2"]["merchant_authorization"]
         .as_str()
@@ -132,5 +135,33 @@ fn changed_terms(shown: &Value, current: &Value) -> String {
         "结账内容有变化".to_owned()
     } else {
         format!("变化的有 {}", changed.join("、"))
+    }
+}
+
+/// The standard's refusal for a mandate that did not verify, in the
+/// shop's words.
+fn refusal(fault: MandateFault) -> MandateRefusal {
+    let why = match &fault {
+        MandateFault::NotKeyBound => "不是带密钥绑定的 SD-JWT".to_owned(),
+        MandateFault::NoKeyId => "签发部分没有指明设备密钥（kid）".to_owned(),
+        MandateFault::UnknownDevice(kid) => format!("设备密钥 {kid} 没有绑定到这个用户"),
+        MandateFault::IssuerSignature(error) | MandateFault::BindingSignature(error) => {
+            error.to_string()
+        }
+        MandateFault::ConfirmationKey => "cnf.jwk 不是签发它的设备密钥".to_owned(),
+        MandateFault::DigestAlgorithm => "只接受 sha-256 的 _sd_alg".to_owned(),
+        MandateFault::NoExpiry => "没有 exp".to_owned(),
+        MandateFault::BindingNoIssueTime => "密钥绑定没有 iat".to_owned(),
+        MandateFault::BindingFromTheFuture => "密钥绑定的签发时间在未来".to_owned(),
+        MandateFault::PresentationHash => "sd_hash 与出示的内容不符".to_owned(),
+        MandateFault::Audience(audience) => format!("授权给的是 {audience}，不是本商城"),
+        MandateFault::NoCheckout => "授权里没有结账".to_owned(),
+        MandateFault::Nonce => "密钥绑定的 nonce 不是授权里的结账".to_owned(),
+        MandateFault::Expired | MandateFault::BindingTooOld => String::new(),
+    };
+    match fault.kind() {
+        FaultKind::Expired => MandateRefusal::Expired,
+        FaultKind::ScopeMismatch => MandateRefusal::ScopeMismatch(why),
+        FaultKind::InvalidSignature => MandateRefusal::InvalidSignature(why),
     }
 }

@@ -1,7 +1,7 @@
 //! The users' device keys: a public key the shopper's app made and keeps
 //! in the operating system's keyring, bound to the user by the shop. A
 //! checkout is completed only with a mandate that key signed
-//! ([`super::mandate`]), so an access token alone (stolen, or a model's)
+//! (`ap2::mandate`), so an access token alone (stolen, or a model's)
 //! cannot spend the shopper's money.
 //!
 //! A signed-in shop binds a key only with a fresh token used for nothing
@@ -12,7 +12,9 @@
 
 use serde::Serialize;
 
-use super::jws::Jwk;
+use ap2::jws::Jwk;
+
+use super::names::key_id;
 use crate::clock::Millis;
 use crate::error::{Refusal, Result};
 use crate::store::params;
@@ -55,18 +57,13 @@ pub fn bind(
     jwk: &Jwk,
     token: Option<BindingToken<'_>>,
 ) -> Result<Device> {
-    let id = jwk.thumbprint_id().ok_or_else(|| {
-        refused("只接受 P-256 椭圆曲线公钥（kty EC，crv P-256，x 与 y 各 32 字节）")
-    })?;
-    let jwk = Jwk {
-        kid: id.clone(),
-        kty: "EC".to_owned(),
-        crv: "P-256".to_owned(),
-        x: jwk.x.clone(),
-        y: jwk.y.clone(),
-        use_: Some("sig".to_owned()),
-        alg: Some(super::jws::ES256.to_owned()),
-    };
+    let id = jwk
+        .thumbprint()
+        .map(|thumbprint| key_id(&thumbprint))
+        .ok_or_else(|| {
+            refused("只接受 P-256 椭圆曲线公钥（kty EC，crv P-256，x 与 y 各 32 字节）")
+        })?;
+    let jwk = Jwk::p256(&id, &jwk.x, &jwk.y);
     if let Some(owner) = conn.query_opt(
         "SELECT user_id, revoked_at FROM device_key WHERE kid = ?1",
         params![id],
@@ -119,6 +116,11 @@ pub fn bind(
 
 /// The user's bound key `id`, unless revoked.
 pub fn active(conn: &UserConn<'_>, id: &str) -> Result<Device> {
+    find_active(conn, id)?.ok_or_else(|| Refusal::UnknownDevice { id: id.to_owned() }.into())
+}
+
+/// The user's key `id`, if bound and not revoked.
+pub fn find_active(conn: &UserConn<'_>, id: &str) -> Result<Option<Device>> {
     conn.query_opt(
         "SELECT jwk, created_at FROM device_key
          WHERE kid = ?1 AND user_id = ?2 AND revoked_at IS NULL",
@@ -130,8 +132,7 @@ pub fn active(conn: &UserConn<'_>, id: &str) -> Result<Device> {
                 created_at: row.get(1)?,
             })
         },
-    )?
-    .ok_or_else(|| Refusal::UnknownDevice { id: id.to_owned() }.into())
+    )
 }
 
 /// Revokes the user's key `id` (a device removed, or signed out): no

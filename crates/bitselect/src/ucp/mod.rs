@@ -27,8 +27,6 @@ pub mod checkout_view;
 pub mod complete;
 pub mod devices;
 pub mod failure;
-pub mod jws;
-pub mod mandate;
 pub mod mcp;
 pub mod names;
 pub mod negotiation;

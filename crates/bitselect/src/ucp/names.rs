@@ -45,3 +45,9 @@ pub const UCP_MCP_PATH: &str = "/ucp/mcp";
 
 /// Where an order is served, under the shop's origin: `<path>/<order no>`.
 pub const ORDERS_PATH: &str = "/ucp/orders";
+
+/// The id the shop gives a P-256 key (its own or a shopper's device key),
+/// from the key's RFC 7638 thumbprint: the same at every instance.
+pub fn key_id(thumbprint: &str) -> String {
+    format!("bitselect-{thumbprint}")
+}

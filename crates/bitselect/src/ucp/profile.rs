@@ -8,9 +8,9 @@
 
 use serde_json::{Value, json};
 
-use super::jws::Jwk;
 use super::names::{CHECKOUT_CAPABILITIES, REST_PREFIX, UCP_MCP_PATH, UCP_VERSION};
 use super::negotiation::shop_capabilities;
+use ap2::jws::Jwk;
 
 /// The profile of the shop at `origin` (an absolute URL, no path): its
 /// REST service at `<origin>/ucp`, its MCP service at `<origin>/ucp/mcp`.

@@ -22,7 +22,6 @@ use serde_json::Value;
 
 use super::devices::BindingToken;
 use super::failure::{self, Failure};
-use super::jws::Jwk;
 use super::names::{CHECKOUT, ORDERS_PATH, PROFILE_PATH, REST_PREFIX};
 use super::negotiation::{NegotiationError, Negotiator, parse_agent_header};
 use super::profile::business_profile;
@@ -30,6 +29,7 @@ use crate::callers::Callers;
 use crate::error::{Result, ShopError};
 use crate::shop::{Shop, Written};
 use crate::users::{AccessToken, Subject};
+use ap2::jws::Jwk;
 
 /// Where the shopper's app binds its device key (the shop's own route,
 /// beside the standard's): `POST` a `{"jwk": ...}`, `DELETE .../<id>`.

@@ -9,7 +9,9 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 
-use super::jws::{Jwk, KeyError, SigningKey};
+use ap2::jws::{Jwk, KeyError, SigningKey};
+
+use super::names::key_id;
 use crate::clock::Millis;
 use crate::error::{Result, ShopError};
 use crate::store::{Conn, params};
@@ -74,6 +76,7 @@ fn current(conn: &dyn Conn) -> Result<Option<SigningKey>> {
 
 fn add(conn: &dyn Conn, now: Millis) -> Result<SigningKey> {
     let (key, pkcs8) = SigningKey::generate()?;
+    let key = named(key);
     conn.execute(
         "INSERT INTO merchant_signing_key (kid, pkcs8, created_at) VALUES (?1, ?2, ?3)",
         params![key.kid(), B64.encode(pkcs8), now],
@@ -86,5 +89,11 @@ fn read_key(stored: &str) -> Result<SigningKey> {
     let pkcs8 = B64
         .decode(stored)
         .map_err(|e| ShopError::Corrupt(format!("签名密钥无法解码：{e}")))?;
-    Ok(SigningKey::from_pkcs8(&pkcs8)?)
+    Ok(named(SigningKey::from_pkcs8(&pkcs8)?))
+}
+
+/// `key` under the shop's id for it.
+fn named(key: SigningKey) -> SigningKey {
+    let kid = key_id(key.kid());
+    key.with_kid(kid)
 }

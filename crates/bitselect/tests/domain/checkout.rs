@@ -3,7 +3,7 @@
 //! closed for good once canceled or expired.
 
 use crate::support::*;
-use bitselect::ucp::jws;
+use ap2::jws;
 use bitselect::ucp::signing_keys::CHECKOUT_LIFETIME_MS;
 use bitselect::{Caller, Shop, ShopError};
 use pretty_assertions::assert_eq;

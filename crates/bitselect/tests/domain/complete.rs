@@ -5,8 +5,8 @@
 
 use crate::support::mandate::{Device, SHOP_ORIGIN};
 use crate::support::*;
+use ap2::jws;
 use bitselect::Shop;
-use bitselect::ucp::jws;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

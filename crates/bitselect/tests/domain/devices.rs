@@ -2,11 +2,11 @@
 //! malformed, another user's or revoked, and unusable once revoked.
 
 use crate::support::*;
+use ap2::jws::SigningKey;
 use bitselect::ucp::devices::{BIND_WINDOW_SECS, BindingToken, MAX_DEVICES};
-use bitselect::ucp::jws::SigningKey;
 use pretty_assertions::assert_eq;
 
-fn new_key() -> bitselect::ucp::jws::Jwk {
+fn new_key() -> ap2::jws::Jwk {
     SigningKey::generate().unwrap().0.public_jwk()
 }
 
@@ -22,7 +22,11 @@ fn a_fresh_token_binds_one_key_and_never_another() {
     let t = open_shop();
     let key = new_key();
     let device = t.shop.bind_device(&key, Some(token("t1", T0))).unwrap();
-    assert_eq!(device.id, key.kid, "the id is the key's thumbprint");
+    assert_eq!(
+        device.id,
+        format!("bitselect-{}", key.thumbprint().unwrap()),
+        "the id is the key's thumbprint"
+    );
     assert_eq!(
         (device.jwk.x.as_str(), device.jwk.y.as_str()),
         (key.x.as_str(), key.y.as_str())

@@ -3,7 +3,7 @@
 //! rotation for as long as the checkout lives.
 
 use crate::support::*;
-use bitselect::ucp::jws::{self, SignatureError};
+use ap2::jws::{self, SignatureError};
 use bitselect::ucp::signing_keys::CHECKOUT_LIFETIME_MS;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

@@ -1,9 +1,10 @@
-//! A shopper's device in tests: a P-256 key, and the checkout mandates it
-//! signs (`bitselect::ucp::mandate::sign`, an SD-JWT with key binding),
-//! the way the app makes them when the shopper approves a card.
+//! A shopper's device in tests: a P-256 key, under the id the shop gives
+//! it when bound, and the checkout mandates it signs (`ap2::mandate::sign`,
+//! an SD-JWT with key binding), the way the app makes them when the
+//! shopper approves a card.
 
-use bitselect::ucp::jws::{Jwk, SigningKey};
-use bitselect::ucp::mandate;
+use ap2::jws::{Jwk, SigningKey};
+use ap2::mandate;
 use serde_json::Value;
 
 /// Where the tests' shop says it is: the audience of their mandates.
@@ -16,7 +17,11 @@ pub struct Device {
 impl Device {
     pub fn new() -> Self {
         Self {
-            key: SigningKey::generate().expect("a device key").0,
+            key: {
+                let key = SigningKey::generate().expect("a device key").0;
+                let id = bitselect::ucp::names::key_id(key.kid());
+                key.with_kid(id)
+            },
         }
     }
 

@@ -1,7 +1,8 @@
-//! Detached JWS (RFC 7515, appendix F) with ES256 over canonical JSON: how
-//! the merchant signs what it offers (`ap2.merchant_authorization` on a
+//! ES256 signatures (RFC 7515) over canonical JSON. Detached (appendix F):
+//! how a merchant signs what it offers (`ap2.merchant_authorization` on a
 //! checkout) so that anyone holding its published key can check, later and
-//! elsewhere, that these are the terms it gave.
+//! elsewhere, that these are the terms it gave. Compact: the parts of a
+//! shopper's mandate ([`crate::mandate`]).
 
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{
@@ -16,8 +17,8 @@ use sha2::{Digest, Sha256};
 
 use crate::jcs;
 
-/// The one algorithm this shop signs and verifies with (the standard's
-/// required one).
+/// The one algorithm signed and verified here (the standard's required
+/// one).
 pub const ES256: &str = "ES256";
 
 /// A P-256 public key as a JWK (RFC 7517), as profiles publish it.
@@ -37,12 +38,40 @@ pub struct Jwk {
 }
 
 impl Jwk {
-    /// The shop's id for this key (its RFC 7638 thumbprint, shortened),
-    /// when it is a well-formed P-256 public key; the `kid` it came with
-    /// is not trusted.
-    pub fn thumbprint_id(&self) -> Option<String> {
+    /// This key's RFC 7638 thumbprint, shortened, when it is a well-formed
+    /// P-256 public key: an id that follows from the key itself (the `kid`
+    /// it came with is not trusted).
+    pub fn thumbprint(&self) -> Option<String> {
         public_point(self)?;
-        Some(thumbprint_kid(&self.x, &self.y))
+        Some(thumbprint(&self.x, &self.y))
+    }
+
+    /// The public key `x`, `y` as a JWK with this `kid`, for signing.
+    pub fn p256(kid: &str, x: &str, y: &str) -> Jwk {
+        Jwk {
+            kid: kid.to_owned(),
+            kty: "EC".to_owned(),
+            crv: "P-256".to_owned(),
+            x: x.to_owned(),
+            y: y.to_owned(),
+            use_: Some("sig".to_owned()),
+            alg: Some(ES256.to_owned()),
+        }
+    }
+
+    /// Whether `other` is the same public key, whatever its `kid`.
+    pub fn same_key(&self, other: &Jwk) -> bool {
+        (
+            self.kty.as_str(),
+            self.crv.as_str(),
+            self.x.as_str(),
+            self.y.as_str(),
+        ) == (
+            other.kty.as_str(),
+            other.crv.as_str(),
+            other.x.as_str(),
+            other.y.as_str(),
+        )
     }
 }
 
@@ -75,7 +104,8 @@ impl SignatureError {
 #[error("signing key unusable: {0}")]
 pub struct KeyError(String);
 
-/// A private P-256 key and the id its public half is published under.
+/// A private P-256 key and the id its public half is published under (its
+/// thumbprint unless given another with [`SigningKey::with_kid`]).
 pub struct SigningKey {
     kid: String,
     pair: EcdsaKeyPair,
@@ -124,11 +154,19 @@ impl SigningKey {
             .map_err(|e| KeyError(e.to_string()))?;
         let (x, y) = coordinates(pair.public_key().as_ref())?;
         Ok(Self {
-            kid: thumbprint_kid(&x, &y),
+            kid: thumbprint(&x, &y),
             pair,
             x,
             y,
         })
+    }
+
+    /// The same key under the id `kid` (the one its verifier knows it by).
+    pub fn with_kid(self, kid: impl Into<String>) -> Self {
+        Self {
+            kid: kid.into(),
+            ..self
+        }
     }
 
     pub fn kid(&self) -> &str {
@@ -137,15 +175,7 @@ impl SigningKey {
 
     /// The public half, as a profile publishes it.
     pub fn public_jwk(&self) -> Jwk {
-        Jwk {
-            kid: self.kid.clone(),
-            kty: "EC".to_owned(),
-            crv: "P-256".to_owned(),
-            x: self.x.clone(),
-            y: self.y.clone(),
-            use_: Some("sig".to_owned()),
-            alg: Some(ES256.to_owned()),
-        }
+        Jwk::p256(&self.kid, &self.x, &self.y)
     }
 
     /// A detached JWS over the canonical form of `payload`:
@@ -292,11 +322,11 @@ fn public_point(key: &Jwk) -> Option<Vec<u8>> {
 }
 
 /// The key's JWK thumbprint (RFC 7638), shortened: an id that follows from
-/// the key itself, so instances that load the same key agree on it.
-fn thumbprint_kid(x: &str, y: &str) -> String {
+/// the key itself, so programs that load the same key agree on it.
+fn thumbprint(x: &str, y: &str) -> String {
     let members = serde_json::json!({ "crv": "P-256", "kty": "EC", "x": x, "y": y });
     let digest = Sha256::digest(jcs::canonical(&members).as_bytes());
-    format!("bitselect-{}", &B64.encode(digest)[..16])
+    B64.encode(digest)[..16].to_owned()
 }
 
 #[cfg(test)]
