@@ -18,6 +18,7 @@ pub mod secrets;
 pub mod settings;
 pub mod settings_view;
 pub mod toolcall;
+pub mod ucp;
 pub mod web_page;
 
 // The core's own workings.

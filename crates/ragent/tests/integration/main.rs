@@ -23,3 +23,4 @@ mod shop_story;
 mod sign_in;
 mod sign_in_discovery;
 mod trust;
+mod ucp_platform;

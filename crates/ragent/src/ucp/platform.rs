@@ -1,0 +1,50 @@
+//! The app's own platform profile: the document its publisher hosts and
+//! every request to a merchant names (`meta["ucp-agent"].profile`), so the
+//! merchant can negotiate what both speak. It holds no key of the
+//! shopper's: those are bound per shopper and device.
+
+use serde_json::{Value, json};
+
+use super::profile::{AP2_MANDATE, CHECKOUT, UCP_VERSION};
+
+/// The capabilities the app handles: checkout with its fulfillment,
+/// discount and mandate extensions, and orders.
+pub const PLATFORM_CAPABILITIES: [&str; 5] = [
+    CHECKOUT,
+    "dev.ucp.shopping.fulfillment",
+    "dev.ucp.shopping.discount",
+    AP2_MANDATE,
+    "dev.ucp.shopping.order",
+];
+
+/// The platform profile document.
+pub fn platform_profile() -> Value {
+    let capabilities: serde_json::Map<String, Value> = PLATFORM_CAPABILITIES
+        .iter()
+        .map(|name| {
+            let mut entry = json!({ "version": UCP_VERSION });
+            if *name == AP2_MANDATE {
+                entry["config"] = json!({ "vp_formats_supported": { "dc+sd-jwt": {} } });
+            }
+            ((*name).to_owned(), json!([entry]))
+        })
+        .collect();
+    json!({
+        "ucp": {
+            "version": UCP_VERSION,
+            "services": { "dev.ucp.shopping": [{ "version": UCP_VERSION, "transport": "mcp" }] },
+            "capabilities": capabilities,
+            "payment_handlers": {},
+        },
+    })
+}
+
+/// The request metadata naming the profile at `profile_url`, with the
+/// call's idempotency key when it has one.
+pub fn request_meta(profile_url: &str, idempotency_key: Option<&str>) -> Value {
+    let mut meta = json!({ "ucp-agent": { "profile": profile_url } });
+    if let Some(key) = idempotency_key {
+        meta["idempotency-key"] = json!(key);
+    }
+    meta
+}
