@@ -49,6 +49,7 @@ pub fn entry(binary: &Path, data_dir: &Path, log_dir: &Path) -> ServerEntry {
         trusted: true,
         call_timeout: None,
         pages: PageOrigins::none(),
+        ucp: None,
         connector: Arc::new(connector),
     }
 }

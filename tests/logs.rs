@@ -82,6 +82,7 @@ fn no_log_file_holds_the_api_key_a_header_value_or_a_server_token() {
                 timeout_secs: None,
                 oauth_client_id: None,
                 page_origins: Vec::new(),
+                ucp: None,
             },
         );
         agent.save_settings(settings).await.unwrap();

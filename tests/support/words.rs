@@ -54,6 +54,7 @@ pub fn add_words_server(data_dir: &Path, files: &WordsServer) -> Result<(), Box<
         timeout_secs: None,
         oauth_client_id: None,
         page_origins: Vec::new(),
+        ucp: None,
     };
     with_agent(data_dir, |agent| {
         Box::pin(async move {

@@ -54,6 +54,11 @@ pub enum AgentError {
         "the arguments of call {call_id} were edited; the card shows what the edit would do: approve it there (nothing was run)"
     )]
     EditPreviewed { call_id: String },
+    /// An approved completion for which no mandate could be made: the
+    /// checkout the card showed is not payable, or the device could not
+    /// sign. Nothing was recorded or sent.
+    #[error("call {call_id} cannot be approved: no mandate could be made for it ({reason})")]
+    NotPayable { call_id: String, reason: String },
     #[error("there is nothing to retry in session {0}: the model has answered its last message")]
     NothingToRetry(String),
     #[error(
@@ -119,6 +124,7 @@ impl AgentError {
             AgentError::DefinitionChangedAgain { .. } => ErrorCode::DefinitionChangedAgain,
             AgentError::PreviewChanged { .. } => ErrorCode::PreviewChanged,
             AgentError::EditPreviewed { .. } => ErrorCode::EditPreviewed,
+            AgentError::NotPayable { .. } => ErrorCode::NotPayable,
             AgentError::NothingToRetry(_) => ErrorCode::NothingToRetry,
             AgentError::NothingToRegenerate(_) => ErrorCode::NothingToRegenerate,
             AgentError::ConfirmationPending(_) => ErrorCode::ConfirmationPending,

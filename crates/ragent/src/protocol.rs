@@ -240,6 +240,9 @@ pub enum ErrorCode {
     /// Arguments the user edited on the card: the card shows what the
     /// edit would do and waits for its approval. Nothing else changed.
     EditPreviewed,
+    /// An approved completion of a merchant's checkout that no mandate can
+    /// be made for; the card says why.
+    NotPayable,
     InvalidSettings,
     /// The settings asked to skip the card for a tool that may never skip
     /// it; nothing was saved.
@@ -421,6 +424,29 @@ pub enum PreviewOutcome {
     /// No preview could be had (the server did not answer, or answered
     /// without structured content, or can no longer be trusted).
     Unavailable { message: String },
+    /// A merchant's checkout that cannot be approved: the card shows why,
+    /// and offers no approval, since no mandate can be made for it.
+    NotPayable { problem: CheckoutProblem },
+}
+
+/// Why a merchant's checkout is not payable, for the page to say in the
+/// shopper's language (`detail`: the technical reason, as it was found).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CheckoutProblem {
+    /// The merchant's signature is missing or does not hold: the terms may
+    /// have been changed on the way.
+    SignatureInvalid { detail: String },
+    /// The checkout is in a currency the card cannot show.
+    Currency { currency: String },
+    /// The merchant's profile (and so its keys) could not be read.
+    MerchantUnreadable { detail: String },
+    /// The app may not read the checkout: its server is not trusted.
+    NotTrusted,
+    /// The call names no checkout, or the checkout could not be read.
+    CheckoutUnreadable { detail: String },
+    /// This device's key is not bound to the shopper at the merchant.
+    DeviceNotBound { detail: String },
 }
 
 impl PreviewOutcome {
@@ -429,12 +455,17 @@ impl PreviewOutcome {
     pub fn same_consequences(&self, other: &PreviewOutcome) -> bool {
         match (self, other) {
             (PreviewOutcome::Computed { content: a }, PreviewOutcome::Computed { content: b }) => {
-                a == b
+                crate::ucp::checkout_card::consequences(a)
+                    == crate::ucp::checkout_card::consequences(b)
             }
             (PreviewOutcome::Refused { message: a }, PreviewOutcome::Refused { message: b }) => {
                 a == b
             }
             (PreviewOutcome::Unavailable { .. }, PreviewOutcome::Unavailable { .. }) => true,
+            (
+                PreviewOutcome::NotPayable { problem: a },
+                PreviewOutcome::NotPayable { problem: b },
+            ) => a == b,
             _ => false,
         }
     }

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::mcp::config::{
-    MAX_TIMEOUT_SECS, ServerConfigWith, ServerSecret, map_values, timeout_is_valid,
-    validate_server_name,
+    MAX_TIMEOUT_SECS, ServerConfig, ServerConfigWith, ServerSecret, ServerTransport, UcpMerchant,
+    map_values, timeout_is_valid, validate_server_name,
 };
 use crate::mcp::page_origins::{BadOrigin, declared_origin};
 use crate::policy::{AutoApproveRefusal, ToolOverride};
@@ -45,7 +45,14 @@ pub struct SettingsWith<S> {
     /// Which shop the built-in shop server is: the local demo the app
     /// starts, or the online shop at a URL. Either is trusted as the shop.
     pub shop: ShopConnection,
+    /// Where the app's platform profile under the commerce standard is
+    /// hosted (`ucp::platform::platform_profile` is its document): every
+    /// request to a UCP merchant names it.
+    pub ucp_platform_profile: String,
 }
+
+/// Where the app's publisher hosts its platform profile.
+pub const DEFAULT_PLATFORM_PROFILE: &str = "https://bitselect.app/.well-known/ucp-platform.json";
 
 /// Where the built-in shop is.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -192,6 +199,7 @@ impl<S> SettingsWith<S> {
             history_token_budget: self.history_token_budget,
             appearance: self.appearance,
             shop: self.shop,
+            ucp_platform_profile: self.ucp_platform_profile,
         })
     }
 }
@@ -229,6 +237,7 @@ impl<S> Default for SettingsWith<S> {
             history_token_budget: 24_000,
             appearance: Appearance::default(),
             shop: ShopConnection::Local,
+            ucp_platform_profile: DEFAULT_PLATFORM_PROFILE.into(),
         }
     }
 }
@@ -262,6 +271,10 @@ pub enum SettingsError {
     /// An origin declared for a server's pages is not one.
     #[error("server {server:?}: {why}")]
     PageOrigin { server: String, why: BadOrigin },
+    /// A UCP merchant's origin or the platform profile's address is not
+    /// a safe web address, or a merchant is not an HTTP server.
+    #[error("{0}")]
+    Ucp(String),
     #[error("{0} has no stored value to keep")]
     NothingToKeep(String),
     /// The page sent the mask back where no value is stored to keep.
@@ -296,11 +309,36 @@ impl ModelSettings {
     }
 }
 
+/// A merchant is a server over HTTP, at an origin as settings keep it.
+fn validate_merchant(
+    name: &str,
+    server: &ServerConfig,
+    merchant: &UcpMerchant,
+) -> Result<(), SettingsError> {
+    if !matches!(server.transport, ServerTransport::Http { .. }) {
+        return Err(SettingsError::Ucp(format!(
+            "server {name:?}: a UCP merchant is reached over HTTP, not by a command"
+        )));
+    }
+    match declared_origin(&merchant.origin) {
+        Ok(kept) if kept == merchant.origin => Ok(()),
+        Ok(kept) => Err(SettingsError::Ucp(format!(
+            "server {name:?}: the merchant's origin is {kept:?}, not {:?}",
+            merchant.origin
+        ))),
+        Err(why) => Err(SettingsError::Ucp(format!(
+            "server {name:?}: the merchant's origin: {why}"
+        ))),
+    }
+}
+
 impl Settings {
     /// Checks what can be checked without contacting anything.
     pub fn validate(&self, builtin_servers: &[String]) -> Result<(), SettingsError> {
         self.model.validate()?;
         self.shop.validate()?;
+        crate::ucp::profile::profile_url(&self.ucp_platform_profile)
+            .map_err(|why| SettingsError::Ucp(format!("the platform profile's address: {why}")))?;
         for name in self.mcp_servers.keys() {
             validate_server_name(name).map_err(|e| SettingsError::ServerName(e.to_string()))?;
             if builtin_servers.contains(name) {
@@ -313,6 +351,9 @@ impl Settings {
                 .is_some_and(|secs| !timeout_is_valid(secs))
             {
                 return Err(SettingsError::ServerTimeout(name.clone()));
+            }
+            if let Some(merchant) = &server.ucp {
+                validate_merchant(name, server, merchant)?;
             }
             // A hand-edited file: each origin as a save would keep it.
             for text in &server.page_origins {
@@ -424,6 +465,7 @@ mod tests {
                 timeout_secs: None,
                 oauth_client_id: None,
                 page_origins: Vec::new(),
+                ucp: None,
             },
         );
         assert_eq!(

@@ -306,7 +306,7 @@ mod tests {
         let mut settings = Settings::default();
         settings.model.api_key = Some("sk-stored".into());
         settings.model.extra_headers = [
-            ("X-Org".to_string(), "bit".to_string()),
+            ("X-Org".to_string(), "org-secret".to_string()),
             ("X-Team".to_string(), "t1".to_string()),
         ]
         .into();
@@ -323,6 +323,7 @@ mod tests {
                 timeout_secs: None,
                 oauth_client_id: None,
                 page_origins: Vec::new(),
+                ucp: None,
             },
         );
         settings
@@ -340,7 +341,7 @@ mod tests {
     fn the_view_says_which_secrets_are_set_without_their_values() {
         let view = SettingsView::of(&stored());
         let text = serde_json::to_string(&view).unwrap();
-        for secret in ["sk-stored", "bit", "t1", "tok-stored"] {
+        for secret in ["sk-stored", "org-secret", "t1", "tok-stored"] {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
         assert_eq!(view.settings.model.api_key, Some(Secret::Keep));

@@ -6,7 +6,7 @@
 use ts_rs::{Config, TS};
 
 use crate::llm::models::ModelInfo;
-use crate::mcp::config::{ServerConfigWith, ServerTransportWith};
+use crate::mcp::config::{ServerConfigWith, ServerTransportWith, UcpMerchant};
 use crate::mcp::export::{McpExport, SecretKind, WithheldSecret};
 use crate::mcp::import::{
     Expected, ImportFormat, ImportNote, ImportPlan, ImportPreview, ImportProblem, PlannedServer,
@@ -16,11 +16,12 @@ use crate::mcp::{ServerStatus, SignInStatus};
 use crate::policy::ToolOverride;
 use crate::protocol::{
     AgentEvent, AuditDecision, AuditEntry, CallDecision, CallPreview, CallProgress, CallRisk,
-    CardCall, ConfirmationCard, Decision, DefinitionChange, DefinitionField, ErrorCode, ErrorInfo,
-    EventEnvelope, InputAsk, InputAskKind, InputCard, InputCardOutcome, InputOutcome, InputReply,
-    KeyedReply, ModelFailure, ModelFailureDetails, ModelFailureKind, ModelState, ModelStatus,
-    PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, SignInStarted, StopReason, ToolCallView,
-    ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript, TranscriptItem,
+    CardCall, CheckoutProblem, ConfirmationCard, Decision, DefinitionChange, DefinitionField,
+    ErrorCode, ErrorInfo, EventEnvelope, InputAsk, InputAskKind, InputCard, InputCardOutcome,
+    InputOutcome, InputReply, KeyedReply, ModelFailure, ModelFailureDetails, ModelFailureKind,
+    ModelState, ModelStatus, PolicyVerdict, PreviewOutcome, Rejection, SessionInfo, SignInStarted,
+    StopReason, ToolCallView, ToolDefinitionView, ToolGroup, ToolPolicyView, Transcript,
+    TranscriptItem,
 };
 use crate::settings::{
     Appearance, Language, ModelSettingsWith, SettingsWith, ShopConnection, Theme,
@@ -57,6 +58,7 @@ pub fn render() -> String {
         CallRisk::decl(&cfg),
         CallPreview::decl(&cfg),
         PreviewOutcome::decl(&cfg),
+        CheckoutProblem::decl(&cfg),
         Rejection::decl(&cfg),
         CallStatus::decl(&cfg),
         ToolCallView::decl(&cfg),
@@ -75,6 +77,7 @@ pub fn render() -> String {
         Theme::decl(&cfg),
         ServerConfigWith::<Secret>::decl(&cfg),
         ServerTransportWith::<Secret>::decl(&cfg),
+        UcpMerchant::decl(&cfg),
         SettingsView::decl(&cfg),
         SettingsEdit::decl(&cfg),
         Secret::decl(&cfg),

@@ -116,6 +116,7 @@ pub fn shop_entry_via(
         trusted: true,
         call_timeout: None,
         pages: PageOrigins::none(),
+        ucp: None,
         connector: Arc::new(connector),
     })
 }

@@ -33,7 +33,7 @@ export type ErrorInfo = { code: ErrorCode, message: string,
  */
 model_failure?: ModelFailure, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "edit_previewed" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "sign_in" | "sign_in_cancelled" | "no_sign_in_pending" | "not_a_web_page" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "edit_previewed" | "not_payable" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "sign_in" | "sign_in_cancelled" | "no_sign_in_pending" | "not_a_web_page" | "store" | "internal";
 
 export type ModelFailure = { kind: ModelFailureKind, 
 /**
@@ -167,7 +167,9 @@ tool: string,
  */
 computed_at: number, outcome: PreviewOutcome, };
 
-export type PreviewOutcome = { "type": "computed", content: JsonValue, } | { "type": "refused", message: string, } | { "type": "unavailable", message: string, };
+export type PreviewOutcome = { "type": "computed", content: JsonValue, } | { "type": "refused", message: string, } | { "type": "unavailable", message: string, } | { "type": "not_payable", problem: CheckoutProblem, };
+
+export type CheckoutProblem = { "kind": "signature_invalid", detail: string, } | { "kind": "currency", currency: string, } | { "kind": "merchant_unreadable", detail: string, } | { "kind": "not_trusted" } | { "kind": "checkout_unreadable", detail: string, } | { "kind": "device_not_bound", detail: string, };
 
 export type Rejection = { "type": "unknown_tool" } | { "type": "invalid_arguments", details: Array<string>, } | { "type": "policy_denied" };
 
@@ -293,7 +295,13 @@ appearance: Appearance,
  * Which shop the built-in shop server is: the local demo the app
  * starts, or the online shop at a URL. Either is trusted as the shop.
  */
-shop: ShopConnection, };
+shop: ShopConnection, 
+/**
+ * Where the app's platform profile under the commerce standard is
+ * hosted (`ucp::platform::platform_profile` is its document): every
+ * request to a UCP merchant names it.
+ */
+ucp_platform_profile: string, };
 
 export type ModelSettingsWith<S> = { 
 /**
@@ -336,9 +344,22 @@ oauth_client_id?: string | null,
  * Origins besides its own address whose pages it may send the user
  * to (`https://pay.example.com`), as the user declared them.
  */
-page_origins?: Array<string>, } & ({ command: string, args: Array<string>, env: { [key in string]: S }, } | { url: string, headers: { [key in string]: S }, });
+page_origins?: Array<string>, 
+/**
+ * The server is a merchant's shopping service under the commerce
+ * standard (UCP): its checkouts are signed by the merchant at this
+ * origin and completed only with the shopper's mandate.
+ */
+ucp?: UcpMerchant | null, } & ({ command: string, args: Array<string>, env: { [key in string]: S }, } | { url: string, headers: { [key in string]: S }, });
 
 export type ServerTransportWith<S> = { command: string, args: Array<string>, env: { [key in string]: S }, } | { url: string, headers: { [key in string]: S }, };
+
+export type UcpMerchant = { 
+/**
+ * Where its business profile (`/.well-known/ucp`) and keys are:
+ * `https://shop.example`, no path.
+ */
+origin: string, };
 
 export type SettingsView = { 
 /**
@@ -378,7 +399,13 @@ appearance: Appearance,
  * Which shop the built-in shop server is: the local demo the app
  * starts, or the online shop at a URL. Either is trusted as the shop.
  */
-shop: ShopConnection, };
+shop: ShopConnection, 
+/**
+ * Where the app's platform profile under the commerce standard is
+ * hosted (`ucp::platform::platform_profile` is its document): every
+ * request to a UCP merchant names it.
+ */
+ucp_platform_profile: string, };
 
 export type SettingsEdit = { 
 /**
@@ -417,7 +444,13 @@ appearance: Appearance,
  * Which shop the built-in shop server is: the local demo the app
  * starts, or the online shop at a URL. Either is trusted as the shop.
  */
-shop: ShopConnection, };
+shop: ShopConnection, 
+/**
+ * Where the app's platform profile under the commerce standard is
+ * hosted (`ucp::platform::platform_profile` is its document): every
+ * request to a UCP merchant names it.
+ */
+ucp_platform_profile: string, };
 
 export type Secret = { "action": "keep" } | { "action": "set", value: string, };
 

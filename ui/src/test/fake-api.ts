@@ -36,6 +36,7 @@ export const DEFAULT_SETTINGS: SettingsView = {
   history_token_budget: 24000,
   appearance: { language: null, theme: "system" },
   shop: { kind: "local" },
+  ucp_platform_profile: "https://bitselect.app/.well-known/ucp-platform.json",
   unencrypted: [],
 };
 

@@ -14,6 +14,7 @@ import { describeArguments, isObject, type ArgJson } from "../schema";
 import { auditFilterBar, filterEntries, NO_FILTER, type AuditFilter } from "./audit-filter";
 import { callsById, outcomeOf, type Outcome } from "./audit-outcome";
 import { errorDetail, failureText } from "./error-text";
+import { notPayableText } from "./card-preview";
 import { valueText } from "./result-view";
 
 export const AUDIT_LIMIT = 500;
@@ -101,6 +102,9 @@ export function auditView(deps: AuditDeps): { el: HTMLElement; load(): Promise<v
     const preview = entry.preview;
     if (preview !== null) {
       const { outcome } = preview;
+      if (outcome.type === "not_payable") {
+        return h("span", { class: "audit-preview-not_payable", text: notPayableText(outcome.problem, i18n) });
+      }
       if (outcome.type !== "computed") {
         const key = outcome.type === "refused" ? "preview.refused" : "preview.unavailable";
         return h("span", { class: `audit-preview-${outcome.type}`, text: t(key, { message: outcome.message }) });

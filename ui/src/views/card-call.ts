@@ -64,6 +64,8 @@ export class CardCallView {
   private editor: Editor | null = null;
   /** The shop says the call cannot run: approving takes a second click. */
   private blockedBy: string | null = null;
+  /** A merchant's checkout no mandate can be made for: approve is not offered. */
+  private notPayable = false;
   /** The first click on a blocked call's approve was made. */
   private armed = false;
   private readonly approve: HTMLButtonElement;
@@ -243,7 +245,7 @@ export class CardCallView {
 
   /** Whether the shop's preview says the call cannot run as it stands. */
   get blocked(): boolean {
-    return this.blockedBy !== null;
+    return this.blockedBy !== null || this.notPayable;
   }
 
   /**
@@ -252,6 +254,7 @@ export class CardCallView {
    * the second approves. Returns whether it decided.
    */
   approveOrArm(): boolean {
+    if (this.notPayable) return false;
     if (this.blockedBy !== null && !this.armed) {
       this.armed = true;
       this.renderApprove();
@@ -337,6 +340,8 @@ export class CardCallView {
    * behind the blocker, or armed for the second click. */
   private renderApprove(): void {
     const { t } = this.host.i18n;
+    // No mandate can be made: approving could only be refused.
+    this.approve.hidden = this.notPayable;
     const blocked = this.blockedBy !== null;
     this.approve.className = blocked ? "btn btn-flat approve-blocked" : "btn btn-suggested";
     this.approve.dataset.blocked = String(blocked);
@@ -364,6 +369,7 @@ export class CardCallView {
     const blockedBy = blocker?.message ?? null;
     if (blockedBy !== this.blockedBy) this.armed = false;
     this.blockedBy = blockedBy;
+    this.notPayable = outcome?.type === "not_payable";
     this.renderApprove();
     const preview = this.call.preview;
     this.el.classList.toggle("card-call-previewed", preview !== null);

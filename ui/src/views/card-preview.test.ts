@@ -135,6 +135,21 @@ describe("a card shows a call's preview as the shopper's view", () => {
     expect(unavailable.dataset.outcome).toBe("unavailable");
   });
 
+  it("says in the shopper's language why a merchant's checkout cannot be paid, the technical reason beside it", () => {
+    const notPayable = (problem: Extract<CallPreview["outcome"], { type: "not_payable" }>["problem"], i18n = zh) =>
+      previewView({ tool: "merchant__get_checkout", computed_at: 0, outcome: { type: "not_payable", problem } }, i18n);
+    const altered = notPayable({ kind: "signature_invalid", detail: "the signature does not match the signed content" }, en);
+    expect(altered.dataset.outcome).toBe("not_payable");
+    expect(altered.querySelector(".preview-not-payable")?.textContent).toBe(
+      "This checkout cannot be paid: the merchant's signature on it does not hold; the amounts or terms may have been changed on the way",
+    );
+    expect(altered.querySelector(".preview-detail")?.textContent).toBe("Details: the signature does not match the signed content");
+    expect(notPayable({ kind: "currency", currency: "USD" }).querySelector(".preview-not-payable")?.textContent).toBe(
+      "这笔结账不能付款：结账币种为 USD，本应用只显示人民币金额",
+    );
+    expect(notPayable({ kind: "not_trusted" }).querySelector(".preview-detail")).toBeNull();
+  });
+
   it("ignores unknown or mistyped fields and never crashes on odd content", () => {
     const odd: JsonValue[] = [
       null,

@@ -14,7 +14,7 @@ import {
   type PreviewWarning,
   type TotalKind,
 } from "../preview-content";
-import type { CallPreview } from "../protocol";
+import type { CallPreview, CheckoutProblem } from "../protocol";
 import type { Sequence } from "../card-sequence";
 
 const ARROW = " → ";
@@ -24,6 +24,12 @@ const ARROW = " → ";
  * a finished card shows it rather than what the preview expected.
  * `sequence`: how the preview stands to the calls above it on its card.
  */
+/** Why a merchant's checkout cannot be paid, in the shopper's words. */
+export function notPayableText(problem: CheckoutProblem, i18n: I18n): string {
+  const reason = i18n.t(`preview.notPayable.${problem.kind}` as MessageKey, problem.kind === "currency" ? { currency: problem.currency } : {});
+  return i18n.t("preview.notPayable", { reason });
+}
+
 export function previewView(
   preview: CallPreview,
   i18n: I18n,
@@ -47,6 +53,12 @@ export function previewView(
     case "unavailable":
       el.append(h("p", { class: "preview-unavailable", text: t("preview.unavailable", { message: preview.outcome.message }) }));
       break;
+    case "not_payable": {
+      const { problem } = preview.outcome;
+      el.append(h("p", { class: "preview-not-payable", attrs: { role: "alert" }, text: notPayableText(problem, i18n) }));
+      if ("detail" in problem) el.append(h("p", { class: "preview-detail", text: t("preview.notPayableDetail", { detail: problem.detail }) }));
+      break;
+    }
   }
   el.append(
     // The tool's name is for the curious (developer tools), not the shopper's words.

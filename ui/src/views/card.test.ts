@@ -191,6 +191,30 @@ describe("deciding on the card", () => {
     ]);
   });
 
+  it("a merchant's checkout no mandate can be made for offers no approval, says why, and can still be denied", async () => {
+    const unpayable = cardCall({
+      call_id: "c1",
+      risk: "moves_money",
+      preview: {
+        tool: "merchant__get_checkout",
+        computed_at: 0,
+        outcome: { type: "not_payable", problem: { kind: "signature_invalid", detail: "the signature does not match the signed content" } },
+      },
+    });
+    const view = mount(card([unpayable]));
+    const call = view.q(byId("c1"));
+    expect(call.querySelector(".preview-not-payable")?.textContent).toBe(
+      "这笔结账不能付款：商家对这笔结账的签名验证不通过，金额或条款可能在途中被改动",
+    );
+    const approve = call.querySelector<HTMLButtonElement>('[data-testid="approve"]')!;
+    expect(approve.hidden).toBe(true);
+    expect(view.q<HTMLElement>('[data-testid="approve-all"]').hidden).toBe(true);
+    approve.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true, bubbles: true, cancelable: true }));
+    await settle();
+    expect(api.of("respond_confirmation")).toEqual([]);
+    expect(call.querySelector<HTMLButtonElement>('[data-testid="deny"]')?.hidden).toBe(false);
+  });
+
   it("the approve shortcut on a blocked call only arms it", async () => {
     const blocked = cardCall({
       call_id: "c1",

@@ -23,6 +23,7 @@ use crate::agent::elicitation::live::CallWatch;
 use crate::agent::elicitation::stored::{Parked, park, pass_state, retry_of};
 use crate::agent::ending::Ending;
 use crate::agent::inner::Inner;
+use crate::agent::mandates;
 use crate::agent::views::call_view;
 use crate::error::AgentError;
 use crate::hashing::hash_json;
@@ -32,6 +33,7 @@ use crate::policy::{self, Trust};
 use crate::protocol::AgentEvent;
 use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate};
+use crate::store::mandates as store_mandates;
 use crate::toolcall::CallStatus;
 
 /// What sending a call brought back.
@@ -114,6 +116,15 @@ async fn send(
             CallStatus::Failed,
             results::call_failed("调用缺少服务器、工具或参数"),
         ));
+    };
+    let invocation = match mandates::attach(inner, call, invocation) {
+        Ok(invocation) => invocation,
+        Err(why) => {
+            return Sent::Ended(Ending::error(
+                CallStatus::Failed,
+                results::call_failed(&why),
+            ));
+        }
     };
     let watch = CallWatch::new(inner, call, emit);
     let first = watch
@@ -198,6 +209,13 @@ pub(crate) fn store_ending(
     } else {
         to_running(tx, call, now)?
     };
+    // A completion that carried the shopper's mandate keeps the
+    // merchant's signed receipt beside it.
+    if ending.status == CallStatus::Succeeded
+        && let Some(receipt) = &ending.structured
+    {
+        store_mandates::set_receipt(tx, &call.id, receipt, now)?;
+    }
     let update = CallUpdate {
         output: Some(ending.output),
         is_error: Some(ending.is_error),

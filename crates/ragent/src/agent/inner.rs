@@ -27,6 +27,7 @@ use crate::schema::SchemaCache;
 use crate::secrets::SecretStore;
 use crate::settings::{Settings, ShopConnection};
 use crate::store::{Store, StoreError, sessions};
+use crate::ucp::binding::MerchantBinding;
 
 /// A run in progress, so it can be cancelled and a second one refused.
 pub(crate) struct ActiveRun {
@@ -178,6 +179,10 @@ impl Inner {
                     ),
                     call_timeout: config.timeout_secs.map(std::time::Duration::from_secs),
                     pages: config.pages(),
+                    ucp: config.ucp.as_ref().map(|merchant| MerchantBinding {
+                        origin: merchant.origin.clone(),
+                        platform_profile: settings.ucp_platform_profile.clone(),
+                    }),
                 }),
         );
         entries

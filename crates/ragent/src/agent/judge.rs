@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::agent::tools::{KnownTool, ToolIndex, bound_preview};
+use crate::agent::tools::{KnownTool, ToolIndex, preview_source};
 use crate::instructions::results;
 use crate::llm::{ToolCallRequest, turn};
 use crate::policy::{self, AllowedBy, ToolOverride, Verdict};
@@ -110,8 +110,8 @@ fn new_call(
 ) -> NewCall {
     let info = known.map(|k| &k.info);
     let preview_tool = known
-        .and_then(|k| bound_preview(k, tools))
-        .map(|preview| preview.info.qualified_name.clone());
+        .and_then(|k| preview_source(k, tools))
+        .map(|source| source.tool_name());
     NewCall {
         id: uuid::Uuid::new_v4().to_string(),
         model_call_id: request.id.clone(),

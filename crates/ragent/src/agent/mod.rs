@@ -6,6 +6,7 @@
 
 mod batch;
 mod card;
+mod checkout_preview;
 mod context;
 mod definitions;
 mod elicitation;
@@ -15,6 +16,7 @@ mod held_inputs;
 mod inner;
 mod inspect;
 mod judge;
+mod mandates;
 mod mcp_config;
 mod message;
 mod preview;

@@ -6,28 +6,41 @@
 //! user approves (`respond.rs`): an approval whose call would now do
 //! something else is refused, and the card shows the new preview. A call
 //! that moves money is previewed once more before it is sent behind a
-//! write of its card that went out (`recheck.rs`).
+//! write of its card that went out (`recheck.rs`). A UCP merchant's write
+//! on a checkout is previewed by the core itself, from the checkout the
+//! merchant signed (`checkout_preview.rs`).
 
 use serde_json::{Map, Value};
 
+use crate::agent::checkout_preview;
 use crate::agent::inner::Inner;
-use crate::agent::tools::{KnownTool, ToolIndex, bound_preview};
+use crate::agent::tools::{KnownTool, PreviewSource, ToolIndex, preview_source};
 use crate::mcp::{ToolInvocation, UNWATCHED};
 use crate::protocol::{CallPreview, PreviewOutcome};
 use crate::store::StoreError;
 use crate::store::calls::{self, CallRecord};
 use crate::toolcall::CallStatus;
 
-/// Asks `preview` what a call with `arguments` would do.
-async fn compute(inner: &Inner, preview: &KnownTool, arguments: &Value, now: i64) -> CallPreview {
-    let outcome = match arguments {
-        Value::Object(arguments) => ask(inner, preview, arguments.clone()).await,
+/// Asks `source` what a call with `arguments` would do.
+async fn compute(
+    inner: &Inner,
+    source: PreviewSource<'_>,
+    arguments: &Value,
+    now: i64,
+) -> CallPreview {
+    let outcome = match (source, arguments) {
+        (PreviewSource::Tool(preview), Value::Object(arguments)) => {
+            ask(inner, preview, arguments.clone()).await
+        }
+        (PreviewSource::SignedCheckout { write, read }, Value::Object(_)) => {
+            checkout_preview::outcome(inner, write, read, arguments).await
+        }
         _ => PreviewOutcome::Unavailable {
             message: "the call's arguments are not an object".into(),
         },
     };
     CallPreview {
-        tool: preview.info.qualified_name.clone(),
+        tool: source.tool_name(),
         computed_at: now,
         outcome,
     }
@@ -92,9 +105,9 @@ pub(crate) async fn again(
     let now = inner.now();
     match tools
         .get(&call.qualified_name)
-        .and_then(|write| bound_preview(write, tools))
+        .and_then(|write| preview_source(write, tools))
     {
-        Some(preview) => compute(inner, preview, arguments, now).await,
+        Some(source) => compute(inner, source, arguments, now).await,
         None => unbound(call.preview_tool.as_deref().unwrap_or_default(), now),
     }
 }
@@ -124,11 +137,11 @@ pub(crate) async fn fill_card(
         let Some(write) = tools.get(&call.qualified_name) else {
             continue;
         };
-        let Some(preview) = bound_preview(write, tools) else {
+        let Some(source) = preview_source(write, tools) else {
             continue;
         };
         let arguments = call.arguments.clone().unwrap_or(Value::Null);
-        let computed = compute(inner, preview, &arguments, inner.now()).await;
+        let computed = compute(inner, source, &arguments, inner.now()).await;
         let now = inner.now();
         inner
             .store

@@ -8,7 +8,10 @@
 //!    arguments that would be sent: when one would now do something else,
 //!    nothing is recorded and the card is shown again with the new preview;
 //!    the tools listed for this are handed to the run;
-//! 4. the decisions are recorded in one transaction, so a reply that is
+//! 4. each approved completion of a merchant's checkout gets the shopper's
+//!    mandate over the signed checkout its card showed (`mandates.rs`);
+//!    one that cannot be made refuses the reply;
+//! 5. the decisions are recorded in one transaction, so a reply that is
 //!    wrong in any part changes nothing, and the page is told each call's
 //!    new status by events (the command's answer says only what comes next).
 
@@ -20,6 +23,7 @@ use serde_json::Value;
 use crate::agent::batch::{announce_moves, edited_by_user, expire_card_if_due, record_audit};
 use crate::agent::card;
 use crate::agent::inner::Inner;
+use crate::agent::mandates;
 use crate::agent::preview::{again, promises_what_was_shown};
 use crate::agent::start::Start;
 use crate::agent::tools::{ToolIndex, tool_index};
@@ -29,6 +33,7 @@ use crate::instructions::results;
 use crate::protocol::{AuditDecision, CallDecision, Decision};
 use crate::schema::SchemaCache;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate};
+use crate::store::mandates as store_mandates;
 use crate::toolcall::CallStatus;
 
 /// A reply to a card as the page sent it.
@@ -134,10 +139,17 @@ pub(crate) fn diagnose(inner: &Inner, reply: &Reply<'_>) -> Option<AgentError> {
 pub(crate) async fn respond(inner: &Inner, reply: &Reply<'_>) -> Result<Replied, AgentError> {
     expire_card_if_due(inner, reply.session_id)?;
     let tools = preview_again(inner, reply).await?;
+    let (_, shown) = inner
+        .store
+        .with_conn(|c| reply.validate(c, &inner.schemas))?;
+    let made = mandates::for_approvals(inner, reply.decisions, &shown, tools.as_ref()).await?;
     let now = inner.now();
     let mut decided = Vec::new();
     let remaining = inner.store.with_tx(|tx| {
         let (_, batch_calls) = reply.validate(tx, &inner.schemas)?;
+        for mandate in &made {
+            store_mandates::keep(tx, mandate)?;
+        }
         for decision in reply.decisions {
             if let Some(call) = batch_calls.iter().find(|c| c.id == decision.call_id) {
                 decided.push(apply(tx, call, &decision.decision, now)?);

@@ -11,6 +11,7 @@ use crate::mcp::{ToolInfo, pin, qualified_name};
 use crate::policy::{ToolFacts, Trust};
 use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo};
 use crate::store::StoreError;
+use crate::ucp::binding::{GET_CHECKOUT, Operation};
 
 /// A tool offered to the model in this turn, with its facts.
 #[derive(Debug, Clone)]
@@ -56,6 +57,46 @@ pub(crate) fn bound_preview<'a>(write: &KnownTool, tools: &'a ToolIndex) -> Opti
         && !preview.facts.definition_changed
         && preview.info.qualified_name != write.info.qualified_name)
         .then_some(preview)
+}
+
+/// Where the card of a call of a tool gets what the call would do.
+#[derive(Clone, Copy)]
+pub(crate) enum PreviewSource<'a> {
+    /// A trusted server's own preview tool ([`bound_preview`]), called
+    /// with the call's arguments.
+    Tool(&'a KnownTool),
+    /// A UCP merchant's checkout, as the merchant signed it: read with the
+    /// binding's `get_checkout` (when the core may run it), its signature
+    /// checked with the merchant's keys.
+    SignedCheckout {
+        write: &'a KnownTool,
+        read: Option<&'a KnownTool>,
+    },
+}
+
+impl PreviewSource<'_> {
+    /// The tool the preview is asked of, `server__tool`.
+    pub(crate) fn tool_name(&self) -> String {
+        match self {
+            Self::Tool(preview) => preview.info.qualified_name.clone(),
+            Self::SignedCheckout { write, .. } => qualified_name(&write.info.server, GET_CHECKOUT),
+        }
+    }
+}
+
+/// How a call of `write` is previewed, if it can be: a merchant's write on
+/// a checkout from the signed checkout, anything else by its bound preview.
+pub(crate) fn preview_source<'a>(
+    write: &'a KnownTool,
+    tools: &'a ToolIndex,
+) -> Option<PreviewSource<'a>> {
+    if write.info.merchant.is_some() && Operation::of(&write.info.name).acts_on_checkout() {
+        return Some(PreviewSource::SignedCheckout {
+            write,
+            read: tools.get(&qualified_name(&write.info.server, GET_CHECKOUT)),
+        });
+    }
+    bound_preview(write, tools).map(PreviewSource::Tool)
 }
 
 /// The tools offered this turn, each checked against its pin; a server
@@ -134,6 +175,7 @@ mod tests {
             definition: json!({}),
             definition_hash: String::new(),
             trusted,
+            merchant: None,
         }
     }
 

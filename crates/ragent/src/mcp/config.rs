@@ -47,6 +47,20 @@ pub struct ServerConfigWith<S> {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<String>>", optional)]
     pub page_origins: Vec<String>,
+    /// The server is a merchant's shopping service under the commerce
+    /// standard (UCP): its checkouts are signed by the merchant at this
+    /// origin and completed only with the shopper's mandate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional = nullable)]
+    pub ucp: Option<UcpMerchant>,
+}
+
+/// A UCP merchant, as a server's settings name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct UcpMerchant {
+    /// Where its business profile (`/.well-known/ucp`) and keys are:
+    /// `https://shop.example`, no path.
+    pub origin: String,
 }
 
 /// A server as the core keeps it: secret values in place.
@@ -73,6 +87,7 @@ impl<S> ServerConfigWith<S> {
             timeout_secs: self.timeout_secs,
             oauth_client_id: self.oauth_client_id,
             page_origins: self.page_origins,
+            ucp: self.ucp,
         })
     }
 }
@@ -87,6 +102,7 @@ impl ServerConfig {
             timeout_secs: None,
             oauth_client_id: None,
             page_origins: Vec::new(),
+            ucp: None,
         }
     }
 
@@ -242,6 +258,7 @@ mod tests {
                 timeout_secs: None,
                 oauth_client_id: None,
                 page_origins: Vec::new(),
+                ucp: None,
             }
         );
         assert!(!file.mcp_servers["notes"].trusted);

@@ -18,13 +18,14 @@ use tokio::sync::{Mutex, RwLock};
 use super::asks::CallRoute;
 use super::client::ProgressWatch;
 use super::connect::{ConnectError, McpClient};
-use super::pin::tool_info;
+use super::pin::{merchant_tool, tool_info};
 use super::{
     CallAnswer, CallListener, CallOutcome, IDEMPOTENCY_KEY, InputRequired, McpError, ServerEntry,
     ServerProblem, ServerStatus, SignInStatus, ToolInfo, ToolInvocation, ToolListing, ToolOutput,
     ToolSource,
 };
 use crate::protocol::CallProgress;
+use crate::ucp::binding::with_meta;
 
 /// Time limits for servers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,7 +218,10 @@ impl McpHub {
         let mut infos = Vec::new();
         let mut skipped = Vec::new();
         for tool in &tools {
-            let info = tool_info(&server, slot.entry.trusted, tool);
+            let mut info = tool_info(&server, slot.entry.trusted, tool);
+            if let Some(binding) = &slot.entry.ucp {
+                info = merchant_tool(info, binding);
+            }
             if is_model_safe_name(&info.qualified_name) {
                 infos.push(info);
             } else {
@@ -234,8 +238,11 @@ impl McpHub {
     ) -> Result<CallOutcome, McpError> {
         let slot = self.slot(&call.server).await?;
         let (live, restarted) = slot.live(&self.options).await?;
-        let mut params =
-            CallToolRequestParams::new(call.tool.clone()).with_arguments(call.arguments);
+        let arguments = match &slot.entry.ucp {
+            Some(binding) => with_meta(call.arguments, binding, call.idempotency_key.as_deref()),
+            None => call.arguments,
+        };
+        let mut params = CallToolRequestParams::new(call.tool.clone()).with_arguments(arguments);
         if let Some(key) = call.idempotency_key {
             let mut meta = Map::new();
             meta.insert(IDEMPOTENCY_KEY.to_string(), Value::String(key));
@@ -564,6 +571,7 @@ mod tests {
             trusted: false,
             call_timeout: None,
             pages: PageOrigins::none(),
+            ucp: None,
             connector: missing.clone(),
         }])
         .await;
@@ -644,6 +652,7 @@ exec sleep 30
             connector: Arc::new(connector),
             call_timeout: Some(Duration::from_secs(1)),
             pages: PageOrigins::none(),
+            ucp: None,
         }])
         .await;
         let started = Instant::now();

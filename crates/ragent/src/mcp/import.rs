@@ -491,6 +491,7 @@ fn read_server(
         // Where a server may send the user is the user's to declare in
         // settings, never a pasted config's.
         page_origins: Vec::new(),
+        ucp: None,
     })
 }
 

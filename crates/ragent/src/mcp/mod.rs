@@ -23,6 +23,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use crate::protocol::CallProgress;
+use crate::ucp::binding::MerchantBinding;
 
 pub use asks::LiveRequest;
 pub use connect::{Connect, ConnectError, Connected};
@@ -92,6 +93,8 @@ pub struct ToolInfo {
     pub definition: Value,
     pub definition_hash: String,
     pub trusted: bool,
+    /// The merchant whose shopping service (UCP) lists it, if any.
+    pub merchant: Option<MerchantBinding>,
 }
 
 /// A server that could not list its tools.
@@ -220,6 +223,9 @@ pub struct ServerEntry {
     pub call_timeout: Option<Duration>,
     /// The web pages it may send the user to.
     pub pages: PageOrigins,
+    /// A UCP merchant's shopping service: its calls carry the request
+    /// metadata the binding requires.
+    pub ucp: Option<MerchantBinding>,
 }
 
 impl std::fmt::Debug for ServerEntry {
@@ -230,6 +236,7 @@ impl std::fmt::Debug for ServerEntry {
             .field("connector", &self.connector.describe())
             .field("call_timeout", &self.call_timeout)
             .field("pages", &self.pages.listed())
+            .field("ucp", &self.ucp)
             .finish()
     }
 }

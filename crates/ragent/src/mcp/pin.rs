@@ -10,6 +10,7 @@ use super::{CHANGES_CART, MOVES_MONEY, PREVIEW, ToolHints, ToolInfo, UNDOABLE, q
 use crate::hashing::{canonical_json, hash_json};
 use crate::protocol::{DefinitionField, ToolDefinitionView};
 use crate::store::{StoreError, kv};
+use crate::ucp::binding::{MerchantBinding, Operation, offered_schema};
 
 /// Whether the definition's `_meta` says the tool moves money.
 pub fn moves_money(tool: &rmcp::model::Tool) -> bool {
@@ -127,7 +128,23 @@ pub fn tool_info(server: &str, trusted: bool, tool: &rmcp::model::Tool) -> ToolI
         definition_hash: hash_json(&definition),
         definition,
         trusted,
+        merchant: None,
     }
+}
+
+/// A tool of a UCP merchant's shopping service as the agent offers it:
+/// without the request metadata the core writes, naming its merchant, and
+/// with `complete_checkout` moving money whatever the merchant declares.
+/// Its card is drawn from the signed checkout, never from a preview tool
+/// the merchant names.
+pub fn merchant_tool(mut info: ToolInfo, binding: &MerchantBinding) -> ToolInfo {
+    info.input_schema = offered_schema(&info.input_schema);
+    if Operation::of(&info.name) == Operation::CompleteCheckout {
+        info.moves_money = true;
+    }
+    info.preview = None;
+    info.merchant = Some(binding.clone());
+    info
 }
 
 /// Compares a tool with its pin, pinning it if it is new. Returns whether

@@ -114,7 +114,7 @@ mod tests {
     fn with_secrets() -> Settings {
         let mut settings = Settings::default();
         settings.model.api_key = Some("sk-1".into());
-        settings.model.extra_headers = [("X-Org".to_string(), "bit".to_string())].into();
+        settings.model.extra_headers = [("X-Org".to_string(), "org-secret".to_string())].into();
         settings.mcp_servers.insert(
             "notes".into(),
             ServerConfig {
@@ -130,6 +130,7 @@ mod tests {
                 timeout_secs: None,
                 oauth_client_id: None,
                 page_origins: Vec::new(),
+                ucp: None,
             },
         );
         settings.mcp_servers.insert(
@@ -144,6 +145,7 @@ mod tests {
                 timeout_secs: None,
                 oauth_client_id: None,
                 page_origins: Vec::new(),
+                ucp: None,
             },
         );
         settings
@@ -155,7 +157,13 @@ mod tests {
         let (doc, values) = split(&settings);
         let text = serde_json::to_string(&doc).unwrap();
         for secret in [
-            "sk-1", "bit", "\"t\"", "Bearer b", "sk-arg", "pw-url", "q-tok",
+            "sk-1",
+            "org-secret",
+            "\"t\"",
+            "Bearer b",
+            "sk-arg",
+            "pw-url",
+            "q-tok",
         ] {
             assert!(!text.contains(secret), "{secret} left in {text}");
         }
@@ -165,7 +173,7 @@ mod tests {
             values,
             [
                 ("model/api_key", "sk-1"),
-                ("model/header/X-Org", "bit"),
+                ("model/header/X-Org", "org-secret"),
                 ("server/notes/arg/api-key", "sk-arg"),
                 ("server/notes/env/TOKEN", "t"),
                 ("server/remote/header/Authorization", "Bearer b"),

@@ -200,6 +200,25 @@ ALTER TABLE tool_calls ADD COLUMN labels_schema TEXT;
 UPDATE tool_calls SET labels_schema = input_schema;
 "#,
     },
+    Migration {
+        description: "the shopper's checkout mandates: made when they approve a merchant's signed checkout, sent with its completion, kept with the merchant's signature and, once completed, the merchant's signed receipt",
+        sql: r#"
+CREATE TABLE mandates (
+    call_id              TEXT PRIMARY KEY REFERENCES tool_calls(id) ON DELETE CASCADE,
+    session_id           TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    server               TEXT NOT NULL,
+    merchant             TEXT NOT NULL,
+    checkout_id          TEXT NOT NULL,
+    checkout             TEXT NOT NULL,
+    merchant_signature   TEXT NOT NULL,
+    mandate              TEXT NOT NULL,
+    created_at           INTEGER NOT NULL,
+    receipt              TEXT,
+    completed_at         INTEGER
+);
+CREATE INDEX mandates_by_session ON mandates(session_id);
+"#,
+    },
 ];
 
 /// Brings the schema up to date.

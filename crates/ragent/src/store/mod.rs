@@ -10,6 +10,7 @@ pub mod failures;
 pub mod file_mode;
 pub mod inputs;
 pub mod kv;
+pub mod mandates;
 pub mod messages;
 pub mod migrations;
 pub mod sessions;

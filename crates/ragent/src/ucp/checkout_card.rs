@@ -70,6 +70,20 @@ pub fn card_content(checkout: &Value) -> Value {
     Value::Object(content)
 }
 
+/// What a card's `content` promises: all of it, but of a signed checkout
+/// in it only what the merchant signed. An ECDSA signature is made anew on
+/// every read, so two reads of the same terms differ in its bytes only.
+pub fn consequences(content: &Value) -> std::borrow::Cow<'_, Value> {
+    match content.get(SIGNED_CHECKOUT) {
+        Some(checkout) => {
+            let mut promised = content.clone();
+            promised[SIGNED_CHECKOUT] = jws::checkout_payload(checkout);
+            std::borrow::Cow::Owned(promised)
+        }
+        None => std::borrow::Cow::Borrowed(content),
+    }
+}
+
 fn items_of(value: &Value) -> impl Iterator<Item = &Value> {
     value.as_array().into_iter().flatten()
 }
@@ -209,6 +223,19 @@ mod tests {
             json!([{"code": "low_stock", "message": "仅剩 2 件", "blocking": false}])
         );
         assert_eq!(content[SIGNED_CHECKOUT], checkout());
+    }
+
+    #[test]
+    fn two_reads_of_the_same_terms_promise_the_same_whatever_their_signatures() {
+        let (key, _) = SigningKey::generate().unwrap();
+        let first = card_content(&jws::sign_checkout(&key, checkout()).unwrap());
+        let again = card_content(&jws::sign_checkout(&key, checkout()).unwrap());
+        assert_ne!(first, again, "ECDSA signs anew");
+        assert_eq!(consequences(&first), consequences(&again));
+        let mut dearer = checkout();
+        dearer["totals"][3]["amount"] = json!(599_900);
+        let dearer = card_content(&jws::sign_checkout(&key, dearer).unwrap());
+        assert_ne!(consequences(&first), consequences(&dearer));
     }
 
     #[test]

@@ -112,19 +112,27 @@ impl DeviceKey {
     }
 
     /// Binds the key to the shopper signed in at `origin` with
-    /// `access_token` (fresh from the sign-in), and keeps the id the
-    /// merchant gave it.
-    pub async fn bind(&self, origin: &str, access_token: &str) -> Result<String, DeviceError> {
+    /// `access_token` (fresh from the sign-in; none where the merchant has
+    /// no sign-in, as the local demo shop), and keeps the id the merchant
+    /// gave it.
+    pub async fn bind(
+        &self,
+        origin: &str,
+        access_token: Option<&str>,
+    ) -> Result<String, DeviceError> {
         let (key, _) = self.key().await?;
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(BIND_TIMEOUT)
             .build()
             .map_err(|e| DeviceError::Unreachable(e.to_string()))?;
-        let response = client
+        let mut request = client
             .post(format!("{origin}{DEVICES_PATH}"))
-            .bearer_auth(access_token)
-            .json(&serde_json::json!({ "jwk": key.public_jwk() }))
+            .json(&serde_json::json!({ "jwk": key.public_jwk() }));
+        if let Some(token) = access_token {
+            request = request.bearer_auth(token);
+        }
+        let response = request
             .send()
             .await
             .map_err(|e| DeviceError::Unreachable(e.to_string()))?;
@@ -178,6 +186,11 @@ impl DeviceKey {
             now_secs,
             now_secs + MANDATE_LIFETIME_SECS,
         )?)
+    }
+
+    /// The id the merchant gave the key, once bound.
+    pub async fn bound_as(&self) -> Result<Option<String>, DeviceError> {
+        Ok(self.read().await?.and_then(|kept| kept.bound_as))
     }
 
     /// Forgets the key (the server was removed, or the shopper signed out).

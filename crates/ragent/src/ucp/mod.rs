@@ -3,6 +3,7 @@
 //! card shows of a signed checkout and whether it is payable, and the
 //! shopper's device key that signs the mandate when they approve.
 
+pub mod binding;
 pub mod checkout_card;
 pub mod device;
 pub mod platform;

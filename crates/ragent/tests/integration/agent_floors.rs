@@ -32,7 +32,15 @@ const FLOORS: &[(&str, &[&str])] = &[
     ),
     (
         "the batch: stored calls, previews and the card",
-        &["batch", "preview", "card", "rejudge", "elicitation/stored"],
+        &[
+            "batch",
+            "checkout_preview",
+            "preview",
+            "mandates",
+            "card",
+            "rejudge",
+            "elicitation/stored",
+        ],
     ),
     (
         "execution, with the live input watch, and recovery",

@@ -111,6 +111,7 @@ async fn settings_take_effect_without_a_restart() {
             timeout_secs: None,
             oauth_client_id: None,
             page_origins: Vec::new(),
+            ucp: None,
         },
     );
     h.agent.save_settings(settings.clone()).await.unwrap();
@@ -153,6 +154,7 @@ async fn settings_take_effect_without_a_restart() {
             timeout_secs: None,
             oauth_client_id: None,
             page_origins: Vec::new(),
+            ucp: None,
         },
     );
     let refused = h.agent.save_settings(settings).await;

@@ -48,6 +48,7 @@ fn settings_with_secrets() -> Settings {
             timeout_secs: None,
             oauth_client_id: None,
             page_origins: Vec::new(),
+            ucp: None,
         },
     );
     settings.mcp_servers.insert(
@@ -62,6 +63,7 @@ fn settings_with_secrets() -> Settings {
             timeout_secs: None,
             oauth_client_id: None,
             page_origins: Vec::new(),
+            ucp: None,
         },
     );
     settings

@@ -24,6 +24,7 @@ fn shop_as_user_server(data_dir: &Path) -> ServerConfig {
         timeout_secs: None,
         oauth_client_id: None,
         page_origins: Vec::new(),
+        ucp: None,
     }
 }
 

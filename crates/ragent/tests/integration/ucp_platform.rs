@@ -1,13 +1,19 @@
-//! The platform's parts against the real shop served over HTTP: the app
-//! reads the merchant's profile, binds its device key, checks the signed
-//! checkout before drawing a card from it, and the mandate it makes over
-//! exactly that checkout is the one the shop completes; a checkout whose
-//! total was altered on the way is not shown as payable.
+//! The app as a UCP platform against the real shop served over HTTP: the
+//! app reads the merchant's profile, binds its device key, checks the
+//! signed checkout before drawing a card from it, and the mandate it makes
+//! over exactly that checkout is the one the shop completes; a checkout
+//! whose signature does not hold is not shown as payable. First the parts
+//! alone, then the agent: the model asks to complete a checkout, the card
+//! shows the signed checkout, the shopper approves, the shop completes.
 
 use std::net::SocketAddr;
 
 use pretty_assertions::assert_eq;
+use ragent::AgentError;
+use ragent::mcp::config::{ServerConfig, ServerTransport, UcpMerchant};
+use ragent::protocol::{CallRisk, CheckoutProblem, PreviewOutcome, StopReason};
 use ragent::secrets::MemorySecrets;
+use ragent::toolcall::CallStatus;
 use ragent::ucp::checkout_card::{self, CheckoutRefusal, SIGNED_CHECKOUT};
 use ragent::ucp::device::{DeviceError, DeviceKey};
 use ragent::ucp::platform::platform_profile;
@@ -16,14 +22,21 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::support::*;
+
 const IPHONE_17: &str = "MG6W4CH/A";
 
 /// The app's platform profile, hosted on loopback as its publisher would
 /// host it; the listener ends with the test's runtime.
 async fn host_platform_profile() -> String {
+    format!("{}/platform.json", host_document(platform_profile()).await)
+}
+
+/// `document` served at every path of a loopback origin, returned.
+async fn host_document(document: Value) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let body = platform_profile().to_string();
+    let body = document.to_string();
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             let body = body.clone();
@@ -38,7 +51,7 @@ async fn host_platform_profile() -> String {
             });
         }
     });
-    format!("http://{addr}/platform.json")
+    format!("http://{addr}")
 }
 
 struct Shop {
@@ -77,6 +90,17 @@ async fn serve_shop() -> Shop {
     }
 }
 
+/// The amount of the card's total of `kind`.
+fn card_total(content: &Value, kind: &str) -> i64 {
+    content["totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|total| total["kind"] == kind)
+        .and_then(|total| total["amountFen"].as_i64())
+        .unwrap_or_else(|| panic!("no {kind} total in {content}"))
+}
+
 async fn post(client: &reqwest::Client, url: &str, profile: &str, body: &Value) -> (u16, Value) {
     let response = client
         .post(url)
@@ -103,7 +127,7 @@ async fn the_shopper_approves_the_signed_checkout_and_the_shop_completes_their_m
     assert!(merchant.signs_checkouts());
 
     let device = DeviceKey::new("bitselect", std::sync::Arc::new(MemorySecrets::new()));
-    let kid = device.bind(&shop.origin, "local demo").await.unwrap();
+    let kid = device.bind(&shop.origin, None).await.unwrap();
     assert!(kid.starts_with("bitselect-"), "{kid}");
 
     let saved = shop.shop.saved_addresses().unwrap();
@@ -118,12 +142,7 @@ async fn the_shopper_approves_the_signed_checkout_and_the_shop_completes_their_m
     // The card: drawn only from a checkout whose signature holds.
     assert_eq!(checkout_card::verify(&checkout, &merchant.keys), Ok(()));
     let card = checkout_card::card_content(&checkout);
-    let pay = card["totals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|total| total["kind"] == "pay")
-        .unwrap();
+    let pay = card_total(&card, "pay");
     let total_of = |checkout: &Value| {
         checkout["totals"]
             .as_array()
@@ -133,8 +152,8 @@ async fn the_shopper_approves_the_signed_checkout_and_the_shop_completes_their_m
             .unwrap()["amount"]
             .clone()
     };
-    assert_eq!(pay["amountFen"], total_of(&checkout));
-    assert_eq!(pay["amountFen"], json!(679_900));
+    assert_eq!(json!(pay), total_of(&checkout));
+    assert_eq!(pay, 679_900);
     assert_eq!(card["lines"][0]["code"], IPHONE_17);
     assert_eq!(
         card["address"]["receiverName"],
@@ -185,4 +204,157 @@ async fn a_device_the_merchant_has_not_bound_signs_nothing() {
         device.mandate(&checkout, "https://shop.example", 0).await,
         Err(DeviceError::NotBound)
     ));
+}
+
+/// An agent whose settings name the shop's UCP service as the merchant
+/// server `merchant`, trusted, with its profile at `origin`.
+async fn agent_at(shop: &Shop, origin: &str) -> Harness {
+    let mut settings = ragent::settings::Settings {
+        ucp_platform_profile: host_platform_profile().await,
+        ..Default::default()
+    };
+    settings.mcp_servers.insert(
+        "merchant".into(),
+        ServerConfig {
+            trusted: true,
+            ucp: Some(UcpMerchant {
+                origin: origin.to_owned(),
+            }),
+            ..ServerConfig::untrusted(ServerTransport::Http {
+                url: format!("{}/ucp/mcp", shop.origin),
+                headers: Default::default(),
+            })
+        },
+    );
+    Harness::start(Setup {
+        settings,
+        ..Setup::bare()
+    })
+    .await
+}
+
+/// A checkout of one iPhone to the shopper's first saved address, made
+/// at the shop as another platform would.
+async fn open_checkout(shop: &Shop) -> Value {
+    let saved = shop.shop.saved_addresses().unwrap();
+    let body = json!({
+        "line_items": [{ "item": { "id": IPHONE_17 }, "quantity": 1 }],
+        "fulfillment": { "methods": [{ "type": "shipping", "selected_destination_id": saved[0].id }] },
+    });
+    let platform = host_platform_profile().await;
+    let sessions = format!("{}/ucp/checkout-sessions", shop.origin);
+    let (status, checkout) = post(&reqwest::Client::new(), &sessions, &platform, &body).await;
+    assert_eq!(status, 201, "{checkout}");
+    checkout
+}
+
+async fn checkout_status(shop: &Shop, id: &str) -> String {
+    let read = reqwest::Client::new()
+        .get(format!("{}/ucp/checkout-sessions/{id}", shop.origin))
+        .header(
+            "UCP-Agent",
+            format!(r#"profile="{}""#, host_platform_profile().await),
+        )
+        .send()
+        .await
+        .unwrap();
+    let checkout: Value = read.json().await.unwrap();
+    checkout["status"].as_str().unwrap_or_default().to_owned()
+}
+
+fn complete_turn(id: &str) -> Vec<Value> {
+    calls_turn(
+        "为你完成结账。",
+        &[("c1", "merchant__complete_checkout", json!({ "id": id }))],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_card_shows_the_signed_checkout_and_the_approval_pays_it_with_the_shoppers_mandate() {
+    let shop = serve_shop().await;
+    let mut h = agent_at(&shop, &shop.origin).await;
+    let checkout = open_checkout(&shop).await;
+    let id = checkout["id"].as_str().unwrap();
+
+    h.model.push_turn(complete_turn(id));
+    let run = h.say("帮我把这单结了").await;
+    let card = run.card().clone();
+    let call = &card.calls[0];
+    assert_eq!(call.risk, CallRisk::MovesMoney);
+    let preview = call.preview.as_ref().expect("drawn from the checkout");
+    assert_eq!(preview.tool, "merchant__get_checkout");
+    let PreviewOutcome::Computed { content } = &preview.outcome else {
+        panic!("not payable: {:?}", preview.outcome);
+    };
+    assert_eq!(content["lines"][0]["code"], IPHONE_17);
+    assert_eq!(card_total(content, "pay"), 679_900);
+    assert_eq!(checkout_status(&shop, id).await, "ready_for_complete");
+
+    h.model.push_turn(text_turn("已付款。"));
+    let run = h.approve(&card).await;
+    assert_eq!(run.reason, StopReason::Completed);
+    let done = run.finished();
+    assert_eq!(
+        done[0].status,
+        CallStatus::Succeeded,
+        "{:?}",
+        done[0].output
+    );
+    assert_eq!(checkout_status(&shop, id).await, "completed");
+
+    // What the shopper signed is kept: the checkout the card showed, the
+    // merchant's signature on it, the mandate, and the signed receipt.
+    let db = rusqlite::Connection::open(h.dir.path().join("agent.db")).unwrap();
+    let kept = ragent::store::mandates::all(&db).unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].checkout, content[SIGNED_CHECKOUT]);
+    assert_eq!(
+        kept[0].merchant_signature,
+        content[SIGNED_CHECKOUT]["ap2"]["merchant_authorization"]
+    );
+    assert_eq!(kept[0].merchant, shop.origin);
+    let receipt = kept[0].receipt.as_ref().expect("the receipt");
+    assert_eq!(receipt["status"], "completed");
+    assert!(receipt["order"]["id"].is_string());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkout_whose_signature_does_not_hold_is_not_payable_and_cannot_be_approved() {
+    let shop = serve_shop().await;
+    // The merchant's profile, as the app finds it, publishes another key:
+    // the checkout the shop signed does not verify with it.
+    let stranger = ap2::jws::SigningKey::generate().unwrap().0;
+    let mut published = reqwest::get(format!("{}/.well-known/ucp", shop.origin))
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    published["keys"] = json!([stranger.public_jwk()]);
+    let elsewhere = host_document(published).await;
+    let mut h = agent_at(&shop, &elsewhere).await;
+    let checkout = open_checkout(&shop).await;
+    let id = checkout["id"].as_str().unwrap();
+
+    h.model.push_turn(complete_turn(id));
+    let card = h.say("帮我把这单结了").await.card().clone();
+    let outcome = &card.calls[0].preview.as_ref().unwrap().outcome;
+    assert!(
+        matches!(
+            outcome,
+            PreviewOutcome::NotPayable {
+                problem: CheckoutProblem::SignatureInvalid { .. }
+            }
+        ),
+        "{outcome:?}"
+    );
+    let refused = h
+        .agent
+        .respond(&h.session, &card.reply_id, approve_all(&card))
+        .await;
+    assert!(
+        matches!(refused, Err(AgentError::NotPayable { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(checkout_status(&shop, id).await, "ready_for_complete");
 }

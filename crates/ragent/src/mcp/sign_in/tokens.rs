@@ -134,6 +134,15 @@ impl ServerTokens {
         off_thread(KEYRING_TIMEOUT, move || secrets.delete(&slot)).await
     }
 
+    /// The stored access token, when the user is signed in.
+    pub async fn access_token(&self) -> Result<Option<String>, SecretError> {
+        Ok(self
+            .stored()
+            .await?
+            .and_then(|stored| stored.token_response)
+            .and_then(|tokens| access_token(&tokens)))
+    }
+
     /// Whom the stored tokens act for, when there are any.
     pub async fn identity(&self) -> Result<Option<String>, SecretError> {
         Ok(self

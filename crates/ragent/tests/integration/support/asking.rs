@@ -144,6 +144,7 @@ impl AskingServer {
             trusted,
             call_timeout: None,
             pages: PageOrigins::none(),
+            ucp: None,
             connector: Arc::new(InProcessAsking {
                 server: self.clone(),
                 identity: uuid::Uuid::new_v4().to_string(),
@@ -156,6 +157,7 @@ impl AskingServer {
         let declared: Vec<String> = declared.iter().map(|o| o.to_string()).collect();
         ServerEntry {
             pages: PageOrigins::of(None, &declared),
+            ucp: None,
             ..self.entry(name, true)
         }
     }

@@ -106,6 +106,7 @@ impl LegacyServer {
             trusted,
             call_timeout: None,
             pages: PageOrigins::none(),
+            ucp: None,
             connector: Arc::new(InProcessLegacy {
                 server: self.clone(),
                 identity: uuid::Uuid::new_v4().to_string(),

@@ -94,6 +94,7 @@ impl Notebook {
             trusted,
             call_timeout: None,
             pages: PageOrigins::none(),
+            ucp: None,
             connector: Arc::new(InProcess {
                 notebook: self.clone(),
                 identity: uuid::Uuid::new_v4().to_string(),
