@@ -421,6 +421,50 @@ mod tests {
     }
 
     #[test]
+    fn a_ucp_merchant_is_an_http_server_at_an_origin_and_the_platform_profile_a_safe_address() {
+        let merchant = |transport: ServerTransport, origin: &str| {
+            let mut settings = Settings::default();
+            settings.mcp_servers.insert(
+                "merchant".into(),
+                ServerConfig {
+                    ucp: Some(UcpMerchant {
+                        origin: origin.into(),
+                    }),
+                    ..ServerConfig::untrusted(transport)
+                },
+            );
+            settings.validate(&[])
+        };
+        let http = || ServerTransport::Http {
+            url: "https://shop.example/ucp/mcp".into(),
+            headers: BTreeMap::new(),
+        };
+        assert_eq!(merchant(http(), "https://shop.example"), Ok(()));
+        assert!(matches!(
+            merchant(http(), "https://shop.example/ucp"),
+            Err(SettingsError::Ucp(_))
+        ));
+        assert!(matches!(
+            merchant(http(), "http://shop.example"),
+            Err(SettingsError::Ucp(_))
+        ));
+        let command = ServerTransport::Stdio {
+            command: "shop".into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+        };
+        assert!(matches!(
+            merchant(command, "https://shop.example"),
+            Err(SettingsError::Ucp(_))
+        ));
+        let plain = Settings {
+            ucp_platform_profile: "http://app.example/profile.json".into(),
+            ..Settings::default()
+        };
+        assert!(matches!(plain.validate(&[]), Err(SettingsError::Ucp(_))));
+    }
+
+    #[test]
     fn settings_saved_before_the_shop_choice_load_with_the_local_shop() {
         let settings: Settings = serde_json::from_str(r#"{"max_turns_per_run": 5}"#).unwrap();
         assert_eq!(settings.shop, ShopConnection::Local);

@@ -144,7 +144,7 @@ const INTERNAL = /\b[a-z]+(?:_[a-z]+)+\b|__/;
  */
 const NAMES = new Set([
   "Ctrl", "Enter", "Backspace", "Shift", "Tab", "Esc",
-  "JSON", "MCP", "URL", "HTTP", "HTTPS", "API", "Markdown", "Header",
+  "JSON", "MCP", "UCP", "URL", "HTTP", "HTTPS", "API", "Markdown", "Header",
   "OpenAI", "Chat", "Completions", "DeepSeek", "DashScope", "Ollama", "Base",
   "Claude", "Desktop", "Cursor", "Cline", "Cherry", "Studio", "Code",
   "English",

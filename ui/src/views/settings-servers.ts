@@ -35,6 +35,8 @@ interface Row {
   unencrypted: boolean;
   /** Origins besides its own address whose pages it may open, one per line. */
   pageOrigins: string;
+  /** For a merchant's shopping service (UCP): the merchant's origin; empty: none. */
+  ucpOrigin: string;
 }
 
 function newRow(i18n: I18n, name: string, stored: ServerEdit | null, unencrypted: boolean): Row {
@@ -55,6 +57,7 @@ function newRow(i18n: I18n, name: string, stored: ServerEdit | null, unencrypted
     clientId: stored?.oauth_client_id ?? "",
     unencrypted,
     pageOrigins: (stored?.page_origins ?? []).join("\n"),
+    ucpOrigin: stored?.ucp?.origin ?? "",
   };
 }
 
@@ -73,7 +76,9 @@ function fromRow(row: Row): Built {
   const headers = row.headers.collect();
   if (!headers.ok) return headers;
   const oauth_client_id = row.clientId.trim() === "" ? null : row.clientId.trim();
-  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, ...behaviour, oauth_client_id } };
+  // Only a merchant's service says so: any other server keeps the plain shape.
+  const ucp = row.ucpOrigin.trim() === "" ? {} : { ucp: { origin: row.ucpOrigin.trim() } };
+  return { ok: true, edit: { url: row.url.trim(), headers: headers.value, ...behaviour, oauth_client_id, ...ucp } };
 }
 
 /**
@@ -121,6 +126,11 @@ export function serversSection(
                 t("settings.clientId"),
                 textInput(row.clientId, (v) => (row.clientId = v), { "data-testid": "server-client-id" }),
                 t("settings.clientIdHelp"),
+              ),
+              field(
+                t("settings.ucpOrigin"),
+                textInput(row.ucpOrigin, (v) => (row.ucpOrigin = v), { type: "url", placeholder: "https://shop.example.com", "data-testid": "server-ucp-origin" }),
+                t("settings.ucpOriginHelp"),
               ),
             ]),
       );

@@ -36,16 +36,23 @@ export function shopSection(draft: SettingsEdit, i18n: I18n): Section {
     },
     { "data-testid": "shop-kind" },
   );
+  let platformProfile = draft.ucp_platform_profile;
   const el = h(
     "section",
     { class: "settings-section", attrs: { "aria-label": t("settings.shop") } },
     h("h3", { text: t("settings.shop") }),
     field(t("settings.shopKind"), choice),
     urlField,
+    field(
+      t("settings.platformProfile"),
+      textInput(platformProfile, (value) => (platformProfile = value), { type: "url", "data-testid": "platform-profile" }),
+      t("settings.platformProfileHelp"),
+    ),
   );
   return {
     el,
     validate() {
+      draft.ucp_platform_profile = platformProfile.trim();
       if (kind === "local") {
         draft.shop = { kind: "local" };
         return null;

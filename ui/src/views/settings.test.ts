@@ -279,6 +279,26 @@ describe("MCP servers", () => {
     expect((await save()).mcp_servers.remote).toMatchObject({ oauth_client_id: "operator-given" });
   });
 
+  it("keeps a merchant's UCP origin through a save, and saves none for any other server", async () => {
+    api.settings.mcp_servers = {
+      merchant: { url: "https://shop.example/ucp/mcp", headers: {}, trusted: true, disabled: false, timeout_secs: null, ucp: { origin: "https://shop.example" } },
+    };
+    await mount();
+    const origins = root.querySelectorAll<HTMLInputElement>('[data-testid="server-ucp-origin"]');
+    expect(origins[0].value).toBe("https://shop.example");
+    expect((await save()).mcp_servers.merchant).toMatchObject({ ucp: { origin: "https://shop.example" } });
+    addHttpServer("remote", "https://remote.example/mcp");
+    expect((await save()).mcp_servers.remote).not.toHaveProperty("ucp");
+  });
+
+  it("saves the platform profile's address, trimmed", async () => {
+    const profile = q<HTMLInputElement>('[data-testid="platform-profile"]');
+    expect(profile.value).toBe("https://bitselect.app/.well-known/ucp-platform.json");
+    profile.value = " http://127.0.0.1:8080/platform.json ";
+    profile.dispatchEvent(new Event("input"));
+    expect((await save()).ucp_platform_profile).toBe("http://127.0.0.1:8080/platform.json");
+  });
+
   it("marks a saved server over plain http to another computer as not encrypted", async () => {
     expect(root.querySelector('[data-testid="server-unencrypted"]')).toBeNull();
     api.settings.mcp_servers = {
