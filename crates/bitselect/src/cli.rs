@@ -162,7 +162,8 @@ pub struct StoreOptions {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    Serve(Options),
+    /// Boxed: the serving options are far larger than the other commands'.
+    Serve(Box<Options>),
     SeedUsers(SeedUsersOptions),
     RotateSigningKey(StoreOptions),
     Help,
@@ -392,7 +393,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
         )));
     }
     let database_url = database_url_or_env(database_url, &data_dir, env)?;
-    Ok(Command::Serve(Options {
+    Ok(Command::Serve(Box::new(Options {
         data_dir: data_dir_or_env(data_dir, env_data_dir),
         database_url,
         transport,
@@ -401,7 +402,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, env: &Env) -> Result<Comm
             allowed_origins,
         },
         auth,
-    }))
+    })))
 }
 
 fn unknown(flag: &str, inline: Option<String>) -> UsageError {
@@ -537,7 +538,7 @@ mod tests {
     }
 
     fn serve(data_dir: Option<&str>, transport: Transport, allow_remote: bool) -> Command {
-        Command::Serve(Options {
+        Command::Serve(Box::new(Options {
             data_dir: data_dir.map(PathBuf::from),
             database_url: None,
             transport,
@@ -546,7 +547,7 @@ mod tests {
                 ..HttpAccess::default()
             },
             auth: None,
-        })
+        }))
     }
 
     #[test]

@@ -256,10 +256,22 @@ pub async fn serve_http_authenticated(
         allowed_origins,
     } = access;
     let listener = listen(addr.into(), allow_remote).await?;
-    let auth = Arc::new(Authenticator::new(auth));
+    // The commerce service is a protected resource of its own, as the MCP
+    // authorization spec wants of each endpoint: a client signing in to it
+    // finds its own metadata; a token for either is good for both.
+    let auth = Arc::new(Authenticator::new(
+        auth.also_serving(ucp::names::UCP_MCP_PATH),
+    ));
+    let ucp_resource = format!("{}{}", auth.config().origin(), ucp::names::UCP_MCP_PATH);
+    let ucp_auth = Arc::new(auth.for_resource(&ucp_resource).ok_or_else(|| {
+        ServeError::Http(std::io::Error::other(
+            "the commerce service's resource is not one of the shop's",
+        ))
+    })?);
     tracing::info!(
         issuer = auth.config().issuer(),
         resource = auth.config().resource(),
+        commerce_resource = ucp_resource,
         "serving HTTP as an OAuth protected resource"
     );
     let warm = auth.clone();
@@ -289,14 +301,20 @@ pub async fn serve_http_authenticated(
         pay_pages,
         mcp_config(allow_remote, &stop),
     );
+    let ucp_mcp = axum::Router::new()
+        .nest_service(ucp::names::UCP_MCP_PATH, ucp_mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            ucp_auth.clone(),
+            require_bearer,
+        ));
     let mcp = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
-        .nest_service(ucp::names::UCP_MCP_PATH, ucp_mcp)
         .merge(checkout)
         .layer(axum::middleware::from_fn_with_state(
             auth.clone(),
             require_bearer,
-        ));
+        ))
+        .merge(ucp_mcp);
     let guarded = origin_checked(mcp, allowed_origins)
         .merge(pages)
         .merge(profile);
@@ -305,7 +323,13 @@ pub async fn serve_http_authenticated(
         axum::routing::get(move || async move { auth.metadata_response() })
     };
     let root_path = format!("/.well-known/{RESOURCE_METADATA_NAME}");
-    let mut router = guarded.route(&auth.config().metadata_path(), metadata.clone());
+    let ucp_metadata = {
+        let auth = ucp_auth.clone();
+        axum::routing::get(move || async move { auth.metadata_response() })
+    };
+    let mut router = guarded
+        .route(&auth.config().metadata_path(), metadata.clone())
+        .route(&ucp_auth.config().metadata_path(), ucp_metadata);
     if auth.config().metadata_path() != root_path {
         router = router.route(&root_path, metadata);
     }

@@ -28,6 +28,10 @@ pub struct AuthConfig {
     issuer: String,
     resource: String,
     resource_url: Url,
+    /// The shop's other protected resources on the same origin (its
+    /// commerce service at `/ucp/mcp`): a token for any of them is good
+    /// for all, each names its own metadata.
+    also: Vec<String>,
     leeway_secs: u64,
 }
 
@@ -79,7 +83,47 @@ impl AuthConfig {
             issuer: issuer.to_owned(),
             resource: resource.to_owned(),
             resource_url,
+            also: Vec::new(),
             leeway_secs: DEFAULT_LEEWAY_SECS,
+        })
+    }
+
+    /// The same shop also serving a protected resource at `path` of its
+    /// origin (`/ucp/mcp`).
+    pub fn also_serving(mut self, path: &str) -> Self {
+        let resource = format!("{}{path}", self.origin());
+        if resource != self.resource && !self.also.contains(&resource) {
+            self.also.push(resource);
+        }
+        self
+    }
+
+    /// Every resource a token may be issued for, this one first.
+    pub fn resources(&self) -> Vec<&str> {
+        std::iter::once(self.resource.as_str())
+            .chain(self.also.iter().map(String::as_str))
+            .collect()
+    }
+
+    /// The same shop seen from its resource `resource` (one of
+    /// [`AuthConfig::resources`]): its metadata is that resource's.
+    pub fn for_resource(&self, resource: &str) -> Option<Self> {
+        if !self.resources().contains(&resource) {
+            return None;
+        }
+        let resource_url = Url::parse(resource).ok()?;
+        let also = self
+            .resources()
+            .into_iter()
+            .filter(|other| *other != resource)
+            .map(str::to_owned)
+            .collect();
+        Some(Self {
+            issuer: self.issuer.clone(),
+            resource: resource.to_owned(),
+            resource_url,
+            also,
+            leeway_secs: self.leeway_secs,
         })
     }
 
@@ -152,6 +196,25 @@ mod tests {
 
     fn config(issuer: &str, resource: &str) -> AuthConfig {
         AuthConfig::new(issuer, resource).unwrap()
+    }
+
+    #[test]
+    fn the_commerce_service_is_another_resource_of_the_same_shop_with_its_own_metadata() {
+        let c = config("https://as.example", "https://shop.example/mcp").also_serving("/ucp/mcp");
+        assert_eq!(
+            c.resources(),
+            ["https://shop.example/mcp", "https://shop.example/ucp/mcp"]
+        );
+        let ucp = c.for_resource("https://shop.example/ucp/mcp").unwrap();
+        assert_eq!(
+            ucp.metadata_url(),
+            "https://shop.example/.well-known/oauth-protected-resource/ucp/mcp"
+        );
+        assert_eq!(
+            ucp.resources(),
+            ["https://shop.example/ucp/mcp", "https://shop.example/mcp"]
+        );
+        assert_eq!(c.for_resource("https://elsewhere.example/mcp"), None);
     }
 
     #[test]

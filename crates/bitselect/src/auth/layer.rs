@@ -22,13 +22,23 @@ const MAX_TOKEN_BYTES: usize = 16 * 1024;
 #[derive(Debug)]
 pub struct Authenticator {
     config: AuthConfig,
-    validator: Validator,
+    /// Shared by the shop's resources: one cache of the issuer's keys.
+    validator: Arc<Validator>,
 }
 
 impl Authenticator {
     pub fn new(config: AuthConfig) -> Self {
-        let validator = Validator::new(&config);
+        let validator = Arc::new(Validator::new(&config));
         Self { config, validator }
+    }
+
+    /// The guard of the shop's other resource `resource`: the same tokens
+    /// are good, its 401 names its own metadata.
+    pub fn for_resource(&self, resource: &str) -> Option<Self> {
+        Some(Self {
+            config: self.config.for_resource(resource)?,
+            validator: self.validator.clone(),
+        })
     }
 
     pub fn config(&self) -> &AuthConfig {

@@ -92,7 +92,7 @@ impl Validator {
         validation.validate_nbf = true;
         validation.validate_aud = true;
         validation.set_issuer(&[config.issuer()]);
-        validation.set_audience(&[config.resource()]);
+        validation.set_audience(&config.resources());
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         Self {
             keys,

@@ -26,7 +26,7 @@ fn main() -> ExitCode {
             println!("bitselect-mcp {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Ok(Command::Serve(options)) => serve(options),
+        Ok(Command::Serve(options)) => serve(*options),
         Ok(Command::SeedUsers(options)) => seed_users(options),
         Ok(Command::RotateSigningKey(options)) => rotate_signing_key(options),
         Err(error) => {

@@ -8,12 +8,13 @@ use crate::agent::Agent;
 use crate::agent::inner::Inner;
 use crate::agent::sign_ins::{SignInNews, Underway};
 use crate::error::AgentError;
-use crate::mcp::config::ServerTransport;
+use crate::mcp::config::{ServerTransport, UcpMerchant};
 use crate::mcp::env_refs::{expand, process_env};
 use crate::mcp::sign_in::flow::BROWSER_TIMEOUT;
 use crate::mcp::sign_in::{self, SignInError};
 use crate::mcp::{ServerStatus, SignInStatus};
 use crate::protocol::SignInStarted;
+use crate::ucp::device::DeviceKey;
 
 /// The URL of a configured HTTP server, its `${env:…}` filled in.
 fn http_url(inner: &Inner, server: &str) -> Result<String, AgentError> {
@@ -34,6 +35,41 @@ fn http_url(inner: &Inner, server: &str) -> Result<String, AgentError> {
         ServerTransport::Stdio { .. } => Err(failed(SignInError::NotHttp {
             server: server.to_string(),
         })),
+    }
+}
+
+/// The UCP merchant `server` is, when it is one.
+fn merchant_of(inner: &Inner, server: &str) -> Option<UcpMerchant> {
+    inner
+        .settings()
+        .mcp_servers
+        .get(server)
+        .and_then(|config| config.ucp.clone())
+}
+
+/// Right after a sign-in to a merchant, while its token is fresh, binds
+/// this device's key to the shopper there (the merchant takes a key only
+/// with a fresh token used for nothing else). A failure is told in the
+/// log; the card of a completion then says the device is not bound.
+async fn bind_device_if_merchant(inner: &Inner, server: &str) {
+    let Some(merchant) = merchant_of(inner, server) else {
+        return;
+    };
+    let token = match inner.tokens(server).access_token().await {
+        Ok(token) => token,
+        Err(error) => {
+            tracing::warn!(server, %error, "the sign-in's token could not be read to bind the device key");
+            return;
+        }
+    };
+    match DeviceKey::new(server, inner.secrets.clone())
+        .bind(&merchant.origin, token.as_deref())
+        .await
+    {
+        Ok(id) => tracing::info!(server, device = %id, "device key bound at the merchant"),
+        Err(error) => {
+            tracing::warn!(server, %error, "the device key was not bound at the merchant")
+        }
     }
 }
 
@@ -103,6 +139,7 @@ impl Agent {
         })?;
         // Whatever the hub remembers of the 401 is over.
         inner.tools.disconnect(server).await;
+        bind_device_if_merchant(inner, server).await;
         let identity = signed_in
             .identity
             .unwrap_or_else(|| "signed in".to_string());
@@ -142,6 +179,20 @@ impl Agent {
         self.cancel_sign_in(server);
         // A fresh choice: the next run that needs it waits for a sign-in.
         self.inner.sign_ins.went_without().remove(server);
+        if let Some(merchant) = merchant_of(&self.inner, server) {
+            let token = self
+                .inner
+                .tokens(server)
+                .access_token()
+                .await
+                .unwrap_or(None);
+            if let Err(error) = DeviceKey::new(server, self.inner.secrets.clone())
+                .revoke(&merchant.origin, token.as_deref())
+                .await
+            {
+                tracing::warn!(server, %error, "the device key could not be forgotten");
+            }
+        }
         self.inner.tokens(server).forget().await?;
         self.inner.tools.disconnect(server).await;
         tracing::info!(server, "signed out");

@@ -85,10 +85,12 @@ pub fn save(
             active.delete(&slot)?;
         }
     }
-    // A server taken out of the settings takes its sign-in with it.
+    // A server taken out of the settings takes its sign-in and its
+    // device key with it.
     for server in old.mcp_servers.keys() {
         if !new.mcp_servers.contains_key(server) {
             active.delete(&sign_in_slot(server))?;
+            active.delete(&crate::ucp::device::slot(server))?;
         }
     }
     Ok(())

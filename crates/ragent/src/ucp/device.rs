@@ -193,6 +193,44 @@ impl DeviceKey {
         Ok(self.read().await?.and_then(|kept| kept.bound_as))
     }
 
+    /// Revokes the key at the merchant (`DELETE <origin>/account/devices/<id>`,
+    /// with the shopper's token while it still holds), then forgets it here
+    /// whatever the merchant answered: a key this device no longer has
+    /// signs nothing.
+    pub async fn revoke(
+        &self,
+        origin: &str,
+        access_token: Option<&str>,
+    ) -> Result<(), DeviceError> {
+        let bound = self.bound_as().await.unwrap_or(None);
+        if let Some(id) = bound {
+            let outcome = async {
+                let client = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .timeout(BIND_TIMEOUT)
+                    .build()?;
+                let mut request = client.delete(format!("{origin}{DEVICES_PATH}/{id}"));
+                if let Some(token) = access_token {
+                    request = request.bearer_auth(token);
+                }
+                request.send().await
+            }
+            .await;
+            match outcome {
+                Ok(response) if response.status().is_success() => {
+                    tracing::info!(server = %self.server, "device key revoked at the merchant");
+                }
+                Ok(response) => {
+                    tracing::warn!(server = %self.server, status = %response.status(), "the merchant did not revoke the device key; it is forgotten here");
+                }
+                Err(error) => {
+                    tracing::warn!(server = %self.server, %error, "the merchant could not be reached to revoke the device key; it is forgotten here");
+                }
+            }
+        }
+        self.forget().await
+    }
+
     /// Forgets the key (the server was removed, or the shopper signed out).
     pub async fn forget(&self) -> Result<(), DeviceError> {
         let (secrets, slot) = (self.secrets.clone(), slot(&self.server));

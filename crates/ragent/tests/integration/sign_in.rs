@@ -19,61 +19,16 @@ use ragent::store::{Store, kv};
 use ragent::toolcall::CallStatus;
 use rmcp::transport::auth::StoredCredentials;
 use serde_json::json;
-use test_support::oauth::{AuthServer, log_in};
+use test_support::oauth::log_in;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
 
 const SERVER: &str = "online";
 const SLOT: &str = "server/online/oauth";
 
-/// The authorization server and the shop as its protected resource.
-struct OnlineShop {
-    auth: AuthServer,
-    resource: String,
-    _dir: tempfile::TempDir,
-    shutdown: CancellationToken,
-}
-
-impl Drop for OnlineShop {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
 impl OnlineShop {
-    async fn start() -> OnlineShop {
-        // The port is held from here on: the resource URL names it.
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let resource = format!("http://127.0.0.1:{port}{}", bitselect::MCP_PATH);
-        let auth = AuthServer::start(&[&resource], 600).await;
-        let dir = tempfile::tempdir().unwrap();
-        let shop = bitselect::Shop::open(dir.path()).unwrap();
-        let config = bitselect::AuthConfig::new(&auth.issuer, &resource).unwrap();
-        let shutdown = CancellationToken::new();
-        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
-        tokio::spawn(bitselect::serve_http_authenticated(
-            shop,
-            listener,
-            bitselect::HttpAccess::default(),
-            config,
-            shutdown.clone(),
-            move |bound| {
-                let _ = ready_tx.send(bound);
-            },
-        ));
-        ready_rx.await.unwrap();
-        OnlineShop {
-            auth,
-            resource,
-            _dir: dir,
-            shutdown,
-        }
-    }
-
     /// The app with its built-in shop moved online, to this one.
     fn as_the_shop(&self) -> Setup {
         Setup {

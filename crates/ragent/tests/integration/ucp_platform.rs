@@ -209,6 +209,16 @@ async fn a_device_the_merchant_has_not_bound_signs_nothing() {
 /// An agent whose settings name the shop's UCP service as the merchant
 /// server `merchant`, trusted, with its profile at `origin`.
 async fn agent_at(shop: &Shop, origin: &str) -> Harness {
+    Harness::start(Setup {
+        settings: merchant_settings(&shop.origin, origin).await,
+        ..Setup::bare()
+    })
+    .await
+}
+
+/// Settings naming the UCP service of the shop at `shop_origin` as the
+/// merchant server `merchant`, trusted, with its profile at `origin`.
+async fn merchant_settings(shop_origin: &str, origin: &str) -> ragent::settings::Settings {
     let mut settings = ragent::settings::Settings {
         ucp_platform_profile: host_platform_profile().await,
         ..Default::default()
@@ -221,16 +231,12 @@ async fn agent_at(shop: &Shop, origin: &str) -> Harness {
                 origin: origin.to_owned(),
             }),
             ..ServerConfig::untrusted(ServerTransport::Http {
-                url: format!("{}/ucp/mcp", shop.origin),
+                url: format!("{shop_origin}/ucp/mcp"),
                 headers: Default::default(),
             })
         },
     );
-    Harness::start(Setup {
-        settings,
-        ..Setup::bare()
-    })
-    .await
+    settings
 }
 
 /// A checkout of one iPhone to the shopper's first saved address, made
@@ -357,4 +363,54 @@ async fn a_checkout_whose_signature_does_not_hold_is_not_payable_and_cannot_be_a
         "{refused:?}"
     );
     assert_eq!(checkout_status(&shop, id).await, "ready_for_complete");
+}
+
+fn device_slot(h: &Harness) -> Option<Value> {
+    let store = ragent::store::Store::open(&h.dir.path().join("agent.db")).unwrap();
+    let text = store
+        .with_conn(|c| ragent::store::kv::secret(c, "server/merchant/device_key"))
+        .unwrap()?;
+    Some(serde_json::from_str(&text).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_to_a_merchant_binds_the_device_key_and_signing_out_revokes_it() {
+    let shop = OnlineShop::start().await;
+    let h = Harness::start(Setup {
+        settings: merchant_settings(&shop.origin, &shop.origin).await,
+        ..Setup::bare()
+    })
+    .await;
+    assert_eq!(device_slot(&h), None);
+
+    let started = h.agent.begin_sign_in("merchant").await.unwrap();
+    let agent = h.agent.clone();
+    let finish = tokio::spawn(async move { agent.finish_sign_in("merchant").await });
+    let redirect = test_support::oauth::log_in(&started.authorization_url, "alice").await;
+    reqwest::get(&redirect).await.unwrap();
+    finish.await.unwrap().unwrap();
+
+    let kept = device_slot(&h).expect("a device key is kept");
+    let id = kept["bound_as"]
+        .as_str()
+        .expect("bound at the merchant")
+        .to_owned();
+    assert!(id.starts_with("bitselect-"), "{id}");
+
+    // Signing out revokes it at the merchant and forgets it here.
+    let token = test_support::sign_in::sign_in(
+        &shop.auth.issuer,
+        "alice",
+        &format!("{}{}", shop.origin, bitselect::MCP_PATH),
+    )
+    .await;
+    h.agent.sign_out("merchant").await.unwrap();
+    assert_eq!(device_slot(&h), None);
+    let removed = reqwest::Client::new()
+        .delete(format!("{}/account/devices/{id}", shop.origin))
+        .bearer_auth(&token.access_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(removed.status(), 404, "already revoked");
 }

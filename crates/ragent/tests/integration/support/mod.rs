@@ -7,6 +7,7 @@ pub mod inputs;
 pub mod legacy;
 pub mod model;
 pub mod notes;
+pub mod online_shop;
 pub mod shop;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ use tempfile::TempDir;
 use tokio::sync::broadcast;
 
 pub use model::*;
+pub use online_shop::OnlineShop;
 pub use shop::*;
 
 /// Longest a test waits for an event before it fails (a guard, not a pause).
