@@ -25,6 +25,7 @@ app_commands![
     list_models,
     list_tools,
     list_audit,
+    list_mandates,
     tool_definition_change,
     accept_tool_definition,
     open_logs_folder,

@@ -13,6 +13,7 @@ use ragent::protocol::{
     ToolPolicyView, Transcript,
 };
 use ragent::settings_view::{ModelEdit, SettingsEdit, SettingsView};
+use ragent::ucp::evidence::KeptMandate;
 use ragent::{Agent, AgentError};
 use tauri::{AppHandle, Runtime, State};
 
@@ -214,6 +215,12 @@ pub async fn list_audit(
     limit: Option<u32>,
 ) -> Result<Vec<AuditEntry>, AgentError> {
     agent.audit_log(limit.unwrap_or(DEFAULT_AUDIT_LIMIT))
+}
+
+/// The checkout mandates the shopper signed, each verified again.
+#[tauri::command]
+pub async fn list_mandates(agent: State<'_, Agent>) -> Result<Vec<KeptMandate>, AgentError> {
+    agent.mandates()
 }
 
 /// Shows the log directory in the OS's file manager.

@@ -6,6 +6,7 @@ import { listen } from "@tauri-apps/api/event";
 
 import type {
   AuditEntry,
+  KeptMandate,
   CallDecision,
   DefinitionChange,
   ErrorCode,
@@ -63,6 +64,8 @@ export interface Api {
   listModels(model: ModelEdit): Promise<ModelInfo[]>;
   listTools(): Promise<ToolPolicyView[]>;
   listAudit(limit: number): Promise<AuditEntry[]>;
+  /** The checkout mandates the shopper signed, each verified again. */
+  listMandates(): Promise<KeptMandate[]>;
   /** What changed in a tool's definition since it was pinned; null if nothing. */
   toolDefinitionChange(qualifiedName: string): Promise<DefinitionChange | null>;
   /** Accepts the definition shown (named by its hash); the core audits it. */
@@ -116,6 +119,7 @@ export function tauriApi(): Api {
     listModels: (model) => call("list_models", { model }),
     listTools: () => call("list_tools"),
     listAudit: (limit) => call("list_audit", { limit }),
+    listMandates: () => call("list_mandates", {}),
     toolDefinitionChange: (qualifiedName) => call("tool_definition_change", { qualifiedName }),
     acceptToolDefinition: (qualifiedName, newHash) => call("accept_tool_definition", { qualifiedName, newHash }),
     openLogsFolder: () => call("open_logs_folder"),

@@ -28,6 +28,7 @@ use crate::settings::{
 };
 use crate::settings_view::{MASK, Secret, SettingsEdit, SettingsView};
 use crate::toolcall::CallStatus;
+use crate::ucp::evidence::{Check, Evidence, KeptMandate};
 
 /// Where the generated file lives, relative to this crate.
 pub const TS_PATH: &str = "../../ui/src/protocol/index.ts";
@@ -59,6 +60,9 @@ pub fn render() -> String {
         CallPreview::decl(&cfg),
         PreviewOutcome::decl(&cfg),
         CheckoutProblem::decl(&cfg),
+        KeptMandate::decl(&cfg),
+        Evidence::decl(&cfg),
+        Check::decl(&cfg),
         Rejection::decl(&cfg),
         CallStatus::decl(&cfg),
         ToolCallView::decl(&cfg),

@@ -171,6 +171,42 @@ export type PreviewOutcome = { "type": "computed", content: JsonValue, } | { "ty
 
 export type CheckoutProblem = { "kind": "signature_invalid", detail: string, } | { "kind": "currency", currency: string, } | { "kind": "merchant_unreadable", detail: string, } | { "kind": "not_trusted" } | { "kind": "checkout_unreadable", detail: string, } | { "kind": "device_not_bound", detail: string, };
 
+export type KeptMandate = { call_id: string, session_id: string, 
+/**
+ * The merchant's origin.
+ */
+merchant: string, checkout_id: string, 
+/**
+ * The amount to pay the shopper approved, in the checkout's minor
+ * unit (fen), when the checkout states one.
+ */
+total: number | null, currency: string | null, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+signed_at: number, completed_at: number | null, 
+/**
+ * The order the merchant's receipt names, once completed.
+ */
+order: string | null, evidence: Evidence, };
+
+export type Evidence = { 
+/**
+ * The device's signatures and key binding hold, made out to the
+ * merchant and the checkout, over exactly the checkout kept.
+ */
+mandate: Check, 
+/**
+ * The merchant's signature on the checkout holds with its keys.
+ */
+merchant_signature: Check, 
+/**
+ * The receipt's signature holds (none while not completed).
+ */
+receipt: Check | null, };
+
+export type Check = { "outcome": "holds" } | { "outcome": "fails", reason: string, };
+
 export type Rejection = { "type": "unknown_tool" } | { "type": "invalid_arguments", details: Array<string>, } | { "type": "policy_denied" };
 
 export type CallStatus = "proposed" | "asking" | "allowed" | "approved" | "rejected" | "running" | "succeeded" | "failed" | "denied" | "expired" | "superseded" | "interrupted" | "awaiting_input";

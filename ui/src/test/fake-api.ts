@@ -5,6 +5,7 @@ import type { Api } from "../api";
 import type {
   AgentEvent,
   AuditEntry,
+  KeptMandate,
   CallDecision,
   DefinitionChange,
   ErrorInfo,
@@ -48,6 +49,7 @@ export class FakeApi implements Api {
   settings: SettingsView = structuredClone(DEFAULT_SETTINGS);
   tools: ToolPolicyView[] = [];
   audit: AuditEntry[] = [];
+  mandates: KeptMandate[] = [];
   /** Tool definition changes by qualified name; accepting removes one. */
   changes = new Map<string, DefinitionChange>();
   check: ModelStatus = { state: "ok", message: null };
@@ -225,6 +227,11 @@ export class FakeApi implements Api {
   async listTools(): Promise<ToolPolicyView[]> {
     this.record("list_tools");
     return this.tools;
+  }
+
+  async listMandates(): Promise<KeptMandate[]> {
+    this.record("list_mandates");
+    return this.mandates;
   }
 
   async listAudit(limit: number): Promise<AuditEntry[]> {

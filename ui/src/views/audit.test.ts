@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 
 import { createI18n } from "../i18n";
-import type { AuditEntry, CallPreview, SessionInfo, ToolCallView, ToolPolicyView } from "../protocol";
+import type { AuditEntry, CallPreview, KeptMandate, SessionInfo, ToolCallView, ToolPolicyView } from "../protocol";
 import { FakeApi } from "../test/fake-api";
 import { IPHONE_ORDER_PREVIEW } from "../test/fixtures";
 import { auditView } from "./audit";
@@ -45,13 +45,15 @@ const SESSION: SessionInfo = { id: "s1", title: "买手机", created_at: 1, upda
 interface Setup {
   lang?: "zh-CN" | "en";
   entries: AuditEntry[];
+  mandates?: KeptMandate[];
   calls?: ToolCallView[];
   tools?: ToolPolicyView[];
   openSession?: (id: string) => void;
 }
 
-async function mount({ lang = "zh-CN", entries, calls = [], tools = [], openSession }: Setup) {
+async function mount({ lang = "zh-CN", entries, calls = [], tools = [], openSession, mandates = [] }: Setup) {
   const api = new FakeApi();
+  api.mandates = mandates;
   // Each row carries its call as the core stores it now.
   api.audit = entries.map((e) => ({ ...e, call: e.call ?? calls.find((c) => c.call_id === e.call_id) ?? null }));
   api.tools = tools;
@@ -233,5 +235,39 @@ describe("the audit log, for a person", () => {
     expect(rows()).toHaveLength(2);
     type("");
     expect(error.hidden).toBe(true);
+  });
+});
+
+describe("the payments the shopper signed", () => {
+  const signed = (overrides: Partial<KeptMandate>): KeptMandate => ({
+    call_id: "c1", session_id: "s1", merchant: "https://shop.example", checkout_id: "chk_1", total: 679900, currency: "CNY",
+    signed_at: Date.UTC(2026, 11, 4, 2, 0), completed_at: Date.UTC(2026, 11, 4, 2, 1), order: "88301",
+    evidence: { mandate: { outcome: "holds" }, merchant_signature: { outcome: "holds" }, receipt: { outcome: "holds" } },
+    ...overrides,
+  });
+
+  it("lists each with its merchant, checkout, amount, order and whether its signatures still hold", async () => {
+    const altered = signed({
+      call_id: "c2", checkout_id: "chk_2", order: null, completed_at: null,
+      evidence: { mandate: { outcome: "fails", reason: "the signature does not match the signed content" }, merchant_signature: { outcome: "holds" }, receipt: null },
+    });
+    const { view } = await mount({ entries: [], mandates: [signed({}), altered] });
+    const section = view.el.querySelector<HTMLElement>('[data-testid="mandates"]')!;
+    expect(section.hidden).toBe(false);
+    const [good, bad] = [...section.querySelectorAll<HTMLElement>('[data-testid="mandate-row"]')];
+    expect(good.dataset.holds).toBe("true");
+    expect(good.textContent).toContain("https://shop.example");
+    expect(good.textContent).toContain("chk_1");
+    expect(good.textContent).toContain("¥6,799.00");
+    expect(good.textContent).toContain("订单 88301");
+    expect([...good.querySelectorAll("li")].map((li) => li.textContent)).toEqual(["你的授权：核对无误", "商家签名：核对无误", "收据：核对无误"]);
+    expect(bad.dataset.holds).toBe("false");
+    expect(bad.textContent).toContain("未完成");
+    expect(bad.querySelector("li")?.textContent).toBe("你的授权：核对不通过（the signature does not match the signed content）");
+  });
+
+  it("is not shown while nothing was signed", async () => {
+    const { view } = await mount({ entries: [] });
+    expect(view.el.querySelector<HTMLElement>('[data-testid="mandates"]')!.hidden).toBe(true);
   });
 });

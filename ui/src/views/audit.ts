@@ -14,6 +14,7 @@ import { describeArguments, isObject, type ArgJson } from "../schema";
 import { auditFilterBar, filterEntries, NO_FILTER, type AuditFilter } from "./audit-filter";
 import { callsById, outcomeOf, type Outcome } from "./audit-outcome";
 import { errorDetail, failureText } from "./error-text";
+import { mandatesSection } from "./audit-mandates";
 import { notPayableText } from "./card-preview";
 import { valueText } from "./result-view";
 
@@ -41,14 +42,17 @@ export function auditView(deps: AuditDeps): { el: HTMLElement; load(): Promise<v
   const { t } = i18n;
   const body = h("div", { class: "audit-body", attrs: { "aria-live": "polite" } });
   let loaded: Loaded | null = null;
+  const mandates = mandatesSection(i18n);
   let filter: AuditFilter = NO_FILTER;
 
   const load = async (): Promise<void> => {
     try {
-      const [entries, tools] = await Promise.all([
+      const [entries, tools, signed] = await Promise.all([
         deps.api.listAudit(AUDIT_LIMIT),
         deps.api.listTools().catch((): ToolPolicyView[] => []),
+        deps.api.listMandates(),
       ]);
+      mandates.show(signed);
       // Each row carries its call as it is now; a deleted chat's calls stay "not known".
       loaded = {
         entries: [...entries].sort((a, b) => b.at - a.at),
@@ -176,6 +180,7 @@ export function auditView(deps: AuditDeps): { el: HTMLElement; load(): Promise<v
       button(t("audit.refresh"), () => void load(), { class: "btn", testid: "audit-refresh" }),
     ),
     h("p", { class: "section-help", text: t("audit.help") }),
+    mandates.el,
     auditFilterBar(i18n, (next) => {
       filter = next;
       show();

@@ -15,8 +15,9 @@ use crate::protocol::{CallDecision, Decision, PreviewOutcome};
 use crate::store::calls::CallRecord;
 use crate::store::mandates::{self, MandateRecord};
 use crate::ucp::binding::{Operation, checkout_id, with_mandate};
-use crate::ucp::checkout_card::SIGNED_CHECKOUT;
+use crate::ucp::checkout_card::{self, SIGNED_CHECKOUT};
 use crate::ucp::device::DeviceKey;
+use crate::ucp::profile;
 
 /// Whether `call` completes a checkout at a merchant.
 fn completes_checkout(call: &CallRecord) -> bool {
@@ -63,6 +64,16 @@ pub(crate) async fn for_approvals(
                 "the card shows no signed checkout for this call".into(),
             ));
         }
+        // The merchant's keys, read again and kept with the mandate: the
+        // signature is checked once more with them, and the record can be
+        // verified offline later.
+        let published = profile::fetch(&merchant.origin)
+            .await
+            .map_err(|error| refused(error.to_string()))?;
+        checkout_card::verify(&checkout, &published.keys)
+            .map_err(|error| refused(error.to_string()))?;
+        let merchant_keys =
+            serde_json::to_value(&published.keys).map_err(|error| refused(error.to_string()))?;
         let signature = checkout["ap2"]["merchant_authorization"]
             .as_str()
             .unwrap_or_default()
@@ -81,6 +92,7 @@ pub(crate) async fn for_approvals(
             checkout_id: shown_id.unwrap_or_default().to_owned(),
             checkout,
             merchant_signature: signature,
+            merchant_keys,
             mandate,
             created_at: now,
             receipt: None,

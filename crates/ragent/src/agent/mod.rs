@@ -71,7 +71,9 @@ use crate::secrets::{
 };
 use crate::settings::{Settings, SettingsError};
 use crate::settings_view::{SettingsEdit, SettingsView};
+use crate::store::mandates as kept_mandates;
 use crate::store::{Store, StoreError, audit, calls, kv, sessions};
+use crate::ucp::evidence::KeptMandate;
 
 pub use elicitation::judge::MAX_ROUNDS as MAX_INPUT_ROUNDS;
 pub use message::DEFAULT_SESSION_TITLE;
@@ -542,6 +544,13 @@ impl Agent {
             }
             Ok::<_, StoreError>(entries)
         })?)
+    }
+
+    /// The checkout mandates the shopper signed, newest first, each
+    /// verified again offline (what the audit view shows them).
+    pub fn mandates(&self) -> Result<Vec<KeptMandate>, AgentError> {
+        let records = self.inner.store.with_conn(kept_mandates::all)?;
+        Ok(records.iter().map(KeptMandate::of).collect())
     }
 
     /// Stops every run and waits for their tasks to end. Stored state stays

@@ -22,6 +22,9 @@ pub struct MandateRecord {
     /// The checkout the shopper approved, as signed by the merchant.
     pub checkout: Value,
     pub merchant_signature: String,
+    /// The merchant's published keys (JWKs) the signature was checked
+    /// with: what lets the record be verified again offline.
+    pub merchant_keys: Value,
     pub mandate: String,
     pub created_at: i64,
     pub receipt: Option<Value>,
@@ -33,11 +36,12 @@ pub struct MandateRecord {
 pub fn keep(conn: &Connection, record: &MandateRecord) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO mandates (call_id, session_id, server, merchant, checkout_id, checkout,
-             merchant_signature, mandate, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             merchant_signature, merchant_keys, mandate, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (call_id) DO UPDATE SET checkout_id = excluded.checkout_id,
              checkout = excluded.checkout, merchant_signature = excluded.merchant_signature,
-             mandate = excluded.mandate, created_at = excluded.created_at",
+             merchant_keys = excluded.merchant_keys, mandate = excluded.mandate,
+             created_at = excluded.created_at",
         params![
             record.call_id,
             record.session_id,
@@ -46,6 +50,7 @@ pub fn keep(conn: &Connection, record: &MandateRecord) -> Result<(), StoreError>
             record.checkout_id,
             record.checkout.to_string(),
             record.merchant_signature,
+            record.merchant_keys.to_string(),
             record.mandate,
             record.created_at,
         ],
@@ -68,7 +73,7 @@ pub fn set_receipt(
 }
 
 const COLUMNS: &str = "call_id, session_id, server, merchant, checkout_id, checkout,
-    merchant_signature, mandate, created_at, receipt, completed_at";
+    merchant_signature, merchant_keys, mandate, created_at, receipt, completed_at";
 
 fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<MandateRecord> {
     let json = |text: String| serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -80,10 +85,11 @@ fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<MandateRecord> {
         checkout_id: row.get(4)?,
         checkout: json(row.get(5)?),
         merchant_signature: row.get(6)?,
-        mandate: row.get(7)?,
-        created_at: row.get(8)?,
-        receipt: row.get::<_, Option<String>>(9)?.map(json),
-        completed_at: row.get(10)?,
+        merchant_keys: json(row.get(7)?),
+        mandate: row.get(8)?,
+        created_at: row.get(9)?,
+        receipt: row.get::<_, Option<String>>(10)?.map(json),
+        completed_at: row.get(11)?,
     })
 }
 

@@ -211,6 +211,7 @@ CREATE TABLE mandates (
     checkout_id          TEXT NOT NULL,
     checkout             TEXT NOT NULL,
     merchant_signature   TEXT NOT NULL,
+    merchant_keys        TEXT NOT NULL,
     mandate              TEXT NOT NULL,
     created_at           INTEGER NOT NULL,
     receipt              TEXT,

@@ -6,5 +6,6 @@
 pub mod binding;
 pub mod checkout_card;
 pub mod device;
+pub mod evidence;
 pub mod platform;
 pub mod profile;

@@ -322,6 +322,32 @@ async fn the_card_shows_the_signed_checkout_and_the_approval_pays_it_with_the_sh
     let receipt = kept[0].receipt.as_ref().expect("the receipt");
     assert_eq!(receipt["status"], "completed");
     assert!(receipt["order"]["id"].is_string());
+
+    // The command line verifies it offline; a kept checkout altered since
+    // no longer matches what was signed.
+    let database = h.dir.path().join("agent.db");
+    let verify = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_bitselect-mandates"))
+            .arg(&database)
+            .output()
+            .unwrap()
+    };
+    let verified = verify();
+    let report = String::from_utf8_lossy(&verified.stdout).to_string();
+    assert!(verified.status.success(), "{report}");
+    assert!(
+        report.contains(&format!("checkout {id} at {}: 6799.00 CNY", shop.origin)),
+        "{report}"
+    );
+    assert_eq!(report.matches("holds").count(), 3, "{report}");
+    db.execute(
+        "UPDATE mandates SET checkout = json_set(checkout, '$.totals[0].amount', 1)",
+        [],
+    )
+    .unwrap();
+    let altered = verify();
+    assert_eq!(altered.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&altered.stdout).contains("FAILS"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
