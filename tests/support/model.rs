@@ -54,6 +54,21 @@ impl ScriptedModel {
         self.model.push_turn(turn);
     }
 
+    /// From now on a request that finds no turn queued waits up to
+    /// `limit` for the test to push one.
+    pub fn await_turns(&self, limit: std::time::Duration) {
+        self.model.await_turns(limit);
+    }
+
+    /// Waits until `count` chat requests have come in; their bodies.
+    pub fn wait_for_requests(
+        &self,
+        count: usize,
+        limit: std::time::Duration,
+    ) -> Result<Vec<Value>, test_support::model::ModelError> {
+        self.model.wait_for_requests(count, limit)
+    }
+
     /// The chat requests received so far, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.model.requests()

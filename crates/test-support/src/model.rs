@@ -129,6 +129,10 @@ struct State {
     listing: Option<Reply>,
     /// The headers of each `GET`, oldest first.
     listings: Vec<Vec<(String, String)>>,
+    /// A request that finds the queue empty waits this long for the test
+    /// to push its turn (one it can only write once it has read the
+    /// request); `None` answers 599 at once.
+    awaits_turns: Option<Duration>,
 }
 
 struct Shared {
@@ -136,6 +140,8 @@ struct Shared {
     /// Told whenever a request is noted or its reply written.
     changed: Condvar,
     changed_async: tokio::sync::Notify,
+    /// Told when the test pushes a reply.
+    pushed: tokio::sync::Notify,
 }
 
 /// The running model; it stops serving when dropped.
@@ -212,9 +218,11 @@ impl ScriptedModel {
                 received: Vec::new(),
                 listing: None,
                 listings: Vec::new(),
+                awaits_turns: None,
             }),
             changed: Condvar::new(),
             changed_async: tokio::sync::Notify::new(),
+            pushed: tokio::sync::Notify::new(),
         });
         let task = handle.spawn({
             let shared = shared.clone();
@@ -243,6 +251,15 @@ impl ScriptedModel {
         if let Script::Queue(queue) = &mut self.state().script {
             queue.push_back(reply);
         }
+        // A permit is kept if no request waits yet: none is lost.
+        self.shared.pushed.notify_one();
+    }
+
+    /// From now on a request that finds no turn queued waits up to `limit`
+    /// for one to be pushed, instead of failing: for a turn the test can
+    /// write only from what the request carries (an id a tool answered).
+    pub fn await_turns(&self, limit: Duration) {
+        self.state().awaits_turns = Some(limit);
     }
 
     /// The next model turn, as chunks.
@@ -276,6 +293,35 @@ impl ScriptedModel {
     /// The bodies of every chat request so far, oldest first.
     pub fn requests(&self) -> Vec<Value> {
         self.state().received.iter().map(Received::json).collect()
+    }
+
+    /// Waits until `count` chat requests have come in (answered or not:
+    /// one may wait for its turn, [`ScriptedModel::await_turns`]) and
+    /// returns their bodies.
+    pub fn wait_for_requests(
+        &self,
+        count: usize,
+        limit: Duration,
+    ) -> Result<Vec<Value>, ModelError> {
+        let deadline = Instant::now() + limit;
+        let mut state = self.state();
+        loop {
+            if state.received.len() >= count {
+                return Ok(state.received.iter().map(Received::json).collect());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ModelError::NotEnoughRequests {
+                    wanted: count,
+                    got: state.received.len(),
+                    limit,
+                });
+            }
+            state = match self.shared.changed.wait_timeout(state, left) {
+                Ok((state, _)) => state,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
     }
 
     /// A header of the most recent chat request.
@@ -342,6 +388,29 @@ fn lock(shared: &Shared) -> MutexGuard<'_, State> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The turn the test pushes for a request that found none, if the model
+/// awaits turns; else, or when none comes in time, a 599.
+async fn pushed_turn(shared: &Shared) -> Reply {
+    let none = || Reply::status(599, "the test script has no more turns");
+    let Some(limit) = lock(shared).awaits_turns else {
+        return none();
+    };
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Script::Queue(queue) = &mut lock(shared).script
+            && let Some(reply) = queue.pop_front()
+        {
+            return reply;
+        }
+        if tokio::time::timeout_at(deadline, shared.pushed.notified())
+            .await
+            .is_err()
+        {
+            return none();
+        }
+    }
+}
+
 fn told(shared: &Shared) {
     shared.changed.notify_all();
     // A permit is kept if nobody waits yet: no wake-up is lost.
@@ -380,12 +449,7 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
             let n = state.served;
             state.served += 1;
             let (reply, turn) = match &mut state.script {
-                Script::Queue(queue) => (
-                    queue
-                        .pop_front()
-                        .unwrap_or_else(|| Reply::status(599, "the test script has no more turns")),
-                    n,
-                ),
+                Script::Queue(queue) => (queue.pop_front(), n),
                 Script::Cycle(replies) => {
                     let turn = n % replies.len().max(1);
                     let mut reply = replies
@@ -393,7 +457,7 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
                         .cloned()
                         .unwrap_or_else(|| Reply::status(599, "an empty cycle"));
                     reply.body = reply.body.replace(CALL_ID, &format!("call_{n}"));
-                    (reply, turn)
+                    (Some(reply), turn)
                 }
             };
             state.received.push(Received {
@@ -407,6 +471,10 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
             (reply, state.received.len() - 1)
         };
         told(&shared);
+        let reply = match reply {
+            Some(reply) => reply,
+            None => pushed_turn(&shared).await,
+        };
         if !reply.delay.is_zero() {
             tokio::time::sleep(reply.delay).await;
         }

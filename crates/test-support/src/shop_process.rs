@@ -102,6 +102,13 @@ pub async fn start_instance(
     drained(spawn_shop(binary, &args).await)
 }
 
+/// An instance of `binary` on the SQLite shop in `data_dir`, without
+/// sign-in (a merchant's demo); its stderr is drained.
+pub async fn start_on_data_dir(binary: &Path, data_dir: &Path) -> Instance {
+    let args = [OsStr::new("--data-dir"), data_dir.as_os_str()];
+    drained(spawn_shop(binary, &args).await)
+}
+
 /// [`start_instance`] listening on `port`'s socket, which it inherits: for
 /// an instance whose resource URL is its own address.
 pub async fn start_instance_holding(
