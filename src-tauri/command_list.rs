@@ -20,6 +20,7 @@ app_commands![
     save_settings,
     preview_mcp_import,
     apply_mcp_import,
+    add_ucp_merchant,
     export_mcp_config,
     check_model,
     list_models,

@@ -217,6 +217,15 @@ pub async fn list_audit(
     agent.audit_log(limit.unwrap_or(DEFAULT_AUDIT_LIMIT))
 }
 
+/// Adds the UCP merchant at `address`, read from its profile.
+#[tauri::command]
+pub async fn add_ucp_merchant(
+    agent: State<'_, Agent>,
+    address: String,
+) -> Result<SettingsView, AgentError> {
+    agent.add_ucp_merchant(&address).await
+}
+
 /// The checkout mandates the shopper signed, each verified again.
 #[tauri::command]
 pub async fn list_mandates(agent: State<'_, Agent>) -> Result<Vec<KeptMandate>, AgentError> {

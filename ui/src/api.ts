@@ -66,6 +66,8 @@ export interface Api {
   listAudit(limit: number): Promise<AuditEntry[]>;
   /** The checkout mandates the shopper signed, each verified again. */
   listMandates(): Promise<KeptMandate[]>;
+  /** Adds the UCP merchant at `address`; the settings the core then holds. */
+  addUcpMerchant(address: string): Promise<SettingsView>;
   /** What changed in a tool's definition since it was pinned; null if nothing. */
   toolDefinitionChange(qualifiedName: string): Promise<DefinitionChange | null>;
   /** Accepts the definition shown (named by its hash); the core audits it. */
@@ -120,6 +122,7 @@ export function tauriApi(): Api {
     listTools: () => call("list_tools"),
     listAudit: (limit) => call("list_audit", { limit }),
     listMandates: () => call("list_mandates", {}),
+    addUcpMerchant: (address) => call("add_ucp_merchant", { address }),
     toolDefinitionChange: (qualifiedName) => call("tool_definition_change", { qualifiedName }),
     acceptToolDefinition: (qualifiedName, newHash) => call("accept_tool_definition", { qualifiedName, newHash }),
     openLogsFolder: () => call("open_logs_folder"),

@@ -81,6 +81,12 @@ pub enum AgentError {
         "the servers this import would add changed since it was previewed; look at the new preview before adding them"
     )]
     ImportChanged,
+    /// A merchant's profile that could not be read or used; nothing added.
+    #[error("the merchant cannot be added: {0}")]
+    MerchantProfile(#[from] crate::ucp::profile::ProfileError),
+    /// The merchant is a server of the settings already.
+    #[error("this merchant is already added, as server {server:?}")]
+    MerchantAlreadyAdded { server: String },
     #[error(transparent)]
     Model(#[from] LlmError),
     #[error("the models could not be listed: {0}")]
@@ -137,6 +143,8 @@ impl AgentError {
             AgentError::InvalidSettings(_) => ErrorCode::InvalidSettings,
             AgentError::ImportRefused(_) => ErrorCode::ImportRefused,
             AgentError::ImportChanged => ErrorCode::ImportChanged,
+            AgentError::MerchantProfile(_) => ErrorCode::MerchantProfile,
+            AgentError::MerchantAlreadyAdded { .. } => ErrorCode::MerchantAlreadyAdded,
             AgentError::Model(LlmError::NotConfigured) => ErrorCode::ModelNotConfigured,
             AgentError::Model(_) => ErrorCode::Model,
             AgentError::ModelList(error) => match error {

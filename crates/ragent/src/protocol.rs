@@ -264,6 +264,10 @@ pub enum ErrorCode {
     /// The servers an import would add changed since its preview; nothing
     /// was added.
     ImportChanged,
+    /// A UCP merchant's profile could not be read or used; nothing added.
+    MerchantProfile,
+    /// The UCP merchant is a server of the settings already.
+    MerchantAlreadyAdded,
     Model,
     ModelNotConfigured,
     /// The provider refused the key (401, 403) when listing its models.

@@ -33,7 +33,7 @@ export type ErrorInfo = { code: ErrorCode, message: string,
  */
 model_failure?: ModelFailure, };
 
-export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "edit_previewed" | "not_payable" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "sign_in" | "sign_in_cancelled" | "no_sign_in_pending" | "not_a_web_page" | "store" | "internal";
+export type ErrorCode = "session_not_found" | "run_in_progress" | "empty_message" | "no_pending_confirmation" | "stale_reply" | "unknown_call" | "already_decided" | "duplicate_decision" | "confirmation_expired" | "invalid_arguments" | "unknown_tool" | "definition_changed_again" | "preview_changed" | "edit_previewed" | "not_payable" | "invalid_settings" | "auto_approve_not_allowed" | "nothing_to_retry" | "nothing_to_regenerate" | "confirmation_pending" | "no_pending_input" | "invalid_input" | "input_expired" | "import_refused" | "import_changed" | "merchant_profile" | "merchant_already_added" | "model" | "model_not_configured" | "model_unauthorized" | "model_unreachable" | "model_timeout" | "model_list_malformed" | "mcp" | "sign_in" | "sign_in_cancelled" | "no_sign_in_pending" | "not_a_web_page" | "store" | "internal";
 
 export type ModelFailure = { kind: ModelFailureKind, 
 /**

@@ -229,6 +229,15 @@ export class FakeApi implements Api {
     return this.tools;
   }
 
+  /** What add_ucp_merchant answers: the settings, or an error to throw. */
+  merchantAdded: SettingsView | Error | null = null;
+
+  async addUcpMerchant(address: string): Promise<SettingsView> {
+    this.record("add_ucp_merchant", address);
+    if (this.merchantAdded instanceof Error) throw this.merchantAdded;
+    return this.merchantAdded ?? this.settings;
+  }
+
   async listMandates(): Promise<KeptMandate[]> {
     this.record("list_mandates");
     return this.mandates;

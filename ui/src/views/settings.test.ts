@@ -629,3 +629,36 @@ describe("model list in the settings", () => {
     expect((await save()).history_token_budget).toBe(30000);
   });
 });
+
+describe("adding a UCP merchant by its address", () => {
+  it("adds it through the core and draws the servers again with it", async () => {
+    api.merchantAdded = {
+      ...api.settings,
+      mcp_servers: {
+        ...api.settings.mcp_servers,
+        "shop-example": { url: "https://shop.example/ucp/mcp", headers: {}, trusted: false, disabled: false, timeout_secs: null, ucp: { origin: "https://shop.example" } },
+      },
+    };
+    input('[data-testid="merchant-address"]', " https://shop.example/phones ");
+    q<HTMLButtonElement>('[data-testid="merchant-add"]').click();
+    await settle();
+    expect(api.of("add_ucp_merchant")).toEqual([["https://shop.example/phones"]]);
+    expect(q('[data-testid="merchant-added"]').textContent).toContain("已添加商家");
+    const names = [...root.querySelectorAll('[data-testid="server-form"]')].map((form) => form.getAttribute("data-name"));
+    expect(names).toContain("shop-example");
+  });
+
+  it("says why the core refused, and adds nothing while changes are unsaved", async () => {
+    api.merchantAdded = Object.assign(new Error("the merchant cannot be added"), { code: "merchant_profile", message: "the merchant cannot be added" });
+    input('[data-testid="merchant-address"]', "http://shop.example");
+    q<HTMLButtonElement>('[data-testid="merchant-add"]').click();
+    await settle();
+    expect(q('[data-testid="merchant-error"]').textContent).toBe("无法添加这个商家：读不到它的 UCP 资料，或资料不可用。");
+
+    input('[data-testid="card-expiry"]', "45");
+    q<HTMLButtonElement>('[data-testid="merchant-add"]').click();
+    await settle();
+    expect(q('[data-testid="merchant-error"]').textContent).toBe("请先保存或放弃未保存的更改，再添加商家。");
+    expect(api.of("add_ucp_merchant")).toHaveLength(1);
+  });
+});

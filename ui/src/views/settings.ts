@@ -13,6 +13,7 @@ import { THEMES } from "../theme";
 import { field, positiveInt, select, textInput } from "./form";
 import { editOf, loadSettings, saveBar, stableJson } from "./save-bar";
 import { mcpImportSection } from "./mcp-import";
+import { merchantSection } from "./settings-merchant";
 import { logsSection } from "./settings-logs";
 import { modelSection, type Section } from "./settings-model";
 import { serversSection } from "./settings-servers";
@@ -83,16 +84,16 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
   let listed: ToolPolicyView[] = [];
   // One import section for the page's life: what it said ("added, turned
   // off") stays when the screen is drawn again from what the core holds.
-  const importSection = mcpImportSection({
-    api,
-    i18n,
-    unsaved: () => unsaved(),
-    onImported: (saved) =>
-      void api.listTools().then(
-        (fresh) => render(saved, fresh),
-        () => render(saved, listed),
-      ),
-  });
+  // Servers the core added and saved (an import, a merchant): the screen
+  // is drawn again from what it now holds.
+  const redraw = (saved: SettingsView): void =>
+    void api.listTools().then(
+      (fresh) => render(saved, fresh),
+      () => render(saved, listed),
+    );
+  const importSection = mcpImportSection({ api, i18n, unsaved: () => unsaved(), onImported: redraw });
+
+  const merchant = merchantSection({ api, i18n, unsaved: () => unsaved(), onAdded: redraw });
 
   const render = (settings: SettingsView, tools: ToolPolicyView[], check?: ModelStatus): void => {
     listed = tools;
@@ -134,7 +135,7 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
     const toolsSlot = h("div", {}, toolsSection(draft.tool_overrides, tools, i18n, definitions));
     const content: Record<SectionId, HTMLElement[]> = {
       model: [h("section", { class: "settings-section", attrs: { "aria-label": t("settings.model") } }, h("h3", { text: t("settings.model") }), model.el)],
-      servers: [shop.el, signInsSection(api, i18n), servers.el, importSection, logsSection(api, i18n)],
+      servers: [shop.el, signInsSection(api, i18n), servers.el, merchant, importSection, logsSection(api, i18n)],
       tools: [toolsSlot],
       confirmations: [sections[2].el],
       appearance: [sections[3].el],

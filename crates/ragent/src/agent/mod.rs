@@ -18,6 +18,7 @@ mod inspect;
 mod judge;
 mod mandates;
 mod mcp_config;
+mod merchants;
 mod message;
 mod preview;
 mod reads_first;

@@ -672,7 +672,7 @@ pub fn valid_name(name: &str) -> String {
 
 /// `name`, or `name-2`, `name-3`… (kept within 32 characters), whichever
 /// is free first.
-fn unique_name(name: &str, taken: &BTreeSet<String>) -> String {
+pub fn unique_name(name: &str, taken: &BTreeSet<String>) -> String {
     if !taken.contains(name) {
         return name.to_string();
     }

@@ -65,7 +65,14 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("the run loop", &["run"]),
     (
         "the API the shell calls",
-        &["mod", "inspect", "definitions", "sign_in", "mcp_config"],
+        &[
+            "mod",
+            "inspect",
+            "definitions",
+            "sign_in",
+            "mcp_config",
+            "merchants",
+        ],
     ),
 ];
 

@@ -440,3 +440,39 @@ async fn signing_in_to_a_merchant_binds_the_device_key_and_signing_out_revokes_i
         .unwrap();
     assert_eq!(removed.status(), 404, "already revoked");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merchant_is_added_by_its_address_from_the_profile_at_its_origin() {
+    let shop = serve_shop().await;
+    let h = Harness::start(Setup::bare()).await;
+
+    let view = h
+        .agent
+        .add_ucp_merchant(&format!("{}/some/product/page", shop.origin))
+        .await
+        .unwrap();
+    let added = &view.settings.mcp_servers["127-0-0-1"];
+    assert_eq!(
+        serde_json::to_value(added).unwrap(),
+        json!({
+            "url": format!("{}/ucp/mcp", shop.origin),
+            "headers": {},
+            "trusted": false,
+            "disabled": false,
+            "timeout_secs": null,
+            "ucp": { "origin": shop.origin },
+        })
+    );
+
+    let again = h.agent.add_ucp_merchant(&shop.origin).await;
+    assert!(
+        matches!(&again, Err(AgentError::MerchantAlreadyAdded { server }) if server == "127-0-0-1"),
+        "{again:?}"
+    );
+    let nowhere = h.agent.add_ucp_merchant("http://shop.example").await;
+    assert!(
+        matches!(nowhere, Err(AgentError::MerchantProfile(_))),
+        "plain http to another machine: {nowhere:?}"
+    );
+    assert_eq!(h.agent.settings().mcp_servers.len(), 1);
+}
