@@ -1,5 +1,5 @@
-//! The card of a UCP merchant's write on a checkout (update, complete,
-//! cancel), drawn from the checkout as the merchant signed it: read with
+//! The card of a UCP merchant's completion or cancellation of a checkout,
+//! drawn from the checkout as the merchant signed it: read with
 //! the binding's `get_checkout`, its signature checked with the keys the
 //! merchant publishes, then shown. A checkout that cannot be read, whose
 //! signature does not hold, or that this device could not sign a mandate

@@ -90,7 +90,7 @@ pub(crate) fn preview_source<'a>(
     write: &'a KnownTool,
     tools: &'a ToolIndex,
 ) -> Option<PreviewSource<'a>> {
-    if write.info.merchant.is_some() && Operation::of(&write.info.name).acts_on_checkout() {
+    if write.info.merchant.is_some() && Operation::of(&write.info.name).shown_as_the_checkout() {
         return Some(PreviewSource::SignedCheckout {
             write,
             read: tools.get(&qualified_name(&write.info.server, GET_CHECKOUT)),

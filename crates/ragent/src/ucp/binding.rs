@@ -47,13 +47,14 @@ impl Operation {
         }
     }
 
-    /// A write on an existing checkout: its card is drawn from that
-    /// checkout as the merchant signed it.
-    pub fn acts_on_checkout(self) -> bool {
-        matches!(
-            self,
-            Self::UpdateCheckout | Self::CompleteCheckout | Self::CancelCheckout
-        )
+    /// A write whose consequence is the checkout as it stands: completing
+    /// it pays exactly that, cancelling it drops exactly that. Its card is
+    /// drawn from the checkout as the merchant signed it. An update is not:
+    /// the checkout as it stands is not what the update makes of it, and
+    /// the binding has no way to ask before, so its card shows its
+    /// arguments, and the completion's card then shows the result.
+    pub fn shown_as_the_checkout(self) -> bool {
+        matches!(self, Self::CompleteCheckout | Self::CancelCheckout)
     }
 }
 
@@ -157,7 +158,9 @@ mod tests {
             sent["checkout"],
             json!({"ap2": {"checkout_mandate": "real"}})
         );
-        assert!(Operation::of("complete_checkout").acts_on_checkout());
-        assert!(!Operation::of("create_checkout").acts_on_checkout());
+        assert!(Operation::of("complete_checkout").shown_as_the_checkout());
+        assert!(Operation::of("cancel_checkout").shown_as_the_checkout());
+        assert!(!Operation::of("update_checkout").shown_as_the_checkout());
+        assert!(!Operation::of("create_checkout").shown_as_the_checkout());
     }
 }
