@@ -51,7 +51,8 @@ pub struct SettingsWith<S> {
     pub ucp_platform_profile: String,
 }
 
-/// Where the app's publisher hosts its platform profile.
+/// Where the app's publisher hosts its platform profile, the document
+/// committed as `docs/ucp-platform-profile.json`.
 pub const DEFAULT_PLATFORM_PROFILE: &str = "https://bitselect.app/.well-known/ucp-platform.json";
 
 /// Where the built-in shop is.

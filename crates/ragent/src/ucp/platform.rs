@@ -1,7 +1,10 @@
 //! The app's own platform profile: the document its publisher hosts and
 //! every request to a merchant names (`meta["ucp-agent"].profile`), so the
 //! merchant can negotiate what both speak. It holds no key of the
-//! shopper's: those are bound per shopper and device.
+//! shopper's: those are bound per shopper and device. The document to host
+//! is committed as `docs/ucp-platform-profile.json`, checked by a test
+//! (`RAGENT_WRITE_PROFILE=1 cargo test -p ragent platform_profile` writes
+//! it again), and served at `settings::DEFAULT_PLATFORM_PROFILE`.
 
 use serde_json::{Value, json};
 
@@ -47,4 +50,31 @@ pub fn request_meta(profile_url: &str, idempotency_key: Option<&str>) -> Value {
         meta["idempotency-key"] = json!(key);
     }
     meta
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn the_committed_platform_profile_is_the_one_the_app_speaks() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/ucp-platform-profile.json");
+        let fresh = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&platform_profile()).unwrap_or_default()
+        );
+        if std::env::var_os("RAGENT_WRITE_PROFILE").is_some() {
+            std::fs::write(&path, &fresh).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(
+            committed, fresh,
+            "docs/ucp-platform-profile.json is stale: run RAGENT_WRITE_PROFILE=1 cargo test -p ragent platform_profile"
+        );
+    }
 }
