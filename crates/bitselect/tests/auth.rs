@@ -248,6 +248,34 @@ async fn requests_without_a_valid_token_get_401_naming_the_metadata_and_change_n
 }
 
 #[tokio::test]
+async fn with_the_authorization_server_down_a_valid_token_keeps_working_and_a_forged_one_is_refused()
+ {
+    let mut stack = Stack::start(StackOptions::default()).await;
+    let alice = sign_in(&stack.auth.issuer, "alice", &stack.resource)
+        .await
+        .access_token;
+    let (header, claims) = jwt_parts(&alice);
+    let mut unknown_kid = header.clone();
+    unknown_kid["kid"] = json!("a-key-the-shop-never-fetched");
+    let unknown = forge(&unknown_kid, &claims);
+    assert_eq!(post_write(&stack, Some(&alice)).await.status(), 200);
+
+    stack.auth.stop().await;
+    // The issuer's key is cached: alice's token is checked without it.
+    let during = post_write(&stack, Some(&alice)).await;
+    assert_eq!(during.status(), 200, "a valid token works for its lifetime");
+    // A token naming a key the issuer never published is refused as it
+    // was before: the keys were fetched moments ago, so the outage does
+    // not make it look like a key to wait for.
+    let before = dump(&stack.shop.shop);
+    let forged = post_write(&stack, Some(&unknown)).await;
+    assert_eq!(forged.status(), 401);
+    let body: Value = forged.json().await.unwrap();
+    assert_eq!(body["error"], "invalid_token", "{body}");
+    assert_eq!(dump(&stack.shop.shop), before, "nothing was done for it");
+}
+
+#[tokio::test]
 async fn an_expired_token_gets_401_invalid_token() {
     let stack = Stack::start(StackOptions {
         token_ttl_secs: 1,

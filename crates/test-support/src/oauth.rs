@@ -30,7 +30,7 @@ fn require_oidc_provider() {
 /// The authorization server, running until dropped.
 pub struct AuthServer {
     pub issuer: String,
-    _child: Child,
+    child: Child,
 }
 
 impl AuthServer {
@@ -77,8 +77,14 @@ impl AuthServer {
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Self {
             issuer: ready,
-            _child: child,
+            child,
         }
+    }
+
+    /// Takes it down (an outage), waiting until its process has ended, so
+    /// nothing answers at its address from then on.
+    pub async fn stop(&mut self) {
+        let _ = self.child.kill().await;
     }
 }
 

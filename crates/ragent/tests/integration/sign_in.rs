@@ -645,3 +645,18 @@ async fn tokens_belong_to_the_servers_address_and_go_nowhere_else() {
         assert!(!request.contains("authorization:"), "{request}");
     }
 }
+
+#[tokio::test]
+async fn with_the_authorization_server_down_a_new_sign_in_fails_saying_so_and_keeps_nothing() {
+    let mut online = OnlineShop::start().await;
+    let h = Harness::start(online.setup()).await;
+    online.auth.stop().await;
+    let error = h.agent.begin_sign_in(SERVER).await.unwrap_err();
+    assert_eq!(error.info().code, ragent::protocol::ErrorCode::SignIn);
+    let said = error.to_string();
+    assert!(
+        said.contains(&online.auth.issuer),
+        "the error names the authorization server that did not answer: {said}"
+    );
+    assert!(stored(&h).is_none());
+}
