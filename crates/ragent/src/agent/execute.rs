@@ -35,6 +35,7 @@ use crate::store::StoreError;
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate};
 use crate::store::mandates as store_mandates;
 use crate::toolcall::CallStatus;
+use crate::ucp::binding::Operation;
 
 /// What sending a call brought back.
 enum Sent {
@@ -92,11 +93,23 @@ async fn safe_to_resend(inner: &Inner, call: &CallRecord) -> bool {
     if trust == Trust::Untrusted {
         return false;
     }
-    let declares = inner
-        .tools
-        .honours_idempotency_keys(server)
-        .await
-        .unwrap_or(false);
+    // A merchant's completion or cancellation carries the key the binding
+    // requires (in `meta`), so every merchant recognises its repeat.
+    let required_by_the_binding = inner
+        .settings()
+        .mcp_servers
+        .get(server)
+        .is_some_and(|config| config.ucp.is_some())
+        && call
+            .tool
+            .as_deref()
+            .is_some_and(|tool| Operation::of(tool).key_required());
+    let declares = required_by_the_binding
+        || inner
+            .tools
+            .honours_idempotency_keys(server)
+            .await
+            .unwrap_or(false);
     policy::resend_is_safe(call.can_change, trust, declares)
 }
 

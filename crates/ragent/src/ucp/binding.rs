@@ -58,6 +58,14 @@ impl Operation {
     }
 }
 
+impl Operation {
+    /// The binding requires an idempotency key of it, so every merchant
+    /// recognises a repeat: completing or cancelling a checkout.
+    pub fn key_required(self) -> bool {
+        matches!(self, Self::CompleteCheckout | Self::CancelCheckout)
+    }
+}
+
 /// The tool whose answer is a checkout as the merchant signed it.
 pub const GET_CHECKOUT: &str = "get_checkout";
 

@@ -5,104 +5,19 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use pretty_assertions::assert_eq;
 use ragent::clock::{Clock, ManualClock, SystemClock};
-use ragent::mcp::{
-    CallListener, CallOutcome, McpError, ServerEntry, ServerStatus, ToolInvocation, ToolListing,
-    ToolSource,
-};
+use ragent::mcp::ServerStatus;
 use ragent::protocol::{AgentEvent, StopReason, ToolCallView, TranscriptItem};
 use ragent::toolcall::CallStatus;
 use serde_json::json;
 use tokio::sync::Notify;
 
+use crate::support::faults::{Fault, crashing, faulty};
 use crate::support::notes::{Notebook, note_tool};
 use crate::support::*;
 
 const CASE: &str = "MK8T4FE/A";
-
-/// Faults between the agent and its servers.
-enum Fault {
-    /// The app dies right after a call of `tool` reached its server: the
-    /// server does the work, the answer is never stored.
-    HangAfterSend {
-        tool: &'static str,
-        sent: Arc<Notify>,
-    },
-    /// The connection breaks after the first call reached its server,
-    /// while the app keeps running: that answer is lost on the way back.
-    LoseFirstAnswer { lost: std::sync::Mutex<bool> },
-}
-
-struct Faulty {
-    inner: Arc<dyn ToolSource>,
-    fault: Fault,
-}
-
-impl ToolSource for Faulty {
-    fn configure(&self, servers: Vec<ServerEntry>) -> BoxFuture<'_, ()> {
-        self.inner.configure(servers)
-    }
-
-    fn list_tools(&self) -> BoxFuture<'_, ToolListing> {
-        self.inner.list_tools()
-    }
-
-    fn call_tool<'a>(
-        &'a self,
-        call: ToolInvocation,
-        listener: &'a dyn CallListener,
-    ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
-        Box::pin(async move {
-            match &self.fault {
-                Fault::HangAfterSend { tool, sent } if call.tool == *tool => {
-                    let done = self.inner.call_tool(call, listener).await;
-                    assert!(done.is_ok(), "the server did the work: {done:?}");
-                    sent.notify_one();
-                    futures::future::pending().await
-                }
-                Fault::LoseFirstAnswer { lost } => {
-                    let server = call.server.clone();
-                    let answer = self.inner.call_tool(call, listener).await;
-                    let mut lost = lost.lock().unwrap();
-                    if *lost {
-                        return answer;
-                    }
-                    *lost = true;
-                    Err(McpError::Stopped {
-                        server,
-                        message: "connection reset".into(),
-                    })
-                }
-                Fault::HangAfterSend { .. } => self.inner.call_tool(call, listener).await,
-            }
-        })
-    }
-
-    fn honours_idempotency_keys<'a>(
-        &'a self,
-        server: &'a str,
-    ) -> BoxFuture<'a, Result<bool, McpError>> {
-        self.inner.honours_idempotency_keys(server)
-    }
-
-    fn status(&self) -> BoxFuture<'_, Vec<ServerStatus>> {
-        self.inner.status()
-    }
-
-    fn disconnect<'a>(&'a self, server: &'a str) -> BoxFuture<'a, ()> {
-        self.inner.disconnect(server)
-    }
-}
-
-fn faulty(fault: Fault) -> WrapTools {
-    Box::new(move |inner| Arc::new(Faulty { inner, fault }))
-}
-
-fn crashing(tool: &'static str, sent: Arc<Notify>) -> WrapTools {
-    faulty(Fault::HangAfterSend { tool, sent })
-}
 
 /// An approved write whose answer is lost on the way back, to a notebook
 /// with the trust and the claim about keys given. A trusted notebook's
@@ -117,6 +32,7 @@ async fn lost_answer_story(trusted: bool, honours_keys: bool) -> (Run, Notebook)
     let mut setup = Setup::bare();
     setup.servers.push(notebook.entry("notes", trusted));
     setup.wrap_tools = Some(faulty(Fault::LoseFirstAnswer {
+        only: None,
         lost: std::sync::Mutex::new(false),
     }));
     let mut h = Harness::start(setup).await;

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::support::faults::{Fault, faulty};
 use crate::support::*;
 
 const IPHONE_17: &str = "MG6W4CH/A";
@@ -475,4 +476,55 @@ async fn a_merchant_is_added_by_its_address_from_the_profile_at_its_origin() {
         "plain http to another machine: {nowhere:?}"
     );
     assert_eq!(h.agent.settings().mcp_servers.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completion_whose_answer_is_lost_is_sent_again_with_its_key_and_mandate_and_pays_once() {
+    let shop = serve_shop().await;
+    let mut setup = Setup {
+        settings: merchant_settings(&shop.origin, &shop.origin).await,
+        ..Setup::bare()
+    };
+    setup.wrap_tools = Some(faulty(Fault::LoseFirstAnswer {
+        only: Some("complete_checkout"),
+        lost: std::sync::Mutex::new(false),
+    }));
+    let mut h = Harness::start(setup).await;
+    let checkout = open_checkout(&shop).await;
+    let id = checkout["id"].as_str().unwrap();
+    let orders_before = shop
+        .shop
+        .connection()
+        .unwrap()
+        .query_row("SELECT count(*) FROM orders", [], |row| {
+            row.get::<_, i64>(0)
+        })
+        .unwrap();
+
+    h.model.push_turn(complete_turn(id));
+    let card = h.say("帮我把这单结了").await.card().clone();
+    h.model.push_turn(text_turn("已付款。"));
+    let run = h.approve(&card).await;
+    assert_eq!(run.reason, StopReason::Completed);
+    let done = run.finished();
+    assert_eq!(
+        done[0].status,
+        CallStatus::Succeeded,
+        "{:?}",
+        done[0].output
+    );
+    assert_eq!(checkout_status(&shop, id).await, "completed");
+    let orders_after = shop
+        .shop
+        .connection()
+        .unwrap()
+        .query_row("SELECT count(*) FROM orders", [], |row| {
+            row.get::<_, i64>(0)
+        })
+        .unwrap();
+    assert_eq!(
+        orders_after,
+        orders_before + 1,
+        "one order, however many sends"
+    );
 }

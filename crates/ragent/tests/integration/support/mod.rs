@@ -3,6 +3,7 @@
 //! a temporary directory and follows its events.
 
 pub mod asking;
+pub mod faults;
 pub mod inputs;
 pub mod legacy;
 pub mod model;
