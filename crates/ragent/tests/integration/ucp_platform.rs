@@ -269,6 +269,35 @@ async fn checkout_status(shop: &Shop, id: &str) -> String {
     checkout["status"].as_str().unwrap_or_default().to_owned()
 }
 
+/// The shopper approves the completion's card; the run ends with the call
+/// done and the checkout completed at the shop.
+async fn approve_and_see_it_completed(
+    h: &mut Harness,
+    card: &ragent::protocol::ConfirmationCard,
+    shop: &Shop,
+    id: &str,
+) {
+    h.model.push_turn(text_turn("已付款。"));
+    let run = h.approve(card).await;
+    assert_eq!(run.reason, StopReason::Completed);
+    let done = run.finished();
+    assert_eq!(
+        done[0].status,
+        CallStatus::Succeeded,
+        "{:?}",
+        done[0].output
+    );
+    assert_eq!(checkout_status(shop, id).await, "completed");
+}
+
+fn order_count(shop: &Shop) -> i64 {
+    shop.shop
+        .connection()
+        .unwrap()
+        .query_row("SELECT count(*) FROM orders", [], |row| row.get(0))
+        .unwrap()
+}
+
 fn complete_turn(id: &str) -> Vec<Value> {
     calls_turn(
         "为你完成结账。",
@@ -297,17 +326,7 @@ async fn the_card_shows_the_signed_checkout_and_the_approval_pays_it_with_the_sh
     assert_eq!(card_total(content, "pay"), 679_900);
     assert_eq!(checkout_status(&shop, id).await, "ready_for_complete");
 
-    h.model.push_turn(text_turn("已付款。"));
-    let run = h.approve(&card).await;
-    assert_eq!(run.reason, StopReason::Completed);
-    let done = run.finished();
-    assert_eq!(
-        done[0].status,
-        CallStatus::Succeeded,
-        "{:?}",
-        done[0].output
-    );
-    assert_eq!(checkout_status(&shop, id).await, "completed");
+    approve_and_see_it_completed(&mut h, &card, &shop, id).await;
 
     // What the shopper signed is kept: the checkout the card showed, the
     // merchant's signature on it, the mandate, and the signed receipt.
@@ -492,36 +511,12 @@ async fn a_completion_whose_answer_is_lost_is_sent_again_with_its_key_and_mandat
     let mut h = Harness::start(setup).await;
     let checkout = open_checkout(&shop).await;
     let id = checkout["id"].as_str().unwrap();
-    let orders_before = shop
-        .shop
-        .connection()
-        .unwrap()
-        .query_row("SELECT count(*) FROM orders", [], |row| {
-            row.get::<_, i64>(0)
-        })
-        .unwrap();
+    let orders_before = order_count(&shop);
 
     h.model.push_turn(complete_turn(id));
     let card = h.say("帮我把这单结了").await.card().clone();
-    h.model.push_turn(text_turn("已付款。"));
-    let run = h.approve(&card).await;
-    assert_eq!(run.reason, StopReason::Completed);
-    let done = run.finished();
-    assert_eq!(
-        done[0].status,
-        CallStatus::Succeeded,
-        "{:?}",
-        done[0].output
-    );
-    assert_eq!(checkout_status(&shop, id).await, "completed");
-    let orders_after = shop
-        .shop
-        .connection()
-        .unwrap()
-        .query_row("SELECT count(*) FROM orders", [], |row| {
-            row.get::<_, i64>(0)
-        })
-        .unwrap();
+    approve_and_see_it_completed(&mut h, &card, &shop, id).await;
+    let orders_after = order_count(&shop);
     assert_eq!(
         orders_after,
         orders_before + 1,
