@@ -523,3 +523,32 @@ async fn a_completion_whose_answer_is_lost_is_sent_again_with_its_key_and_mandat
         "one order, however many sends"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_checkout_shows_the_checkout_it_drops_and_needs_no_mandate() {
+    let shop = serve_shop().await;
+    let mut h = agent_at(&shop, &shop.origin).await;
+    let checkout = open_checkout(&shop).await;
+    let id = checkout["id"].as_str().unwrap();
+
+    h.model.push_turn(calls_turn(
+        "取消这次结账。",
+        &[("c1", "merchant__cancel_checkout", json!({ "id": id }))],
+    ));
+    let card = h.say("不买了，取消吧").await.card().clone();
+    let PreviewOutcome::Computed { content } = &card.calls[0].preview.as_ref().unwrap().outcome
+    else {
+        panic!("the card shows the checkout: {:?}", card.calls[0].preview);
+    };
+    assert_eq!(card_total(content, "pay"), 679_900);
+
+    h.model.push_turn(text_turn("已取消。"));
+    let run = h.approve(&card).await;
+    assert_eq!(run.finished()[0].status, CallStatus::Succeeded);
+    assert_eq!(checkout_status(&shop, id).await, "canceled");
+    let db = rusqlite::Connection::open(h.dir.path().join("agent.db")).unwrap();
+    assert!(
+        ragent::store::mandates::all(&db).unwrap().is_empty(),
+        "nothing was signed for a cancellation"
+    );
+}
