@@ -225,6 +225,7 @@ pub(crate) fn store_ending(
     // A completion that carried the shopper's mandate keeps the
     // merchant's signed receipt beside it.
     if ending.status == CallStatus::Succeeded
+        && mandates::completes_checkout(call)
         && let Some(receipt) = &ending.structured
     {
         store_mandates::set_receipt(tx, &call.id, receipt, now)?;

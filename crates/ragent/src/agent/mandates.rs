@@ -19,8 +19,9 @@ use crate::ucp::checkout_card::{self, SIGNED_CHECKOUT};
 use crate::ucp::device::DeviceKey;
 use crate::ucp::profile;
 
-/// Whether `call` completes a checkout at a merchant.
-fn completes_checkout(call: &CallRecord) -> bool {
+/// Whether `call` is a checkout's completion: the only call a mandate is
+/// made for, so the only one whose sending or ending looks for one.
+pub(crate) fn completes_checkout(call: &CallRecord) -> bool {
     call.tool
         .as_deref()
         .is_some_and(|tool| Operation::of(tool) == Operation::CompleteCheckout)
@@ -109,6 +110,9 @@ pub(crate) fn attach(
     call: &CallRecord,
     mut invocation: ToolInvocation,
 ) -> Result<ToolInvocation, String> {
+    if !completes_checkout(call) {
+        return Ok(invocation);
+    }
     let kept = inner
         .store
         .with_conn(|c| mandates::of_call(c, &call.id))
@@ -118,7 +122,7 @@ pub(crate) fn attach(
             invocation.arguments = with_mandate(invocation.arguments, &kept.mandate);
             Ok(invocation)
         }
-        None if completes_checkout(call) && is_merchant(inner, call) => {
+        None if is_merchant(inner, call) => {
             Err("完成结账需要你在确认卡片上批准后由应用签署的授权；这次调用没有，未发送".into())
         }
         None => Ok(invocation),
