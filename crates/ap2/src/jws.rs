@@ -178,6 +178,15 @@ impl SigningKey {
         Jwk::p256(&self.kid, &self.x, &self.y)
     }
 
+    /// The raw ES256 signature of `message`: `r || s`, 64 bytes (as JWS
+    /// and HTTP message signatures carry it, not DER).
+    pub fn sign_bytes(&self, message: &[u8]) -> Result<Vec<u8>, KeyError> {
+        self.pair
+            .sign(&SystemRandom::new(), message)
+            .map(|signature| signature.as_ref().to_vec())
+            .map_err(|e| KeyError(e.to_string()))
+    }
+
     /// A detached JWS over the canonical form of `payload`:
     /// `<header>..<signature>`.
     pub fn sign_detached(&self, payload: &Value) -> Result<String, KeyError> {
@@ -223,6 +232,14 @@ pub fn verify_detached(jws: &str, payload: &Value, keys: &[Jwk]) -> Result<(), S
         .map_err(|_| SignatureError::Malformed)?;
     UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point)
         .verify(signing_input(header, payload).as_bytes(), &signature)
+        .map_err(|_| SignatureError::Invalid)
+}
+
+/// Checks a raw ES256 signature (`r || s`) of `message` with `key`.
+pub fn verify_bytes(key: &Jwk, message: &[u8], signature: &[u8]) -> Result<(), SignatureError> {
+    let point = public_point(key).ok_or(SignatureError::Invalid)?;
+    UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point)
+        .verify(message, signature)
         .map_err(|_| SignatureError::Invalid)
 }
 
