@@ -31,6 +31,7 @@ pub mod idempotency;
 pub mod load_users;
 pub mod logistics;
 pub mod money;
+pub mod order_events;
 pub mod orders;
 pub mod origins;
 pub mod params;

@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tokio::sync::Notify;
+
 use rusqlite::Connection;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -23,6 +25,7 @@ use crate::idempotency;
 use crate::load_users::{self, SeededUsers};
 use crate::logistics::{self, Trace};
 use crate::money::Fen;
+use crate::order_events::{self, OwedEvent, Retry};
 use crate::orders::{self, AddressChange, Cancellation, OrderList, OrderView, Payment};
 use crate::params::{
     ApplyAfterSaleParams, CancelOrderParams, ChangeAddressParams, CreateOrderParams,
@@ -47,6 +50,7 @@ use crate::ucp::devices::{self, BindingToken, Device};
 use crate::ucp::negotiation::Active;
 use crate::ucp::order_view;
 use crate::ucp::signing_keys;
+use crate::ucp::webhooks::{self, Delivery};
 use crate::users::{self, Caller, UserConn};
 use ap2::jws::{self, Jwk};
 
@@ -107,6 +111,9 @@ pub struct Shop {
     /// The commerce capabilities the platform calling negotiated; every
     /// one the shop has unless told otherwise.
     capabilities: Arc<Active>,
+    /// Told when a call of this shop's clones owed a platform an order
+    /// event, so that the sender need not wait for its next look.
+    order_events: Arc<Notify>,
 }
 
 impl Shop {
@@ -155,6 +162,7 @@ impl Shop {
             clock,
             caller: Caller::demo(),
             capabilities: Arc::new(Active::all()),
+            order_events: Arc::new(Notify::new()),
         })
     }
 
@@ -167,6 +175,7 @@ impl Shop {
             clock: self.clock.clone(),
             caller,
             capabilities: self.capabilities.clone(),
+            order_events: self.order_events.clone(),
         }
     }
 
@@ -374,9 +383,74 @@ impl Shop {
         key: Option<&str>,
     ) -> Result<Written<serde_json::Value>> {
         let keyed = serde_json::json!({ "id": id, "mandate": presentation });
-        self.write("ucp_complete_checkout", &keyed, key, |conn, now| {
+        let written = self.write("ucp_complete_checkout", &keyed, key, |conn, now| {
             complete::complete(conn, now, id, presentation, audience, &self.capabilities)
+        })?;
+        if self.capabilities.order_webhook().is_some() {
+            self.order_events.notify_one();
+        }
+        Ok(written)
+    }
+
+    /// Wakes the order events' sender when a call owed a platform one.
+    pub fn order_events_owed(&self) -> Arc<Notify> {
+        self.order_events.clone()
+    }
+
+    /// Leases the next order event due, with its body and the key to sign
+    /// it with, if any is due.
+    pub fn claim_order_event(&self) -> Result<Option<Delivery>> {
+        self.store.run(TxKind::Write, |tx| {
+            let now = self.now();
+            let Some(event) = order_events::claim(tx, now)? else {
+                return Ok(None);
+            };
+            let body = webhooks::body(&UserConn::new(tx, event.user), now, &event)?;
+            let key = signing_keys::signer(tx)?;
+            Ok(Some(Delivery { event, body, key }))
         })
+    }
+
+    /// Records what became of a try of `event`: delivered (`Ok`), or not
+    /// (`Err` with why), when it is tried again, or that it is given up.
+    pub fn settle_order_event(
+        &self,
+        event: &OwedEvent,
+        outcome: std::result::Result<(), String>,
+    ) -> Result<Option<Retry>> {
+        self.store.run(TxKind::Write, |tx| {
+            let now = self.now();
+            match &outcome {
+                Ok(()) => order_events::delivered(tx, now, event.id).map(|()| None),
+                Err(why) => order_events::failed(tx, now, event.id, event.attempt, why).map(Some),
+            }
+        })
+    }
+
+    /// Runs `change` of one of the caller's orders and owes its platform
+    /// an event when it was placed by a subscribed checkout.
+    fn write_order_change<P, T>(
+        &self,
+        tool: &'static str,
+        params: &P,
+        key: Option<&str>,
+        change: impl Fn(&UserConn<'_>, Millis) -> Result<(T, String)>,
+    ) -> Result<Written<T>>
+    where
+        P: Serialize,
+        T: Serialize + DeserializeOwned,
+    {
+        let owed = std::sync::atomic::AtomicBool::new(false);
+        let written = self.write(tool, params, key, |conn, now| {
+            let (value, order_no) = change(conn, now)?;
+            let subscribed = order_events::changed(conn, now, &order_no)?;
+            owed.store(subscribed, std::sync::atomic::Ordering::Relaxed);
+            Ok(value)
+        })?;
+        if owed.load(std::sync::atomic::Ordering::Relaxed) {
+            self.order_events.notify_one();
+        }
+        Ok(written)
     }
 
     /// The caller's order `order_no`, placed by a checkout, as the
@@ -607,8 +681,10 @@ impl Shop {
         p: &CancelOrderParams,
         key: Option<&str>,
     ) -> Result<Written<Cancellation>> {
-        self.write("cancel_order", p, key, |conn, now| {
-            orders::cancel(conn, now, p)
+        self.write_order_change("cancel_order", p, key, |conn, now| {
+            let cancellation = orders::cancel(conn, now, p)?;
+            let order_no = cancellation.order_no.clone();
+            Ok((cancellation, order_no))
         })
     }
 
@@ -617,8 +693,8 @@ impl Shop {
         p: &ChangeAddressParams,
         key: Option<&str>,
     ) -> Result<Written<AddressChange>> {
-        self.write("change_address", p, key, |conn, now| {
-            orders::change_address(conn, now, p)
+        self.write_order_change("change_address", p, key, |conn, now| {
+            Ok((orders::change_address(conn, now, p)?, p.order_no.clone()))
         })
     }
 
@@ -627,8 +703,8 @@ impl Shop {
         p: &ApplyAfterSaleParams,
         key: Option<&str>,
     ) -> Result<Written<AfterSaleView>> {
-        self.write("apply_after_sale", p, key, |conn, now| {
-            after_sale::apply(conn, now, p)
+        self.write_order_change("apply_after_sale", p, key, |conn, now| {
+            Ok((after_sale::apply(conn, now, p)?, p.order_no.clone()))
         })
     }
 

@@ -11,7 +11,7 @@
 use std::ops::Deref;
 
 use crate::error::{Result, ShopError};
-use crate::store::{Conn, Dialect, Row, ToValue, Value, params};
+use crate::store::{Column, Conn, Dialect, FromColumn, Row, ToValue, Value, params};
 
 /// The `users.id` of a shop user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -168,6 +168,13 @@ pub fn find_or_create(conn: &dyn Conn, sub: &str, display_name: &str) -> Result<
         id: UserId(id),
         sub: sub.to_owned(),
     })
+}
+
+/// A user's id reads from the integer the database keeps.
+impl FromColumn for UserId {
+    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+        i64::from_column(column).map(UserId)
+    }
 }
 
 /// A user's id binds as the integer the database keeps.

@@ -145,6 +145,7 @@ CREATE TABLE shop_meta (
     PAYMENT_PAGE_MIGRATION,
     CATALOGUE_VERSION_MIGRATION,
     UCP_MIGRATION,
+    ORDER_EVENTS_MIGRATION,
 ];
 /// Version 2: users. Every row of a cart, coupon held, order, parcel,
 /// after-sale, ticket and idempotency key belongs to a user; what a version 1
@@ -391,6 +392,37 @@ CREATE TABLE checkout_mandate (
     receipt                TEXT NOT NULL,
     received_at            INTEGER NOT NULL
 );
+"#;
+
+/// Version 7: the platforms told of an order's changes (the webhook the
+/// platform that completed its checkout named, and the shop's origin it
+/// was placed at), and the events owed to them: an outbox every instance
+/// sends from, each event leased by one sender at a time, retried with
+/// backoff until delivered or given up.
+const ORDER_EVENTS_MIGRATION: &str = r#"
+CREATE TABLE order_webhook (
+    order_no   TEXT PRIMARY KEY REFERENCES orders (order_no),
+    user_id    INTEGER NOT NULL REFERENCES users (id),
+    url        TEXT NOT NULL,
+    origin     TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+
+CREATE TABLE order_event (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    order_no     TEXT NOT NULL REFERENCES order_webhook (order_no),
+    kind         TEXT NOT NULL CHECK (kind IN ('placed', 'updated')),
+    created_at   INTEGER NOT NULL,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    next_at      INTEGER NOT NULL,
+    leased_until INTEGER,
+    delivered_at INTEGER,
+    abandoned_at INTEGER,
+    last_error   TEXT
+);
+CREATE INDEX order_event_owed ON order_event (next_at)
+    WHERE delivered_at IS NULL AND abandoned_at IS NULL;
+CREATE INDEX order_event_by_order ON order_event (order_no, id);
 "#;
 
 /// The schema version this build writes.

@@ -188,7 +188,7 @@ pub fn signed(
 /// The `ucp` member of a checkout answer: the capabilities active for it.
 pub fn ucp_meta(active: &Active) -> Value {
     let capabilities: serde_json::Map<String, Value> = active
-        .0
+        .names
         .iter()
         .filter(|name| CHECKOUT_CAPABILITIES.contains(&name.as_str()))
         .map(|name| (name.clone(), json!([{ "version": UCP_VERSION }])))

@@ -7,7 +7,8 @@
 //! terms are the session's terms now (a changed price, stock, coupon or
 //! address is refused, not charged). Then the order is placed and paid,
 //! the session completed, and the mandate kept with the order and the
-//! receipt as evidence.
+//! receipt as evidence; a platform that named an order webhook is owed the
+//! order's events from then on.
 
 use ap2::jws;
 use ap2::mandate::{self, FaultKind, MandateFault};
@@ -21,6 +22,7 @@ use super::order_view;
 use super::signing_keys;
 use crate::clock::Millis;
 use crate::error::{MandateRefusal, Refusal, Result};
+use crate::order_events;
 use crate::orders;
 use crate::store::params;
 use crate::users::UserConn;
@@ -108,6 +110,9 @@ pub fn complete(
             now
         ],
     )?;
+    if let Some(webhook) = active.order_webhook() {
+        order_events::subscribe(conn, now, &order.order_no, webhook, audience)?;
+    }
     tracing::info!(checkout = id, order = %order.order_no, device = %verified.device,
                    "checkout completed with the shopper's mandate");
     Ok(receipt)

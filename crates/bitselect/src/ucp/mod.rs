@@ -2,23 +2,24 @@
 //! asks of a merchant beyond the shop's own tools.
 //!
 //! - [`names`]: the protocol's version, capability names and paths;
-//! - [`jws`]: detached ES256 signatures over canonical JSON
-//!   ([`crate::jcs`]), and the public keys (JWK) they verify with;
-//! - [`signing_keys`]: the merchant's keys, kept in the shop's database so
-//!   that every instance signs with and publishes the same set;
+//! - [`signing_keys`]: the merchant's keys (the signatures themselves are
+//!   the `ap2` crate's), kept in the shop's database so that every
+//!   instance signs with and publishes the same set;
 //! - [`cart`]: the shopper's own cart in the standard's words;
 //! - [`catalog`]: the catalogue searched and looked up in the standard's
 //!   words;
 //! - [`checkout`]: checkout sessions on the shop's own order rules, and
 //!   [`checkout_view`], the standard's checkout object drawn from one;
 //! - [`devices`]: the users' device keys, whose signatures prove consent;
-//! - [`mandate`]: the shopper's checkout mandate (an SD-JWT with key
-//!   binding) and [`complete`], the completion that requires one;
+//! - [`complete`]: the completion that requires the shopper's checkout
+//!   mandate;
 //! - [`negotiation`]: the platform's profile fetched and the capabilities
-//!   both have;
-//! - [`order_view`]: an order a checkout placed, as the standard's order;
+//!   both have (and the platform's order webhook);
+//! - [`order_view`]: an order a checkout placed, as the standard's order,
+//!   and [`webhooks`], its events posted, signed, to the platform;
 //! - [`rest`] and [`mcp`]: the checkout over the REST and MCP bindings,
-//!   and [`profile`], the business profile at `/.well-known/ucp`.
+//!   and [`profile`], the business profile at `/.well-known/ucp`;
+//! - [`failure`]: the standard's error answers.
 
 pub mod cart;
 pub mod catalog;
@@ -34,3 +35,4 @@ pub mod order_view;
 pub mod profile;
 pub mod rest;
 pub mod signing_keys;
+pub mod webhooks;

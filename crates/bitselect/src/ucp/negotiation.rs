@@ -48,24 +48,37 @@ pub fn shop_capabilities() -> impl Iterator<Item = &'static str> {
         .chain([ORDER, CART, CATALOG_SEARCH, CATALOG_LOOKUP])
 }
 
-/// The capabilities active for one answer (names).
+/// The capabilities active for one answer (names), and where the
+/// platform wants its orders' events when the order capability is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Active(pub Vec<String>);
+pub struct Active {
+    pub names: Vec<String>,
+    pub order_webhook: Option<String>,
+}
 
 impl Active {
     /// Every capability the shop has: what the shop's own callers (tests,
-    /// the shop's tools) are answered with.
+    /// the shop's tools) are answered with; no webhook.
     pub fn all() -> Self {
-        Self(
-            CHECKOUT_CAPABILITIES
-                .iter()
-                .map(|c| (*c).to_owned())
-                .collect(),
-        )
+        Self::named(CHECKOUT_CAPABILITIES.iter().map(|c| (*c).to_owned()))
+    }
+
+    /// The capabilities `names`, no webhook.
+    pub fn named(names: impl IntoIterator<Item = String>) -> Self {
+        Self {
+            names: names.into_iter().collect(),
+            order_webhook: None,
+        }
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.0.iter().any(|c| c == name)
+        self.names.iter().any(|c| c == name)
+    }
+
+    /// The platform's webhook for order events, when the order capability
+    /// is active and its profile names one the shop may post to.
+    pub fn order_webhook(&self) -> Option<&str> {
+        self.order_webhook.as_deref()
     }
 }
 
@@ -230,14 +243,43 @@ pub fn intersect(profile: &Value) -> Active {
             .is_some_and(|entries| entries.iter().any(|entry| entry["version"] == UCP_VERSION))
     };
     let checkout = supports(CHECKOUT);
-    Active(
+    let mut active = Active::named(
         shop_capabilities()
             .filter(|name| supports(name))
             // Every extension the shop has extends the checkout.
             .filter(|name| checkout || !CHECKOUT_CAPABILITIES.contains(name))
-            .map(str::to_owned)
-            .collect(),
-    )
+            .map(str::to_owned),
+    );
+    if active.contains(ORDER) {
+        active.order_webhook = order_webhook(&theirs[ORDER]);
+    }
+    active
+}
+
+/// The `config.webhook_url` of the platform's order capability at the
+/// shop's version: an https address, or http on this machine (a platform
+/// under test); the shop posts its shoppers' orders nowhere else.
+fn order_webhook(entries: &Value) -> Option<String> {
+    let url = entries
+        .as_array()?
+        .iter()
+        .filter(|entry| entry["version"] == UCP_VERSION)
+        .find_map(|entry| entry["config"]["webhook_url"].as_str())?;
+    match Url::parse(url) {
+        Ok(parsed)
+            if parsed.scheme() == "https"
+                || (parsed.scheme() == "http" && is_loopback(&parsed)) =>
+        {
+            Some(url.to_owned())
+        }
+        _ => {
+            tracing::warn!(
+                url,
+                "the platform's order webhook is not https: no events are sent to it"
+            );
+            None
+        }
+    }
 }
 
 #[cfg(test)]
@@ -284,7 +326,7 @@ mod tests {
         ]);
         assert_eq!(
             intersect(&both),
-            Active(vec![
+            Active::named([
                 "dev.ucp.shopping.checkout".to_owned(),
                 "dev.ucp.shopping.discount".to_owned()
             ])
@@ -295,8 +337,45 @@ mod tests {
         ]);
         assert_eq!(
             intersect(&no_checkout),
-            Active(vec!["dev.ucp.shopping.order".to_owned()]),
+            Active::named(["dev.ucp.shopping.order".to_owned()]),
             "an extension without its parent is not active"
+        );
+    }
+
+    fn with_order_webhook(url: &str, version: &str) -> Value {
+        json!({ "ucp": { "version": UCP_VERSION, "capabilities": {
+            "dev.ucp.shopping.checkout": [{ "version": UCP_VERSION }],
+            "dev.ucp.shopping.order": [{ "version": version, "config": { "webhook_url": url } }],
+        } } })
+    }
+
+    #[test]
+    fn the_order_webhook_is_the_platforms_https_or_loopback_address() {
+        let https = "https://platform.example/webhooks/orders";
+        assert_eq!(
+            intersect(&with_order_webhook(https, UCP_VERSION)).order_webhook(),
+            Some(https)
+        );
+        let loopback = "http://127.0.0.1:8284/webhooks/orders";
+        assert_eq!(
+            intersect(&with_order_webhook(loopback, UCP_VERSION)).order_webhook(),
+            Some(loopback)
+        );
+        for refused in [
+            "http://platform.example/webhooks",
+            "ftp://127.0.0.1/x",
+            "not a url",
+        ] {
+            assert_eq!(
+                intersect(&with_order_webhook(refused, UCP_VERSION)).order_webhook(),
+                None,
+                "{refused}"
+            );
+        }
+        assert_eq!(
+            intersect(&with_order_webhook(https, "2026-01-11")).order_webhook(),
+            None,
+            "the order capability at another version is not active"
         );
     }
 }

@@ -1,7 +1,8 @@
 //! An order placed by a checkout, as the standard's order object: its
 //! lines with how many have reached the shopper, where it ships and what
 //! has happened to it (shipped with its tracking number, delivered), the
-//! order's totals, and the checkout it came from. The order's permalink (the URL of this
+//! order's totals, what happened to it since (a cancellation, an
+//! after-sale), and the checkout it came from. The order's permalink (the URL of this
 //! resource) is what a completed checkout's `order.permalink_url` names.
 
 use serde_json::{Value, json};
@@ -65,7 +66,8 @@ pub fn render(conn: &UserConn<'_>, now: Millis, order_no: &str, origin: &str) ->
     }
     totals.push(json!({ "type": "fulfillment", "display_text": "运费", "amount": 0 }));
     totals.push(json!({ "type": "total", "amount": order.pay_amount_fen }));
-    Ok(json!({
+    let adjustments = adjustments(conn, &order)?;
+    let mut rendered = json!({
         "ucp": {
             "version": UCP_VERSION,
             "status": "success",
@@ -79,7 +81,76 @@ pub fn render(conn: &UserConn<'_>, now: Millis, order_no: &str, origin: &str) ->
         "fulfillment": fulfillment,
         "currency": CURRENCY,
         "totals": totals,
-    }))
+    });
+    if !adjustments.is_empty() {
+        rendered["adjustments"] = Value::Array(adjustments);
+    }
+    Ok(rendered)
+}
+
+/// What happened to the order after it was placed, apart from its
+/// delivery: its cancellation (everything paid refunded, every line
+/// taken back) and each after-sale asked for (a return or an exchange
+/// of one line, pending until the shop finishes it).
+fn adjustments(conn: &UserConn<'_>, order: &OrderView) -> Result<Vec<Value>> {
+    let mut adjustments = Vec::new();
+    let cancelled: Option<Millis> = conn.query_row(
+        "SELECT cancelled_at FROM orders WHERE order_no = ?1 AND user_id = ?2",
+        params![order.order_no, conn.user()],
+        |row| row.get(0),
+    )?;
+    if let Some(at) = cancelled
+        && order.status == OrderStatus::Cancelled.as_str()
+    {
+        let lines: Vec<Value> = order
+            .lines
+            .iter()
+            .map(|line| json!({ "id": format!("line_{}", line.line_no), "quantity": -line.quantity }))
+            .collect();
+        adjustments.push(json!({
+            "id": "cancellation",
+            "type": "cancellation",
+            "occurred_at": format_rfc3339(at),
+            "status": "completed",
+            "line_items": lines,
+            "totals": [{ "type": "total", "amount": -order.pay_amount_fen }],
+            "description": "订单已取消，已付款项原路退回",
+        }));
+    }
+    let after_sales: Vec<(String, String, String, String, String, Millis)> = conn.query_all(
+        "SELECT after_sale_no, sku_code, kind, status, reason, created_at FROM after_sale
+         WHERE order_no = ?1 AND user_id = ?2 ORDER BY created_at, after_sale_no",
+        params![order.order_no, conn.user()],
+        |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+                row.get(5)?,
+            ))
+        },
+    )?;
+    for (number, sku_code, kind, status, reason, at) in after_sales {
+        let returned = kind == "退货退款";
+        let mut adjustment = json!({
+            "id": number,
+            "type": if returned { "return" } else { "exchange" },
+            "occurred_at": format_rfc3339(at),
+            "status": if status == "已完成" { "completed" } else { "pending" },
+            "description": format!("{kind}：{reason}"),
+        });
+        if let Some(line) = order.lines.iter().find(|line| line.sku_code == sku_code)
+            && returned
+        {
+            adjustment["line_items"] = json!([
+                { "id": format!("line_{}", line.line_no), "quantity": -line.quantity }
+            ]);
+        }
+        adjustments.push(adjustment);
+    }
+    Ok(adjustments)
 }
 
 /// Where the order goes (the expectation) and what has happened to it

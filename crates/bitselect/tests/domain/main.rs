@@ -17,6 +17,7 @@ mod idempotency;
 mod logistics;
 mod money;
 mod order_changes;
+mod order_events;
 mod orders;
 mod previews;
 mod relevance;

@@ -39,6 +39,8 @@ mod logistics;
 mod money;
 #[path = "../domain/order_changes.rs"]
 mod order_changes;
+#[path = "../domain/order_events.rs"]
+mod order_events;
 #[path = "../domain/orders.rs"]
 mod orders;
 #[path = "../domain/previews.rs"]
