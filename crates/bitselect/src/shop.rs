@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use rusqlite::Connection;
 use serde::Serialize;
@@ -114,6 +114,9 @@ pub struct Shop {
     /// Told when a call of this shop's clones owed a platform an order
     /// event, so that the sender need not wait for its next look.
     order_events: Arc<Notify>,
+    /// How many tries of order events this shop's clones have recorded
+    /// the outcome of: what a watcher awaits to know a try is settled.
+    order_event_tries: Arc<watch::Sender<u64>>,
 }
 
 impl Shop {
@@ -163,6 +166,7 @@ impl Shop {
             caller: Caller::demo(),
             capabilities: Arc::new(Active::all()),
             order_events: Arc::new(Notify::new()),
+            order_event_tries: Arc::new(watch::Sender::new(0)),
         })
     }
 
@@ -176,6 +180,7 @@ impl Shop {
             caller,
             capabilities: self.capabilities.clone(),
             order_events: self.order_events.clone(),
+            order_event_tries: self.order_event_tries.clone(),
         }
     }
 
@@ -418,13 +423,21 @@ impl Shop {
         event: &OwedEvent,
         outcome: std::result::Result<(), String>,
     ) -> Result<Option<Retry>> {
-        self.store.run(TxKind::Write, |tx| {
+        let settled = self.store.run(TxKind::Write, |tx| {
             let now = self.now();
             match &outcome {
                 Ok(()) => order_events::delivered(tx, now, event.id).map(|()| None),
                 Err(why) => order_events::failed(tx, now, event.id, event.attempt, why).map(Some),
             }
-        })
+        })?;
+        self.order_event_tries.send_modify(|tries| *tries += 1);
+        Ok(settled)
+    }
+
+    /// The number of order event tries whose outcome is recorded, changing
+    /// with each one.
+    pub fn order_event_tries(&self) -> watch::Receiver<u64> {
+        self.order_event_tries.subscribe()
     }
 
     /// Runs `change` of one of the caller's orders and owes its platform

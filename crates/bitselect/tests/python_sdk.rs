@@ -5,7 +5,8 @@
 //! speaks 2026-07-28, so `pay_order` hands it over to the shop's payment
 //! page and the SDK's own `input_required` round trip completes the call.
 //! An RFC 8785 implementation and a JOSE library (`rfc8785`, `jwcrypto`)
-//! check the merchant's checkout signatures.
+//! check the merchant's checkout signatures; an RFC 9421 implementation
+//! (`http-message-signatures`) the order events it posts.
 
 mod support;
 
@@ -331,4 +332,72 @@ fn answer_of(out: &std::process::Output) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("one JSON line on stdout")
+}
+
+/// What the independent checker says of `event`, the request the shop
+/// would post, checked with the shop's published `keys`.
+fn independent_event_verdict(
+    url: &str,
+    headers: &reqwest::header::HeaderMap,
+    body: &[u8],
+    keys: &[ap2::jws::Jwk],
+) -> Value {
+    use base64::Engine as _;
+    let headers: serde_json::Map<String, Value> = headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap())))
+        .collect();
+    run_python(
+        "verify_order_event.py",
+        &json!({
+            "request": {
+                "method": "POST",
+                "url": url,
+                "headers": headers,
+                "body_b64": base64::engine::general_purpose::STANDARD.encode(body),
+            },
+            "keys": keys,
+        }),
+    )
+}
+
+#[test]
+fn the_order_event_the_shop_posts_verifies_with_independent_libraries_and_not_once_altered() {
+    let t = support::open_shop();
+    let webhook = "https://platform.example/webhooks/orders?partner=7";
+    let order_no = support::purchase::bought_through_checkout(&t, Some(webhook));
+    let delivery = t
+        .shop
+        .claim_order_event()
+        .unwrap()
+        .expect("the placing is owed");
+    let (url, headers) = bitselect::ucp::webhooks::signed_headers(&delivery, t.shop.now()).unwrap();
+    let keys = t.shop.signing_keys().unwrap();
+
+    let verdict = independent_event_verdict(url.as_str(), &headers, &delivery.body, &keys);
+    assert_eq!(
+        verdict,
+        json!({ "verified": true, "kid": keys[0].kid, "order_id": order_no })
+    );
+
+    let altered_body = String::from_utf8(delivery.body.clone())
+        .unwrap()
+        .replace("processing", "fulfilled");
+    let verdict = independent_event_verdict(url.as_str(), &headers, altered_body.as_bytes(), &keys);
+    assert_eq!(verdict["verified"], false, "{verdict}");
+
+    let mut elsewhere = url.clone();
+    elsewhere.set_path("/webhooks/other");
+    let verdict = independent_event_verdict(elsewhere.as_str(), &headers, &delivery.body, &keys);
+    assert_eq!(verdict["verified"], false, "{verdict}");
+
+    let mut relabelled = headers.clone();
+    relabelled.insert(
+        "ucp-agent",
+        r#"profile="https://impostor.example/.well-known/ucp""#
+            .parse()
+            .unwrap(),
+    );
+    let verdict = independent_event_verdict(url.as_str(), &relabelled, &delivery.body, &keys);
+    assert_eq!(verdict["verified"], false, "{verdict}");
 }

@@ -6,16 +6,17 @@ mod support;
 
 use std::net::SocketAddr;
 
-use ap2::jws;
+use ap2::{http_signature, jws};
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::client::call;
 use support::mandate::Device;
 use support::oauth::{Stack, StackOptions};
-use support::platform::PlatformProfile;
+use support::platform::{PlatformProfile, Received, WEBHOOK_PATH};
 use support::*;
 use test_support::sign_in::sign_in;
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 /// The shop served over HTTP without sign-in (the demo user), until drop.
@@ -34,6 +35,11 @@ impl Drop for Served {
 }
 
 async fn serve() -> Served {
+    serve_for(PlatformProfile::full().await).await
+}
+
+/// The shop served for requests that name `platform`.
+async fn serve_for(platform: PlatformProfile) -> Served {
     let shop = open_shop();
     let shutdown = CancellationToken::new();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
@@ -50,7 +56,7 @@ async fn serve() -> Served {
     Served {
         shop,
         addr,
-        platform: PlatformProfile::full().await,
+        platform,
         shutdown,
     }
 }
@@ -768,4 +774,174 @@ async fn the_standards_cart_is_the_shoppers_own_cart() {
         .unwrap();
     assert_eq!(emptied["line_items"], json!([]));
     assert!(shop.query_cart().unwrap().lines.is_empty());
+}
+
+/// One iPhone 17 bought over REST by `served`'s platform with a bound
+/// device key: the checkout and its receipt.
+async fn buy_one_iphone(served: &Served) -> (Value, Value) {
+    let client = served.platform.client();
+    let device = Device::new();
+    let (status, _) = send(
+        client
+            .post(format!("http://{}/account/devices", served.addr))
+            .json(&json!({ "jwk": device.jwk() })),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let saved = served.shop.shop.saved_addresses().unwrap();
+    let mut body = one_iphone();
+    body["fulfillment"] = json!({ "methods": [{
+        "type": "shipping", "selected_destination_id": saved[0].id,
+    }]});
+    let (_, checkout) = send(client.post(sessions(served.addr)).json(&body)).await;
+    let origin = format!("http://{}", served.addr);
+    let now = served.shop.shop.now() / 1000;
+    let mandate = device.mandate_with(&checkout, &origin, now, now + 600);
+    let complete = format!(
+        "{}/{}/complete",
+        sessions(served.addr),
+        checkout["id"].as_str().unwrap()
+    );
+    let (status, receipt) = send(
+        client
+            .post(&complete)
+            .json(&json!({ "ap2": { "checkout_mandate": mandate } })),
+    )
+    .await;
+    assert_eq!(status, 200, "{receipt}");
+    (checkout, receipt)
+}
+
+/// The next request the platform's webhook gets (a test that waits longer
+/// than a minute has failed).
+async fn next_event(events: &mut UnboundedReceiver<Received>) -> Received {
+    tokio::time::timeout(std::time::Duration::from_secs(60), events.recv())
+        .await
+        .expect("an order event within a minute")
+        .expect("the platform is still serving")
+}
+
+/// Whether `event` is signed, as the standard says, by a key the shop at
+/// `addr` publishes in its profile.
+async fn signed_by_the_shop(
+    event: &Received,
+    addr: SocketAddr,
+) -> Result<http_signature::Verified, http_signature::HttpSignatureError> {
+    let profile: Value = reqwest::get(format!("http://{addr}/.well-known/ucp"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let keys: Vec<jws::Jwk> = serde_json::from_value(profile["keys"].clone()).unwrap();
+    let headers: Vec<(&str, &str)> = event
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let request = http_signature::Request {
+        method: &event.method,
+        authority: event.header("host"),
+        path: &event.path,
+        query: None,
+        headers: &headers,
+        body: &event.body,
+    };
+    http_signature::verify(
+        &request,
+        event.header("signature-input"),
+        event.header("signature"),
+        &keys,
+        &[
+            "@method",
+            "@authority",
+            "@path",
+            "ucp-agent",
+            "content-digest",
+            "content-type",
+        ],
+    )
+}
+
+#[tokio::test]
+async fn the_platform_is_posted_the_order_it_placed_and_its_cancellation_signed_by_the_shop() {
+    let (platform, mut events) = PlatformProfile::with_webhook(0).await;
+    let served = serve_for(platform).await;
+    let (checkout, receipt) = buy_one_iphone(&served).await;
+    let order_no = receipt["order"]["id"].as_str().unwrap();
+
+    let placed = next_event(&mut events).await;
+    assert_eq!(
+        (placed.method.as_str(), placed.path.as_str()),
+        ("POST", WEBHOOK_PATH)
+    );
+    assert_eq!(placed.header("content-type"), "application/json");
+    assert_eq!(
+        placed.header("ucp-agent"),
+        format!(r#"profile="http://{}/.well-known/ucp""#, served.addr)
+    );
+    assert_eq!(placed.header("webhook-timestamp"), (T0 / 1000).to_string());
+    let verified = signed_by_the_shop(&placed, served.addr).await.unwrap();
+    assert!(verified.kid.starts_with("bitselect-"), "{}", verified.kid);
+    let order: Value = serde_json::from_slice(&placed.body).unwrap();
+    assert_eq!(order["id"], order_no);
+    assert_eq!(order["checkout_id"], checkout["id"]);
+    assert_eq!(order["event_id"], placed.header("webhook-id"));
+    assert_eq!(order["totals"], receipt["totals"]);
+    assert_eq!(order["line_items"][0]["status"], "processing");
+
+    let mut altered = placed.clone();
+    altered.body = String::from_utf8(placed.body.clone())
+        .unwrap()
+        .replace("processing", "fulfilled")
+        .into_bytes();
+    assert_eq!(
+        signed_by_the_shop(&altered, served.addr).await,
+        Err(http_signature::HttpSignatureError::DigestMismatch),
+        "a body changed on the way is not the shop's"
+    );
+
+    served
+        .shop
+        .shop
+        .cancel_order(
+            &bitselect::params::CancelOrderParams {
+                order_no: order_no.to_owned(),
+                reason: None,
+            },
+            None,
+        )
+        .unwrap();
+    let cancelled = next_event(&mut events).await;
+    signed_by_the_shop(&cancelled, served.addr).await.unwrap();
+    assert_ne!(cancelled.header("webhook-id"), placed.header("webhook-id"));
+    let order: Value = serde_json::from_slice(&cancelled.body).unwrap();
+    assert_eq!(order["id"], order_no);
+    assert_eq!(order["line_items"][0]["status"], "removed");
+    assert_eq!(order["adjustments"][0]["type"], "cancellation");
+}
+
+#[tokio::test]
+async fn an_event_the_platform_refused_is_posted_again_with_the_same_id_once_its_wait_is_over() {
+    let (platform, mut events) = PlatformProfile::with_webhook(1).await;
+    let served = serve_for(platform).await;
+    let mut tries = served.shop.shop.order_event_tries();
+    let (_, receipt) = buy_one_iphone(&served).await;
+
+    let refused = next_event(&mut events).await;
+    tries.wait_for(|settled| *settled == 1).await.unwrap();
+    // The shop waits 2 s on its clock before the second try; the clock is
+    // the test's, so the test moves it and wakes the sender.
+    served.shop.clock.advance(2_000);
+    served.shop.shop.order_events_owed().notify_one();
+    let again = next_event(&mut events).await;
+    assert_eq!(again.header("webhook-id"), refused.header("webhook-id"));
+    let order: Value = serde_json::from_slice(&again.body).unwrap();
+    assert_eq!(order["id"], receipt["order"]["id"]);
+    signed_by_the_shop(&again, served.addr).await.unwrap();
+    tries.wait_for(|settled| *settled == 2).await.unwrap();
+    assert!(
+        served.shop.shop.claim_order_event().unwrap().is_none(),
+        "delivered: nothing more is owed"
+    );
 }

@@ -5,52 +5,16 @@
 //! and given up after its last try. An order nobody subscribed owes
 //! nothing.
 
-use crate::support::mandate::{Device, SHOP_ORIGIN};
+use crate::support::mandate::SHOP_ORIGIN;
+use crate::support::purchase::bought_through_checkout;
 use crate::support::*;
 use bitselect::Shop;
 use bitselect::order_events::{LEASE_MS, MAX_ATTEMPTS, Retry};
 use bitselect::params::CancelOrderParams;
-use bitselect::ucp::negotiation::{Active, shop_capabilities};
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const WEBHOOK: &str = "https://platform.example/webhooks/orders";
-
-/// The shop as a platform with every capability sees it, its order
-/// webhook `webhook`.
-fn negotiated(shop: &Shop, webhook: Option<&str>) -> Shop {
-    shop.negotiated(Active {
-        names: shop_capabilities().map(str::to_owned).collect(),
-        order_webhook: webhook.map(str::to_owned),
-    })
-}
-
-/// One iPhone 17 bought through a checkout by a platform whose order
-/// webhook is `webhook`; the order's number.
-fn bought(t: &TestShop, webhook: Option<&str>) -> String {
-    let device = Device::new();
-    t.shop.bind_device(&device.jwk(), None).unwrap();
-    let saved = t.shop.saved_addresses().unwrap();
-    let platform = negotiated(&t.shop, webhook);
-    let body = json!({
-        "line_items": [{ "item": { "id": IPHONE_17 }, "quantity": 1 }],
-        "fulfillment": { "methods": [{
-            "type": "shipping", "selected_destination_id": saved[0].id,
-        }]},
-    });
-    let checkout = platform.create_checkout(&body, None).unwrap().value;
-    let mandate = device.mandate(&checkout, t.shop.now());
-    let receipt = platform
-        .complete_checkout(
-            checkout["id"].as_str().unwrap(),
-            Some(&mandate),
-            SHOP_ORIGIN,
-            None,
-        )
-        .unwrap()
-        .value;
-    receipt["order"]["id"].as_str().unwrap().to_owned()
-}
 
 fn cancel(shop: &Shop, order_no: &str) {
     shop.cancel_order(
@@ -70,7 +34,7 @@ fn body_of(delivery: &bitselect::ucp::webhooks::Delivery) -> Value {
 #[test]
 fn the_placing_and_then_the_cancellation_are_owed_in_order_each_to_one_sender_at_a_time() {
     let t = open_shop();
-    let order_no = bought(&t, Some(WEBHOOK));
+    let order_no = bought_through_checkout(&t, Some(WEBHOOK));
 
     let placed = t
         .shop
@@ -136,7 +100,7 @@ fn the_placing_and_then_the_cancellation_are_owed_in_order_each_to_one_sender_at
 #[test]
 fn a_failed_try_is_tried_again_after_its_wait_and_a_dead_senders_lease_runs_out() {
     let t = open_shop();
-    bought(&t, Some(WEBHOOK));
+    bought_through_checkout(&t, Some(WEBHOOK));
     let first = t.shop.claim_order_event().unwrap().unwrap();
     let retry = t
         .shop
@@ -168,7 +132,7 @@ fn a_failed_try_is_tried_again_after_its_wait_and_a_dead_senders_lease_runs_out(
 #[test]
 fn an_event_is_given_up_after_its_last_try() {
     let t = open_shop();
-    bought(&t, Some(WEBHOOK));
+    bought_through_checkout(&t, Some(WEBHOOK));
     let mut last = None;
     for attempt in 1..=MAX_ATTEMPTS {
         let delivery = t.shop.claim_order_event().unwrap().expect("due");
@@ -186,7 +150,7 @@ fn an_event_is_given_up_after_its_last_try() {
 #[test]
 fn an_order_whose_platform_named_no_webhook_owes_nothing() {
     let t = open_shop();
-    let order_no = bought(&t, None);
+    let order_no = bought_through_checkout(&t, None);
     assert!(t.shop.claim_order_event().unwrap().is_none());
     cancel(&t.shop, &order_no);
     assert!(t.shop.claim_order_event().unwrap().is_none());

@@ -10,6 +10,7 @@ pub mod mandate;
 pub mod oauth;
 pub mod platform;
 pub mod postgres;
+pub mod purchase;
 pub mod seed;
 pub mod shop_process;
 
