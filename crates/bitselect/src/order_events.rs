@@ -192,7 +192,8 @@ mod tests {
         assert_eq!(backoff(1), 2_000);
         assert_eq!(backoff(2), 4_000);
         assert_eq!(backoff(5), 32_000);
-        assert_eq!(backoff(11), MAX_BACKOFF_MS);
+        assert_eq!(backoff(11), 2_048_000);
+        assert_eq!(backoff(12), MAX_BACKOFF_MS);
         assert_eq!(backoff(400), MAX_BACKOFF_MS);
     }
 }

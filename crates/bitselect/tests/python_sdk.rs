@@ -196,6 +196,7 @@ async fn a_python_platform_checks_out_over_rest_and_every_answer_validates_with_
         answer["steps"],
         json!({
             "create": [201, "incomplete"],
+            "consent": [true, "platform"],
             "update": [200, "ready_for_complete"],
             "unknown": [404, "error"],
             "unavailable": [200, "error"],

@@ -110,6 +110,7 @@ async fn the_profile_names_the_rest_endpoint_and_the_keys_a_checkout_verifies_wi
         capabilities,
         [
             "dev.ucp.shopping.ap2_mandate",
+            "dev.ucp.shopping.buyer_consent",
             "dev.ucp.shopping.cart",
             "dev.ucp.shopping.catalog.lookup",
             "dev.ucp.shopping.catalog.search",
@@ -943,5 +944,49 @@ async fn an_event_the_platform_refused_is_posted_again_with_the_same_id_once_its
     assert!(
         served.shop.shop.claim_order_event().unwrap().is_none(),
         "delivered: nothing more is owed"
+    );
+}
+
+#[tokio::test]
+async fn the_buyers_consent_is_kept_with_the_checkout_and_answered_as_theirs() {
+    let served = serve().await;
+    let client = served.platform.client();
+    let mut body = one_iphone();
+    body["buyer"] = json!({
+        "email": "li.lei@example.com",
+        "consent": {
+            "dev.ucp.consent.marketing": { "granted": true },
+            "dev.ucp.consent.analytics": { "granted": false },
+        },
+    });
+    let (status, created) = send(client.post(sessions(served.addr)).json(&body)).await;
+    assert_eq!(status, 201, "{created}");
+    let consent = &created["buyer"]["consent"];
+    assert_eq!(created["buyer"]["email"], "li.lei@example.com");
+    assert_eq!(
+        consent["dev.ucp.consent.marketing"],
+        json!({ "granted": true, "source": "platform", "description": "营销：优惠活动与新品信息",
+                "segments": consent["dev.ucp.consent.marketing"]["segments"].clone() })
+    );
+    assert_eq!(consent["dev.ucp.consent.analytics"]["source"], "platform");
+    assert_eq!(consent["dev.ucp.consent.sale_or_sharing"]["granted"], false);
+    assert_eq!(
+        consent["dev.ucp.consent.sale_or_sharing"]["source"],
+        "business"
+    );
+
+    let id = created["id"].as_str().unwrap();
+    let (_, read) = send(client.get(format!("{}/{id}", sessions(served.addr)))).await;
+    assert_eq!(read["buyer"]["consent"], *consent, "kept with the checkout");
+
+    body["buyer"]["consent"] = json!({ "com.example.loyalty": { "granted": true } });
+    let (status, refused) = send(client.post(sessions(served.addr)).json(&body)).await;
+    assert_eq!(status, 422, "{refused}");
+    assert!(
+        refused["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("com.example.loyalty"),
+        "{refused}"
     );
 }

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::cart as ucp_cart;
+use super::consent;
 use super::signing_keys::CHECKOUT_LIFETIME_MS;
 use crate::cart;
 use crate::clock::Millis;
@@ -123,6 +124,10 @@ pub struct Buyer {
     pub email: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone_number: Option<String>,
+    /// The buyer's consent decisions, by purpose (the buyer consent
+    /// extension), checked against the purposes the shop offers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<consent::Decisions>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -305,6 +310,9 @@ impl Inputs {
                 "discounts.codes",
                 format!("最多 {MAX_CODES} 个优惠码"),
             ));
+        }
+        if let Some(decisions) = request.buyer.as_ref().and_then(|b| b.consent.as_ref()) {
+            consent::check(decisions)?;
         }
         Ok(Self {
             lines,

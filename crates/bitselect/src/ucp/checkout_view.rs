@@ -6,7 +6,8 @@
 use serde_json::{Value, json};
 
 use super::checkout::{Inputs, PostalDestination, Session, SessionState};
-use super::names::{CHECKOUT_CAPABILITIES, CURRENCY, UCP_VERSION};
+use super::consent;
+use super::names::{BUYER_CONSENT, CHECKOUT_CAPABILITIES, CURRENCY, UCP_VERSION};
 use super::negotiation::Active;
 use super::signing_keys;
 use crate::addresses::{self, SavedAddress};
@@ -159,6 +160,13 @@ pub fn render_worked(
     });
     if let Some(buyer) = &inputs.buyer {
         checkout["buyer"] = serde_json::to_value(buyer)?;
+    }
+    if active.contains(BUYER_CONSENT) {
+        let decisions = inputs.buyer.as_ref().and_then(|b| b.consent.as_ref());
+        checkout["buyer"]["consent"] = consent::render(decisions);
+    } else if let Some(buyer) = checkout["buyer"].as_object_mut() {
+        // Decisions are answered only to a platform that speaks of them.
+        buyer.remove("consent");
     }
     if status != "completed" && status != "canceled" {
         checkout["expires_at"] = json!(format_rfc3339(session.expires_at));

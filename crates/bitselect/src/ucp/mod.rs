@@ -10,6 +10,8 @@
 //!   words;
 //! - [`checkout`]: checkout sessions on the shop's own order rules, and
 //!   [`checkout_view`], the standard's checkout object drawn from one;
+//! - [`consent`]: the buyer consent extension's purposes and the buyer's
+//!   decisions;
 //! - [`devices`]: the users' device keys, whose signatures prove consent;
 //! - [`complete`]: the completion that requires the shopper's checkout
 //!   mandate;
@@ -26,6 +28,7 @@ pub mod catalog;
 pub mod checkout;
 pub mod checkout_view;
 pub mod complete;
+pub mod consent;
 pub mod devices;
 pub mod failure;
 pub mod mcp;

@@ -11,13 +11,17 @@ pub const CURRENCY: &str = "CNY";
 /// The checkout capability.
 pub const CHECKOUT: &str = "dev.ucp.shopping.checkout";
 
+/// The buyer consent extension.
+pub const BUYER_CONSENT: &str = "dev.ucp.shopping.buyer_consent";
+
 /// The capabilities a checkout answer is shaped by. AP2 mandates are
 /// always on: every checkout is signed, and none completes without the
 /// shopper's mandate.
-pub const CHECKOUT_CAPABILITIES: [&str; 4] = [
+pub const CHECKOUT_CAPABILITIES: [&str; 5] = [
     CHECKOUT,
     "dev.ucp.shopping.fulfillment",
     "dev.ucp.shopping.discount",
+    BUYER_CONSENT,
     "dev.ucp.shopping.ap2_mandate",
 ];
 

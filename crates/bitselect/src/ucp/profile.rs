@@ -3,8 +3,8 @@
 //! implements, and the keys its checkout signatures verify with.
 //!
 //! It names what answers: the checkout capability over REST and MCP, with its
-//! fulfillment, discount and AP2 mandate extensions (mandates as SD-JWT
-//! with key binding, `dc+sd-jwt`).
+//! fulfillment, discount, buyer consent and AP2 mandate extensions
+//! (mandates as SD-JWT with key binding, `dc+sd-jwt`).
 
 use serde_json::{Value, json};
 
@@ -22,6 +22,7 @@ pub fn business_profile(origin: &str, keys: &[Jwk]) -> Value {
             let short = name.trim_start_matches("dev.ucp.shopping.");
             let (page, file) = match short {
                 "ap2_mandate" => ("ap2-mandates".to_owned(), short.to_owned()),
+                "buyer_consent" => ("buyer-consent".to_owned(), short.to_owned()),
                 "catalog.search" => ("catalog/search".to_owned(), "catalog_search".to_owned()),
                 "catalog.lookup" => ("catalog/lookup".to_owned(), "catalog_lookup".to_owned()),
                 _ => (short.to_owned(), short.to_owned()),

@@ -5,7 +5,9 @@ checkout, updates it with a shipping destination, reads an unknown one,
 asks for an unknown item and cancels the checkout, through the REST
 endpoint the profile names. Every answer is validated with the UCP Python
 SDK's own models: the profile as a business profile, each checkout as the
-checkout extended by fulfillment, discount and AP2 mandates, each failure
+checkout extended by fulfillment, discount, buyer consent and AP2
+mandates (the buyer's marketing consent passed on and answered back as
+theirs), each failure
 as the standard's error response. A copy of a checkout with its subtotal
 removed must fail validation, or the check proves nothing.
 
@@ -27,11 +29,12 @@ from pydantic import ValidationError
 from ucp_sdk.models.schemas import profile
 from ucp_sdk.models.schemas.common import payment_ap2_mandate
 from ucp_sdk.models.schemas.common.types import error_response
-from ucp_sdk.models.schemas.shopping import discount, fulfillment
+from ucp_sdk.models.schemas.shopping import buyer_consent, discount, fulfillment
 
 CHECKOUT_MODELS = (
     fulfillment.Checkout,
     discount.Checkout,
+    buyer_consent.Checkout,
     payment_ap2_mandate.Checkout,
 )
 
@@ -73,11 +76,16 @@ def main() -> None:
 
     body = {
         "line_items": [{"item": {"id": sku}, "quantity": 1}],
-        "buyer": {"first_name": "明", "last_name": "张", "email": "zhang@example.com"},
+        "buyer": {
+            "first_name": "明", "last_name": "张", "email": "zhang@example.com",
+            "consent": {"dev.ucp.consent.marketing": {"granted": True}},
+        },
         "discounts": {"codes": ["SHOP-5000-300", "NOT-A-CODE"]},
     }
     status, created = call("POST", sessions, body)
     steps["create"] = [status, checkout(created)["status"]]
+    marketing = created["buyer"]["consent"]["dev.ucp.consent.marketing"]
+    steps["consent"] = [marketing["granted"], marketing["source"]]
     one = f"{sessions}/{created['id']}"
 
     body["discounts"] = {"codes": ["SHOP-5000-300"]}
