@@ -14,7 +14,6 @@ use crate::protocol::{CheckoutProblem, PreviewOutcome};
 use crate::ucp::binding::{GET_CHECKOUT, MerchantBinding, Operation, checkout_id, read_checkout};
 use crate::ucp::checkout_card::{self, CheckoutRefusal};
 use crate::ucp::device::DeviceKey;
-use crate::ucp::profile;
 
 fn not_payable(problem: CheckoutProblem) -> PreviewOutcome {
     PreviewOutcome::NotPayable { problem }
@@ -44,7 +43,7 @@ pub(crate) async fn outcome(
         Ok(checkout) => checkout,
         Err(outcome) => return outcome,
     };
-    if let Err(problem) = verified(merchant, &checkout).await {
+    if let Err(problem) = verified(inner, merchant, &checkout).await {
         return not_payable(problem);
     }
     if Operation::of(&write.info.name) == Operation::CompleteCheckout
@@ -88,12 +87,18 @@ async fn read_signed(inner: &Inner, read: &KnownTool, id: &str) -> Result<Value,
 }
 
 /// Whether the merchant's published keys verify `checkout`.
-async fn verified(merchant: &MerchantBinding, checkout: &Value) -> Result<(), CheckoutProblem> {
-    let published = profile::fetch(&merchant.origin).await.map_err(|error| {
-        CheckoutProblem::MerchantUnreadable {
+async fn verified(
+    inner: &Inner,
+    merchant: &MerchantBinding,
+    checkout: &Value,
+) -> Result<(), CheckoutProblem> {
+    let published = inner
+        .merchant_profiles
+        .fetch(&merchant.origin)
+        .await
+        .map_err(|error| CheckoutProblem::MerchantUnreadable {
             detail: error.to_string(),
-        }
-    })?;
+        })?;
     checkout_card::verify(checkout, &published.keys).map_err(|refusal| match refusal {
         CheckoutRefusal::Currency(currency) => CheckoutProblem::Currency { currency },
         other => CheckoutProblem::SignatureInvalid {

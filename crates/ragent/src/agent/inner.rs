@@ -28,6 +28,7 @@ use crate::secrets::SecretStore;
 use crate::settings::{Settings, ShopConnection};
 use crate::store::{Store, StoreError, sessions};
 use crate::ucp::binding::MerchantBinding;
+use crate::ucp::profile::ProfileCache;
 
 /// A run in progress, so it can be cancelled and a second one refused.
 pub(crate) struct ActiveRun {
@@ -61,6 +62,9 @@ pub(crate) struct Inner {
     pub sign_ins: SignIns,
     /// Requests for input that wait on their server's connection.
     pub live_inputs: LiveInputs,
+    /// UCP merchants' profiles as lately read: a card computed and then
+    /// approved reads its merchant's keys once.
+    pub merchant_profiles: ProfileCache,
     /// The runtime the agent was opened on: its runs go there, whichever
     /// thread starts them, so a run's steps and the connections it opens
     /// share one scheduler.

@@ -17,7 +17,6 @@ use crate::store::mandates::{self, MandateRecord};
 use crate::ucp::binding::{Operation, checkout_id, with_mandate};
 use crate::ucp::checkout_card::{self, SIGNED_CHECKOUT};
 use crate::ucp::device::DeviceKey;
-use crate::ucp::profile;
 
 /// Whether `call` is a checkout's completion: the only call a mandate is
 /// made for, so the only one whose sending or ending looks for one.
@@ -65,10 +64,13 @@ pub(crate) async fn for_approvals(
                 "the card shows no signed checkout for this call".into(),
             ));
         }
-        // The merchant's keys, read again and kept with the mandate: the
-        // signature is checked once more with them, and the record can be
-        // verified offline later.
-        let published = profile::fetch(&merchant.origin)
+        // The merchant's keys (as the card was computed with them, when
+        // that was moments ago) kept with the mandate: the signature is
+        // checked once more with them, and the record can be verified
+        // offline later.
+        let published = inner
+            .merchant_profiles
+            .fetch(&merchant.origin)
             .await
             .map_err(|error| refused(error.to_string()))?;
         checkout_card::verify(&checkout, &published.keys)

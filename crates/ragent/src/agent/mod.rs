@@ -75,6 +75,7 @@ use crate::settings_view::{SettingsEdit, SettingsView};
 use crate::store::mandates as kept_mandates;
 use crate::store::{Store, StoreError, audit, calls, kv, sessions};
 use crate::ucp::evidence::KeptMandate;
+use crate::ucp::profile::ProfileCache;
 
 pub use elicitation::judge::MAX_ROUNDS as MAX_INPUT_ROUNDS;
 pub use message::DEFAULT_SESSION_TITLE;
@@ -257,6 +258,7 @@ impl Agent {
                 .then(|| Arc::new(LoginPath::from_env())),
             sign_ins: SignIns::default(),
             live_inputs: LiveInputs::default(),
+            merchant_profiles: ProfileCache::default(),
             runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);

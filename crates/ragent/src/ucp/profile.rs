@@ -137,6 +137,44 @@ pub async fn fetch(merchant: &str) -> Result<MerchantProfile, ProfileError> {
     parse(&origin, &body)
 }
 
+/// How long a merchant's profile read for one approval is used again:
+/// long enough that computing a card, then approving it, reads it once;
+/// short enough that keys the merchant retires stop counting soon after.
+pub const CACHE_TTL: Duration = Duration::from_secs(60);
+
+/// Merchants' profiles as recently read, by the address asked for; a read
+/// that failed is not kept.
+#[derive(Debug, Default)]
+pub struct ProfileCache {
+    read:
+        std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, MerchantProfile)>>,
+}
+
+impl ProfileCache {
+    /// The profile of `merchant`, read again when the copy kept is older
+    /// than [`CACHE_TTL`].
+    pub async fn fetch(&self, merchant: &str) -> Result<MerchantProfile, ProfileError> {
+        if let Some(kept) = self.kept(merchant) {
+            return Ok(kept);
+        }
+        let profile = fetch(merchant).await?;
+        let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        read.retain(|_, (at, _)| at.elapsed() < CACHE_TTL);
+        read.insert(
+            merchant.to_owned(),
+            (std::time::Instant::now(), profile.clone()),
+        );
+        Ok(profile)
+    }
+
+    fn kept(&self, merchant: &str) -> Option<MerchantProfile> {
+        let read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        read.get(merchant)
+            .filter(|(at, _)| at.elapsed() < CACHE_TTL)
+            .map(|(_, profile)| profile.clone())
+    }
+}
+
 /// Reads a profile document served at `origin`.
 pub fn parse(origin: &str, body: &[u8]) -> Result<MerchantProfile, ProfileError> {
     let document: Value = serde_json::from_slice(body)
@@ -238,6 +276,48 @@ mod tests {
             parse("https://shop.example", b"<html>"),
             Err(ProfileError::Malformed(_))
         ));
+    }
+
+    /// Serves `body` as the profile on loopback, counting the requests.
+    async fn serve_counting(
+        body: String,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let served = std::sync::Arc::new(AtomicUsize::new(0));
+        let count = served.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut request = [0_u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        (origin, served)
+    }
+
+    #[tokio::test]
+    async fn a_profile_read_moments_ago_is_not_read_again() {
+        let mut body = document(UCP_VERSION);
+        body["ucp"]["services"]["dev.ucp.shopping"][1]["endpoint"] =
+            json!("http://127.0.0.1:1/ucp/mcp");
+        let (origin, served) = serve_counting(body.to_string()).await;
+        let cache = ProfileCache::default();
+        let first = cache.fetch(&origin).await.unwrap();
+        let second = cache.fetch(&origin).await.unwrap();
+        assert_eq!(first, second);
+        assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(
+            cache.fetch("http://127.0.0.1:1").await.is_err(),
+            "a merchant that does not answer is an error, not kept"
+        );
     }
 
     #[test]
