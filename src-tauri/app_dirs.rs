@@ -31,6 +31,16 @@ impl AppDirs {
         }
     }
 
+    /// The data directory of this run without a window: the one given on
+    /// the command line, else the OS's data directory for the app with
+    /// `identifier`, as Tauri's `app_data_dir()` makes it.
+    pub fn data_without_window(options: &LaunchOptions, identifier: &str) -> Option<PathBuf> {
+        match &options.data_dir {
+            Some(dir) => Some(dir.clone()),
+            None => dirs::data_dir().map(|dir| dir.join(identifier)),
+        }
+    }
+
     pub fn resolve<R: Runtime>(
         options: &LaunchOptions,
         paths: &PathResolver<R>,
@@ -63,5 +73,24 @@ mod tests {
         let dirs = AppDirs::resolve(&LaunchOptions::default(), paths).unwrap();
         assert_eq!(dirs.data, paths.app_data_dir().unwrap());
         assert_eq!(dirs.logs, paths.app_log_dir().unwrap());
+    }
+
+    #[test]
+    fn without_a_window_the_data_dir_is_the_one_tauri_would_resolve() {
+        let app = tauri::test::mock_app();
+        let identifier = app.config().identifier.clone();
+        let paths = tauri::Manager::path(&app);
+        assert_eq!(
+            AppDirs::data_without_window(&LaunchOptions::default(), &identifier),
+            Some(paths.app_data_dir().unwrap())
+        );
+        let given = LaunchOptions {
+            data_dir: Some(PathBuf::from("/tmp/run-2")),
+            ..LaunchOptions::default()
+        };
+        assert_eq!(
+            AppDirs::data_without_window(&given, &identifier),
+            Some(PathBuf::from("/tmp/run-2"))
+        );
     }
 }

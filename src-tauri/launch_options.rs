@@ -8,13 +8,25 @@ use std::path::PathBuf;
 pub struct LaunchOptions {
     /// Where the app keeps its databases; the OS app-data dir when absent.
     pub data_dir: Option<PathBuf>,
+    /// Instead of opening the window: check the kept checkout mandates
+    /// again, offline, and print what was found (as JSON when asked).
+    pub verify_mandates: Option<ReportFormat>,
+}
+
+/// How a report on the terminal is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LaunchOptionsError {
     #[error("--data-dir needs a directory after it")]
     MissingDataDir,
-    #[error("unknown option {0:?}; the app takes: --data-dir DIR")]
+    #[error("--json only goes with --verify-mandates")]
+    JsonAlone,
+    #[error("unknown option {0:?}; the app takes: --data-dir DIR, --verify-mandates [--json]")]
     Unknown(String),
 }
 
@@ -22,9 +34,12 @@ impl LaunchOptions {
     /// Parses the arguments after the program name.
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, LaunchOptionsError> {
         let mut options = LaunchOptions::default();
+        let mut json = false;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             match arg.to_str() {
+                Some("--verify-mandates") => options.verify_mandates = Some(ReportFormat::Text),
+                Some("--json") => json = true,
                 // WebKitWebDriver launches the app with these when it drives it.
                 Some(flag) if flag == "--automation" || flag.starts_with("--target=") => {}
                 Some("--data-dir") => {
@@ -37,6 +52,11 @@ impl LaunchOptions {
                     ));
                 }
             }
+        }
+        match (&mut options.verify_mandates, json) {
+            (Some(format), true) => *format = ReportFormat::Json,
+            (None, true) => return Err(LaunchOptionsError::JsonAlone),
+            _ => {}
         }
         Ok(options)
     }
@@ -60,7 +80,8 @@ mod tests {
         assert_eq!(
             parse(&["--data-dir", "/tmp/shop"]),
             Ok(LaunchOptions {
-                data_dir: Some(PathBuf::from("/tmp/shop"))
+                data_dir: Some(PathBuf::from("/tmp/shop")),
+                ..LaunchOptions::default()
             })
         );
     }
@@ -70,7 +91,8 @@ mod tests {
         assert_eq!(
             parse(&["--automation", "--target=127.0.0.1:4445", "--data-dir", "d"]),
             Ok(LaunchOptions {
-                data_dir: Some(PathBuf::from("d"))
+                data_dir: Some(PathBuf::from("d")),
+                ..LaunchOptions::default()
             })
         );
     }
@@ -89,5 +111,17 @@ mod tests {
             parse(&["--verbose"]),
             Err(LaunchOptionsError::Unknown("--verbose".into()))
         );
+    }
+
+    #[test]
+    fn verifying_mandates_is_asked_for_with_or_without_json_and_json_alone_is_refused() {
+        assert_eq!(
+            parse(&["--verify-mandates"]).unwrap().verify_mandates,
+            Some(ReportFormat::Text)
+        );
+        let both = parse(&["--json", "--data-dir", "/tmp/a", "--verify-mandates"]).unwrap();
+        assert_eq!(both.verify_mandates, Some(ReportFormat::Json));
+        assert_eq!(both.data_dir, Some(PathBuf::from("/tmp/a")));
+        assert_eq!(parse(&["--json"]), Err(LaunchOptionsError::JsonAlone));
     }
 }

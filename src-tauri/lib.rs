@@ -16,12 +16,13 @@ use std::path::{Path, PathBuf};
 
 use ragent::runtime::CoreRuntime;
 use ragent::secrets::SecretsBackend;
+use ragent::ucp::evidence_report;
 use ragent::{Agent, AgentConfig};
 use tauri::{App, AppHandle, Builder, Manager, RunEvent, Runtime};
 
 pub use app_dirs::AppDirs;
 pub use data_dir_lock::{DataDirLock, DataDirLockError};
-pub use launch_options::{LaunchOptions, LaunchOptionsError};
+pub use launch_options::{LaunchOptions, LaunchOptionsError, ReportFormat};
 pub use shop_server::SHOP_SERVER_NAME;
 
 /// The core's database inside the data directory.
@@ -141,6 +142,24 @@ pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         })
 }
 
+/// `--verify-mandates`: the kept checkout mandates checked again offline,
+/// read-only (the app may be open on the same directory), and reported on
+/// the terminal; the exit status says whether every check held.
+fn verify_mandates(options: &LaunchOptions, format: ReportFormat) -> i32 {
+    let identifier = context::<tauri::Wry>().config().identifier.clone();
+    let Some(data) = AppDirs::data_without_window(options, &identifier) else {
+        eprintln!("bitselect-assistant: no data directory: pass --data-dir DIR");
+        return i32::from(evidence_report::UNREADABLE);
+    };
+    let status = evidence_report::verify_mandates(
+        &data.join(CORE_DB_FILE),
+        format == ReportFormat::Json,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    i32::from(status)
+}
+
 /// Starts the desktop app.
 pub fn run() {
     let options = match LaunchOptions::parse(std::env::args_os().skip(1)) {
@@ -150,6 +169,9 @@ pub fn run() {
             std::process::exit(2);
         }
     };
+    if let Some(format) = options.verify_mandates {
+        std::process::exit(verify_mandates(&options, format));
+    }
     // The core, the commands and the event forwarding all run on one
     // thread of their own (see `ragent::runtime`); the windows keep the
     // main thread. It lives as long as the app.

@@ -81,6 +81,16 @@ fn the_installed_deb_starts_its_shop_and_a_search_reaches_the_page() -> TestResu
     );
     drop(app);
 
+    // The installed app checks the mandates it kept, offline: none here.
+    let verified = std::process::Command::new(INSTALLED_APP)
+        .arg("--data-dir")
+        .arg(data.path())
+        .arg("--verify-mandates")
+        .output()?;
+    let report = String::from_utf8_lossy(&verified.stdout);
+    assert!(verified.status.success(), "{report}");
+    assert_eq!(report.trim(), "no mandates kept");
+
     installed.remove()?;
     assert!(!Path::new(INSTALLED_APP).exists(), "the app was removed");
     assert!(!Path::new(INSTALLED_SHOP).exists(), "the shop was removed");

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ragent::ucp::evidence::{Check, KeptMandate, read_and_check};
+use ragent::ucp::evidence_report::verify_mandates;
 
 const USAGE: &str = "\
 bitselect-mandates: verify, offline, the checkout mandates the assistant signed
@@ -40,63 +40,11 @@ fn main() -> ExitCode {
         eprintln!("bitselect-mandates: which database?\n\n{USAGE}");
         return ExitCode::from(2);
     };
-    let kept = match read_and_check(&database) {
-        Ok(kept) => kept,
-        Err(error) => {
-            eprintln!("bitselect-mandates: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    if json {
-        match serde_json::to_string_pretty(&kept) {
-            Ok(text) => println!("{text}"),
-            Err(error) => {
-                eprintln!("bitselect-mandates: {error}");
-                return ExitCode::from(2);
-            }
-        }
-    } else if kept.is_empty() {
-        println!("no mandates kept");
-    } else {
-        for mandate in &kept {
-            print_one(mandate);
-        }
-    }
-    if kept.iter().all(|mandate| mandate.evidence.holds()) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
-}
-
-fn print_one(mandate: &KeptMandate) {
-    let verdict = |check: &Check| match check {
-        Check::Holds => "holds".to_owned(),
-        Check::Fails { reason } => format!("FAILS: {reason}"),
-    };
-    let total = match (mandate.total, mandate.currency.as_deref()) {
-        (Some(minor), Some(currency)) => format!("{}.{:02} {currency}", minor / 100, minor % 100),
-        _ => "?".to_owned(),
-    };
-    println!(
-        "checkout {} at {}: {total}, signed at {} ms{}",
-        mandate.checkout_id,
-        mandate.merchant,
-        mandate.signed_at,
-        match &mandate.order {
-            Some(order) => format!(", order {order}"),
-            None => ", not completed".to_owned(),
-        }
+    let status = verify_mandates(
+        &database,
+        json,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
     );
-    println!(
-        "  mandate:            {}",
-        verdict(&mandate.evidence.mandate)
-    );
-    println!(
-        "  merchant signature: {}",
-        verdict(&mandate.evidence.merchant_signature)
-    );
-    if let Some(receipt) = &mandate.evidence.receipt {
-        println!("  receipt:            {}", verdict(receipt));
-    }
+    ExitCode::from(status)
 }

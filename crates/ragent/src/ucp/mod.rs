@@ -7,5 +7,6 @@ pub mod binding;
 pub mod checkout_card;
 pub mod device;
 pub mod evidence;
+pub mod evidence_report;
 pub mod platform;
 pub mod profile;
