@@ -267,6 +267,20 @@ async fn behind_sign_in_a_checkout_needs_a_token_and_belongs_to_its_user() {
         profile["ucp"]["services"]["dev.ucp.shopping"][0]["endpoint"],
         format!("{origin}/ucp")
     );
+    // A shop that signs shoppers in offers identity linking: the platform
+    // finds the authorization server in the service's resource metadata.
+    let linking = &profile["ucp"]["capabilities"]["dev.ucp.common.identity_linking"][0];
+    assert_eq!(linking["version"], "2026-04-08");
+    assert_eq!(linking["config"]["scopes"], json!({}));
+    let metadata: Value = client
+        .get(stack.url("/.well-known/oauth-protected-resource/ucp/mcp"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["authorization_servers"][0], stack.auth.issuer);
 }
 
 #[tokio::test]

@@ -37,6 +37,9 @@ pub const CATALOG_SEARCH: &str = "dev.ucp.shopping.catalog.search";
 /// Catalogue lookup (`lookup_catalog`, `get_product`).
 pub const CATALOG_LOOKUP: &str = "dev.ucp.shopping.catalog.lookup";
 
+/// Identity linking (OAuth), declared by a shop that signs users in.
+pub const IDENTITY_LINKING: &str = "dev.ucp.common.identity_linking";
+
 /// Where the business profile is served.
 pub const PROFILE_PATH: &str = "/.well-known/ucp";
 

@@ -8,13 +8,21 @@
 
 use serde_json::{Value, json};
 
-use super::names::{CHECKOUT_CAPABILITIES, REST_PREFIX, UCP_MCP_PATH, UCP_VERSION};
+use super::names::{
+    CHECKOUT_CAPABILITIES, IDENTITY_LINKING, REST_PREFIX, UCP_MCP_PATH, UCP_VERSION,
+};
 use super::negotiation::shop_capabilities;
 use ap2::jws::Jwk;
 
 /// The profile of the shop at `origin` (an absolute URL, no path): its
 /// REST service at `<origin>/ucp`, its MCP service at `<origin>/ucp/mcp`.
-pub fn business_profile(origin: &str, keys: &[Jwk]) -> Value {
+/// A shop that serves signed-in users (`signs_in`) declares identity
+/// linking: a platform finds the authorization server in the commerce
+/// service's protected resource metadata (RFC 9728) and links the shopper
+/// with the authorization code flow and PKCE. Every operation of the
+/// service takes a signed-in user's token, audience-bound to the service;
+/// the shop gates nothing finer by scope, so `config.scopes` names none.
+pub fn business_profile(origin: &str, keys: &[Jwk], signs_in: bool) -> Value {
     let spec = |page: &str| format!("https://ucp.dev/{UCP_VERSION}/specification/{page}");
     let schema = |path: &str| format!("https://ucp.dev/{UCP_VERSION}/{path}");
     let capabilities: serde_json::Map<String, Value> = shop_capabilities()
@@ -41,6 +49,18 @@ pub fn business_profile(origin: &str, keys: &[Jwk]) -> Value {
             (name.to_owned(), json!([entry]))
         })
         .collect();
+    let mut capabilities = capabilities;
+    if signs_in {
+        capabilities.insert(
+            IDENTITY_LINKING.to_owned(),
+            json!([{
+                "version": UCP_VERSION,
+                "spec": spec("common/identity-linking"),
+                "schema": schema("schemas/common/identity_linking.json"),
+                "config": { "scopes": {} },
+            }]),
+        );
+    }
     json!({
         "ucp": {
             "version": UCP_VERSION,

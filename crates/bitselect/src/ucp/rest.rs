@@ -98,7 +98,8 @@ async fn profile(State(rest): State<Rest>, headers: HeaderMap) -> Response {
     let shop = rest.shop.clone();
     match tokio::task::spawn_blocking(move || shop.signing_keys()).await {
         Ok(Ok(keys)) => {
-            let mut response = Json(business_profile(&origin, &keys)).into_response();
+            let signs_in = matches!(rest.callers, Callers::PerRequest);
+            let mut response = Json(business_profile(&origin, &keys, signs_in)).into_response();
             // Keys rotate: a platform may keep the profile for minutes.
             response.headers_mut().insert(
                 header::CACHE_CONTROL,
