@@ -402,3 +402,24 @@ fn the_order_event_the_shop_posts_verifies_with_independent_libraries_and_not_on
     let verdict = independent_event_verdict(url.as_str(), &relabelled, &delivery.body, &keys);
     assert_eq!(verdict["verified"], false, "{verdict}");
 }
+
+#[test]
+fn the_apps_published_platform_profile_validates_with_the_standards_models() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/ucp-platform-profile.json");
+    let published: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the committed profile"))
+            .expect("JSON");
+    assert_eq!(
+        run_python("validate_platform_profile.py", &published),
+        json!({ "valid": true })
+    );
+
+    let mut unspecified = published.clone();
+    unspecified["ucp"]["capabilities"]["dev.ucp.shopping.checkout"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("spec");
+    let verdict = run_python("validate_platform_profile.py", &unspecified);
+    assert_eq!(verdict["valid"], false, "{verdict}");
+}

@@ -20,12 +20,26 @@ pub const PLATFORM_CAPABILITIES: [&str; 5] = [
     "dev.ucp.shopping.order",
 ];
 
-/// The platform profile document.
+/// The platform profile document: each service and capability with the
+/// specification and schema it follows, as the standard's profile schema
+/// requires of a platform.
 pub fn platform_profile() -> Value {
+    let spec = |page: &str| format!("https://ucp.dev/{UCP_VERSION}/specification/{page}");
+    let schema = |path: &str| format!("https://ucp.dev/{UCP_VERSION}/{path}");
     let capabilities: serde_json::Map<String, Value> = PLATFORM_CAPABILITIES
         .iter()
         .map(|name| {
-            let mut entry = json!({ "version": UCP_VERSION });
+            let short = name.trim_start_matches("dev.ucp.shopping.");
+            let page = if *name == AP2_MANDATE {
+                "ap2-mandates"
+            } else {
+                short
+            };
+            let mut entry = json!({
+                "version": UCP_VERSION,
+                "spec": spec(page),
+                "schema": schema(&format!("schemas/shopping/{short}.json")),
+            });
             if *name == AP2_MANDATE {
                 entry["config"] = json!({ "vp_formats_supported": { "dc+sd-jwt": {} } });
             }
@@ -35,7 +49,12 @@ pub fn platform_profile() -> Value {
     json!({
         "ucp": {
             "version": UCP_VERSION,
-            "services": { "dev.ucp.shopping": [{ "version": UCP_VERSION, "transport": "mcp" }] },
+            "services": { "dev.ucp.shopping": [{
+                "version": UCP_VERSION,
+                "spec": spec("overview"),
+                "transport": "mcp",
+                "schema": schema("services/shopping/mcp.openrpc.json"),
+            }] },
             "capabilities": capabilities,
             "payment_handlers": {},
         },
