@@ -29,6 +29,8 @@ mod redact;
 mod schema;
 // The page's TypeScript types, written from the protocol by a test.
 #[cfg(test)]
+mod parser_properties;
+#[cfg(test)]
 mod typescript;
 
 // The store, the history's fitting and the model's instructions are the

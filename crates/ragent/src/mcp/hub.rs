@@ -384,7 +384,7 @@ fn is_model_safe_name(name: &str) -> bool {
 
 /// A result as one text: the text blocks, or the structured content when
 /// there is no text.
-fn render_result(result: &CallToolResult) -> ToolOutput {
+pub(crate) fn render_result(result: &CallToolResult) -> ToolOutput {
     let texts: Vec<&str> = result
         .content
         .iter()
