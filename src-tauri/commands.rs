@@ -4,6 +4,7 @@
 //! All are async so they run on the async runtime, where the core spawns
 //! its runs.
 
+use ragent::agent::DatabaseRestored;
 use ragent::llm::models::ModelInfo;
 use ragent::mcp::export::McpExport;
 use ragent::mcp::import::ImportPreview;
@@ -224,6 +225,14 @@ pub async fn add_ucp_merchant(
     address: String,
 ) -> Result<SettingsView, AgentError> {
     agent.add_ucp_merchant(&address).await
+}
+
+/// What this start did about a damaged database, if it was damaged.
+#[tauri::command]
+pub async fn database_restored(
+    agent: State<'_, Agent>,
+) -> Result<Option<DatabaseRestored>, AgentError> {
+    Ok(agent.database_restored())
 }
 
 /// The checkout mandates the shopper signed, each verified again.

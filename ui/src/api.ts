@@ -6,6 +6,7 @@ import { listen } from "@tauri-apps/api/event";
 
 import type {
   AuditEntry,
+  DatabaseRestored,
   KeptMandate,
   CallDecision,
   DefinitionChange,
@@ -42,6 +43,9 @@ export interface Api {
   retryRun(sessionId: string): Promise<void>;
   /** Another final answer in place of the last one. */
   regenerateAnswer(sessionId: string): Promise<void>;
+
+  /** What this start did about a damaged database, if it was damaged. */
+  databaseRestored(): Promise<DatabaseRestored | null>;
 
   listSessions(): Promise<SessionInfo[]>;
   createSession(): Promise<SessionInfo>;
@@ -105,6 +109,8 @@ export function tauriApi(): Api {
     cancelRun: (sessionId) => call("cancel_run", { sessionId }),
     retryRun: (sessionId) => call("retry_run", { sessionId }),
     regenerateAnswer: (sessionId) => call("regenerate_answer", { sessionId }),
+
+    databaseRestored: () => call("database_restored"),
 
     listSessions: () => call("list_sessions"),
     createSession: () => call("create_session"),

@@ -492,6 +492,11 @@ const zh = {
   "modelError.requestId": "请求 ID",
   "modelError.raw": "原始错误",
   "modelError.none": "无",
+  "restored.label": "数据已恢复",
+  "restored.from": "助手的数据文件损坏了，已恢复到 {time} 自动保存的备份；这之后的对话与记录没有恢复。",
+  "restored.none": "助手的数据文件损坏了，且没有可用的备份，已从空白开始。",
+  "restored.kept": "损坏的文件没有删除，保存在：{path}",
+  "restored.close": "知道了",
   "modelCheck.down": "模型服务暂时无法使用（{message}）。你的设置仍然保留，可以照常发送消息，或在设置中检查。",
 
   "lang.zh-CN": "中文",
@@ -1020,6 +1025,11 @@ const en: Messages = {
   "modelError.requestId": "Request ID",
   "modelError.raw": "Raw error",
   "modelError.none": "none",
+  "restored.label": "Data restored",
+  "restored.from": "The assistant's data file was damaged. It was restored from the backup made automatically at {time}; conversations and records after that were not restored.",
+  "restored.none": "The assistant's data file was damaged and no usable backup was found, so it started afresh.",
+  "restored.kept": "The damaged file was not deleted; it is kept at: {path}",
+  "restored.close": "OK",
   "modelCheck.down": "The model service is not available right now ({message}). Your settings are kept: you can still send messages, or check them in settings.",
 
   "lang.zh-CN": "中文",

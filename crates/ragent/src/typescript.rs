@@ -27,6 +27,7 @@ use crate::settings::{
     Appearance, Language, ModelSettingsWith, SettingsWith, ShopConnection, Theme,
 };
 use crate::settings_view::{MASK, Secret, SettingsEdit, SettingsView};
+use crate::store::backups::DatabaseRestored;
 use crate::toolcall::CallStatus;
 use crate::ucp::evidence::{Check, Evidence, KeptMandate};
 
@@ -61,6 +62,7 @@ pub fn render() -> String {
         PreviewOutcome::decl(&cfg),
         CheckoutProblem::decl(&cfg),
         KeptMandate::decl(&cfg),
+        DatabaseRestored::decl(&cfg),
         Evidence::decl(&cfg),
         Check::decl(&cfg),
         Rejection::decl(&cfg),

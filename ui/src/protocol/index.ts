@@ -190,6 +190,21 @@ signed_at: number, completed_at: number | null,
  */
 order: string | null, evidence: Evidence, };
 
+export type DatabaseRestored = { 
+/**
+ * Where the damaged file was moved.
+ */
+damagedKeptAt: string, 
+/**
+ * What SQLite found wrong with it.
+ */
+problem: string, 
+/**
+ * When the copy put in its place was made (ms since the Unix epoch);
+ * `None`: no usable copy, the app started with an empty database.
+ */
+restoredFrom: number | null, };
+
 export type Evidence = { 
 /**
  * The device's signatures and key binding hold, made out to the

@@ -5,6 +5,7 @@ import type { Api } from "../api";
 import type {
   AgentEvent,
   AuditEntry,
+  DatabaseRestored,
   KeptMandate,
   CallDecision,
   DefinitionChange,
@@ -236,6 +237,14 @@ export class FakeApi implements Api {
     this.record("add_ucp_merchant", address);
     if (this.merchantAdded instanceof Error) throw this.merchantAdded;
     return this.merchantAdded ?? this.settings;
+  }
+
+  /** What database_restored answers. */
+  restored: DatabaseRestored | null = null;
+
+  async databaseRestored(): Promise<DatabaseRestored | null> {
+    this.record("database_restored");
+    return this.restored;
   }
 
   async listMandates(): Promise<KeptMandate[]> {

@@ -4,7 +4,7 @@
 import type { Api } from "../api";
 import { button, h } from "../dom";
 import { createI18n, langFor, type I18n, type Lang } from "../i18n";
-import type { Appearance, EventEnvelope, ModelStatus, SessionInfo } from "../protocol";
+import type { Appearance, DatabaseRestored, EventEnvelope, ModelStatus, SessionInfo } from "../protocol";
 import { markInteractiveAfterPaint } from "../interactive";
 import { ChatLog } from "../state";
 import { applyTheme } from "../theme";
@@ -14,6 +14,7 @@ import { firstRunView } from "./firstrun";
 import { settingsView } from "./settings";
 import { Sidebar } from "./sidebar";
 import { PageMessage, failureText } from "./error-text";
+import { restoreNotice } from "./restore-notice";
 
 export interface AppDeps {
   api: Api;
@@ -34,6 +35,8 @@ export class App {
   private nav!: Record<"chat" | "audit" | "settings", HTMLButtonElement>;
   private openToken = 0;
   private unlisten: (() => void) | null = null;
+  /** What this start restored of a damaged database, until the shopper closes the notice. */
+  private restored: DatabaseRestored | null = null;
 
   constructor(deps: AppDeps) {
     this.deps = deps;
@@ -51,6 +54,8 @@ export class App {
     const { api } = this.deps;
     const settings = await api.getSettings().catch(() => null);
     if (settings) this.applyAppearance(settings.appearance);
+    this.restored = await api.databaseRestored().catch(() => null);
+    if (this.restored) this.build();
     try {
       this.unlisten = await api.onAgentEvent((envelope) => this.onEvent(envelope));
     } catch (error) {
@@ -133,6 +138,7 @@ export class App {
           h("h1", { text: t("app.title") }),
           h("nav", { class: "app-nav", attrs: { "aria-label": t("nav.label") } }, this.nav.chat, this.nav.audit, this.nav.settings),
         ),
+        ...(this.restored ? [restoreNotice(this.i18n, this.restored, () => this.closeRestoreNotice())] : []),
         h("div", { class: "app-body" }, this.sidebar.el, this.main),
       ),
     );
@@ -196,6 +202,12 @@ export class App {
       this.chat.showError(error);
     }
     if (switchToChat && this.page !== "chat") this.show("chat");
+  }
+
+  private closeRestoreNotice(): void {
+    this.restored = null;
+    this.deps.root.querySelector("[data-testid=restore-notice]")?.remove();
+    this.chat.focusComposer();
   }
 
   private async ensureSession(): Promise<string> {

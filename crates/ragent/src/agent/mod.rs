@@ -81,6 +81,8 @@ pub use elicitation::judge::MAX_ROUNDS as MAX_INPUT_ROUNDS;
 pub use message::DEFAULT_SESSION_TITLE;
 pub use recovery::RecoveryReport;
 
+pub use crate::store::backups::DatabaseRestored;
+
 /// How to open an agent.
 pub struct AgentConfig {
     pub db_path: PathBuf,
@@ -554,6 +556,12 @@ impl Agent {
     pub fn mandates(&self) -> Result<Vec<KeptMandate>, AgentError> {
         let records = self.inner.store.with_conn(kept_mandates::all)?;
         Ok(records.iter().map(KeptMandate::of).collect())
+    }
+
+    /// What this start did about a damaged database (kept aside, and the
+    /// copy put in its place, if there was one), for the user to be told.
+    pub fn database_restored(&self) -> Option<DatabaseRestored> {
+        self.inner.store.restored().cloned()
     }
 
     /// Stops every run and waits for their tasks to end. Stored state stays

@@ -222,6 +222,11 @@ CREATE INDEX mandates_by_session ON mandates(session_id);
     },
 ];
 
+/// The schema version this build writes.
+pub fn known() -> i64 {
+    i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX)
+}
+
 /// Brings the schema up to date.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     migrate_with(conn, MIGRATIONS)

@@ -4,6 +4,7 @@
 //! transaction with [`Store::with_tx`].
 
 pub mod audit;
+pub mod backups;
 pub mod calls;
 mod checkpoint;
 pub mod failures;
@@ -51,6 +52,8 @@ pub enum StoreError {
     Poisoned,
     #[error("cannot make the database file private: {0}")]
     FileMode(#[source] std::io::Error),
+    #[error(transparent)]
+    Backup(#[from] backups::BackupError),
     /// A write call's move to or from `running` outside a transaction
     /// that commits with a full sync (see [`Store::with_durable_tx`]).
     #[error("call {0} changes state in a transaction that would not survive a power loss")]
@@ -68,15 +71,35 @@ pub struct Store {
     conn: Mutex<Connection>,
     /// `None` for a database in memory, or if the thread could not start.
     checkpoints: Option<Checkpointer>,
+    /// What this start did about a damaged database, to tell the user.
+    restored: Option<backups::DatabaseRestored>,
 }
 
 impl Store {
     /// Opens (creating if needed) and migrates the database file, which
-    /// with its `-wal` and `-shm` is readable by its owner only.
+    /// with its `-wal` and `-shm` is readable by its owner only. A damaged
+    /// file is kept aside and the newest good copy put in its place; a copy
+    /// is made before a schema upgrade and once a day
+    /// ([`backups`]).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let restored = backups::restore_if_damaged(path)?;
         file_mode::prepare(path).map_err(StoreError::FileMode)?;
-        let mut store = Self::setup(Connection::open(path)?)?;
+        let conn = Connection::open(path)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        let known = migrations::known();
+        if (1..known).contains(&version) {
+            backups::back_up(&conn, path, &format!("before-v{known}"))?;
+        }
+        let mut store = Self::setup(conn)?;
+        store.restored = restored;
         file_mode::narrow_companions(path).map_err(StoreError::FileMode)?;
+        {
+            let conn = store.conn.get_mut().map_err(|_| StoreError::Poisoned)?;
+            // A copy that cannot be made is no reason not to start.
+            if let Err(error) = backups::back_up_if_due(conn, path) {
+                tracing::warn!(%error, "no daily copy of the database this time");
+            }
+        }
         if let Some(checkpoints) = Checkpointer::start(path) {
             let conn = store.conn.get_mut().map_err(|_| StoreError::Poisoned)?;
             checkpoints.watch(conn)?;
@@ -110,7 +133,13 @@ impl Store {
         Ok(Store {
             conn: Mutex::new(conn),
             checkpoints: None,
+            restored: None,
         })
+    }
+
+    /// What this start did about a damaged database, if it was damaged.
+    pub fn restored(&self) -> Option<&backups::DatabaseRestored> {
+        self.restored.as_ref()
     }
 
     /// The latest moment anything was recorded (a message, a card, a call's

@@ -5,6 +5,7 @@ mod support;
 
 mod agent_floors;
 mod api;
+mod damaged_database;
 mod decisions;
 mod definitions;
 mod elicitation;
