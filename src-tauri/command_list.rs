@@ -11,7 +11,7 @@ app_commands![
     cancel_run,
     retry_run,
     regenerate_answer,
-    database_restored,
+    databases_restored,
     list_sessions,
     create_session,
     open_session,

@@ -227,12 +227,13 @@ pub async fn add_ucp_merchant(
     agent.add_ucp_merchant(&address).await
 }
 
-/// What this start did about a damaged database, if it was damaged.
+/// What this start did about each damaged database (the assistant's, the
+/// local shop's); empty when none was.
 #[tauri::command]
-pub async fn database_restored(
+pub async fn databases_restored(
     agent: State<'_, Agent>,
-) -> Result<Option<DatabaseRestored>, AgentError> {
-    Ok(agent.database_restored())
+) -> Result<Vec<DatabaseRestored>, AgentError> {
+    Ok(agent.databases_restored())
 }
 
 /// The checkout mandates the shopper signed, each verified again.

@@ -29,6 +29,8 @@ pub use shop_server::SHOP_SERVER_NAME;
 pub const CORE_DB_FILE: &str = "assistant.db";
 /// The shop's data directory inside the app's.
 pub const SHOP_DIR: &str = "shop";
+/// The local shop's database file in [`SHOP_DIR`] (the shop names it so).
+pub const SHOP_DB_FILE: &str = "shop.db";
 /// The service name of the app's entries in the OS keyring.
 pub const KEYRING_SERVICE: &str = "app.bitselect.assistant";
 
@@ -61,6 +63,9 @@ pub async fn open_core(dirs: &AppDirs, shop_binary: &Path) -> Result<Agent, Star
         &data_dir.join(SHOP_DIR),
         &dirs.logs,
     )];
+    // Checked, and restored from its newest copy if damaged, before the
+    // shop starts; the shop makes the copies.
+    config.shop_database = Some(data_dir.join(SHOP_DIR).join(SHOP_DB_FILE));
     config.log_dir = Some(dirs.logs.clone());
     // The user may move the shop online (settings); it keeps its name and trust.
     config.online_shop = Some(SHOP_SERVER_NAME.to_owned());

@@ -44,8 +44,8 @@ export interface Api {
   /** Another final answer in place of the last one. */
   regenerateAnswer(sessionId: string): Promise<void>;
 
-  /** What this start did about a damaged database, if it was damaged. */
-  databaseRestored(): Promise<DatabaseRestored | null>;
+  /** What this start did about each damaged database; empty when none was. */
+  databasesRestored(): Promise<DatabaseRestored[]>;
 
   listSessions(): Promise<SessionInfo[]>;
   createSession(): Promise<SessionInfo>;
@@ -110,7 +110,7 @@ export function tauriApi(): Api {
     retryRun: (sessionId) => call("retry_run", { sessionId }),
     regenerateAnswer: (sessionId) => call("regenerate_answer", { sessionId }),
 
-    databaseRestored: () => call("database_restored"),
+    databasesRestored: () => call("databases_restored"),
 
     listSessions: () => call("list_sessions"),
     createSession: () => call("create_session"),

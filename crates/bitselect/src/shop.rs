@@ -133,8 +133,10 @@ impl Shop {
             path: dir.to_owned(),
             source,
         })?;
-        let store = Store::Sqlite(Arc::new(Db::open(&dir.join(DB_FILE))?));
-        Self::on_store(store, clock)
+        let db = Arc::new(Db::open(&dir.join(DB_FILE))?);
+        let shop = Self::on_store(Store::Sqlite(db.clone()), clock)?;
+        db.keep_daily_copy();
+        Ok(shop)
     }
 
     /// The shop on the PostgreSQL database at `url`: its schema brought up

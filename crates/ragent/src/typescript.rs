@@ -27,9 +27,9 @@ use crate::settings::{
     Appearance, Language, ModelSettingsWith, SettingsWith, ShopConnection, Theme,
 };
 use crate::settings_view::{MASK, Secret, SettingsEdit, SettingsView};
-use crate::store::backups::DatabaseRestored;
 use crate::toolcall::CallStatus;
 use crate::ucp::evidence::{Check, Evidence, KeptMandate};
+use sqlite_backups::{Database, DatabaseRestored};
 
 /// Where the generated file lives, relative to this crate.
 pub const TS_PATH: &str = "../../ui/src/protocol/index.ts";
@@ -63,6 +63,7 @@ pub fn render() -> String {
         CheckoutProblem::decl(&cfg),
         KeptMandate::decl(&cfg),
         DatabaseRestored::decl(&cfg),
+        Database::decl(&cfg),
         Evidence::decl(&cfg),
         Check::decl(&cfg),
         Rejection::decl(&cfg),

@@ -167,6 +167,17 @@ impl ShopDb {
             .unwrap_or(0)
     }
 
+    /// A SKU's price in fen.
+    pub fn price(&self, sku: &str) -> i64 {
+        self.conn
+            .query_row(
+                "SELECT price_fen FROM sku WHERE sku_code = ?1",
+                params![sku],
+                |r| r.get(0),
+            )
+            .expect("the SKU's price")
+    }
+
     /// Sets a SKU's price, as the shop's staff would between a card and
     /// its approval.
     pub fn set_price(&self, sku: &str, fen: i64) {

@@ -190,7 +190,7 @@ signed_at: number, completed_at: number | null,
  */
 order: string | null, evidence: Evidence, };
 
-export type DatabaseRestored = { 
+export type DatabaseRestored = { database: Database, 
 /**
  * Where the damaged file was moved.
  */
@@ -204,6 +204,8 @@ problem: string,
  * `None`: no usable copy, the app started with an empty database.
  */
 restoredFrom: number | null, };
+
+export type Database = "assistant" | "shop";
 
 export type Evidence = { 
 /**

@@ -239,11 +239,11 @@ export class FakeApi implements Api {
     return this.merchantAdded ?? this.settings;
   }
 
-  /** What database_restored answers. */
-  restored: DatabaseRestored | null = null;
+  /** What databases_restored answers. */
+  restored: DatabaseRestored[] = [];
 
-  async databaseRestored(): Promise<DatabaseRestored | null> {
-    this.record("database_restored");
+  async databasesRestored(): Promise<DatabaseRestored[]> {
+    this.record("databases_restored");
     return this.restored;
   }
 

@@ -213,15 +213,18 @@ describe("the window", () => {
 
 describe("a start after the database was found damaged", () => {
   it("says which backup was restored and from when, where the damaged file is, until closed", async () => {
-    api.restored = {
-      damagedKeptAt: "/data/damaged/1796000000000-assistant.db",
-      problem: "file is not a database",
-      restoredFrom: Date.UTC(2026, 11, 3, 8, 30),
-    };
+    api.restored = [
+      {
+        database: "assistant",
+        damagedKeptAt: "/data/damaged/1796000000000-assistant.db",
+        problem: "file is not a database",
+        restoredFrom: Date.UTC(2026, 11, 3, 8, 30),
+      },
+    ];
     await start();
     const notice = q("restore-notice");
     expect(notice.getAttribute("role")).toBe("alert");
-    expect(notice.textContent).toContain("已恢复到");
+    expect(notice.textContent).toContain("助手的数据文件损坏了，已恢复到");
     expect(notice.textContent).toContain("2026");
     expect(notice.textContent).toContain("/data/damaged/1796000000000-assistant.db");
     q<HTMLButtonElement>("restore-notice-close").click();
@@ -229,13 +232,15 @@ describe("a start after the database was found damaged", () => {
     app.stop();
   });
 
-  it("says so when no backup could be used, and says nothing on an ordinary start", async () => {
-    api.restored = { damagedKeptAt: "/data/damaged/x-assistant.db", problem: "malformed", restoredFrom: null };
+  it("says so when the shop's could not be restored, and says nothing on an ordinary start", async () => {
+    api.restored = [
+      { database: "shop", damagedKeptAt: "/data/shop/damaged/x-shop.db", problem: "malformed", restoredFrom: null },
+    ];
     await start();
-    expect(q("restore-notice").textContent).toContain("没有可用的备份");
+    expect(q("restore-notice").textContent).toContain("本地商城的数据文件损坏了，且没有可用的备份");
     app.stop();
 
-    api.restored = null;
+    api.restored = [];
     await start();
     expect(root.querySelector("[data-testid=restore-notice]")).toBeNull();
     app.stop();

@@ -36,7 +36,7 @@ export class App {
   private openToken = 0;
   private unlisten: (() => void) | null = null;
   /** What this start restored of a damaged database, until the shopper closes the notice. */
-  private restored: DatabaseRestored | null = null;
+  private restored: DatabaseRestored[] = [];
 
   constructor(deps: AppDeps) {
     this.deps = deps;
@@ -54,8 +54,8 @@ export class App {
     const { api } = this.deps;
     const settings = await api.getSettings().catch(() => null);
     if (settings) this.applyAppearance(settings.appearance);
-    this.restored = await api.databaseRestored().catch(() => null);
-    if (this.restored) this.build();
+    this.restored = await api.databasesRestored().catch(() => []);
+    if (this.restored.length > 0) this.build();
     try {
       this.unlisten = await api.onAgentEvent((envelope) => this.onEvent(envelope));
     } catch (error) {
@@ -138,7 +138,7 @@ export class App {
           h("h1", { text: t("app.title") }),
           h("nav", { class: "app-nav", attrs: { "aria-label": t("nav.label") } }, this.nav.chat, this.nav.audit, this.nav.settings),
         ),
-        ...(this.restored ? [restoreNotice(this.i18n, this.restored, () => this.closeRestoreNotice())] : []),
+        ...(this.restored.length > 0 ? [restoreNotice(this.i18n, this.restored, () => this.closeRestoreNotice())] : []),
         h("div", { class: "app-body" }, this.sidebar.el, this.main),
       ),
     );
@@ -205,7 +205,7 @@ export class App {
   }
 
   private closeRestoreNotice(): void {
-    this.restored = null;
+    this.restored = [];
     this.deps.root.querySelector("[data-testid=restore-notice]")?.remove();
     this.chat.focusComposer();
   }

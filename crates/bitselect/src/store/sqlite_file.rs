@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use sqlite_backups::Database;
 
 use super::sqlite_schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::error::Result;
@@ -33,7 +34,11 @@ impl Db {
     /// Opens (creating if needed) the file, switches it to WAL and brings the
     /// schema up to date. The file is readable by its owner only.
     pub fn open(path: &Path) -> Result<Self> {
-        make_private(path).map_err(|source| crate::error::ShopError::DataDir {
+        // A damaged file is kept aside and the newest good copy put back
+        // (the app does this before it starts its shop, and says so; a
+        // shop started on its own says so in its log).
+        sqlite_backups::restore_if_damaged(Database::Shop, path).map_err(backup_failed)?;
+        sqlite_backups::private_file(path).map_err(|source| crate::error::ShopError::DataDir {
             path: path.to_owned(),
             source,
         })?;
@@ -47,8 +52,28 @@ impl Db {
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(%mode, "SQLite refused WAL mode; continuing with it");
         }
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        if (1..SCHEMA_VERSION).contains(&version) {
+            sqlite_backups::back_up(&conn, path, &format!("before-v{SCHEMA_VERSION}"))
+                .map_err(backup_failed)?;
+        }
         migrate(&conn)?;
         Ok(db)
+    }
+
+    /// Makes the day's copy of the database, if it has none yet (the shop
+    /// calls it once seeded). A copy that cannot be made is no reason not
+    /// to serve: it is logged.
+    pub fn keep_daily_copy(&self) {
+        let copied = self
+            .open_connection()
+            .map_err(|error| error.to_string())
+            .and_then(|conn| {
+                sqlite_backups::back_up_if_due(&conn, &self.path).map_err(|error| error.to_string())
+            });
+        if let Err(error) = copied {
+            tracing::warn!(%error, "no daily copy of the shop's database this time");
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -97,24 +122,8 @@ impl Db {
     }
 }
 
-/// Creates the database file with mode 0600 before SQLite opens it (or
-/// narrows an existing one): SQLite gives its `-wal` and `-shm` files the
-/// main file's mode, so the orders and addresses stay the user's alone,
-/// whatever the umask.
-fn make_private(path: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
+fn backup_failed(error: sqlite_backups::BackupError) -> crate::error::ShopError {
+    crate::error::ShopError::Store(error.to_string())
 }
 
 /// A connection lent for one call; back to the idle list when dropped.

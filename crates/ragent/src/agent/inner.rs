@@ -65,6 +65,8 @@ pub(crate) struct Inner {
     /// UCP merchants' profiles as lately read: a card computed and then
     /// approved reads its merchant's keys once.
     pub merchant_profiles: ProfileCache,
+    /// What this start did about damaged databases.
+    pub restored: Vec<sqlite_backups::DatabaseRestored>,
     /// The runtime the agent was opened on: its runs go there, whichever
     /// thread starts them, so a run's steps and the connections it opens
     /// share one scheduler.

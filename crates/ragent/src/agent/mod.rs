@@ -81,7 +81,7 @@ pub use elicitation::judge::MAX_ROUNDS as MAX_INPUT_ROUNDS;
 pub use message::DEFAULT_SESSION_TITLE;
 pub use recovery::RecoveryReport;
 
-pub use crate::store::backups::DatabaseRestored;
+pub use sqlite_backups::{Database, DatabaseRestored};
 
 /// How to open an agent.
 pub struct AgentConfig {
@@ -115,6 +115,10 @@ pub struct AgentConfig {
     /// it is reached over HTTP at the URL set and signed in to as the
     /// user, under the same name and trust.
     pub online_shop: Option<String>,
+    /// The local shop's database, which the app's built-in shop server
+    /// opens: checked at start before any server runs, and restored from
+    /// its newest good copy when damaged, as the agent's own is.
+    pub shop_database: Option<PathBuf>,
 }
 
 impl AgentConfig {
@@ -133,6 +137,7 @@ impl AgentConfig {
             log_dir: None,
             login_shell_path: false,
             online_shop: None,
+            shop_database: None,
         }
     }
 }
@@ -220,6 +225,13 @@ impl Agent {
                 .map_err(|e| SettingsError::ServerName(e.to_string()))?;
         }
         let store = Arc::new(Store::open(&config.db_path)?);
+        let mut restored: Vec<DatabaseRestored> = store.restored().into_iter().cloned().collect();
+        if let Some(shop) = &config.shop_database {
+            restored.extend(
+                sqlite_backups::restore_if_damaged(Database::Shop, shop)
+                    .map_err(StoreError::Backup)?,
+            );
+        }
         // Never earlier than what was already recorded, never backwards.
         let clock: Arc<dyn Clock> =
             Arc::new(SteadyClock::new(config.clock, store.latest_moment()?));
@@ -261,6 +273,7 @@ impl Agent {
             sign_ins: SignIns::default(),
             live_inputs: LiveInputs::default(),
             merchant_profiles: ProfileCache::default(),
+            restored,
             runtime: tokio::runtime::Handle::current(),
         });
         let model = inner.build_model(&settings);
@@ -558,10 +571,11 @@ impl Agent {
         Ok(records.iter().map(KeptMandate::of).collect())
     }
 
-    /// What this start did about a damaged database (kept aside, and the
-    /// copy put in its place, if there was one), for the user to be told.
-    pub fn database_restored(&self) -> Option<DatabaseRestored> {
-        self.inner.store.restored().cloned()
+    /// What this start did about each damaged database (kept aside, and
+    /// the copy put in its place, if there was one), for the user to be
+    /// told; empty when none was damaged.
+    pub fn databases_restored(&self) -> Vec<DatabaseRestored> {
+        self.inner.restored.clone()
     }
 
     /// Stops every run and waits for their tasks to end. Stored state stays

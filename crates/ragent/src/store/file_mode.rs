@@ -9,19 +9,7 @@ use std::path::{Path, PathBuf};
 /// Creates `path` empty with mode 0600 if it is missing, or narrows an
 /// existing file (an older version's) to 0600.
 pub fn prepare(path: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
+    sqlite_backups::private_file(path)
 }
 
 /// Narrows the `-wal` and `-shm` files, which an older version may have
@@ -44,10 +32,5 @@ pub fn narrow_companions(path: &Path) -> std::io::Result<()> {
 
 /// The `-wal` and `-shm` files SQLite keeps beside a database in WAL mode.
 pub fn companions(path: &Path) -> [PathBuf; 2] {
-    let with = |suffix: &str| {
-        let mut name = path.as_os_str().to_owned();
-        name.push(suffix);
-        PathBuf::from(name)
-    };
-    [with("-wal"), with("-shm")]
+    sqlite_backups::companions(path)
 }

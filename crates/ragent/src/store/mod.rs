@@ -4,7 +4,6 @@
 //! transaction with [`Store::with_tx`].
 
 pub mod audit;
-pub mod backups;
 pub mod calls;
 mod checkpoint;
 pub mod failures;
@@ -20,6 +19,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
+use sqlite_backups::{self as backups, Database, DatabaseRestored};
 
 use self::checkpoint::Checkpointer;
 use rusqlite::config::DbConfig;
@@ -53,7 +53,7 @@ pub enum StoreError {
     #[error("cannot make the database file private: {0}")]
     FileMode(#[source] std::io::Error),
     #[error(transparent)]
-    Backup(#[from] backups::BackupError),
+    Backup(#[from] sqlite_backups::BackupError),
     /// A write call's move to or from `running` outside a transaction
     /// that commits with a full sync (see [`Store::with_durable_tx`]).
     #[error("call {0} changes state in a transaction that would not survive a power loss")]
@@ -72,7 +72,7 @@ pub struct Store {
     /// `None` for a database in memory, or if the thread could not start.
     checkpoints: Option<Checkpointer>,
     /// What this start did about a damaged database, to tell the user.
-    restored: Option<backups::DatabaseRestored>,
+    restored: Option<DatabaseRestored>,
 }
 
 impl Store {
@@ -80,9 +80,9 @@ impl Store {
     /// with its `-wal` and `-shm` is readable by its owner only. A damaged
     /// file is kept aside and the newest good copy put in its place; a copy
     /// is made before a schema upgrade and once a day
-    /// ([`backups`]).
+    /// (`sqlite_backups`).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let restored = backups::restore_if_damaged(path)?;
+        let restored = backups::restore_if_damaged(Database::Assistant, path)?;
         file_mode::prepare(path).map_err(StoreError::FileMode)?;
         let conn = Connection::open(path)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
@@ -138,7 +138,7 @@ impl Store {
     }
 
     /// What this start did about a damaged database, if it was damaged.
-    pub fn restored(&self) -> Option<&backups::DatabaseRestored> {
+    pub fn restored(&self) -> Option<&DatabaseRestored> {
         self.restored.as_ref()
     }
 

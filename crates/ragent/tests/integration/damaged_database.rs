@@ -1,12 +1,12 @@
-//! A damaged database at start: the app neither crashes nor silently
-//! starts empty. The damaged file is kept aside, the newest copy the app
-//! made is put in its place, and the agent says what it restored and from
-//! when.
+//! A damaged database at start (the assistant's, or the local shop's):
+//! the app neither crashes nor silently starts empty. The damaged file is
+//! kept aside, the newest copy made is put in its place, and the agent
+//! says what it restored and from when.
 
 use std::path::Path;
 
 use pretty_assertions::assert_eq;
-use ragent::agent::DatabaseRestored;
+use ragent::agent::{Database, DatabaseRestored};
 
 use crate::support::*;
 
@@ -50,7 +50,7 @@ async fn a_damaged_database_is_kept_aside_and_yesterdays_copy_restored_and_the_u
 
     // Monday: the first start makes a copy of the new database.
     let agent = open_agent(dir.path(), &model, Setup::bare()).await;
-    assert_eq!(agent.database_restored(), None);
+    assert_eq!(agent.databases_restored(), []);
     agent.create_session(Some("周一的购物")).unwrap();
     agent.shutdown().await;
     drop(agent);
@@ -71,7 +71,8 @@ async fn a_damaged_database_is_kept_aside_and_yesterdays_copy_restored_and_the_u
     std::fs::write(&database, bytes).unwrap();
 
     let agent = open_agent(dir.path(), &model, Setup::bare()).await;
-    let restored: DatabaseRestored = agent.database_restored().expect("the user is told");
+    let restored: DatabaseRestored = agent.databases_restored().pop().expect("the user is told");
+    assert_eq!(restored.database, Database::Assistant);
     let newest = copies(dir.path())[0].clone();
     let taken_at: i64 = newest
         .file_name()
@@ -96,5 +97,40 @@ async fn a_damaged_database_is_kept_aside_and_yesterdays_copy_restored_and_the_u
 
     // And the app carries on.
     agent.create_session(Some("周三的购物")).unwrap();
+    agent.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_damaged_shop_database_is_restored_before_the_shop_starts_and_yesterdays_prices_are_back()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let shop_dir = dir.path().join("shop");
+    let shop_db = shop_dir.join("shop.db");
+    // Monday the shop starts and keeps a copy; the staff change a price;
+    // Tuesday's start keeps a copy with it.
+    drop(bitselect::Shop::open(&shop_dir).unwrap());
+    test_support::shop::ShopDb::open(&shop_dir).set_price("MG6W4CH/A", 123_456);
+    age(&copies(&shop_dir)[0], 1);
+    drop(bitselect::Shop::open(&shop_dir).unwrap());
+    assert_eq!(copies(&shop_dir).len(), 2);
+
+    let mut bytes = std::fs::read(&shop_db).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    bytes[..16].copy_from_slice(b"garbage garbage\0");
+    std::fs::write(&shop_db, bytes).unwrap();
+
+    let model = test_support::model::ScriptedModel::start().unwrap();
+    let agent = open_agent(dir.path(), &model, Setup::shop()).await;
+    let restored = agent.databases_restored();
+    assert_eq!(restored.len(), 1, "{restored:?}");
+    assert_eq!(restored[0].database, Database::Shop);
+    assert!(restored[0].restored_from.is_some());
+    let kept = Path::new(&restored[0].damaged_kept_at);
+    assert!(kept.starts_with(shop_dir.join("damaged")) && kept.is_file());
+    assert_eq!(
+        test_support::shop::ShopDb::open(&shop_dir).price("MG6W4CH/A"),
+        123_456,
+        "Tuesday's copy, not a shop seeded afresh"
+    );
     agent.shutdown().await;
 }

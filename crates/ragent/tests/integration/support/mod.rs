@@ -197,6 +197,8 @@ pub async fn open_agent(dir: &Path, model: &ScriptedModel, setup: Setup) -> Agen
     config.llm_options = test_llm_options();
     if setup.shop {
         config.builtin_servers.push(shop_entry(&dir.join("shop")));
+        // As the app does: the local shop's database is checked at start.
+        config.shop_database = Some(dir.join("shop").join("shop.db"));
     }
     config.builtin_servers.extend(setup.servers);
     config.online_shop = setup.online_shop;

@@ -1,5 +1,5 @@
-//! Copies of the database kept beside it, and the start that finds it
-//! damaged.
+//! Copies of a SQLite database kept beside it, and the start that finds
+//! it damaged: shared by the assistant's database and the shop's.
 //!
 //! A copy is made with SQLite's online backup (a consistent snapshot while
 //! the app runs) into `backups/` next to the database: at a start when the
@@ -21,9 +21,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
-use ts_rs::TS;
-
-use super::file_mode;
 
 /// The folder of copies, beside the database.
 pub const BACKUP_DIR: &str = "backups";
@@ -37,17 +34,30 @@ pub const KEEP: usize = 7;
 /// How old the newest copy may be before a start makes another.
 pub const EVERY: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// Which database a report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum Database {
+    /// The assistant's own: conversations, cards, settings.
+    Assistant,
+    /// The local shop's: its catalogue, cart and orders.
+    Shop,
+}
+
 /// What a start did about a damaged database.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DatabaseRestored {
+    pub database: Database,
     /// Where the damaged file was moved.
     pub damaged_kept_at: String,
     /// What SQLite found wrong with it.
     pub problem: String,
     /// When the copy put in its place was made (ms since the Unix epoch);
     /// `None`: no usable copy, the app started with an empty database.
-    #[ts(type = "number | null")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub restored_from: Option<i64>,
 }
 
@@ -93,7 +103,10 @@ pub fn damage(path: &Path) -> Option<String> {
 
 /// At start, before the database at `path` is opened: a damaged one is
 /// moved aside and the newest good copy put in its place.
-pub fn restore_if_damaged(path: &Path) -> Result<Option<DatabaseRestored>, BackupError> {
+pub fn restore_if_damaged(
+    database: Database,
+    path: &Path,
+) -> Result<Option<DatabaseRestored>, BackupError> {
     if !path.is_file() || std::fs::metadata(path).map_err(io(path))?.len() == 0 {
         return Ok(None);
     }
@@ -109,7 +122,7 @@ pub fn restore_if_damaged(path: &Path) -> Result<Option<DatabaseRestored>, Backu
             continue;
         }
         std::fs::copy(&copy, path).map_err(io(path))?;
-        file_mode::prepare(path).map_err(io(path))?;
+        private_file(path).map_err(io(path))?;
         restored_from = Some(taken_at);
         tracing::warn!(copy = %copy.display(), taken_at, "the database was restored from a copy");
         break;
@@ -118,6 +131,7 @@ pub fn restore_if_damaged(path: &Path) -> Result<Option<DatabaseRestored>, Backu
         tracing::warn!("no usable copy of the database: starting with an empty one");
     }
     Ok(Some(DatabaseRestored {
+        database,
         damaged_kept_at: kept.display().to_string(),
         problem,
         restored_from,
@@ -131,7 +145,7 @@ fn keep_damaged(path: &Path) -> Result<PathBuf, BackupError> {
     private_dir(&dir)?;
     let kept = dir.join(format!("{}-{}", millis(SystemTime::now()), file_name(path)));
     std::fs::rename(path, &kept).map_err(io(&kept))?;
-    for companion in file_mode::companions(path) {
+    for companion in companions(path) {
         if companion.exists() {
             let mut moved = kept.as_os_str().to_owned();
             moved.push(
@@ -155,7 +169,7 @@ pub fn back_up(conn: &Connection, path: &Path, why: &str) -> Result<PathBuf, Bac
         millis(SystemTime::now()),
         file_name(path)
     ));
-    file_mode::prepare(&copy).map_err(io(&copy))?;
+    private_file(&copy).map_err(io(&copy))?;
     conn.backup(
         rusqlite::MAIN_DB,
         &copy,
@@ -194,6 +208,35 @@ pub fn copies(path: &Path) -> Vec<(PathBuf, i64)> {
         .collect();
     copies.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
     copies
+}
+
+/// Creates `path` empty with mode 0600 if it is missing, or narrows an
+/// existing file to 0600: a database and its copies are their owner's
+/// alone. SQLite gives the `-wal` and `-shm` the main file's mode.
+pub fn private_file(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(path)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// The `-wal` and `-shm` files SQLite keeps beside a database in WAL mode.
+pub fn companions(path: &Path) -> [PathBuf; 2] {
+    let with = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    [with("-wal"), with("-shm")]
 }
 
 fn beside(path: &Path, dir: &str) -> PathBuf {
@@ -260,7 +303,10 @@ mod tests {
         let path = dir.path().join("assistant.db");
         drop(database_with(&path, "kept"));
         assert_eq!(damage(&path), None);
-        assert_eq!(restore_if_damaged(&path).unwrap(), None);
+        assert_eq!(
+            restore_if_damaged(Database::Assistant, &path).unwrap(),
+            None
+        );
         assert_eq!(notes(&path), ["kept"]);
     }
 
@@ -279,7 +325,9 @@ mod tests {
         drop(conn);
         damage_file(&path);
 
-        let restored = restore_if_damaged(&path).unwrap().expect("restored");
+        let restored = restore_if_damaged(Database::Assistant, &path)
+            .unwrap()
+            .expect("restored");
         let taken_at = copies(&path)[0].1;
         assert_eq!(copies(&path)[0].0, tuesday);
         assert_eq!(restored.restored_from, Some(taken_at));
@@ -301,7 +349,9 @@ mod tests {
         drop(conn);
         damage_file(&copy);
         damage_file(&path);
-        let restored = restore_if_damaged(&path).unwrap().expect("told");
+        let restored = restore_if_damaged(Database::Assistant, &path)
+            .unwrap()
+            .expect("told");
         assert_eq!(restored.restored_from, None);
         assert!(!path.exists(), "nothing damaged left where the app opens");
     }
