@@ -190,6 +190,20 @@ pub fn back_up_if_due(conn: &Connection, path: &Path) -> Result<Option<PathBuf>,
     due.then(|| back_up(conn, path, "daily")).transpose()
 }
 
+/// When the next day's copy of the database at `path` is due (ms since
+/// the Unix epoch): a day after the newest, or now when there is none.
+pub fn next_due(path: &Path) -> i64 {
+    copies(path).first().map_or_else(
+        || millis(SystemTime::now()),
+        |(_, taken_at)| taken_at + EVERY.as_millis() as i64,
+    )
+}
+
+/// Now, in ms since the Unix epoch, as copies are named.
+pub fn now_ms() -> i64 {
+    millis(SystemTime::now())
+}
+
 /// The copies of the database at `path`, the newest first, each with when
 /// it was made.
 pub fn copies(path: &Path) -> Vec<(PathBuf, i64)> {

@@ -122,6 +122,9 @@ impl Inner {
         {
             live.runs.remove(session_id);
         }
+        drop(live);
+        // Between runs, an app left open for days keeps a copy a day.
+        self.store.keep_daily_copy();
     }
 
     pub(crate) fn settings(&self) -> Settings {

@@ -15,7 +15,8 @@ pub mod messages;
 pub mod migrations;
 pub mod sessions;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
@@ -73,6 +74,9 @@ pub struct Store {
     checkpoints: Option<Checkpointer>,
     /// What this start did about a damaged database, to tell the user.
     restored: Option<DatabaseRestored>,
+    /// The database file and when its next daily copy is due (ms); `None`
+    /// in memory.
+    copies: Option<(PathBuf, AtomicI64)>,
 }
 
 impl Store {
@@ -100,6 +104,7 @@ impl Store {
                 tracing::warn!(%error, "no daily copy of the database this time");
             }
         }
+        store.copies = Some((path.to_owned(), AtomicI64::new(backups::next_due(path))));
         if let Some(checkpoints) = Checkpointer::start(path) {
             let conn = store.conn.get_mut().map_err(|_| StoreError::Poisoned)?;
             checkpoints.watch(conn)?;
@@ -134,7 +139,29 @@ impl Store {
             conn: Mutex::new(conn),
             checkpoints: None,
             restored: None,
+            copies: None,
         })
+    }
+
+    /// Makes the day's copy when it is due: an app left open for days
+    /// still keeps one a day. A copy that cannot be made is logged and
+    /// tried again a day later.
+    pub fn keep_daily_copy(&self) {
+        let Some((path, next_due)) = &self.copies else {
+            return;
+        };
+        let now = backups::now_ms();
+        if now < next_due.load(Ordering::Relaxed) {
+            return;
+        }
+        next_due.store(now + backups::EVERY.as_millis() as i64, Ordering::Relaxed);
+        let made = self
+            .lock()
+            .map_err(|error| error.to_string())
+            .and_then(|conn| backups::back_up_if_due(&conn, path).map_err(|e| e.to_string()));
+        if let Err(error) = made {
+            tracing::warn!(%error, "no daily copy of the database this time");
+        }
     }
 
     /// What this start did about a damaged database, if it was damaged.
@@ -496,5 +523,30 @@ mod tests {
             store.with_conn(sessions::list).unwrap().len(),
             usize::try_from(commits).unwrap()
         );
+    }
+
+    #[test]
+    fn an_app_left_open_keeps_a_copy_a_day_between_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.db");
+        let store = Store::open(&path).unwrap();
+        assert_eq!(backups::copies(&path).len(), 1, "the start's copy");
+        store.keep_daily_copy();
+        assert_eq!(backups::copies(&path).len(), 1, "not due yet");
+
+        // A day passes: the copy is a day old, and the next is due.
+        let (copy, taken_at) = backups::copies(&path).remove(0);
+        let name = copy.file_name().unwrap().to_string_lossy().into_owned();
+        let older = name.replacen(
+            &taken_at.to_string(),
+            &(taken_at - 86_400_000).to_string(),
+            1,
+        );
+        std::fs::rename(&copy, copy.with_file_name(older)).unwrap();
+        if let Some((_, next_due)) = &store.copies {
+            next_due.store(0, Ordering::Relaxed);
+        }
+        store.keep_daily_copy();
+        assert_eq!(backups::copies(&path).len(), 2);
     }
 }
