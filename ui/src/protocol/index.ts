@@ -509,7 +509,12 @@ export type Secret = { "action": "keep" } | { "action": "set", value: string, };
 
 export type ToolOverride = "ask" | "deny" | "auto_approve";
 
-export type ServerStatus = { name: string, trusted: boolean, connected: boolean, pid: number | null, restarts: number, honours_idempotency_keys: boolean | null, 
+export type ServerStatus = { name: string, trusted: boolean, connected: boolean, pid: number | null, restarts: number, 
+/**
+ * Failed starts since it last started: each makes the pause before
+ * the next try twice as long.
+ */
+failed_starts: number, honours_idempotency_keys: boolean | null, 
 /**
  * Where the server asks the user to sign in; `None` for a server that
  * never asked.

@@ -329,6 +329,7 @@ describe("the shop and sign-ins", () => {
     connected: sign_in?.type === "signed_in",
     pid: null,
     restarts: 0,
+    failed_starts: 0,
     honours_idempotency_keys: null,
     sign_in,
   });

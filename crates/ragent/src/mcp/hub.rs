@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// The tokio clock: a paused test moves it.
+use tokio::time::Instant;
 
 use futures::future::{BoxFuture, join_all};
 use rmcp::model::{
@@ -34,8 +37,20 @@ pub struct HubOptions {
     pub list_timeout: Duration,
     pub call_timeout: Duration,
     /// After a failed start, uses within this time fail at once instead of
-    /// waiting for the server again (a broken server must not slow every turn).
+    /// waiting for the server again (a broken server must not slow every
+    /// turn); it doubles with each failed start in a row, up to
+    /// [`MAX_START_PAUSE`].
     pub retry_start_after: Duration,
+}
+
+/// The longest pause between two starts of a server that keeps failing.
+pub const MAX_START_PAUSE: Duration = Duration::from_secs(300);
+
+/// The pause after the `failed`-th failed start in a row.
+fn start_pause(base: Duration, failed: u32) -> Duration {
+    let doublings = failed.saturating_sub(1).min(16);
+    base.saturating_mul(1 << doublings)
+        .min(MAX_START_PAUSE.max(base))
 }
 
 impl Default for HubOptions {
@@ -68,10 +83,25 @@ struct SlotState {
     /// Set when a request found the connection broken; the next use
     /// restarts the server and says why.
     broken: Option<String>,
-    /// The last failed start: when, and why.
+    /// After a failed start: when the next may be tried, and why it failed.
     failed_start: Option<(Instant, String)>,
+    /// Failed starts since the server last started.
+    failed_starts: u32,
     /// The last start was answered with "sign in first".
     needs_sign_in: bool,
+}
+
+impl SlotState {
+    /// A start failed: no other is tried until a pause that doubles with
+    /// each failure in a row, so a server that exits at start is not
+    /// started again on every use.
+    fn hold_after_failed_start(&mut self, options: &HubOptions, message: &str) {
+        self.failed_starts = self.failed_starts.saturating_add(1);
+        let pause = start_pause(options.retry_start_after, self.failed_starts);
+        self.failed_start = Some((Instant::now() + pause, message.to_owned()));
+        tracing::warn!(failed_starts = self.failed_starts, pause_s = pause.as_secs(), %message,
+                       "MCP server failed to start");
+    }
 }
 
 struct Slot {
@@ -95,12 +125,19 @@ impl Slot {
             }
         }
         let name = self.entry.name.clone();
-        if let Some((at, message)) = &state.failed_start
-            && at.elapsed() < options.retry_start_after
+        if let Some((next_try, message)) = &state.failed_start
+            && Instant::now() < *next_try
         {
             return Err(McpError::Start {
                 server: name,
-                message: message.clone(),
+                message: format!(
+                    "{message} (failed to start {} times in a row; next try in {} s)",
+                    state.failed_starts,
+                    next_try
+                        .saturating_duration_since(Instant::now())
+                        .as_secs()
+                        .max(1)
+                ),
             });
         }
         let connected =
@@ -114,7 +151,7 @@ impl Slot {
                     return Err(McpError::NeedsSignIn { server: name });
                 }
                 Ok(Err(ConnectError::Failed(message))) => {
-                    state.failed_start = Some((Instant::now(), message.clone()));
+                    state.hold_after_failed_start(options, &message);
                     return Err(McpError::Start {
                         server: name,
                         message,
@@ -122,7 +159,7 @@ impl Slot {
                 }
                 Err(_) => {
                     let message = format!("no answer within {} s", options.start_timeout.as_secs());
-                    state.failed_start = Some((Instant::now(), message.clone()));
+                    state.hold_after_failed_start(options, &message);
                     return Err(McpError::Start {
                         server: name,
                         message,
@@ -130,6 +167,7 @@ impl Slot {
                 }
             };
         state.failed_start = None;
+        state.failed_starts = 0;
         state.needs_sign_in = false;
         let honours_keys = connected
             .client
@@ -526,6 +564,7 @@ impl ToolSource for McpHub {
                     connected: live.is_some(),
                     pid: live.and_then(|l| l.pid),
                     restarts: state.restarts,
+                    failed_starts: state.failed_starts,
                     honours_idempotency_keys: live.map(|l| l.honours_keys),
                     sign_in: state.needs_sign_in.then_some(SignInStatus::Required),
                 });
@@ -611,6 +650,39 @@ mod tests {
             missing.0.load(Ordering::SeqCst),
             2,
             "tried again once the pause is over"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_server_that_keeps_failing_to_start_is_tried_ever_less_often() {
+        let base = Duration::from_secs(10);
+        let (hub, missing) = hub_with_missing(base).await;
+        let tries = || missing.0.load(Ordering::SeqCst);
+        hub.list_tools().await;
+        assert_eq!(tries(), 1);
+        // Each pause is twice the one before: 10 s, 20 s, 40 s.
+        for (pause, tries_after) in [(10, 2), (20, 3), (40, 4)] {
+            tokio::time::advance(Duration::from_secs(pause) - Duration::from_millis(1)).await;
+            hub.list_tools().await;
+            assert_eq!(tries(), tries_after - 1, "not before {pause} s");
+            tokio::time::advance(Duration::from_millis(1)).await;
+            hub.list_tools().await;
+            assert_eq!(tries(), tries_after, "at {pause} s");
+        }
+        let status = hub.status().await;
+        assert_eq!(status[0].failed_starts, 4);
+        let listing = hub.list_tools().await;
+        assert!(
+            listing.failures[0]
+                .message
+                .contains("failed to start 4 times in a row; next try in 80 s"),
+            "{}",
+            listing.failures[0].message
+        );
+        assert_eq!(
+            start_pause(base, 40),
+            MAX_START_PAUSE,
+            "never more than five minutes"
         );
     }
 

@@ -196,6 +196,9 @@ pub struct ServerStatus {
     pub connected: bool,
     pub pid: Option<u32>,
     pub restarts: u32,
+    /// Failed starts since it last started: each makes the pause before
+    /// the next try twice as long.
+    pub failed_starts: u32,
     pub honours_idempotency_keys: Option<bool>,
     /// Where the server asks the user to sign in; `None` for a server that
     /// never asked.
