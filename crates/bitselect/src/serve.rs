@@ -227,7 +227,7 @@ pub async fn serve_http(
         pay_pages.clone(),
         mcp_config(allow_remote, &stop),
     );
-    tokio::spawn(ucp::webhooks::send_until(shop.clone(), stop.clone()));
+    tokio::spawn(ucp::webhook_sender::send_until(shop.clone(), stop.clone()));
     let mcp = online_service(shop, callers, pay_pages, mcp_config(allow_remote, &stop));
     let mcp = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
@@ -296,7 +296,7 @@ pub async fn serve_http_authenticated(
         pay_pages.clone(),
         mcp_config(allow_remote, &stop),
     );
-    tokio::spawn(ucp::webhooks::send_until(shop.clone(), stop.clone()));
+    tokio::spawn(ucp::webhook_sender::send_until(shop.clone(), stop.clone()));
     let mcp = online_service(
         shop,
         Callers::PerRequest,

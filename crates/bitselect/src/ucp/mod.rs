@@ -18,7 +18,8 @@
 //! - [`negotiation`]: the platform's profile fetched and the capabilities
 //!   both have (and the platform's order webhook);
 //! - [`order_view`]: an order a checkout placed, as the standard's order,
-//!   and [`webhooks`], its events posted, signed, to the platform;
+//!   and [`webhooks`], its events signed for the platform, which
+//!   [`webhook_sender`] posts;
 //! - [`rest`] and [`mcp`]: the checkout over the REST and MCP bindings,
 //!   and [`profile`], the business profile at `/.well-known/ucp`;
 //! - [`failure`]: the standard's error answers.
@@ -38,4 +39,5 @@ pub mod order_view;
 pub mod profile;
 pub mod rest;
 pub mod signing_keys;
+pub mod webhook_sender;
 pub mod webhooks;
