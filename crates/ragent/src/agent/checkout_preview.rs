@@ -92,14 +92,16 @@ async fn verified(
     merchant: &MerchantBinding,
     checkout: &Value,
 ) -> Result<(), CheckoutProblem> {
-    let published = inner
+    let checked = inner
         .merchant_profiles
-        .fetch(&merchant.origin)
+        .fetch_checked(&merchant.origin, |published| {
+            checkout_card::verify(checkout, &published.keys)
+        })
         .await
         .map_err(|error| CheckoutProblem::MerchantUnreadable {
             detail: error.to_string(),
         })?;
-    checkout_card::verify(checkout, &published.keys).map_err(|refusal| match refusal {
+    checked.map(drop).map_err(|refusal| match refusal {
         CheckoutRefusal::Currency(currency) => CheckoutProblem::Currency { currency },
         other => CheckoutProblem::SignatureInvalid {
             detail: other.to_string(),

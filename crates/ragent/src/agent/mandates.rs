@@ -70,10 +70,11 @@ pub(crate) async fn for_approvals(
         // offline later.
         let published = inner
             .merchant_profiles
-            .fetch(&merchant.origin)
+            .fetch_checked(&merchant.origin, |published| {
+                checkout_card::verify(&checkout, &published.keys)
+            })
             .await
-            .map_err(|error| refused(error.to_string()))?;
-        checkout_card::verify(&checkout, &published.keys)
+            .map_err(|error| refused(error.to_string()))?
             .map_err(|error| refused(error.to_string()))?;
         let merchant_keys =
             serde_json::to_value(&published.keys).map_err(|error| refused(error.to_string()))?;

@@ -167,6 +167,27 @@ impl ProfileCache {
         Ok(profile)
     }
 
+    /// The profile of `merchant` that `check` accepts (a checkout's
+    /// signature verifying with its keys): the kept copy, or, when `check`
+    /// refuses it, the profile read again, since the merchant may have
+    /// rotated its keys since; then `check`'s verdict on that one.
+    pub async fn fetch_checked<E>(
+        &self,
+        merchant: &str,
+        check: impl Fn(&MerchantProfile) -> Result<(), E>,
+    ) -> Result<Result<MerchantProfile, E>, ProfileError> {
+        let kept = self.fetch(merchant).await?;
+        if check(&kept).is_ok() {
+            return Ok(Ok(kept));
+        }
+        self.read
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(merchant);
+        let fresh = self.fetch(merchant).await?;
+        Ok(check(&fresh).map(|()| fresh))
+    }
+
     fn kept(&self, merchant: &str) -> Option<MerchantProfile> {
         let read = self.read.lock().unwrap_or_else(|p| p.into_inner());
         read.get(merchant)
@@ -278,21 +299,29 @@ mod tests {
         ));
     }
 
-    /// Serves `body` as the profile on loopback, counting the requests.
-    async fn serve_counting(
-        body: String,
-    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    type Served = (
+        String,
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        std::sync::Arc<std::sync::Mutex<String>>,
+    );
+
+    /// Serves the text in the returned cell as the profile on loopback,
+    /// counting the requests.
+    async fn serve_changing(body: String) -> Served {
         use std::sync::atomic::{AtomicUsize, Ordering};
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let origin = format!("http://{}", listener.local_addr().unwrap());
         let served = std::sync::Arc::new(AtomicUsize::new(0));
         let count = served.clone();
+        let cell = std::sync::Arc::new(std::sync::Mutex::new(body));
+        let current = cell.clone();
         tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
                 count.fetch_add(1, Ordering::SeqCst);
                 let mut request = [0_u8; 4096];
                 let _ = socket.read(&mut request).await;
+                let body = current.lock().unwrap().clone();
                 let answer = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
@@ -300,7 +329,7 @@ mod tests {
                 let _ = socket.write_all(answer.as_bytes()).await;
             }
         });
-        (origin, served)
+        (origin, served, cell)
     }
 
     #[tokio::test]
@@ -308,7 +337,7 @@ mod tests {
         let mut body = document(UCP_VERSION);
         body["ucp"]["services"]["dev.ucp.shopping"][1]["endpoint"] =
             json!("http://127.0.0.1:1/ucp/mcp");
-        let (origin, served) = serve_counting(body.to_string()).await;
+        let (origin, served, _) = serve_changing(body.to_string()).await;
         let cache = ProfileCache::default();
         let first = cache.fetch(&origin).await.unwrap();
         let second = cache.fetch(&origin).await.unwrap();
@@ -317,6 +346,54 @@ mod tests {
         assert!(
             cache.fetch("http://127.0.0.1:1").await.is_err(),
             "a merchant that does not answer is an error, not kept"
+        );
+    }
+
+    #[tokio::test]
+    async fn keys_the_kept_profile_lacks_are_looked_for_in_the_profile_read_again() {
+        let mut body = document(UCP_VERSION);
+        body["ucp"]["services"]["dev.ucp.shopping"][1]["endpoint"] =
+            json!("http://127.0.0.1:1/ucp/mcp");
+        let (origin, served, cell) = serve_changing(body.to_string()).await;
+        let cache = ProfileCache::default();
+        let has = |kid: &'static str| {
+            move |profile: &MerchantProfile| {
+                if profile.keys.iter().any(|key| key.kid == kid) {
+                    Ok(())
+                } else {
+                    Err(kid)
+                }
+            }
+        };
+        assert!(
+            cache
+                .fetch_checked(&origin, has("k1"))
+                .await
+                .unwrap()
+                .is_ok()
+        );
+        assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+        // The merchant rotates: its profile now publishes k2 as well.
+        body["keys"] = json!([
+            {"kid": "k1", "kty": "EC", "crv": "P-256", "x": "AA", "y": "BB"},
+            {"kid": "k2", "kty": "EC", "crv": "P-256", "x": "CC", "y": "DD"},
+        ]);
+        *cell.lock().unwrap() = body.to_string();
+        let rotated = cache
+            .fetch_checked(&origin, has("k2"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(rotated.keys.len(), 2);
+        assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(
+            cache
+                .fetch_checked(&origin, has("k3"))
+                .await
+                .unwrap()
+                .unwrap_err(),
+            "k3"
         );
     }
 
