@@ -324,27 +324,12 @@ async fn a_signed_in_app_binds_its_device_key_with_its_fresh_token_once() {
 async fn the_shopper_completes_over_rest_with_a_mandate_once_and_never_without_one() {
     let served = serve().await;
     let client = served.platform.client();
-    let device = Device::new();
-    let (status, _) = send(
-        client
-            .post(format!("http://{}/account/devices", served.addr))
-            .json(&json!({ "jwk": device.jwk() })),
-    )
-    .await;
-    assert_eq!(status, 201);
-
-    let saved = served.shop.shop.saved_addresses().unwrap();
-    let mut body = one_iphone();
-    body["fulfillment"] = json!({ "methods": [{
-        "type": "shipping", "selected_destination_id": saved[0].id,
-    }]});
-    let (_, checkout) = send(client.post(sessions(served.addr)).json(&body)).await;
+    let ReadyCheckout {
+        device,
+        checkout,
+        complete,
+    } = ready_checkout(&served).await;
     assert_eq!(checkout["status"], "ready_for_complete");
-    let complete = format!(
-        "{}/{}/complete",
-        sessions(served.addr),
-        checkout["id"].as_str().unwrap()
-    );
 
     let (status, refused) = send(client.post(&complete).json(&json!({}))).await;
     assert_eq!(status, 403);
@@ -791,9 +776,17 @@ async fn the_standards_cart_is_the_shoppers_own_cart() {
     assert!(shop.query_cart().unwrap().lines.is_empty());
 }
 
-/// One iPhone 17 bought over REST by `served`'s platform with a bound
-/// device key: the checkout and its receipt.
-async fn buy_one_iphone(served: &Served) -> (Value, Value) {
+/// A checkout of one iPhone 17, shipped to the first saved address, made
+/// over REST by a platform with a device key bound to the shopper: ready to
+/// complete once the key signs a mandate for it.
+struct ReadyCheckout {
+    device: Device,
+    checkout: Value,
+    /// The checkout's `complete` operation.
+    complete: String,
+}
+
+async fn ready_checkout(served: &Served) -> ReadyCheckout {
     let client = served.platform.client();
     let device = Device::new();
     let (status, _) = send(
@@ -809,16 +802,33 @@ async fn buy_one_iphone(served: &Served) -> (Value, Value) {
         "type": "shipping", "selected_destination_id": saved[0].id,
     }]});
     let (_, checkout) = send(client.post(sessions(served.addr)).json(&body)).await;
-    let origin = format!("http://{}", served.addr);
-    let now = served.shop.shop.now() / 1000;
-    let mandate = device.mandate_with(&checkout, &origin, now, now + 600);
     let complete = format!(
         "{}/{}/complete",
         sessions(served.addr),
         checkout["id"].as_str().unwrap()
     );
+    ReadyCheckout {
+        device,
+        checkout,
+        complete,
+    }
+}
+
+/// One iPhone 17 bought over REST by `served`'s platform with a bound
+/// device key: the checkout and its receipt.
+async fn buy_one_iphone(served: &Served) -> (Value, Value) {
+    let ReadyCheckout {
+        device,
+        checkout,
+        complete,
+    } = ready_checkout(served).await;
+    let origin = format!("http://{}", served.addr);
+    let now = served.shop.shop.now() / 1000;
+    let mandate = device.mandate_with(&checkout, &origin, now, now + 600);
     let (status, receipt) = send(
-        client
+        served
+            .platform
+            .client()
             .post(&complete)
             .json(&json!({ "ap2": { "checkout_mandate": mandate } })),
     )

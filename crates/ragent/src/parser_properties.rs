@@ -18,8 +18,9 @@ use std::collections::BTreeMap;
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
 use proptest::sample::select;
-use proptest::test_runner::{Config, RngSeed, TestRunner};
+use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
+use test_support::proptest_seed;
 
 use crate::llm::sse::{SseParser, TurnAssembler};
 use crate::llm::turn::{is_object_text, parse_object, sendable_arguments};
@@ -27,33 +28,11 @@ use crate::mcp::import;
 use crate::mcp::pin;
 use crate::schema::validate_arguments;
 
-/// The seed every run uses unless told otherwise.
-const FIXED_SEED: u64 = 20_261_204;
-
 fn runner() -> TestRunner {
-    let asked = std::env::var("PROPTEST_RNG_SEED")
-        .ok()
-        .and_then(|seed| seed.trim().parse().ok());
-    let fresh = std::env::var_os("PROPTEST_NEW_SEED").is_some_and(|v| v == "1");
-    let seed = match asked {
-        Some(seed) => seed,
-        None if fresh => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(FIXED_SEED),
-        None => FIXED_SEED,
-    };
-    eprintln!("proptest seed {seed}: replay with PROPTEST_RNG_SEED={seed}");
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(256);
-    TestRunner::new(Config {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
+    TestRunner::new(proptest_seed::replayable(Config {
+        cases: proptest_seed::cases_or(256),
         ..Config::default()
-    })
+    }))
 }
 
 /// Text that is hard on parsers: empty, blank, long, control characters,

@@ -4,13 +4,15 @@
 //! real authorization server with a browser's part of a sign-in
 //! ([`oauth`]) and a shopper's whole sign-in ([`sign_in`]), a private
 //! PostgreSQL cluster ([`postgres`]), `bitselect-mcp --http` instances
-//! ([`shop_process`]) and HAProxy in front of them ([`balancer`]).
+//! ([`shop_process`]) and HAProxy in front of them ([`balancer`]); and
+//! one replayable seed for the property tests ([`proptest_seed`]).
 
 pub mod balancer;
 pub mod model;
 pub mod oauth;
 pub mod ports;
 pub mod postgres;
+pub mod proptest_seed;
 pub mod shop;
 pub mod shop_process;
 pub mod sign_in;

@@ -11,7 +11,6 @@ pub mod oauth;
 pub mod platform;
 pub mod postgres;
 pub mod purchase;
-pub mod seed;
 pub mod shop_process;
 
 use std::sync::Arc;

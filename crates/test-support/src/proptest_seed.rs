@@ -6,7 +6,7 @@
 use proptest::test_runner::{Config, RngSeed};
 
 /// The seed every run uses unless told otherwise.
-pub const FIXED_SEED: u64 = 20_261_129;
+pub const FIXED_SEED: u64 = 20_261_204;
 
 /// The seed for this run, printed with how to replay it (the test harness
 /// shows it when a test fails).
@@ -24,12 +24,23 @@ pub fn replayable_seed() -> u64 {
     seed
 }
 
-/// A proptest configuration on [`replayable_seed`].
+/// A proptest configuration on [`replayable_seed`], with nothing written
+/// beside the sources (the printed seed is what replays a failure).
 pub fn replayable(config: Config) -> Config {
     Config {
         rng_seed: RngSeed::Fixed(replayable_seed()),
+        failure_persistence: None,
         ..config
     }
+}
+
+/// The cases per property: `PROPTEST_CASES` when set (the long fuzz runs
+/// set it), else `default`.
+pub fn cases_or(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.trim().parse().ok())
+        .unwrap_or(default)
 }
 
 fn fresh_seed() -> u64 {
