@@ -51,6 +51,8 @@ export type Notice =
   | { type: "stopped"; reason: StopReason }
   | { type: "error"; error: ErrorInfo }
   | { type: "server_restarted"; server: string; reason: string }
+  /** A server keeps failing: its tools are left out until `retryInSecs` have passed. */
+  | { type: "server_paused"; server: string; failures: number; retryInSecs: number; problem: string }
   /**
    * A server's tools wait for the user to sign in. While `runWaits`, the run
    * waits for the sign-in or for the user to go on without it; `ended` says
@@ -179,6 +181,16 @@ export class ChatLog {
         return this.closeInput(event.request_id, event.outcome);
       case "server_restarted":
         return [this.notice({ type: "server_restarted", server: event.server, reason: event.reason })];
+      case "server_paused":
+        return [
+          this.notice({
+            type: "server_paused",
+            server: event.server,
+            failures: event.failures,
+            retryInSecs: event.retry_in_secs,
+            problem: event.problem,
+          }),
+        ];
       case "sign_in_required":
         return [this.notice({ type: "sign_in_required", server: event.server, runWaits: event.run_waits, ended: null })];
       case "sign_in_ended":

@@ -99,6 +99,15 @@ pub enum AgentEvent {
     },
     /// An MCP server had stopped and was started again.
     ServerRestarted { server: String, reason: String },
+    /// An MCP server keeps failing to start, or stopping soon after it
+    /// starts (`failures` times in a row, the last for `problem`): its
+    /// tools are missing until it is tried again in `retry_in_secs`.
+    ServerPaused {
+        server: String,
+        failures: u32,
+        retry_in_secs: u64,
+        problem: String,
+    },
     /// An MCP server asks the user to sign in before its tools can be
     /// used (`begin_sign_in`). When `run_waits`, the run waits until the
     /// user signs in or goes on without it (`go_on_without`); otherwise

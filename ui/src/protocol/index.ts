@@ -21,7 +21,7 @@ export type AgentEvent = { "type": "run_started" } | { "type": "model_retrying",
 /**
  * Which retry comes next, from 1, of at most `retries`.
  */
-attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "tool_call_approved_edited", call: ToolCallView, } | { "type": "input_requested", card: InputCard, } | { "type": "input_closed", request_id: string, outcome: InputCardOutcome, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "sign_in_required", server: string, run_waits: boolean, } | { "type": "sign_in_ended", server: string, identity: string | null, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
+attempt: number, retries: number, delay_ms: number, kind: ModelFailureKind, } | { "type": "text_delta", text: string, } | { "type": "answer_withdrawn", message_id: number, } | { "type": "assistant_message", message_id: number, text: string, } | { "type": "tool_call_started", call: ToolCallView, } | { "type": "tool_call_progress", call_id: string, progress: CallProgress, } | { "type": "tool_call_finished", call: ToolCallView, } | { "type": "confirmation_requested", card: ConfirmationCard, } | { "type": "call_status_changed", call_id: string, status: CallStatus, } | { "type": "tool_call_approved_edited", call: ToolCallView, } | { "type": "input_requested", card: InputCard, } | { "type": "input_closed", request_id: string, outcome: InputCardOutcome, } | { "type": "server_restarted", server: string, reason: string, } | { "type": "server_paused", server: string, failures: number, retry_in_secs: number, problem: string, } | { "type": "sign_in_required", server: string, run_waits: boolean, } | { "type": "sign_in_ended", server: string, identity: string | null, } | { "type": "run_stopped", reason: StopReason, } | { "type": "error", error: ErrorInfo, };
 
 export type StopReason = { "type": "completed" } | { "type": "awaiting_confirmation", reply_id: string, } | { "type": "awaiting_input", request_id: string, } | { "type": "max_turns", limit: number, } | { "type": "cancelled" } | { "type": "failed" };
 
@@ -514,7 +514,20 @@ export type ServerStatus = { name: string, trusted: boolean, connected: boolean,
  * Failed starts since it last started: each makes the pause before
  * the next try twice as long.
  */
-failed_starts: number, honours_idempotency_keys: boolean | null, 
+failed_starts: number, 
+/**
+ * Times in a row it stopped within a minute of starting: from the
+ * second, each pauses its next start as a failed start does.
+ */
+stops_soon: number, 
+/**
+ * While its next start is paused: whole seconds until it is tried.
+ */
+retry_in_secs: number | null, 
+/**
+ * While paused: why it last failed to start or stopped.
+ */
+problem: string | null, honours_idempotency_keys: boolean | null, 
 /**
  * Where the server asks the user to sign in; `None` for a server that
  * never asked.

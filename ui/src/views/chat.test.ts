@@ -241,6 +241,14 @@ describe("cards in the chat", () => {
     expect(notice.title).toContain("401 Unauthorized");
   });
 
+  it("says in Chinese that a failing server's tools are left out and when it is tried again", () => {
+    emit({ type: "server_paused", server: "notes", failures: 3, retry_in_secs: 40, problem: "the server had stopped" });
+    const notice = one("notice");
+    expect(notice.textContent).toBe("服务 notes 已连续失败 3 次，暂时不用它的工具，40 秒后再试。");
+    expect(notice.getAttribute("role")).toBe("status");
+    expect(notice.title).toBe("the server had stopped");
+  });
+
   it("a reopened transcript with a pending card shows the card, ready to decide", async () => {
     const pending = card([cardCall({ call_id: "a" }), CANCEL_ORDER_CALL], "reply-9");
     const transcript: Transcript = {

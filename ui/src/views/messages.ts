@@ -94,6 +94,7 @@ export function noticeView(notice: Notice, i18n: I18n): MessageView<Notice> {
     el.textContent = noticeText(next, i18n);
     // The core's own (English) words stay available as detail.
     if (next.type === "error") el.title = errorDetail(next.error, i18n);
+    if (next.type === "server_paused") el.title = next.problem;
   };
   update(notice);
   return { el, update };
@@ -108,6 +109,8 @@ function noticeText(notice: Notice, i18n: I18n): string {
       return i18n.error(notice.error);
     case "server_restarted":
       return t("chat.serverRestarted", { server: notice.server, reason: notice.reason });
+    case "server_paused":
+      return t("chat.serverPaused", { server: notice.server, failures: notice.failures, seconds: notice.retryInSecs });
     case "sign_in_required":
       return t("chat.signInRequired", { server: notice.server });
     case "retrying":

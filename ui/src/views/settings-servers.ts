@@ -8,9 +8,10 @@
 
 import { button, h, replace } from "../dom";
 import type { I18n } from "../i18n";
-import { SECRET_MASK, type ServerEdit } from "../protocol";
+import { SECRET_MASK, type ServerEdit, type ServerStatus } from "../protocol";
 import { checkbox, field, positiveInt, select, textArea, textInput } from "./form";
 import { secretMap, type SecretMap } from "./secret-fields";
+import { serverStatusLine } from "./server-status";
 import type { Section } from "./settings-model";
 
 type Kind = "stdio" | "http";
@@ -82,7 +83,8 @@ function fromRow(row: Row): Built {
 }
 
 /**
- * The servers' forms. `write` gets every server as the page saves it, and
+ * The servers' forms, each saved server with its process's status as
+ * `statuses` reads it. `write` gets every server as the page saves it, and
  * the renamed ones: new name to the name it was saved under.
  */
 export function serversSection(
@@ -91,8 +93,17 @@ export function serversSection(
   builtin: readonly string[],
   i18n: I18n,
   write: (servers: { [name in string]: ServerEdit }, renamed: { [name in string]: string }) => void,
+  statuses: () => Promise<readonly ServerStatus[]> = async () => [],
 ): Section {
   const { t } = i18n;
+  // Filled in once the core answers, for the servers it knows; a server
+  // not yet saved has none. A slot in a line (`inline`) is set off by " · ".
+  const statusSlots = new Map<string, { slot: HTMLElement; inline: boolean }>();
+  const statusSlot = (name: string, inline = false): HTMLElement => {
+    const known = statusSlots.get(name) ?? { slot: h(inline ? "span" : "p", { class: "server-status-row" }), inline };
+    statusSlots.set(name, known);
+    return known.slot;
+  };
   const rows: Row[] = Object.entries(servers).map(([name, view]) => newRow(i18n, name, view ?? null, unencrypted.includes(name)));
   const list = h("div", { class: "server-list" });
 
@@ -143,6 +154,7 @@ export function serversSection(
       "fieldset",
       { class: "server", attrs: { "data-testid": "server-form", "data-name": row.name } },
       h("legend", { text: row.name || `#${index + 1}` }),
+      ...(row.stored === null ? [] : [statusSlot(row.stored)]),
       field(t("settings.serverName"), textInput(row.name, (v) => (row.name = v.trim()), { pattern: "[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*", maxlength: 32 })),
       field(t("settings.serverKind"), select(kinds, row.kind, (kind) => {
         row.kind = kind;
@@ -170,7 +182,7 @@ export function serversSection(
       "ul",
       { class: "builtin-servers" },
       ...builtin.map((name) =>
-        h("li", { attrs: { "data-testid": "builtin-server" } }, h("strong", { text: name }), " · ", t("settings.builtin")),
+        h("li", { attrs: { "data-testid": "builtin-server" } }, h("strong", { text: name }), " · ", t("settings.builtin"), statusSlot(name, true)),
       ),
     ),
     list,
@@ -178,6 +190,16 @@ export function serversSection(
       rows.push(newRow(i18n, "", null, false));
       render();
     }, { class: "btn", testid: "add-server" }),
+  );
+
+  void statuses().then(
+    (known) => {
+      for (const [name, { slot, inline }] of statusSlots) {
+        const status = known.find((s) => s.name === name);
+        if (status) replace(slot, ...(inline ? [" · "] : []), serverStatusLine(status, i18n));
+      }
+    },
+    () => undefined,
   );
 
   return {

@@ -330,8 +330,33 @@ describe("the shop and sign-ins", () => {
     pid: null,
     restarts: 0,
     failed_starts: 0,
+    stops_soon: 0,
+    retry_in_secs: null,
+    problem: null,
     honours_idempotency_keys: null,
     sign_in,
+  });
+
+  it("shows each server's process: running, waiting to be used, or failing and when it is tried again", async () => {
+    api.settings.mcp_servers = {
+      notes: { command: "notes-mcp", args: [], env: {}, trusted: false, disabled: false, timeout_secs: null },
+      crashy: { command: "crashy-mcp", args: [], env: {}, trusted: false, disabled: false, timeout_secs: null },
+      broken: { command: "missing-mcp", args: [], env: {}, trusted: false, disabled: false, timeout_secs: null },
+    };
+    api.servers = [
+      { ...status("shop", null), connected: true, restarts: 2 },
+      status("notes", null),
+      { ...status("crashy", null), stops_soon: 3, retry_in_secs: 30, problem: "the server had stopped" },
+      { ...status("broken", null), failed_starts: 2, retry_in_secs: 30, problem: "missing-mcp: No such file or directory" },
+    ];
+    await mount();
+    await settle();
+    const statusOf = (name: string): string =>
+      q(`[data-testid="server-form"][data-name="${name}"] [data-testid="server-status"]`).textContent ?? "";
+    expect(q('[data-testid="builtin-server"] [data-testid="server-status"]').textContent).toBe("运行中 · 已重新启动 2 次");
+    expect(statusOf("notes")).toBe("未运行 · 用到时启动");
+    expect(statusOf("crashy")).toBe("连续 3 次启动后很快停止，30 秒后再启动 · the server had stopped");
+    expect(statusOf("broken")).toBe("连续 2 次启动失败，30 秒后再试 · missing-mcp: No such file or directory");
   });
 
   it("keeps the local shop unless the user picks the online one, whose address it needs", async () => {

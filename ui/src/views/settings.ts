@@ -104,10 +104,17 @@ export function settingsView(deps: SettingsDeps): SettingsScreen {
       advancedOpen: true,
       onModelChosen: (info) => limits.suggestHistoryBudget(info.history_budget),
     });
-    const servers = serversSection(draft.mcp_servers, settings.unencrypted, builtin, i18n, (value, renamed) => {
-      draft.mcp_servers = value;
-      draft.renamed = renamed;
-    });
+    const servers = serversSection(
+      draft.mcp_servers,
+      settings.unencrypted,
+      builtin,
+      i18n,
+      (value, renamed) => {
+        draft.mcp_servers = value;
+        draft.renamed = renamed;
+      },
+      () => api.serverStatus(),
+    );
     const shop = shopSection(draft, i18n);
     const sections: Section[] = [model, servers, limits, appearanceSection(draft, i18n), shop];
     const collect = (): SettingsEdit | string => {

@@ -127,6 +127,14 @@ pub(crate) async fn listed_tools(
             reason: problem.message,
         });
     }
+    for paused in listing.paused {
+        emit(AgentEvent::ServerPaused {
+            server: paused.server,
+            failures: paused.failures,
+            retry_in_secs: paused.retry_in_secs,
+            problem: paused.problem,
+        });
+    }
     for problem in listing.failures {
         emit(AgentEvent::Error {
             error: ErrorInfo::new(

@@ -24,8 +24,8 @@ use super::connect::{ConnectError, McpClient};
 use super::pin::{merchant_tool, tool_info};
 use super::{
     CallAnswer, CallListener, CallOutcome, IDEMPOTENCY_KEY, InputRequired, McpError, ServerEntry,
-    ServerProblem, ServerStatus, SignInStatus, ToolInfo, ToolInvocation, ToolListing, ToolOutput,
-    ToolSource,
+    ServerPaused, ServerProblem, ServerStatus, SignInStatus, ToolInfo, ToolInvocation, ToolListing,
+    ToolOutput, ToolSource,
 };
 use crate::protocol::CallProgress;
 use crate::ucp::binding::with_meta;
@@ -45,6 +45,11 @@ pub struct HubOptions {
 
 /// The longest pause between two starts of a server that keeps failing.
 pub const MAX_START_PAUSE: Duration = Duration::from_secs(300);
+
+/// A server that stops sooner than this after its start stopped "soon":
+/// stops like that in a row pause its next start as failed starts do. One
+/// that ran longer is started again at once.
+pub const STEADY_AFTER: Duration = Duration::from_secs(60);
 
 /// The pause after the `failed`-th failed start in a row.
 fn start_pause(base: Duration, failed: u32) -> Duration {
@@ -68,12 +73,21 @@ struct Live {
     client: McpClient,
     pid: Option<u32>,
     honours_keys: bool,
+    started: Instant,
 }
 
 impl Live {
     fn is_up(&self) -> bool {
         !self.client.is_closed() && !self.client.peer().is_transport_closed()
     }
+}
+
+/// No start is tried before `until`: the server failed `failures` times in
+/// a row, the last time for `problem`.
+struct Pause {
+    until: Instant,
+    failures: u32,
+    problem: String,
 }
 
 #[derive(Default)]
@@ -83,10 +97,14 @@ struct SlotState {
     /// Set when a request found the connection broken; the next use
     /// restarts the server and says why.
     broken: Option<String>,
-    /// After a failed start: when the next may be tried, and why it failed.
-    failed_start: Option<(Instant, String)>,
+    /// Why the server stopped, told once it is started again.
+    stopped: Option<String>,
+    /// After failed starts, or stops soon after starting.
+    pause: Option<Pause>,
     /// Failed starts since the server last started.
     failed_starts: u32,
+    /// Stops in a row, each within [`STEADY_AFTER`] of its start.
+    stops_soon: u32,
     /// The last start was answered with "sign in first".
     needs_sign_in: bool,
 }
@@ -97,10 +115,42 @@ impl SlotState {
     /// started again on every use.
     fn hold_after_failed_start(&mut self, options: &HubOptions, message: &str) {
         self.failed_starts = self.failed_starts.saturating_add(1);
-        let pause = start_pause(options.retry_start_after, self.failed_starts);
-        self.failed_start = Some((Instant::now() + pause, message.to_owned()));
-        tracing::warn!(failed_starts = self.failed_starts, pause_s = pause.as_secs(), %message,
-                       "MCP server failed to start");
+        self.pause_for(options, self.failed_starts, message);
+        tracing::warn!(failed_starts = self.failed_starts, %message, "MCP server failed to start");
+    }
+
+    /// The running server stopped after running for `ran`. The first stop
+    /// is restarted at once; a server that keeps stopping soon after its
+    /// start waits as one that keeps failing to start does, so a server
+    /// that dies on every call is not restarted on every use.
+    fn note_stop(&mut self, options: &HubOptions, ran: Duration, reason: String) {
+        self.stops_soon = if ran < STEADY_AFTER {
+            self.stops_soon.saturating_add(1)
+        } else {
+            1
+        };
+        if self.stops_soon > 1 {
+            self.pause_for(options, self.stops_soon - 1, &reason);
+        }
+        tracing::warn!(stops_soon = self.stops_soon, ran_s = ran.as_secs(), %reason,
+                       "MCP server stopped");
+        self.stopped = Some(reason);
+    }
+
+    fn pause_for(&mut self, options: &HubOptions, failures: u32, problem: &str) {
+        let pause = start_pause(options.retry_start_after, failures);
+        self.pause = Some(Pause {
+            until: Instant::now() + pause,
+            failures,
+            problem: problem.to_owned(),
+        });
+    }
+
+    /// Whole seconds until the next start may be tried, while paused.
+    fn next_try_in(&self) -> Option<u64> {
+        let pause = self.pause.as_ref()?;
+        let left = pause.until.saturating_duration_since(Instant::now());
+        (!left.is_zero()).then(|| left.as_secs_f64().ceil() as u64)
     }
 }
 
@@ -114,30 +164,23 @@ impl Slot {
     /// second value says why it had to be started again, if it had.
     async fn live(&self, options: &HubOptions) -> Result<(Arc<Live>, Option<String>), McpError> {
         let mut state = self.state.lock().await;
-        let mut restart_reason = state.broken.take();
-        if let Some(live) = &state.live {
-            if live.is_up() && restart_reason.is_none() {
-                return Ok((live.clone(), None));
+        let broken = state.broken.take();
+        if let Some(live) = state.live.take() {
+            if live.is_up() && broken.is_none() {
+                state.live = Some(live.clone());
+                return Ok((live, None));
             }
-            restart_reason.get_or_insert_with(|| "the server had stopped".to_string());
-            if let Some(old) = state.live.take() {
-                old.client.cancellation_token().cancel();
-            }
+            live.client.cancellation_token().cancel();
+            let reason = broken.unwrap_or_else(|| "the server had stopped".to_string());
+            state.note_stop(options, live.started.elapsed(), reason);
         }
         let name = self.entry.name.clone();
-        if let Some((next_try, message)) = &state.failed_start
-            && Instant::now() < *next_try
-        {
-            return Err(McpError::Start {
+        if let (Some(pause), Some(retry_in_secs)) = (&state.pause, state.next_try_in()) {
+            return Err(McpError::Paused {
                 server: name,
-                message: format!(
-                    "{message} (failed to start {} times in a row; next try in {} s)",
-                    state.failed_starts,
-                    next_try
-                        .saturating_duration_since(Instant::now())
-                        .as_secs()
-                        .max(1)
-                ),
+                failures: pause.failures,
+                retry_in_secs,
+                problem: pause.problem.clone(),
             });
         }
         let connected =
@@ -166,9 +209,10 @@ impl Slot {
                     });
                 }
             };
-        state.failed_start = None;
+        state.pause = None;
         state.failed_starts = 0;
         state.needs_sign_in = false;
+        let restart_reason = state.stopped.take();
         let honours_keys = connected
             .client
             .peer()
@@ -179,6 +223,7 @@ impl Slot {
             client: connected.client,
             pid: connected.pid,
             honours_keys,
+            started: Instant::now(),
         });
         if let Some(reason) = &restart_reason {
             state.restarts += 1;
@@ -514,6 +559,17 @@ impl ToolSource for McpHub {
                         }
                     }
                     Err(McpError::NeedsSignIn { server }) => listing.needs_sign_in.push(server),
+                    Err(McpError::Paused {
+                        server,
+                        failures,
+                        retry_in_secs,
+                        problem,
+                    }) => listing.paused.push(ServerPaused {
+                        server,
+                        failures,
+                        retry_in_secs,
+                        problem,
+                    }),
                     Err(e) => listing.failures.push(ServerProblem {
                         server,
                         message: e.to_string(),
@@ -558,6 +614,9 @@ impl ToolSource for McpHub {
             for slot in slots {
                 let state = slot.state.lock().await;
                 let live = state.live.as_ref().filter(|l| l.is_up());
+                // A server that has run steadily since has put its stops behind it.
+                let steady = live.is_some_and(|l| l.started.elapsed() >= STEADY_AFTER);
+                let retry_in_secs = state.next_try_in();
                 out.push(ServerStatus {
                     name: slot.entry.name.clone(),
                     trusted: slot.entry.trusted,
@@ -565,6 +624,13 @@ impl ToolSource for McpHub {
                     pid: live.and_then(|l| l.pid),
                     restarts: state.restarts,
                     failed_starts: state.failed_starts,
+                    stops_soon: if steady { 0 } else { state.stops_soon },
+                    retry_in_secs,
+                    problem: state
+                        .pause
+                        .as_ref()
+                        .filter(|_| retry_in_secs.is_some())
+                        .map(|pause| pause.problem.clone()),
                     honours_idempotency_keys: live.map(|l| l.honours_keys),
                     sign_in: state.needs_sign_in.then_some(SignInStatus::Required),
                 });
@@ -623,8 +689,11 @@ mod tests {
         for _ in 0..3 {
             let listing = hub.list_tools().await;
             assert!(listing.tools.is_empty());
-            assert_eq!(listing.failures.len(), 1);
-            assert!(listing.failures[0].message.contains("no such file"));
+            let problems: Vec<String> = (listing.failures.iter().map(|f| f.message.clone()))
+                .chain(listing.paused.iter().map(|p| p.problem.clone()))
+                .collect();
+            assert_eq!(problems.len(), 1);
+            assert!(problems[0].contains("no such file"), "{problems:?}");
         }
         assert_eq!(missing.0.load(Ordering::SeqCst), 1);
         let call = hub
@@ -639,7 +708,10 @@ mod tests {
                 UNWATCHED,
             )
             .await;
-        assert!(matches!(call, Err(McpError::Start { .. })), "{call:?}");
+        assert!(
+            matches!(call, Err(McpError::Paused { failures: 1, .. })),
+            "{call:?}"
+        );
         let unknown = hub.honours_idempotency_keys("nowhere").await;
         assert_eq!(unknown, Err(McpError::UnknownServer("nowhere".into())));
 
@@ -671,13 +743,20 @@ mod tests {
         }
         let status = hub.status().await;
         assert_eq!(status[0].failed_starts, 4);
+        assert_eq!(status[0].retry_in_secs, Some(80));
+        assert_eq!(
+            status[0].problem.as_deref(),
+            Some("no such file or directory")
+        );
         let listing = hub.list_tools().await;
-        assert!(
-            listing.failures[0]
-                .message
-                .contains("failed to start 4 times in a row; next try in 80 s"),
-            "{}",
-            listing.failures[0].message
+        assert_eq!(
+            listing.paused,
+            [ServerPaused {
+                server: "gone".into(),
+                failures: 4,
+                retry_in_secs: 80,
+                problem: "no such file or directory".into(),
+            }]
         );
         assert_eq!(
             start_pause(base, 40),

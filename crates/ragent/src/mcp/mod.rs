@@ -104,6 +104,16 @@ pub struct ServerProblem {
     pub message: String,
 }
 
+/// A server that failed `failures` times in a row, the last for `problem`:
+/// it is tried again in `retry_in_secs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerPaused {
+    pub server: String,
+    pub failures: u32,
+    pub retry_in_secs: u64,
+    pub problem: String,
+}
+
 /// All servers' tools, and what went wrong on the way.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolListing {
@@ -112,6 +122,8 @@ pub struct ToolListing {
     pub failures: Vec<ServerProblem>,
     /// Servers that had stopped and were started again.
     pub restarted: Vec<ServerProblem>,
+    /// Servers that keep failing, not started again before a pause is over.
+    pub paused: Vec<ServerPaused>,
     /// Servers that answered that the user must sign in first; their tools
     /// are missing until then.
     pub needs_sign_in: Vec<String>,
@@ -199,6 +211,13 @@ pub struct ServerStatus {
     /// Failed starts since it last started: each makes the pause before
     /// the next try twice as long.
     pub failed_starts: u32,
+    /// Times in a row it stopped within a minute of starting: from the
+    /// second, each pauses its next start as a failed start does.
+    pub stops_soon: u32,
+    /// While its next start is paused: whole seconds until it is tried.
+    pub retry_in_secs: Option<u64>,
+    /// While paused: why it last failed to start or stopped.
+    pub problem: Option<String>,
     pub honours_idempotency_keys: Option<bool>,
     /// Where the server asks the user to sign in; `None` for a server that
     /// never asked.
@@ -275,6 +294,18 @@ pub enum McpError {
     UnknownServer(String),
     #[error("MCP server {server:?} could not be started: {message}")]
     Start { server: String, message: String },
+    /// The server failed to start, or stopped soon after starting,
+    /// `failures` times in a row: it is not started again before the pause
+    /// is over.
+    #[error(
+        "MCP server {server:?} failed {failures} times in a row ({problem}); next try in {retry_in_secs} s"
+    )]
+    Paused {
+        server: String,
+        failures: u32,
+        retry_in_secs: u64,
+        problem: String,
+    },
     /// The connection broke while the request was out: for a write, the
     /// outcome is unknown.
     #[error("MCP server {server:?} stopped during the request: {message}")]
