@@ -44,6 +44,7 @@ export const ERROR_ZH: Record<ErrorCode, string> = {
   sign_in_cancelled: "登录已取消。",
   no_sign_in_pending: "没有进行中的登录，请重新开始登录。",
   not_a_web_page: "这个地址不是网页（只打开 https 网页，或本机上的 http 页面），没有打开。",
+  disk_full: "磁盘空间已满，这一步没有保存，也没有执行。已保存的内容都还在；请腾出一些磁盘空间后再试一次。",
   store: "本地数据读写失败。",
   internal: "应用内部出错了。",
 };
@@ -87,6 +88,7 @@ export const ERROR_EN: Record<ErrorCode, string> = {
   sign_in_cancelled: "The sign-in was cancelled.",
   no_sign_in_pending: "No sign-in is under way. Start signing in again.",
   not_a_web_page: "That address is not a web page (only https pages, or http pages on this computer, are opened), so nothing was opened.",
+  disk_full: "The disk is full: this step was not saved, and so not done. Everything saved before is still there; free some disk space and try again.",
   store: "Reading or writing the app's data failed.",
   internal: "Something went wrong inside the app.",
 };

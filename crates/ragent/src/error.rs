@@ -168,6 +168,7 @@ impl AgentError {
             } => ErrorCode::NotAWebPage,
             AgentError::SignIn { .. } => ErrorCode::SignIn,
             AgentError::NoSignInPending(_) => ErrorCode::NoSignInPending,
+            AgentError::Store(error) if error.is_disk_full() => ErrorCode::DiskFull,
             AgentError::Store(_) | AgentError::Secrets(_) => ErrorCode::Store,
         }
     }

@@ -298,6 +298,9 @@ pub enum ErrorCode {
     /// An address that is not a web page (`https`, or `http` on this
     /// computer) was not opened.
     NotAWebPage,
+    /// The disk the app keeps its data on is full: what was asked was not
+    /// recorded, and so not done. Everything stored before is kept.
+    DiskFull,
     Store,
     Internal,
 }

@@ -5,7 +5,8 @@
 //! ([`oauth`]) and a shopper's whole sign-in ([`sign_in`]), a private
 //! PostgreSQL cluster ([`postgres`]), `bitselect-mcp --http` instances
 //! ([`shop_process`]) and HAProxy in front of them ([`balancer`]); and
-//! one replayable seed for the property tests ([`proptest_seed`]).
+//! one replayable seed for the property tests ([`proptest_seed`]); and a
+//! small filesystem a test can fill ([`small_disk`]).
 
 pub mod balancer;
 pub mod model;
@@ -16,6 +17,7 @@ pub mod proptest_seed;
 pub mod shop;
 pub mod shop_process;
 pub mod sign_in;
+pub mod small_disk;
 pub mod turns;
 
 pub use model::{Received, Reply, ScriptedModel};

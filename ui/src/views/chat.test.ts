@@ -392,6 +392,17 @@ describe("the composer", () => {
     expect(chat.el.querySelector(".composer-error")?.textContent).toBe("助手还在处理上一条消息，请稍候或先停止。");
   });
 
+  it("a message refused on a full disk keeps its text and says to free space", async () => {
+    api.failNext = { code: "disk_full", message: "database error: database or disk is full" };
+    type("买一台 iPhone 17");
+    await settle();
+    expect(all("message-user")).toHaveLength(0);
+    expect(one<HTMLTextAreaElement>("composer-input").value).toBe("买一台 iPhone 17");
+    expect(chat.el.querySelector(".composer-error")?.textContent).toBe(
+      "磁盘空间已满，这一步没有保存，也没有执行。已保存的内容都还在；请腾出一些磁盘空间后再试一次。",
+    );
+  });
+
   it("warns that a new message drops a pending card, and offers stop while running", async () => {
     const hint = chat.el.querySelector<HTMLElement>(".composer-hint")!;
     expect(hint.hidden).toBe(true);

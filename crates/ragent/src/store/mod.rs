@@ -61,6 +61,18 @@ pub enum StoreError {
     NotDurable(String),
 }
 
+impl StoreError {
+    /// SQLite found no room on the disk for what it had to write
+    /// (`SQLITE_FULL`): the change was not made.
+    pub fn is_disk_full(&self) -> bool {
+        let sqlite = match self {
+            StoreError::Sqlite(error) | StoreError::Migration { source: error, .. } => error,
+            _ => return false,
+        };
+        sqlite.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+    }
+}
+
 /// More than the distinct statements the store runs.
 const STATEMENT_CACHE: usize = 64;
 

@@ -8,6 +8,7 @@ mod api;
 mod damaged_database;
 mod decisions;
 mod definitions;
+mod disk_full;
 mod dying_server;
 mod elicitation;
 mod legacy_elicitation;

@@ -1,6 +1,6 @@
 //! Faults between the agent and its servers, put in by wrapping the real
-//! hub: the app dying right after a call reached its server, or an answer
-//! lost on the way back.
+//! hub: the app dying right after a call reached its server, an answer
+//! lost on the way back, or the disk filling up while a call was out.
 
 use std::sync::Arc;
 
@@ -27,6 +27,13 @@ pub enum Fault {
     LoseFirstAnswer {
         only: Option<&'static str>,
         lost: std::sync::Mutex<bool>,
+    },
+    /// The disk fills up the moment the first call of `tool` has done its
+    /// work at the server, before its answer is back.
+    FillDiskAfter {
+        tool: &'static str,
+        disk: Arc<test_support::small_disk::SmallDisk>,
+        filled: std::sync::atomic::AtomicBool,
     },
 }
 
@@ -72,9 +79,16 @@ impl ToolSource for Faulty {
                         message: "connection reset".into(),
                     })
                 }
-                Fault::HangAfterSend { .. } | Fault::LoseFirstAnswer { .. } => {
-                    self.inner.call_tool(call, listener).await
+                Fault::FillDiskAfter { tool, disk, filled } if call.tool == *tool => {
+                    let answer = self.inner.call_tool(call, listener).await;
+                    if !filled.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                        disk.fill().unwrap();
+                    }
+                    answer
                 }
+                Fault::HangAfterSend { .. }
+                | Fault::LoseFirstAnswer { .. }
+                | Fault::FillDiskAfter { .. } => self.inner.call_tool(call, listener).await,
             }
         })
     }

@@ -84,6 +84,8 @@ impl Setup {
 /// One agent on a temporary directory, with a scripted model.
 pub struct Harness {
     pub dir: TempDir,
+    /// The app's data directory: `dir` unless the test put it elsewhere.
+    pub data: PathBuf,
     pub model: ScriptedModel,
     pub agent: Agent,
     pub events: Events,
@@ -93,12 +95,19 @@ pub struct Harness {
 impl Harness {
     pub async fn start(setup: Setup) -> Harness {
         let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().to_path_buf();
+        Harness::start_in(setup, dir, data).await
+    }
+
+    /// An agent whose data directory is `data` (a small disk, say).
+    pub async fn start_in(setup: Setup, dir: TempDir, data: PathBuf) -> Harness {
         let model = ScriptedModel::start().unwrap();
-        let agent = open_agent(dir.path(), &model, setup).await;
+        let agent = open_agent(&data, &model, setup).await;
         let events = Events(agent.subscribe());
         let session = agent.create_session(None).unwrap().id;
         Harness {
             dir,
+            data,
             model,
             agent,
             events,
@@ -107,7 +116,7 @@ impl Harness {
     }
 
     pub fn shop_dir(&self) -> PathBuf {
-        self.dir.path().join("shop")
+        self.data.join("shop")
     }
 
     pub fn shop_db(&self) -> ShopDb {
@@ -118,7 +127,7 @@ impl Harness {
     /// and opens a new one on the same database and model.
     pub async fn restart(&mut self, setup: Setup) {
         self.agent.shutdown().await;
-        let agent = open_agent(self.dir.path(), &self.model, setup).await;
+        let agent = open_agent(&self.data, &self.model, setup).await;
         self.events = Events(agent.subscribe());
         self.agent = agent;
     }
