@@ -16,11 +16,17 @@ pub enum ShopError {
     InvalidArgument { field: String, message: String },
     #[error("数据库错误：{0}")]
     Database(#[from] rusqlite::Error),
-    #[error("数据库错误：{0}")]
+    #[error("数据库错误：{}", postgres_detail(.0))]
     Postgres(#[from] tokio_postgres::Error),
     /// The database could not be reached or set up.
     #[error("数据库不可用：{0}")]
     Store(String),
+    /// The database is out of reach for now (restarting, connection lost)
+    /// or the shop is too busy to wait for it: the call's transaction did
+    /// not commit, unless the connection broke at the commit, and then its
+    /// idempotency key tells. Worth sending again, with the same key.
+    #[error("商城暂时无法办理（{0}）。请稍后再试；写操作请用同一个幂等键重发，不会重复办理")]
+    Unavailable(String),
     #[error("无法使用数据目录 {path}：{source}")]
     DataDir {
         path: std::path::PathBuf,
@@ -46,6 +52,15 @@ pub enum ShopError {
     Signing(String),
 }
 
+/// PostgreSQL's own words and code where the server sent an error (the
+/// driver's `Display` says only "db error"); the driver's otherwise.
+fn postgres_detail(error: &tokio_postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => error.to_string(),
+    }
+}
+
 impl ShopError {
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self::InvalidArgument {
@@ -60,6 +75,7 @@ impl ShopError {
             Self::Refused(refusal) => refusal.code(),
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::Unauthenticated => "UNAUTHENTICATED",
+            Self::Unavailable(_) => "UNAVAILABLE",
             Self::Database(_)
             | Self::Postgres(_)
             | Self::Store(_)

@@ -151,10 +151,13 @@ fn failure(error: &ShopError) -> CallToolResult {
     // may quote arguments, so it is only for debugging.
     if error.is_caller_error() {
         tracing::debug!(code = error.code(), %error, "tool call refused");
+    } else if matches!(error, ShopError::Unavailable(_)) {
+        tracing::warn!(%error, "tool call met an unavailable database");
     } else {
         tracing::error!(%error, "tool call failed inside the shop");
     }
-    let message = if error.is_caller_error() {
+    // A refusal, or a call worth sending again, says so itself.
+    let message = if error.is_caller_error() || matches!(error, ShopError::Unavailable(_)) {
         error.to_string()
     } else {
         format!(

@@ -191,6 +191,7 @@ impl ShopError {
             Self::Refused(refusal) => refusal.for_shopper(),
             Self::InvalidArgument { .. } => "这次操作的信息不完整或有误，商城没有执行".to_owned(),
             Self::Unauthenticated => "还没有登录商城，商城不知道为谁办理".to_owned(),
+            Self::Unavailable(_) => "商城暂时忙不过来，请稍后再试".to_owned(),
             _ => "商城内部出错，这次操作没有完成，请稍后再试".to_owned(),
         }
     }
@@ -201,6 +202,9 @@ impl ShopError {
             Self::Refused(refusal) => refusal.hint(),
             Self::InvalidArgument { .. } => Some(self.to_string()),
             Self::Unauthenticated => Some("请让用户先登录再试".to_owned()),
+            Self::Unavailable(_) => {
+                Some("稍等几秒后原样重发；写操作带着同一个幂等键，不会重复办理".to_owned())
+            }
             _ => Some("请稍后重试，或用 submit_ticket 转人工客服".to_owned()),
         }
     }

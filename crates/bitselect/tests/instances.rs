@@ -7,7 +7,6 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,136 +21,30 @@ use support::IPHONE_17;
 use support::asking::{
     Shows, answered, asked, call_once, completed, http_modern, keyed_request, question,
 };
-use support::client::{add_to_cart, http_client, request, text};
+use support::client::{add_to_cart, http_client, text};
 use support::oauth::AuthServer;
+use support::ordering::{Outcome, order_until_answered};
 use support::postgres::cluster;
 use support::shop_process::{spawn_shop, start_instance};
-use test_support::balancer::Balancer;
+use support::stack::Stack;
 use test_support::ports::HeldPort;
 use test_support::sign_in::sign_in;
 
 const SHOPPERS: usize = 50;
 const STOCK: i64 = 5;
-/// How many times a shopper sends their order (always with the same key)
-/// when the answer is lost on the way.
-const ATTEMPTS: usize = 20;
-
-/// What became of one shopper's order.
-#[derive(Debug)]
-enum Outcome {
-    Placed {
-        order_no: String,
-        attempts: usize,
-    },
-    Refused {
-        code: String,
-        message: String,
-        attempts: usize,
-    },
-}
-
-/// Orders one iPhone 17 from the cart, sending the same idempotency key
-/// again (on a new connection) whenever the answer is lost.
-async fn order_until_answered(lb: SocketAddr, token: &str, key: &str) -> Outcome {
-    let mut last_error = String::new();
-    for attempt in 1..=ATTEMPTS {
-        let client = match tokio::time::timeout(
-            Duration::from_secs(10),
-            rmcp::ServiceExt::serve((), {
-                let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
-                    format!("http://{lb}{}", bitselect::MCP_PATH),
-                )
-                .auth_header(token.to_owned());
-                rmcp::transport::StreamableHttpClientTransport::from_config(config)
-            }),
-        )
-        .await
-        {
-            Ok(Ok(client)) => client,
-            Ok(Err(error)) => {
-                last_error = error.to_string();
-                continue;
-            }
-            Err(_) => {
-                last_error = "connecting timed out".into();
-                continue;
-            }
-        };
-        let mut params = request(
-            "create_order",
-            json!({
-                "items": [{"skuCode": IPHONE_17, "quantity": 1}],
-                "receiverName": "王芳",
-                "receiverPhone": "13900139000",
-                "receiverAddress": "上海市浦东新区世纪大道 100 号"
-            }),
-        );
-        let mut meta = rmcp::model::RequestMetaObject::new();
-        meta.insert("ragent/idempotency_key".to_owned(), json!(key));
-        params.meta = Some(meta);
-        match tokio::time::timeout(Duration::from_secs(20), client.call_tool(params)).await {
-            Ok(Ok(result)) if result.is_error == Some(true) => {
-                let code = result
-                    .structured_content
-                    .as_ref()
-                    .expect("structured error")["error"]["code"]
-                    .as_str()
-                    .expect("error code")
-                    .to_owned();
-                return Outcome::Refused {
-                    code,
-                    message: text(&result),
-                    attempts: attempt,
-                };
-            }
-            Ok(Ok(result)) => {
-                let order_no = result
-                    .structured_content
-                    .as_ref()
-                    .expect("structured order")["orderNo"]
-                    .as_str()
-                    .expect("orderNo")
-                    .to_owned();
-                return Outcome::Placed {
-                    order_no,
-                    attempts: attempt,
-                };
-            }
-            Ok(Err(error)) => last_error = error.to_string(),
-            Err(_) => last_error = "the call timed out".into(),
-        }
-    }
-    panic!("shopper with key {key} got no answer in {ATTEMPTS} attempts: {last_error}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_though_one_instance_is_killed()
  {
-    // The cluster and the shop's seeding block: off the async threads.
-    let database = tokio::task::spawn_blocking(|| {
-        let database = support::postgres::seeded_database();
-        cluster().psql(
-            &database,
-            &format!("UPDATE sku SET stock = {STOCK} WHERE sku_code = '{IPHONE_17}'"),
-        );
-        database
-    })
-    .await
-    .expect("a seeded database");
+    let Stack {
+        database,
+        lb,
+        resource,
+        auth,
+        mut instances,
+        ..
+    } = Stack::start(3, STOCK).await;
     let pg = cluster();
-    let database_url = pg.url(&database);
-
-    let lb_port = HeldPort::bind();
-    let lb = lb_port.addr();
-    let resource = format!("http://{lb}{}", bitselect::MCP_PATH);
-    let auth = AuthServer::start(&[&resource], 600).await;
-    let mut instances = Vec::new();
-    for _ in 0..3 {
-        instances.push(start_instance(&database_url, &auth.issuer, &resource).await);
-    }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let backends: Vec<SocketAddr> = instances.iter().map(|i| i.addr).collect();
-    let _balancer = Balancer::start(dir.path(), &lb_port, &backends).await;
 
     // Each shopper signs in and puts one iPhone 17 in their cart.
     let mut signing_in = tokio::task::JoinSet::new();

@@ -30,6 +30,11 @@ pub struct Cluster {
     data: PathBuf,
     /// The directory of its socket.
     socket_dir: PathBuf,
+    /// The options the server runs with, and where it logs.
+    server_options: String,
+    log: PathBuf,
+    /// The account the cluster runs as (when the tests run as root).
+    account: Option<(u32, u32)>,
     /// Holds the watchdog's stdin open for as long as this process lives.
     _watchdog: Mutex<(Child, ChildStdin)>,
     template_seeded: Mutex<bool>,
@@ -126,6 +131,9 @@ impl Cluster {
         Self {
             bin,
             data,
+            server_options,
+            log,
+            account,
             socket_dir: dir,
             _watchdog: Mutex::new(watchdog),
             template_seeded: Mutex::new(false),
@@ -188,6 +196,23 @@ impl Cluster {
             &format!("CREATE DATABASE {name} TEMPLATE {TEMPLATE}"),
         );
         name
+    }
+
+    /// Restarts the server as an administrator would (`pg_ctl restart -m
+    /// fast`): every session is ended, transactions in flight roll back,
+    /// and the server is back once this returns. Only for a test binary
+    /// whose other tests do not mind: the cluster is the binary's.
+    pub fn restart(&self) {
+        let mut command = Command::new(self.bin.join("pg_ctl"));
+        if let Some((uid, gid)) = self.account {
+            command.uid(uid).gid(gid);
+        }
+        run(command
+            .arg("-D")
+            .arg(&self.data)
+            .arg("-l")
+            .arg(&self.log)
+            .args(["-m", "fast", "-o", &self.server_options, "-w", "restart"]));
     }
 
     /// The server's (postmaster's) process id, from its pid file: the

@@ -144,12 +144,14 @@ impl PgStore {
     ) -> Result<T> {
         let client = self
             .block_on(self.pool.get())
-            .map_err(|e| store_error(format!("无法连接数据库：{e}")))?;
+            .map_err(|e| ShopError::Unavailable(format!("无法连接数据库：{e}")))?;
         let begin = match kind {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
             TxKind::Write => "BEGIN ISOLATION LEVEL SERIALIZABLE",
         };
-        self.block_on(client.batch_execute(begin))?;
+        // A connection the server ended while it sat in the pool fails here.
+        self.block_on(client.batch_execute(begin))
+            .map_err(|error| unavailable_if_cut_off(error.into()))?;
         let conn = PgConn {
             store: self,
             client: &client,
@@ -164,7 +166,7 @@ impl PgStore {
             // A connection that cannot roll back is broken: the pool drops it.
             tracing::warn!(%error, "a failed call's transaction could not be rolled back");
         }
-        outcome
+        outcome.map_err(unavailable_if_cut_off)
     }
 
     /// Brings the schema up to date, one migration a transaction, with
@@ -220,6 +222,36 @@ impl PgStore {
             let _ = self.block_on(client.batch_execute("ROLLBACK"));
         })
     }
+}
+
+/// A database error that says the database is out of reach (the
+/// connection closed, the server shutting down or starting, no connection
+/// to be had) as [`ShopError::Unavailable`]; any other error as it is.
+fn unavailable_if_cut_off(error: ShopError) -> ShopError {
+    let ShopError::Postgres(cause) = &error else {
+        return error;
+    };
+    let cut_off = cause.is_closed()
+        || cause.code().is_some_and(|code| {
+            // Class 08: connection exceptions; 57P01-03: the server is
+            // shutting down, crashed, or not yet accepting connections.
+            code.code().starts_with("08")
+                || [
+                    SqlState::ADMIN_SHUTDOWN,
+                    SqlState::CRASH_SHUTDOWN,
+                    SqlState::CANNOT_CONNECT_NOW,
+                ]
+                .contains(code)
+        });
+    if cut_off {
+        // The server's own words where it sent any ("terminating connection
+        // due to administrator command"); the driver's otherwise.
+        let why = cause
+            .as_db_error()
+            .map_or_else(|| cause.to_string(), |db| db.message().to_owned());
+        return ShopError::Unavailable(format!("数据库连接中断：{why}"));
+    }
+    error
 }
 
 /// Whether a write failed only because a concurrent one got there first, so

@@ -35,6 +35,14 @@ pub fn of(failure: &ShopError) -> Failure {
         }
         ShopError::InvalidArgument { .. } => error(422, "invalid_input", failure.to_string()),
         ShopError::Unauthenticated => error(401, "identity_required", failure.to_string()),
+        ShopError::Unavailable(reason) => {
+            tracing::warn!(%reason, "a commerce request met an unavailable database");
+            error(
+                503,
+                "unavailable",
+                "商城暂时无法处理这个请求，请稍后用同一个幂等键再试".to_owned(),
+            )
+        }
         other => {
             tracing::error!(error = %other, "a commerce request failed");
             error(

@@ -8,10 +8,12 @@ pub mod client;
 pub mod isolation;
 pub mod mandate;
 pub mod oauth;
+pub mod ordering;
 pub mod platform;
 pub mod postgres;
 pub mod purchase;
 pub mod shop_process;
+pub mod stack;
 
 use std::sync::Arc;
 
