@@ -60,5 +60,5 @@ pub use serve::{
 };
 pub use server::ShopServer;
 pub use shop::{DB_FILE, Shop, ShopStats, Written};
-pub use store::SCHEMA_VERSION;
+pub use store::{MAX_WAITING_CALLS, POOL_CONNECTIONS, SCHEMA_VERSION};
 pub use users::{Caller, Subject};

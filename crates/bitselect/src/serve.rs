@@ -228,7 +228,12 @@ pub async fn serve_http(
         mcp_config(allow_remote, &stop),
     );
     tokio::spawn(ucp::webhook_sender::send_until(shop.clone(), stop.clone()));
-    let mcp = online_service(shop, callers, pay_pages, mcp_config(allow_remote, &stop));
+    let mcp = online_service(
+        shop.clone(),
+        callers,
+        pay_pages,
+        mcp_config(allow_remote, &stop),
+    );
     let mcp = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
         .nest_service(ucp::names::UCP_MCP_PATH, ucp_mcp)
@@ -236,7 +241,8 @@ pub async fn serve_http(
     let router = origin_checked(mcp, allowed_origins)
         .merge(pages)
         .merge(profile);
-    run(listener, with_health(router), shutdown, stop, on_ready).await
+    let router = with_health(router, shop);
+    run(listener, router, shutdown, stop, on_ready).await
 }
 
 /// Serves streamable HTTP at `http://<addr>/mcp` as an OAuth protected
@@ -298,7 +304,7 @@ pub async fn serve_http_authenticated(
     );
     tokio::spawn(ucp::webhook_sender::send_until(shop.clone(), stop.clone()));
     let mcp = online_service(
-        shop,
+        shop.clone(),
         Callers::PerRequest,
         pay_pages,
         mcp_config(allow_remote, &stop),
@@ -335,7 +341,8 @@ pub async fn serve_http_authenticated(
     if auth.config().metadata_path() != root_path {
         router = router.route(&root_path, metadata);
     }
-    run(listener, with_health(router), shutdown, stop, on_ready).await
+    let router = with_health(router, shop);
+    run(listener, router, shutdown, stop, on_ready).await
 }
 
 async fn listen(bind: Bind, allow_remote: bool) -> Result<TcpListener, ServeError> {
@@ -372,11 +379,22 @@ fn mcp_config(allow_remote: bool, stop: &CancellationToken) -> StreamableHttpSer
     config
 }
 
-/// The health check: the process serves requests. It says nothing about
-/// the database or the authorization server, so a load balancer does not
-/// take every instance out when one of those hiccups.
-fn with_health(router: axum::Router) -> axum::Router {
-    router.route(HEALTH_PATH, axum::routing::get(|| async { "ok" }))
+/// The health check: the process serves requests, and has not had to shed
+/// one a moment ago (503 `overloaded`: its database is too slow for the
+/// calls coming in, so a balancer sends them elsewhere until it is not).
+/// It says nothing of a database or authorization server that is merely
+/// down, so a load balancer does not take every instance out for a hiccup.
+fn with_health(router: axum::Router, shop: Shop) -> axum::Router {
+    router.route(
+        HEALTH_PATH,
+        axum::routing::get(move || async move {
+            if shop.overloaded() {
+                (axum::http::StatusCode::SERVICE_UNAVAILABLE, "overloaded")
+            } else {
+                (axum::http::StatusCode::OK, "ok")
+            }
+        }),
+    )
 }
 
 /// Serves until `shutdown`, then stops accepting, finishes the requests in

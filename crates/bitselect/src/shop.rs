@@ -237,6 +237,16 @@ impl Shop {
         }
     }
 
+    /// The shop shed a call a moment ago because its database is too slow
+    /// for the calls coming in (never on SQLite, whose calls do not queue
+    /// for connections).
+    pub fn overloaded(&self) -> bool {
+        match &self.store {
+            Store::Sqlite(_) => false,
+            Store::Postgres(pg) => pg.overloaded(),
+        }
+    }
+
     /// Where the shop keeps its data, for logs: the SQLite file, or the
     /// PostgreSQL server and database (never a password).
     pub fn store_description(&self) -> String {

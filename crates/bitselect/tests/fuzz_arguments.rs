@@ -23,7 +23,7 @@
 //! `PROPTEST_CASES` sets the cases per tool (default 200, about 20 s for all
 //! nineteen in a debug build). Every run uses one fixed seed, printed on
 //! failure: `PROPTEST_RNG_SEED=<seed>` replays a run, `PROPTEST_NEW_SEED=1`
-//! picks a new seed (`test_support::proptest_seed`);
+//! picks a new seed (`proptest_seed`);
 //! `FUZZ_TRACE=1` prints each call and its answer. A long run:
 //! `PROPTEST_CASES=20000 cargo test --release -p bitselect --test fuzz_arguments -- --nocapture`.
 
@@ -1016,8 +1016,8 @@ fn no_argument_makes_a_tool_panic_overflow_or_drop_the_connection() {
         .enable_all()
         .build()
         .expect("runtime");
-    let cases = test_support::proptest_seed::cases_or(DEFAULT_CASES_PER_TOOL);
-    let seed = test_support::proptest_seed::replayable_seed();
+    let cases = proptest_seed::cases_or(DEFAULT_CASES_PER_TOOL);
+    let seed = proptest_seed::replayable_seed();
     let mut tried: BTreeMap<&str, u32> = BTreeMap::new();
     let started = Instant::now();
     let mut failures = Vec::new();

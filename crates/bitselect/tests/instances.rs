@@ -36,14 +36,10 @@ const STOCK: i64 = 5;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_though_one_instance_is_killed()
  {
-    let Stack {
-        database,
-        lb,
-        resource,
-        auth,
-        mut instances,
-        ..
-    } = Stack::start(3, STOCK).await;
+    // The whole stack lives as long as `stack`.
+    let mut stack = Stack::start(3, STOCK).await;
+    let (database, lb, resource) = (stack.database.clone(), stack.lb, stack.resource.clone());
+    let (auth, instances) = (&stack.auth, &mut stack.instances);
     let pg = cluster();
 
     // Each shopper signs in and puts one iPhone 17 in their cart.
@@ -412,4 +408,99 @@ async fn any_instance_serves_the_payment_page_and_pays_the_call_sent_back_from_i
         &format!("SELECT status FROM orders WHERE order_no = '{order_no}'"),
     );
     assert_eq!(stored, "已支付待发货");
+}
+
+/// Reads sent to one instance at once, more than it runs and queues.
+const BURST: usize = 120;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_instance_on_a_slow_database_sheds_load_clearly_and_haproxy_takes_it_out_and_back() {
+    let slow_link = test_support::slow_link::SlowLink::to_unix_socket(cluster().socket()).await;
+    let slow_addr = slow_link.addr();
+    // Instance 1 reaches the database through the slow link, instance 2
+    // directly.
+    let stack = Stack::start_each(10, |database| {
+        vec![
+            cluster().url_through(slow_addr, database),
+            cluster().url(database),
+        ]
+    })
+    .await;
+    stack.balancer.until(1, true, Duration::from_secs(10)).await;
+    stack.balancer.until(2, true, Duration::from_secs(10)).await;
+    let token = sign_in(&stack.auth.issuer, "patient-shopper", &stack.resource)
+        .await
+        .access_token;
+    let slow = stack.instances[0].addr;
+    // The shopper is known to the shop before the database slows down.
+    let first = http_client(slow, Some(&token)).await;
+    add_to_cart(&first, IPHONE_17, 1).await;
+
+    slow_link.set_delay(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..BURST {
+        let token = token.clone();
+        burst.spawn(async move {
+            let client = http_client(slow, Some(&token)).await;
+            let sent = std::time::Instant::now();
+            let result = support::client::call(&client, "query_cart", json!({})).await;
+            let code = result
+                .structured_content
+                .as_ref()
+                .and_then(|s| s["error"]["code"].as_str().map(str::to_owned));
+            (code, text(&result), sent.elapsed())
+        });
+    }
+    // While it sheds, HAProxy's health check takes it out; the other
+    // instance serves what comes through the balancer meanwhile.
+    stack
+        .balancer
+        .until(1, false, Duration::from_secs(10))
+        .await;
+    let through = http_client(stack.lb, Some(&token)).await;
+    let served = std::time::Instant::now();
+    for _ in 0..5 {
+        let cart = support::client::call(&through, "query_cart", json!({})).await;
+        assert_ne!(cart.is_error, Some(true), "{}", text(&cart));
+    }
+    assert!(
+        served.elapsed() < Duration::from_secs(2),
+        "served by the fast instance: {:?}",
+        served.elapsed()
+    );
+    let answers = burst.join_all().await;
+    eprintln!("burst answered in {:?}", started.elapsed());
+
+    // Every read was answered: done, or shed with a clear error. Past what
+    // the instance runs and queues, reads were shed at once.
+    let shed: Vec<&(Option<String>, String, Duration)> = answers
+        .iter()
+        .filter(|(code, _, _)| code.is_some())
+        .collect();
+    for (code, message, waited) in &shed {
+        assert_eq!(code.as_deref(), Some("UNAVAILABLE"), "{message}");
+        assert!(message.contains("商城繁忙"), "{message}");
+        assert!(*waited < Duration::from_secs(8), "shed after {waited:?}");
+    }
+    let at_once = shed
+        .iter()
+        .filter(|(_, _, waited)| *waited < Duration::from_secs(2))
+        .count();
+    assert!(
+        at_once >= BURST - bitselect::POOL_CONNECTIONS - bitselect::MAX_WAITING_CALLS,
+        "at most a pool and a queue's worth waited: {at_once} of {BURST} shed at once"
+    );
+
+    // The database is quick again: the instance stops shedding and HAProxy
+    // puts it back.
+    slow_link.set_delay(Duration::ZERO);
+    stack.balancer.until(1, true, Duration::from_secs(10)).await;
+    let cart = support::client::call(
+        &http_client(slow, Some(&token)).await,
+        "query_cart",
+        json!({}),
+    )
+    .await;
+    assert_ne!(cart.is_error, Some(true), "{}", text(&cart));
 }

@@ -20,7 +20,6 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
-use test_support::proptest_seed;
 
 use crate::llm::sse::{SseParser, TurnAssembler};
 use crate::llm::turn::{is_object_text, parse_object, sendable_arguments};

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
 use crate::ports::{HeldPort, INHERITED_FD};
@@ -35,26 +36,29 @@ fn haproxy_binary() -> PathBuf {
 }
 
 /// The configuration: a frontend on the socket inherited as fd 3,
-/// `backends` behind it.
-fn haproxy_config(backends: &[SocketAddr]) -> String {
+/// `backends` behind it (named `shop1`, `shop2`, ... in order), and the
+/// runtime API on `stats`.
+fn haproxy_config(backends: &[SocketAddr], stats: &Path) -> String {
     let servers: String = backends
         .iter()
         .enumerate()
         .map(|(n, addr)| format!("    server shop{} {addr} check\n", n + 1))
         .collect();
     format!(
-        "global\n    maxconn 2000\n\
+        "global\n    maxconn 2000\n    stats socket {} mode 600 level admin\n\
          defaults\n    mode http\n    timeout connect 2s\n    timeout client 30s\n    \
          timeout server 30s\n    retries 3\n    option redispatch\n\
          frontend shop\n    bind fd@{INHERITED_FD}\n    default_backend instances\n\
          backend instances\n    balance roundrobin\n    option httpchk GET {HEALTH_PATH}\n    \
          default-server inter 100ms fall 1 rise 2\n{servers}",
+        stats.display()
     )
 }
 
 /// HAProxy, running until stopped or dropped.
 pub struct Balancer {
     child: Child,
+    stats: PathBuf,
 }
 
 impl Balancer {
@@ -62,7 +66,8 @@ impl Balancer {
     /// returns once it answers the health check through to an instance.
     pub async fn start(dir: &Path, port: &HeldPort, backends: &[SocketAddr]) -> Self {
         let config = dir.join("haproxy.cfg");
-        std::fs::write(&config, haproxy_config(backends)).expect("write haproxy.cfg");
+        let stats = dir.join("haproxy.sock");
+        std::fs::write(&config, haproxy_config(backends, &stats)).expect("write haproxy.cfg");
         let mut command = Command::new(haproxy_binary());
         command
             .arg("-db")
@@ -80,11 +85,58 @@ impl Balancer {
             if let Ok(response) = http.get(&health).send().await
                 && response.status().is_success()
             {
-                return Self { child };
+                return Self { child, stats };
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         panic!("HAProxy did not answer {health} within 10 s");
+    }
+
+    /// Whether HAProxy's health checks have the `n`th backend (from 1) up
+    /// now, as its runtime API says.
+    pub async fn is_up(&self, n: usize) -> bool {
+        let mut socket = tokio::net::UnixStream::connect(&self.stats)
+            .await
+            .expect("HAProxy's runtime API");
+        socket.write_all(b"show stat\n").await.expect("ask HAProxy");
+        let mut csv = String::new();
+        socket
+            .read_to_string(&mut csv)
+            .await
+            .expect("HAProxy's answer");
+        // `# pxname,svname,...,status,...`: the status column by its name.
+        let header: Vec<&str> = csv
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("# ")
+            .split(',')
+            .collect();
+        let status = header
+            .iter()
+            .position(|name| *name == "status")
+            .expect("a status column");
+        let name = format!("shop{n}");
+        csv.lines()
+            .map(|line| line.split(',').collect::<Vec<_>>())
+            .find(|fields| fields.get(1) == Some(&name.as_str()))
+            .and_then(|fields| fields.get(status).map(|s| s.starts_with("UP")))
+            .unwrap_or_else(|| panic!("HAProxy has no server {name}: {csv}"))
+    }
+
+    /// Waits until the `n`th backend is `up` (or down) in HAProxy's view;
+    /// panics after `within`.
+    pub async fn until(&self, n: usize, up: bool, within: Duration) {
+        let deadline = tokio::time::Instant::now() + within;
+        while self.is_up(n).await != up {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "HAProxy did not see backend {n} {} within {within:?}",
+                if up { "up" } else { "down" }
+            );
+            // Its checks run every 100 ms: look a little more often.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Its process id while it runs.

@@ -5,18 +5,18 @@
 //! ([`oauth`]) and a shopper's whole sign-in ([`sign_in`]), a private
 //! PostgreSQL cluster ([`postgres`]), `bitselect-mcp --http` instances
 //! ([`shop_process`]) and HAProxy in front of them ([`balancer`]); and
-//! one replayable seed for the property tests ([`proptest_seed`]); and a
-//! small filesystem a test can fill ([`small_disk`]).
+//! a small filesystem a test can fill ([`small_disk`]) and a slow way to
+//! the database ([`slow_link`]).
 
 pub mod balancer;
 pub mod model;
 pub mod oauth;
 pub mod ports;
 pub mod postgres;
-pub mod proptest_seed;
 pub mod shop;
 pub mod shop_process;
 pub mod sign_in;
+pub mod slow_link;
 pub mod small_disk;
 pub mod turns;
 

@@ -147,6 +147,17 @@ impl Cluster {
         )
     }
 
+    /// The server's Unix socket, for a way to it of a test's own.
+    pub fn socket(&self) -> PathBuf {
+        self.socket_dir.join(".s.PGSQL.5432")
+    }
+
+    /// `database`'s URL through a TCP port on this machine that leads to
+    /// the server (a [`crate::slow_link::SlowLink`], say).
+    pub fn url_through(&self, addr: std::net::SocketAddr, database: &str) -> String {
+        format!("postgres://postgres@{addr}/{database}")
+    }
+
     /// The psql binary of this cluster, for a session a test holds open.
     pub fn psql_binary(&self) -> PathBuf {
         self.bin.join("psql")

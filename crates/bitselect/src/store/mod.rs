@@ -7,6 +7,9 @@
 //! placeholders (or bare `?`, numbered in order); a store that spells them
 //! otherwise translates them in one place.
 
+mod load_gate;
+pub use load_gate::MAX_WAITING as MAX_WAITING_CALLS;
+pub use postgres::POOL_SIZE as POOL_CONNECTIONS;
 pub(crate) mod postgres;
 mod postgres_schema;
 pub(crate) mod sqlite;

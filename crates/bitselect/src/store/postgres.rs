@@ -13,17 +13,21 @@
 
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{NoTls, Statement};
 
+use super::load_gate::LoadGate;
 use super::postgres_schema::MIGRATIONS;
 use super::{Column, Conn, Dialect, Row, ToValue, TxKind, Value};
 use crate::error::{Result, ShopError};
 
 /// Connections each instance keeps open at most.
-const POOL_SIZE: usize = 16;
+pub const POOL_SIZE: usize = 16;
+
+/// The longest a call waits for a connection: past it the call is shed.
+const WAIT_FOR_CONNECTION: Duration = Duration::from_secs(5);
 
 /// How many times a write that lost a race runs in all.
 const ATTEMPTS: u32 = 30;
@@ -40,6 +44,8 @@ pub(crate) const DIALECT: Dialect = Dialect {
 /// The shop's PostgreSQL database.
 pub(crate) struct PgStore {
     pool: Pool,
+    /// The queue for the pool's connections, bounded.
+    load: LoadGate,
     runtime: Option<tokio::runtime::Runtime>,
     /// Where it is, without the password: for logs.
     target: String,
@@ -90,12 +96,13 @@ impl PgStore {
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(deadpool_postgres::Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(30)))
+            .wait_timeout(Some(WAIT_FOR_CONNECTION))
             .create_timeout(Some(Duration::from_secs(10)))
             .build()
             .map_err(store_error)?;
         let store = Self {
             pool,
+            load: LoadGate::default(),
             runtime: Some(runtime),
             target,
         };
@@ -105,6 +112,12 @@ impl PgStore {
 
     pub(crate) fn target(&self) -> &str {
         &self.target
+    }
+
+    /// The instance shed a call a moment ago: the database is too slow for
+    /// the calls coming in.
+    pub(crate) fn overloaded(&self) -> bool {
+        self.load.overloaded()
     }
 
     fn runtime(&self) -> &tokio::runtime::Runtime {
@@ -142,9 +155,17 @@ impl PgStore {
         kind: TxKind,
         call: &mut impl FnMut(&dyn Conn) -> Result<T>,
     ) -> Result<T> {
+        let waiting = self.load.wait_turn()?;
         let client = self
             .block_on(self.pool.get())
-            .map_err(|e| ShopError::Unavailable(format!("无法连接数据库：{e}")))?;
+            .map_err(|error| match error {
+                PoolError::Timeout(_) => self.load.shed(format!(
+                    "商城繁忙：{} 秒内等不到数据库连接",
+                    WAIT_FOR_CONNECTION.as_secs()
+                )),
+                other => ShopError::Unavailable(format!("无法连接数据库：{other}")),
+            })?;
+        drop(waiting);
         let begin = match kind {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
             TxKind::Write => "BEGIN ISOLATION LEVEL SERIALIZABLE",

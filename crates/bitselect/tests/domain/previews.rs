@@ -646,7 +646,7 @@ mod foretells {
     }
 
     proptest! {
-        #![proptest_config(test_support::proptest_seed::replayable(ProptestConfig { cases: 48, ..ProptestConfig::default() }))]
+        #![proptest_config(proptest_seed::replayable(ProptestConfig { cases: 48, ..ProptestConfig::default() }))]
         #[test]
         fn a_preview_foretells_what_its_write_does(ops in prop::collection::vec(op(), 1..12)) {
             let t = open_shop();

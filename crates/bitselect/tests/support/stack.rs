@@ -22,12 +22,21 @@ pub struct Stack {
     pub resource: String,
     pub auth: AuthServer,
     pub instances: Vec<Instance>,
-    _balancer: Balancer,
+    pub balancer: Balancer,
     _dir: TempDir,
 }
 
 impl Stack {
     pub async fn start(instances: usize, iphone_stock: i64) -> Stack {
+        Stack::start_each(iphone_stock, |database| {
+            vec![cluster().url(database); instances]
+        })
+        .await
+    }
+
+    /// One instance for each URL `urls` gives for the database's name: a
+    /// way to it of the test's own, for one.
+    pub async fn start_each(iphone_stock: i64, urls: impl FnOnce(&str) -> Vec<String>) -> Stack {
         // The cluster and the shop's seeding block: off the async threads.
         let database = tokio::task::spawn_blocking(move || {
             let database = seeded_database();
@@ -39,14 +48,14 @@ impl Stack {
         })
         .await
         .expect("a seeded database");
-        let database_url = cluster().url(&database);
+        let database_urls = urls(&database);
         let lb_port = HeldPort::bind();
         let lb = lb_port.addr();
         let resource = format!("http://{lb}{}", bitselect::MCP_PATH);
         let auth = AuthServer::start(&[&resource], 600).await;
         let mut started = Vec::new();
-        for _ in 0..instances {
-            started.push(start_instance(&database_url, &auth.issuer, &resource).await);
+        for url in &database_urls {
+            started.push(start_instance(url, &auth.issuer, &resource).await);
         }
         let dir = tempfile::tempdir().expect("temp dir");
         let backends: Vec<SocketAddr> = started.iter().map(|i| i.addr).collect();
@@ -57,7 +66,7 @@ impl Stack {
             resource,
             auth,
             instances: started,
-            _balancer: balancer,
+            balancer,
             _dir: dir,
         }
     }
