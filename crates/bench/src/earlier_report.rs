@@ -11,6 +11,10 @@ pub const TABLE_HEADER: &str = "| metric | value | target | verdict | notes |";
 /// The line under a kept part's heading; the date follows it.
 pub const CARRIED_PREFIX: &str = "_Not run for this report: figures from the report of ";
 const CARRIED_SUFFIX: &str = "._";
+/// A line written by hand under a part run again alone, before the report
+/// kept parts with [`CARRIED_PREFIX`]: "_Run again on DATE, on the same
+/// machine, …_". The date is when its figures were taken.
+const RERUN_PREFIX: &str = "_Run again on ";
 /// Sections `report` writes anew every time.
 const GENERATED: [&str; 2] = ["Machine", "Targets"];
 
@@ -23,6 +27,8 @@ pub struct EarlierPart {
     pub taken: Option<String>,
     /// What follows its table, as written (subsections, notes).
     pub notes: String,
+    /// When it was run again alone on the report's machine, if it says so.
+    rerun: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -107,12 +113,15 @@ fn written_on(body: &[&str]) -> Option<String> {
 
 fn part(title: &str, body: &[&str]) -> Option<EarlierPart> {
     let mut lines = body.iter().map(|l| l.trim_end()).peekable();
-    let mut taken = None;
+    let (mut taken, mut rerun) = (None, None);
     while let Some(line) = lines.peek() {
         if line.is_empty() {
             lines.next();
         } else if let Some(rest) = line.strip_prefix(CARRIED_PREFIX) {
             taken = Some(rest.trim_end_matches(CARRIED_SUFFIX).to_owned());
+            lines.next();
+        } else if let Some(rest) = line.strip_prefix(RERUN_PREFIX) {
+            rerun = rest.split(',').next().map(str::to_owned);
             lines.next();
         } else {
             break;
@@ -139,6 +148,7 @@ fn part(title: &str, body: &[&str]) -> Option<EarlierPart> {
         },
         taken,
         notes,
+        rerun,
     })
 }
 
@@ -159,9 +169,20 @@ pub fn parse(text: &str) -> EarlierReport {
             }
         }
     }
+    // "DATE, on CPU with N cores": a part run again alone was run on the
+    // same machine, at its own date.
+    let machine = report
+        .written
+        .as_deref()
+        .and_then(|written| written.split_once(", on "))
+        .map(|(_, machine)| machine.to_owned());
     for part in &mut report.parts {
         if part.taken.is_none() {
-            part.taken.clone_from(&report.written);
+            part.taken = match (&part.rerun, &machine) {
+                (Some(date), Some(machine)) => Some(format!("{date}, on {machine}")),
+                (Some(date), None) => Some(date.clone()),
+                (None, _) => report.written.clone(),
+            };
         }
     }
     report

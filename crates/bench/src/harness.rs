@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ragent::llm::openai::ClientOptions;
+use ragent::llm::openai::{ClientOptions, OpenAiClient};
 use ragent::mcp::{McpHub, ServerEntry};
 use ragent::protocol::{AgentEvent, ConfirmationCard, EventEnvelope, StopReason};
 use ragent::runtime::CoreRuntime;
@@ -23,7 +23,10 @@ use test_support::ScriptedModel;
 const RUN_GUARD: Duration = Duration::from_secs(120);
 
 pub struct BenchAgent {
-    pub dir: TempDir,
+    /// Where the agent keeps its data.
+    pub data: PathBuf,
+    /// The temporary directory `data` is, when the agent made it.
+    _dir: Option<TempDir>,
     pub agent: Agent,
     pub tools: Arc<TimedTools>,
     pub events: broadcast::Receiver<EventEnvelope>,
@@ -41,22 +44,41 @@ impl BenchAgent {
         shop: impl FnOnce(&Path) -> Result<ServerEntry, BenchError>,
     ) -> Result<BenchAgent, BenchError> {
         let dir = tempfile::tempdir().map_err(|e| BenchError::io(Path::new("temp dir"), e))?;
-        let mut config = AgentConfig::new(db_path(dir.path()));
-        config.initial_settings = Some(Settings {
-            model: ModelSettings {
-                base_url: model.base_url(),
-                model: "fake".into(),
-                api_key: Some("bench".into()),
-                ..ModelSettings::default()
-            },
-            max_turns_per_run: max_turns,
-            ..Settings::default()
-        });
+        let mut agent = BenchAgent::open_at(dir.path(), model, max_turns, shop).await?;
+        agent._dir = Some(dir);
+        Ok(agent)
+    }
+
+    /// [`BenchAgent::open`] on the data directory `data`, as an earlier
+    /// opening left it (the app started again).
+    pub async fn open_at(
+        data: &Path,
+        model: &ScriptedModel,
+        max_turns: u32,
+        shop: impl FnOnce(&Path) -> Result<ServerEntry, BenchError>,
+    ) -> Result<BenchAgent, BenchError> {
+        let mut config = AgentConfig::new(db_path(data));
+        let model_settings = ModelSettings {
+            base_url: model.base_url(),
+            model: "fake".into(),
+            api_key: Some("bench".into()),
+            ..ModelSettings::default()
+        };
         config.llm_options = ClientOptions {
             max_retries: 0,
             ..ClientOptions::default()
         };
-        config.builtin_servers.push(shop(&dir.path().join("shop"))?);
+        // The real client, to this model: an earlier opening of `data`
+        // saved the address of a model that is gone.
+        let client = OpenAiClient::new(&model_settings, config.llm_options.clone())
+            .map_err(|e| BenchError::Setup(format!("the model client: {e}")))?;
+        config.model = Some(Arc::new(client));
+        config.initial_settings = Some(Settings {
+            model: model_settings,
+            max_turns_per_run: max_turns,
+            ..Settings::default()
+        });
+        config.builtin_servers.push(shop(&data.join("shop"))?);
         let tools = Arc::new(TimedTools::new(Arc::new(McpHub::default())));
         config.tools = Some(tools.clone());
         let core = CoreRuntime::start()
@@ -68,7 +90,8 @@ impl BenchAgent {
             .map_err(|e| BenchError::Setup(format!("opening the agent: {e}")))??;
         let events = agent.subscribe();
         Ok(BenchAgent {
-            dir,
+            data: data.to_path_buf(),
+            _dir: None,
             agent,
             tools,
             events,
@@ -77,7 +100,7 @@ impl BenchAgent {
     }
 
     pub fn db_path(&self) -> PathBuf {
-        db_path(self.dir.path())
+        db_path(&self.data)
     }
 
     /// Follows events until the session's run stops; returns why, and the
@@ -116,6 +139,7 @@ impl BenchAgent {
         }
     }
 
+    /// Closes the agent as the app closes, its shop with it.
     pub async fn shutdown(self) {
         self.agent.shutdown().await;
         drop(self.core);

@@ -18,6 +18,7 @@ pub mod results;
 pub mod shop;
 pub mod shop_service;
 pub mod shop_throughput;
+pub mod soak;
 pub mod stats;
 pub mod timed_tools;
 pub mod turns;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use bitselect_bench::{
     BenchError, agent_rounds, app_start, proxy, report, respond_latency, results, shop_service,
-    shop_throughput,
+    shop_throughput, soak,
 };
 
 const USAGE: &str = "\
@@ -19,6 +19,8 @@ usage: bitselect-bench <command> [options]
   shop-service     [--shoppers N] [--calls N] [--concurrency 1,16,64]
                    [--instances 1,3] [--search-repeats N]
   app-start        --app BINARY --bare BINARY [--launches N]   (under a display)
+  soak             [--runs N] [--restart-every N] [--session-runs N] [--sample-every N]
+  soak-opening     --data DIR [--opening N] [--first-run N] [--runs N] ...   (used by soak)
   report           --out FILE
   stdio-proxy      --arrivals FILE -- PROGRAM [ARGS...]   (used by respond-latency)
 
@@ -148,6 +150,53 @@ fn run(args: &[String]) -> Result<(), BenchError> {
                 search_repeats: flags.number("search-repeats", defaults.search_repeats)?,
             };
             write(&shop_service::run(&options, &runtime()?)?)
+        }
+        "soak" => {
+            let flags = Flags::parse(
+                rest,
+                &["runs", "restart-every", "session-runs", "sample-every"],
+            )?;
+            let defaults = soak::Options::default();
+            let options = soak::Options {
+                runs: flags.number("runs", defaults.runs)?.max(1),
+                restart_every: flags
+                    .number("restart-every", defaults.restart_every)?
+                    .max(1),
+                session_runs: flags.number("session-runs", defaults.session_runs)?.max(1),
+                sample_every: flags.number("sample-every", defaults.sample_every)?.max(1),
+            };
+            write(&soak::run(&options)?)
+        }
+        "soak-opening" => {
+            let flags = Flags::parse(
+                rest,
+                &[
+                    "data",
+                    "opening",
+                    "first-run",
+                    "runs",
+                    "session-runs",
+                    "sample-every",
+                ],
+            )?;
+            let data = flags
+                .get("data")
+                .map(std::path::PathBuf::from)
+                .ok_or_else(|| BenchError::Usage("soak-opening needs --data DIR".into()))?;
+            let defaults = soak::Options::default();
+            let options = soak::Options {
+                session_runs: flags.number("session-runs", defaults.session_runs)?.max(1),
+                sample_every: flags.number("sample-every", defaults.sample_every)?.max(1),
+                ..defaults
+            };
+            let opening = soak::Opening {
+                index: flags.number("opening", 0)?,
+                first_run: flags.number("first-run", 1)?.max(1),
+                runs: flags.number("runs", 1_000)?,
+            };
+            let report = runtime()?.block_on(soak::run_opening(&options, &opening, &data))?;
+            println!("{}", serde_json::to_string(&report)?);
+            Ok(())
         }
         "app-start" => {
             let flags = Flags::parse(rest, &["app", "bare", "launches"])?;

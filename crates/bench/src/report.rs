@@ -303,4 +303,26 @@ mod tests {
         assert_eq!(sections[0].carried_from, None);
         assert_eq!(sections[0].notes, "Measured with care.");
     }
+
+    #[test]
+    fn a_part_run_again_alone_by_hand_is_kept_as_a_part_of_its_own_date() {
+        let earlier = render(
+            &[fresh(app_part())],
+            &[],
+            &machine("2026-12-02T19:16:12+08:00"),
+        )
+        .replace(
+            "## 5. App start and memory\n",
+            "## 5. App start and memory\n\n_Run again on 2026-12-02T22:56:44+08:00, on the \
+                 same machine, after a change (the rest of this report is from the time \
+                 above)._\n",
+        );
+        let report = earlier_report::parse(&earlier);
+        assert!(report.other_sections.is_empty(), "{report:?}");
+        assert_eq!(report.parts[0].part.rows, app_part().rows);
+        assert_eq!(
+            report.parts[0].taken.as_deref(),
+            Some("2026-12-02T22:56:44+08:00, on cpu with 2 cores")
+        );
+    }
 }

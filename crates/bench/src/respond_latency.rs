@@ -59,7 +59,7 @@ async fn one_approval(
 ) -> Result<Sample, BenchError> {
     // Each approval adds one to the cart, which holds at most 99 of a SKU:
     // the line goes before each approval (not timed).
-    empty_cart_line(&bench.dir.path().join("shop"))?;
+    empty_cart_line(&bench.data.join("shop"))?;
     let now = unix_ms();
     let session = fill_session(&bench.db_path(), history, now)?;
     model.rewind();

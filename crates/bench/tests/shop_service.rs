@@ -3,45 +3,26 @@
 //! made and written, at the smallest size. No figure is judged: this is
 //! no timed test.
 
-use std::path::Path;
-use std::process::Command;
-
-use bitselect_bench::results::Part;
+mod support;
 
 #[test]
 fn the_service_part_runs_the_stack_and_writes_every_measurement() {
-    // The bench starts the shop binary beside it, which scripts/test's
-    // workspace build makes.
-    let bench = Path::new(env!("CARGO_BIN_EXE_bitselect-bench"));
-    let shop = bench.with_file_name(format!("bitselect-mcp{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        shop.is_file(),
-        "{} is missing: build it with `cargo build -p bitselect --bin bitselect-mcp`",
-        shop.display()
-    );
-    let target = tempfile::tempdir().expect("temp dir");
-    let output = Command::new(bench)
-        .args(["shop-service", "--shoppers", "2", "--calls", "4"])
-        .args([
+    let part = support::run_part(
+        "shop-service",
+        &[
+            "shop-service",
+            "--shoppers",
+            "2",
+            "--calls",
+            "4",
             "--concurrency",
             "1,2",
             "--instances",
             "1,2",
             "--search-repeats",
             "2",
-        ])
-        .env("CARGO_TARGET_DIR", target.path())
-        .output()
-        .expect("run bitselect-bench");
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+        ],
     );
-
-    let part = Part::read(&target.path().join("bench-results/shop-service.json"))
-        .expect("the part's results");
     let value = |metric: &str| {
         part.rows
             .iter()
