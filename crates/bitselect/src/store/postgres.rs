@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, TimeoutType};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{NoTls, Statement};
@@ -159,7 +159,9 @@ impl PgStore {
         let client = self
             .block_on(self.pool.get())
             .map_err(|error| match error {
-                PoolError::Timeout(_) => self.load.shed(format!(
+                // Waited for a connection the others held: too busy. A database
+                // merely out of reach fails the other way.
+                PoolError::Timeout(TimeoutType::Wait) => self.load.shed(format!(
                     "商城繁忙：{} 秒内等不到数据库连接",
                     WAIT_FOR_CONNECTION.as_secs()
                 )),
