@@ -436,7 +436,9 @@ async fn an_instance_on_a_slow_database_sheds_load_clearly_and_haproxy_takes_it_
     let first = http_client(slow, Some(&token)).await;
     add_to_cart(&first, IPHONE_17, 1).await;
 
-    slow_link.set_delay(Duration::from_millis(300));
+    // A second per answer: a read takes some nine seconds, so none is done
+    // before all have arrived, however busy the machine.
+    slow_link.set_delay(Duration::from_secs(1));
     let started = std::time::Instant::now();
     let mut burst = tokio::task::JoinSet::new();
     for _ in 0..BURST {
@@ -481,7 +483,8 @@ async fn an_instance_on_a_slow_database_sheds_load_clearly_and_haproxy_takes_it_
     for (code, message, waited) in &shed {
         assert_eq!(code.as_deref(), Some("UNAVAILABLE"), "{message}");
         assert!(message.contains("商城繁忙"), "{message}");
-        assert!(*waited < Duration::from_secs(8), "shed after {waited:?}");
+        // At once, or after the 5 s a call waits for a connection at most.
+        assert!(*waited < Duration::from_secs(12), "shed after {waited:?}");
     }
     let at_once = shed
         .iter()
