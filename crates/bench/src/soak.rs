@@ -237,10 +237,6 @@ pub async fn run_opening(
 }
 
 impl Soak<'_> {
-    fn agent(&mut self) -> Result<&mut BenchAgent, BenchError> {
-        Ok(&mut self.agent)
-    }
-
     /// What the cart holds of the iPhone, as the writes so far left it.
     fn in_cart(&mut self) -> Result<i64, BenchError> {
         if let Some(known) = self.in_cart {
@@ -271,7 +267,7 @@ impl Soak<'_> {
                     &json!({"keyword": "降噪耳机"}),
                 ));
                 self.model.push_turn(text_turn("找到了几款降噪耳机。"));
-                let agent = self.agent()?;
+                let agent = &mut self.agent;
                 agent.agent.send_message(&session, "有什么降噪耳机？")?;
                 expect_done(agent.until_stop(&session).await?)?;
                 self.tally.reads += 1;
@@ -284,7 +280,7 @@ impl Soak<'_> {
                     wanted.clone()
                 };
                 self.model.push_turn(call_turn(&update, &proposed));
-                let agent = self.agent()?;
+                let agent = &mut self.agent;
                 agent.agent.send_message(&session, "帮我改一下购物车")?;
                 let card = expect_card(agent.until_stop(&session).await?)?;
                 self.tally.cards += 1;
@@ -311,7 +307,7 @@ impl Soak<'_> {
             }]
         };
         self.model.push_turn(text_turn("好的。"));
-        let agent = self.agent()?;
+        let agent = &mut self.agent;
         match kind {
             Kind::Approve => {
                 agent
@@ -386,7 +382,7 @@ impl Soak<'_> {
 
     async fn sample(&mut self, runs: usize) -> Result<(), BenchError> {
         let block = self.opening.index;
-        let agent = self.agent()?;
+        let agent = &mut self.agent;
         let shop_pid = agent
             .agent
             .server_status()
@@ -417,7 +413,7 @@ impl Soak<'_> {
     /// Cards still waiting in any conversation: none, if every card was
     /// answered.
     fn unanswered_cards(&mut self) -> Result<usize, BenchError> {
-        let agent = self.agent()?;
+        let agent = &mut self.agent;
         let mut waiting = 0;
         for session in agent.agent.list_sessions()? {
             if agent.agent.transcript(&session.id)?.pending.is_some() {
