@@ -48,6 +48,14 @@ fn the_installed_deb_starts_its_shop_and_a_search_reaches_the_page() -> TestResu
         Path::new(INSTALLED_SHOP).is_file(),
         "the shop came with the app"
     );
+    // The app's own shop is the lean build: stdio over SQLite, no HTTP
+    // service, and it says so rather than failing some other way.
+    let http = Command::new(INSTALLED_SHOP)
+        .args(["--http", "127.0.0.1:0"])
+        .output()?;
+    let said = String::from_utf8_lossy(&http.stderr);
+    assert_eq!(http.status.code(), Some(2), "{said}");
+    assert!(said.contains("needs the shop's service build"), "{said}");
     let entry = std::fs::read_to_string(DESKTOP_ENTRY)?;
     assert!(entry.contains("Exec=bitselect-assistant"), "{entry}");
     assert!(entry.contains("Icon=bitselect-assistant"), "{entry}");
@@ -133,7 +141,7 @@ fn bundle(kind: &str, extension: &str) -> Result<PathBuf, Box<dyn Error>> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    let dir = target.join("release/bundle").join(kind);
+    let dir = target.join("dist/bundle").join(kind);
     let found: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(|error| format!("{}: {error}; run scripts/test-packages", dir.display()))?
         .filter_map(Result::ok)

@@ -10,7 +10,9 @@ use rmcp::model::Extensions;
 
 use crate::error::{Result, ShopError};
 use crate::shop::Shop;
-use crate::users::{Caller, Subject};
+use crate::users::Caller;
+#[cfg(feature = "service")]
+use crate::users::Subject;
 
 /// Whom a [`crate::ShopServer`]'s calls act for.
 #[derive(Debug, Clone)]
@@ -45,6 +47,7 @@ impl Callers {
 impl Callers {
     /// Whom an HTTP request with this authenticated `subject` (set by the
     /// sign-in layer, if any) acts for.
+    #[cfg(feature = "service")]
     pub(crate) fn acting_for_request(&self, subject: Option<&Subject>) -> Result<Acting> {
         match self {
             Self::Fixed(caller) => Ok(Acting::Known(caller.clone())),
@@ -77,10 +80,17 @@ impl Acting {
 }
 
 /// The subject the authentication layer set on the HTTP request, if any.
+#[cfg(feature = "service")]
 fn subject_of(extensions: &Extensions) -> Option<String> {
     let parts = extensions.get::<axum::http::request::Parts>()?;
     parts
         .extensions
         .get::<Subject>()
         .map(|subject| subject.0.clone())
+}
+
+/// Without the HTTP service no request carries a subject.
+#[cfg(not(feature = "service"))]
+fn subject_of(_extensions: &Extensions) -> Option<String> {
+    None
 }

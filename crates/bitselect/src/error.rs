@@ -16,6 +16,7 @@ pub enum ShopError {
     InvalidArgument { field: String, message: String },
     #[error("数据库错误：{0}")]
     Database(#[from] rusqlite::Error),
+    #[cfg(feature = "service")]
     #[error("数据库错误：{}", postgres_detail(.0))]
     Postgres(#[from] tokio_postgres::Error),
     /// The database could not be reached or set up.
@@ -54,6 +55,7 @@ pub enum ShopError {
 
 /// PostgreSQL's own words and code where the server sent an error (the
 /// driver's `Display` says only "db error"); the driver's otherwise.
+#[cfg(feature = "service")]
 fn postgres_detail(error: &tokio_postgres::Error) -> String {
     match error.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
@@ -76,8 +78,9 @@ impl ShopError {
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::Unauthenticated => "UNAUTHENTICATED",
             Self::Unavailable(_) => "UNAVAILABLE",
+            #[cfg(feature = "service")]
+            Self::Postgres(_) => "INTERNAL",
             Self::Database(_)
-            | Self::Postgres(_)
             | Self::Store(_)
             | Self::DataDir { .. }
             | Self::Seed { .. }

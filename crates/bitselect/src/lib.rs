@@ -35,6 +35,7 @@ pub mod order_events;
 pub mod orders;
 pub mod origins;
 pub mod params;
+#[cfg(feature = "service")]
 pub mod pay_page;
 pub mod payment_pages;
 pub mod preview;
@@ -54,11 +55,12 @@ pub use auth::AuthConfig;
 pub use callers::Callers;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{Refusal, ShopError};
-pub use serve::{
-    Bind, HEALTH_PATH, HttpAccess, MCP_PATH, ServeError, http_service, serve_http,
-    serve_http_authenticated, serve_io, serve_stdio,
-};
+#[cfg(feature = "service")]
+pub use serve::{Bind, HEALTH_PATH, http_service, serve_http, serve_http_authenticated};
+pub use serve::{HttpAccess, MCP_PATH, ServeError, serve_io, serve_stdio};
 pub use server::ShopServer;
 pub use shop::{DB_FILE, Shop, ShopStats, Written};
-pub use store::{MAX_WAITING_CALLS, POOL_CONNECTIONS, SCHEMA_VERSION};
+pub use store::SCHEMA_VERSION;
+#[cfg(feature = "service")]
+pub use store::{MAX_WAITING_CALLS, POOL_CONNECTIONS};
 pub use users::{Caller, Subject};

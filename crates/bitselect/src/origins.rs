@@ -5,11 +5,16 @@
 //! (`--allowed-origin`, none by default) is answered 403 before anything
 //! else reads it; native clients send no `Origin` and are served as ever.
 
+#[cfg(feature = "service")]
 use std::sync::Arc;
 
+#[cfg(feature = "service")]
 use axum::extract::{Request, State};
+#[cfg(feature = "service")]
 use axum::http::{StatusCode, header};
+#[cfg(feature = "service")]
 use axum::middleware::Next;
+#[cfg(feature = "service")]
 use axum::response::{IntoResponse, Response};
 use reqwest::Url;
 
@@ -54,6 +59,7 @@ fn origin_of(text: &str) -> Option<String> {
 }
 
 /// The middleware: 403 for an `Origin` not allowed; any other request goes on.
+#[cfg(feature = "service")]
 pub async fn check_origin(
     State(allowed): State<Arc<AllowedOrigins>>,
     request: Request,

@@ -14,11 +14,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::money::format_rmb;
-use crate::payment_pages::PaymentPage;
+use crate::payment_pages::{PAY_PAGE_PREFIX, PaymentPage};
 use crate::shop::Shop;
-
-/// The path the pages are served under: `/pay/<id>`.
-pub const PAY_PAGE_PREFIX: &str = "/pay/";
 
 /// The routes of the pages, for the HTTP server's router.
 pub fn routes(shop: Shop) -> axum::Router {

@@ -16,6 +16,9 @@ use crate::params::OrderStatus;
 use crate::store::{Conn, Row, params};
 use crate::users::UserConn;
 
+/// The path the pages are served under: `/pay/<id>`.
+pub const PAY_PAGE_PREFIX: &str = "/pay/";
+
 /// How long a page can be opened and paid on.
 pub const PAGE_LIFETIME_MS: Millis = 15 * 60_000;
 

@@ -37,6 +37,7 @@ use crate::preview::{self, Preview};
 use crate::product_search::{self, SearchResult};
 use crate::search::SearchEngine;
 use crate::seed;
+#[cfg(feature = "service")]
 use crate::store::postgres::PgStore;
 use crate::store::sqlite_file::Db;
 use crate::store::{Conn, Store, TxKind};
@@ -142,11 +143,13 @@ impl Shop {
     /// The shop on the PostgreSQL database at `url`: its schema brought up
     /// to date and, on first start, seeded. Any number of shops (instances)
     /// may share one database.
+    #[cfg(feature = "service")]
     pub fn open_postgres(url: &str) -> Result<Self> {
         Self::open_postgres_with_clock(url, Arc::new(SystemClock))
     }
 
     /// Like [`Shop::open_postgres`], with the clock the shop reads "now" from.
+    #[cfg(feature = "service")]
     pub fn open_postgres_with_clock(url: &str, clock: Arc<dyn Clock>) -> Result<Self> {
         let store = Store::Postgres(Arc::new(PgStore::connect(url)?));
         Self::on_store(store, clock)
@@ -233,6 +236,7 @@ impl Shop {
     pub fn db_path(&self) -> Option<&Path> {
         match &self.store {
             Store::Sqlite(db) => Some(db.path()),
+            #[cfg(feature = "service")]
             Store::Postgres(_) => None,
         }
     }
@@ -243,6 +247,7 @@ impl Shop {
     pub fn overloaded(&self) -> bool {
         match &self.store {
             Store::Sqlite(_) => false,
+            #[cfg(feature = "service")]
             Store::Postgres(pg) => pg.overloaded(),
         }
     }
@@ -252,6 +257,7 @@ impl Shop {
     pub fn store_description(&self) -> String {
         match &self.store {
             Store::Sqlite(db) => db.path().display().to_string(),
+            #[cfg(feature = "service")]
             Store::Postgres(pg) => pg.target().to_owned(),
         }
     }
@@ -264,6 +270,7 @@ impl Shop {
     pub fn connection(&self) -> Result<Connection> {
         match &self.store {
             Store::Sqlite(db) => db.open_connection(),
+            #[cfg(feature = "service")]
             Store::Postgres(_) => Err(ShopError::Store(
                 "这个商城在 PostgreSQL 上，没有 SQLite 连接".to_owned(),
             )),

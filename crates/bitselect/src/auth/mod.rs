@@ -11,13 +11,23 @@
 //! - [`token`]: what makes an access token valid here;
 //! - [`layer`]: the axum middleware and its 401 answers.
 
+//!
+//! Only [`config`] and [`metadata`] are built without the `service`
+//! feature: the command line still reads the options, and says they need it.
+
 pub mod config;
+#[cfg(feature = "service")]
 pub mod keys;
+#[cfg(feature = "service")]
 pub mod layer;
 pub mod metadata;
+#[cfg(feature = "service")]
 pub mod token;
 
 pub use config::{AuthConfig, ConfigError};
+#[cfg(feature = "service")]
 pub use keys::{KeyError, KeySource};
+#[cfg(feature = "service")]
 pub use layer::{Authenticator, require_bearer};
+#[cfg(feature = "service")]
 pub use token::{TokenError, Validator};

@@ -1,17 +1,21 @@
 //! `bitselect-mcp`: the Bit Select shop as an MCP server, over stdio by
 //! default or streamable HTTP with `--http`. Stdout carries only the
-//! protocol; logs and the HTTP ready line go to stderr.
+//! protocol; logs and the HTTP ready line go to stderr. Built without the
+//! `service` feature (the desktop app's own shop) it serves stdio over
+//! SQLite only, and says so to `--http` and `--database-url`.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use std::path::PathBuf;
 
+use bitselect::Shop;
 use bitselect::cli::{
     self, Command, Env, Options, SeedUsersOptions, StoreOptions, Transport, USAGE,
 };
-use bitselect::serve::{Bind, ServeError, serve_http, serve_http_authenticated, serve_stdio};
-use bitselect::{MCP_PATH, Shop};
+use bitselect::serve::serve_stdio;
+#[cfg(feature = "service")]
+use bitselect::serve::{Bind, ServeError, serve_http, serve_http_authenticated};
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
@@ -50,6 +54,13 @@ fn init_logs() {
 /// data directory, or says on stderr why not.
 fn open_shop(data_dir: Option<PathBuf>, database_url: Option<String>) -> Result<Shop, ExitCode> {
     if let Some(url) = database_url {
+        #[cfg(not(feature = "service"))]
+        {
+            let _ = url;
+            eprintln!("bitselect-mcp: {}", without_service("--database-url"));
+            return Err(ExitCode::from(2));
+        }
+        #[cfg(feature = "service")]
         return match Shop::open_postgres(&url) {
             Ok(shop) => {
                 tracing::info!(database = %shop.store_description(), "shop opened");
@@ -126,6 +137,16 @@ fn rotate_signing_key(options: StoreOptions) -> ExitCode {
     }
 }
 
+/// What this build says to an option only the merchant's service build has.
+#[cfg(not(feature = "service"))]
+fn without_service(option: &str) -> String {
+    format!(
+        "{option} needs the shop's service build: this one (the desktop app's own shop) \
+         serves stdio over SQLite only. Build bitselect-mcp with the `service` feature \
+         (cargo's default) for HTTP and PostgreSQL"
+    )
+}
+
 /// Waits for Ctrl-C or (on Unix) SIGTERM, what a service manager or a
 /// container runtime sends to stop a process; returns its name.
 async fn shutdown_signal() -> &'static str {
@@ -154,6 +175,7 @@ async fn shutdown_signal() -> &'static str {
 }
 
 /// The listening socket inherited on `fd`, checked to be one.
+#[cfg(feature = "service")]
 fn inherited(fd: i32) -> Result<Bind, ServeError> {
     use std::os::fd::FromRawFd;
     // SAFETY: `--http fd:N` says the process was started owning a listening
@@ -172,9 +194,26 @@ fn inherited(fd: i32) -> Result<Bind, ServeError> {
 
 fn serve(options: Options) -> ExitCode {
     init_logs();
-    let shop = match open_shop(options.data_dir, options.database_url) {
+    #[cfg(not(feature = "service"))]
+    if !matches!(options.transport, Transport::Stdio) {
+        eprintln!("bitselect-mcp: {}", without_service("--http"));
+        return ExitCode::from(2);
+    }
+    let Options {
+        transport,
+        data_dir,
+        database_url,
+        http_access,
+        auth,
+    } = options;
+    let shop = match open_shop(data_dir, database_url) {
         Ok(shop) => shop,
         Err(code) => return code,
+    };
+    let listening = Listening {
+        transport,
+        http_access,
+        auth,
     };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -195,25 +234,7 @@ fn serve(options: Options) -> ExitCode {
             tracing::info!(signal, "shutting down: finishing the calls in flight");
             on_signal.cancel();
         });
-        // Where HTTP listens; `None` for stdio.
-        let http = match options.transport {
-            Transport::Stdio => None,
-            Transport::Http(addr) => Some(Bind::from(addr)),
-            Transport::HttpInherited(fd) => Some(inherited(fd)?),
-        };
-        let Some(bind) = http else {
-            return serve_stdio(shop, shutdown).await.map(|reason| {
-                tracing::info!(?reason, "stdio session ended");
-            });
-        };
-        let ready = |bound| eprintln!("bitselect-mcp listening on http://{bound}{MCP_PATH}");
-        match options.auth {
-            Some(auth) => {
-                serve_http_authenticated(shop, bind, options.http_access, auth, shutdown, ready)
-                    .await
-            }
-            None => serve_http(shop, bind, options.http_access, shutdown, ready).await,
-        }
+        serve_on(shop, listening, shutdown).await
     });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -222,4 +243,61 @@ fn serve(options: Options) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// How the shop is reached, from the command line's options. Without the
+/// `service` feature only stdio is (anything else was refused before the
+/// shop opened), so nothing reads the rest.
+#[cfg_attr(not(feature = "service"), allow(dead_code))]
+struct Listening {
+    transport: Transport,
+    http_access: bitselect::HttpAccess,
+    auth: Option<bitselect::AuthConfig>,
+}
+
+/// Serves the shop over the transport `options` name until `shutdown`.
+#[cfg(feature = "service")]
+async fn serve_on(
+    shop: Shop,
+    options: Listening,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    // Where HTTP listens; `None` for stdio.
+    let http = match options.transport {
+        Transport::Stdio => None,
+        Transport::Http(addr) => Some(Bind::from(addr)),
+        Transport::HttpInherited(fd) => Some(inherited(fd)?),
+    };
+    let Some(bind) = http else {
+        return stdio(shop, shutdown).await;
+    };
+    let ready = |bound| {
+        eprintln!(
+            "bitselect-mcp listening on http://{bound}{}",
+            bitselect::MCP_PATH
+        )
+    };
+    match options.auth {
+        Some(auth) => {
+            serve_http_authenticated(shop, bind, options.http_access, auth, shutdown, ready).await
+        }
+        None => serve_http(shop, bind, options.http_access, shutdown, ready).await,
+    }
+}
+
+/// Serves the shop over stdio until `shutdown` (the only transport of a
+/// build without the `service` feature, refused earlier otherwise).
+#[cfg(not(feature = "service"))]
+async fn serve_on(
+    shop: Shop,
+    _options: Listening,
+    shutdown: CancellationToken,
+) -> Result<(), bitselect::ServeError> {
+    stdio(shop, shutdown).await
+}
+
+async fn stdio(shop: Shop, shutdown: CancellationToken) -> Result<(), bitselect::ServeError> {
+    serve_stdio(shop, shutdown).await.map(|reason| {
+        tracing::info!(?reason, "stdio session ended");
+    })
 }

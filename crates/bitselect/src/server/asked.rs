@@ -14,7 +14,7 @@ use crate::asking::{self, AddressAnswer, PageAnswer, PageRound, PaymentAnswer};
 use crate::error::{Refusal, ShopError};
 use crate::orders::OrderView;
 use crate::params::{CreateOrderParams, PayOrderParams};
-use crate::pay_page::PAY_PAGE_PREFIX;
+use crate::payment_pages::PAY_PAGE_PREFIX;
 use crate::payment_pages::{PageState, PaymentPage};
 use crate::preview::{Preview, TotalKind};
 use crate::shop::Written;

@@ -7,10 +7,15 @@
 //! placeholders (or bare `?`, numbered in order); a store that spells them
 //! otherwise translates them in one place.
 
+#[cfg(feature = "service")]
 mod load_gate;
+#[cfg(feature = "service")]
 pub use load_gate::MAX_WAITING as MAX_WAITING_CALLS;
+#[cfg(feature = "service")]
 pub use postgres::POOL_SIZE as POOL_CONNECTIONS;
+#[cfg(feature = "service")]
 pub(crate) mod postgres;
+#[cfg(feature = "service")]
 mod postgres_schema;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_file;
@@ -241,6 +246,7 @@ pub enum TxKind {
 #[derive(Debug, Clone)]
 pub(crate) enum Store {
     Sqlite(Arc<Db>),
+    #[cfg(feature = "service")]
     Postgres(Arc<postgres::PgStore>),
 }
 
@@ -264,6 +270,7 @@ impl Store {
                 tx.commit()?;
                 Ok(out)
             }
+            #[cfg(feature = "service")]
             Self::Postgres(pg) => pg.run(kind, call),
         }
     }

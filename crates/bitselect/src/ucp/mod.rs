@@ -32,11 +32,13 @@ pub mod complete;
 pub mod consent;
 pub mod devices;
 pub mod failure;
+#[cfg(feature = "service")]
 pub mod mcp;
 pub mod names;
 pub mod negotiation;
 pub mod order_view;
 pub mod profile;
+#[cfg(feature = "service")]
 pub mod rest;
 pub mod signing_keys;
 pub mod webhook_sender;
