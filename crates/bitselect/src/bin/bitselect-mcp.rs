@@ -24,6 +24,11 @@ fn main() -> ExitCode {
     match command {
         Ok(Command::Help) => {
             println!("{USAGE}");
+            #[cfg(not(feature = "service"))]
+            println!(
+                "\nThis build is the desktop app's own shop: it serves stdio over SQLite.\n\
+                 --http, --database-url and the sign-in options need the service build."
+            );
             ExitCode::SUCCESS
         }
         Ok(Command::Version) => {
