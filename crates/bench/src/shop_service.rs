@@ -129,11 +129,19 @@ struct Cell {
     calls: usize,
     wall: Duration,
     latency: Summary,
+    /// What the cell's calls cost each part of the stack.
+    cpu: CpuSnapshot,
 }
 
 impl Cell {
     fn rate(&self) -> f64 {
         self.calls as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// CPU per call of the shop's side of the stack: the instances,
+    /// HAProxy and PostgreSQL (the shoppers' clients are not the shop's).
+    fn stack_cpu_per_call(&self) -> Duration {
+        self.cpu.stack().div_f64(self.calls.max(1) as f64)
     }
 }
 
@@ -198,6 +206,11 @@ impl CpuSnapshot {
             clients: self.clients.saturating_sub(earlier.clients),
             machine: self.machine.saturating_sub(earlier.machine),
         }
+    }
+
+    /// The shop's side: every instance, the balancer and the database.
+    fn stack(&self) -> Duration {
+        self.instances.iter().sum::<Duration>() + self.balancer + self.postgres
     }
 }
 
@@ -309,7 +322,9 @@ async fn run_configs(
             let shoppers = &clients[..concurrency.min(clients.len())];
             let each = options.calls.div_ceil(shoppers.len().max(1)).max(1);
             for read in &reads {
+                let cell_before = CpuSnapshot::take(&pids, balancer.pid(), postgres);
                 let (wall, latency) = measure(shoppers, read, each).await?;
+                let cpu = CpuSnapshot::take(&pids, balancer.pid(), postgres).since(&cell_before);
                 cells.push(Cell {
                     instances: count,
                     concurrency: shoppers.len(),
@@ -317,6 +332,7 @@ async fn run_configs(
                     calls: each * shoppers.len(),
                     wall,
                     latency,
+                    cpu,
                 });
             }
         }
@@ -368,19 +384,96 @@ fn cell_rows(configs: &[Config]) -> Vec<Row> {
                     cell.label
                 ),
                 format!(
-                    "{:.0} calls/s; p50 {}, p95 {}",
+                    "{:.0} calls/s; p50 {}, p95 {}; CPU {} a call",
                     cell.rate(),
                     ms(cell.latency.median),
-                    ms(cell.latency.p95)
+                    ms(cell.latency.p95),
+                    ms(cell.stack_cpu_per_call())
                 ),
                 format!(
-                    "{} calls through HAProxy in {:.2} s, each shopper its own client and token, calls one after another",
+                    "{} calls through HAProxy in {:.2} s, each shopper its own client and token, calls one after another; \
+                     CPU a call: instances {}, HAProxy {}, PostgreSQL {} (the shoppers' clients {} more)",
                     cell.calls,
-                    cell.wall.as_secs_f64()
+                    cell.wall.as_secs_f64(),
+                    ms(per_call(cell.cpu.instances.iter().sum(), cell.calls)),
+                    ms(per_call(cell.cpu.balancer, cell.calls)),
+                    ms(per_call(cell.cpu.postgres, cell.calls)),
+                    ms(per_call(cell.cpu.clients, cell.calls)),
                 ),
             )
         })
         .collect()
+}
+
+fn per_call(total: Duration, calls: usize) -> Duration {
+    total.div_f64(calls.max(1) as f64)
+}
+
+/// A goal for one read on one instance at [`GOAL_SHOPPERS`] shoppers.
+struct Goal {
+    label: &'static str,
+    /// The most CPU a call may cost the shop's side of the stack.
+    cpu_per_call: Duration,
+    /// Calls a second in the report of 2026-12-02, before the shop's call
+    /// path was made leaner; the goal is twice as many.
+    calls_per_second_before: f64,
+}
+
+const GOAL_SHOPPERS: usize = 16;
+
+const GOALS: [Goal; 2] = [
+    Goal {
+        label: "query_cart",
+        cpu_per_call: Duration::from_micros(1_000),
+        calls_per_second_before: 1109.0,
+    },
+    Goal {
+        label: "search_product by keyword",
+        cpu_per_call: Duration::from_micros(1_500),
+        calls_per_second_before: 743.0,
+    },
+];
+
+/// The goals judged on one instance at [`GOAL_SHOPPERS`] shoppers.
+fn goal_rows(configs: &[Config]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for goal in &GOALS {
+        let Some(cell) = configs
+            .iter()
+            .filter(|config| config.instances == 1)
+            .flat_map(|config| &config.cells)
+            .find(|cell| cell.label == goal.label && cell.concurrency == GOAL_SHOPPERS)
+        else {
+            continue;
+        };
+        let cpu = cell.stack_cpu_per_call();
+        rows.push(Row::judged(
+            format!("1 instance, {GOAL_SHOPPERS} shoppers: {}, CPU a call across the stack", goal.label),
+            ms(cpu),
+            format!("≤ {}", ms(goal.cpu_per_call)),
+            cpu <= goal.cpu_per_call,
+            "user + system of the instance, HAProxy and PostgreSQL over the cell's calls, divided by the calls",
+        ));
+        let wanted = 2.0 * goal.calls_per_second_before;
+        rows.push(Row::judged(
+            format!(
+                "1 instance, {GOAL_SHOPPERS} shoppers: {}, calls a second",
+                goal.label
+            ),
+            format!(
+                "{:.0} calls/s ({:.2}x)",
+                cell.rate(),
+                cell.rate() / goal.calls_per_second_before
+            ),
+            format!("≥ {wanted:.0} calls/s (2x)"),
+            cell.rate() >= wanted,
+            format!(
+                "{:.0} calls/s in the report of 2026-12-02",
+                goal.calls_per_second_before
+            ),
+        ));
+    }
+    rows
 }
 
 /// Throughput gained per instance added, from the fewest instances run to
@@ -535,6 +628,7 @@ pub fn run(options: &Options, runtime: &tokio::runtime::Runtime) -> Result<Part,
     drop(postgres);
 
     let configs = runtime.block_on(run_configs(&options, &binary, &database_url))?;
+    rows.extend(goal_rows(&configs));
     rows.extend(cell_rows(&configs));
     rows.extend(scaling_rows(&configs));
     rows.extend(cost_rows(&configs));

@@ -28,6 +28,7 @@ pub mod clock;
 pub mod coupons;
 pub mod error;
 pub mod idempotency;
+mod known_users;
 pub mod load_users;
 pub mod logistics;
 pub mod money;

@@ -128,7 +128,10 @@ pub struct ShopServer {
     /// The origin the shop's payment pages are served at (the online
     /// shop), where `pay_order` sends a client that shows pages.
     pay_pages: Option<Arc<str>>,
-    tool_router: ToolRouter<Self>,
+    /// Shared by clones: a stateless HTTP service clones the server for
+    /// every request, and building the routes (each tool's schema and name
+    /// checks) would cost more than the call itself.
+    tool_router: Arc<ToolRouter<Self>>,
 }
 
 fn success<T: Serialize + Display>(written: Written<T>) -> CallToolResult {
@@ -339,7 +342,7 @@ impl ShopServer {
             shop,
             callers,
             pay_pages: None,
-            tool_router: Self::tool_router() + writes::router(),
+            tool_router: Arc::new(Self::tool_router() + writes::router()),
         }
     }
 

@@ -22,6 +22,7 @@ use crate::clock::{Clock, Millis, SystemClock};
 use crate::coupons::{self, CouponReport};
 use crate::error::{Result, ShopError};
 use crate::idempotency;
+use crate::known_users::KnownUsers;
 use crate::load_users::{self, SeededUsers};
 use crate::logistics::{self, Trace};
 use crate::money::Fen;
@@ -118,6 +119,8 @@ pub struct Shop {
     /// How many tries of order events this shop's clones have recorded
     /// the outcome of: what a watcher awaits to know a try is settled.
     order_event_tries: Arc<watch::Sender<u64>>,
+    /// The users this shop's clones resolved from signed-in subjects.
+    known_users: Arc<KnownUsers>,
 }
 
 impl Shop {
@@ -172,6 +175,7 @@ impl Shop {
             capabilities: Arc::new(Active::all()),
             order_events: Arc::new(Notify::new()),
             order_event_tries: Arc::new(watch::Sender::new(0)),
+            known_users: Arc::new(KnownUsers::default()),
         })
     }
 
@@ -186,6 +190,7 @@ impl Shop {
             capabilities: self.capabilities.clone(),
             order_events: self.order_events.clone(),
             order_event_tries: self.order_event_tries.clone(),
+            known_users: self.known_users.clone(),
         }
     }
 
@@ -209,14 +214,20 @@ impl Shop {
     }
 
     /// The user with this subject, created on first sight (as a verified
-    /// token's `sub` is): the way a per-request caller is resolved.
+    /// token's `sub` is): the way a per-request caller is resolved. Once
+    /// found, remembered (see [`KnownUsers`]).
     pub fn user_for_subject(&self, sub: &str, display_name: &str) -> Result<Caller> {
-        if let Some(caller) = self.find_user(sub)? {
+        if let Some(caller) = self.known_users.get(sub) {
             return Ok(caller);
         }
-        self.store.run(TxKind::Write, |tx| {
-            users::find_or_create(tx, sub, display_name)
-        })
+        let caller = match self.find_user(sub)? {
+            Some(caller) => caller,
+            None => self.store.run(TxKind::Write, |tx| {
+                users::find_or_create(tx, sub, display_name)
+            })?,
+        };
+        self.known_users.remember(&caller);
+        Ok(caller)
     }
 
     /// Creates `count` load-test users, each with cart lines and a coupon of

@@ -57,6 +57,16 @@ impl Caller {
     pub fn sub(&self) -> &str {
         &self.sub
     }
+
+    /// A caller as if the shop had found it, for unit tests of what keeps
+    /// callers.
+    #[cfg(test)]
+    pub(crate) fn found(id: i64, sub: &str) -> Self {
+        Self {
+            id: UserId(id),
+            sub: sub.to_owned(),
+        }
+    }
 }
 
 /// The authenticated subject of one HTTP request. An authentication layer

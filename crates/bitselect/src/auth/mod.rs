@@ -9,6 +9,7 @@
 //! - [`keys`]: the authorization server's signing keys, found through its
 //!   metadata and cached;
 //! - [`token`]: what makes an access token valid here;
+//! - `verified`: tokens that passed, kept until they expire;
 //! - [`layer`]: the axum middleware and its 401 answers.
 
 //!
@@ -23,6 +24,8 @@ pub mod layer;
 pub mod metadata;
 #[cfg(feature = "service")]
 pub mod token;
+#[cfg(feature = "service")]
+mod verified;
 
 pub use config::{AuthConfig, ConfigError};
 #[cfg(feature = "service")]

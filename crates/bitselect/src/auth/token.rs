@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::config::AuthConfig;
 use super::keys::{KeyError, KeySource};
+use super::verified::VerifiedTokens;
 use crate::users::{AccessToken, Subject};
 
 /// The algorithms accepted. Never `none` or HMAC: a shared secret would let
@@ -72,6 +73,8 @@ struct Claims {
     jti: Option<String>,
     #[serde(default)]
     iat: Option<i64>,
+    /// Required by the validation; a number of seconds, whole or not.
+    exp: f64,
 }
 
 /// Checks access tokens against one authorization server.
@@ -79,6 +82,7 @@ struct Claims {
 pub struct Validator {
     keys: KeySource,
     validation_base: Validation,
+    verified: VerifiedTokens,
 }
 
 impl Validator {
@@ -97,6 +101,7 @@ impl Validator {
         Self {
             keys,
             validation_base: validation,
+            verified: VerifiedTokens::default(),
         }
     }
 
@@ -107,6 +112,10 @@ impl Validator {
     /// What the token says (its subject, id and issue time), if it is
     /// valid here.
     pub async fn verify(&self, token: &str) -> Result<AccessToken, TokenError> {
+        let now = now_secs();
+        if let Some(verified) = self.verified.get(token, now) {
+            return Ok(verified);
+        }
         let header = decode_header(token).map_err(TokenError::Malformed)?;
         if !ALLOWED_ALGORITHMS.contains(&header.alg) {
             return Err(TokenError::Algorithm(header.alg));
@@ -127,12 +136,25 @@ impl Validator {
         if data.claims.sub.trim().is_empty() {
             return Err(TokenError::NoSubject);
         }
-        Ok(AccessToken {
+        let verified = AccessToken {
             subject: Subject(data.claims.sub),
             id: data.claims.jti,
             issued_at_secs: data.claims.iat,
-        })
+        };
+        // `as` saturates: an absurd `exp` keeps the token no longer than
+        // the validation accepted it for.
+        self.verified
+            .keep(token, &verified, data.claims.exp.floor() as i64, now);
+        Ok(verified)
     }
+}
+
+/// Seconds since the epoch, as `exp` counts them.
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 /// A key that declares its algorithm is used with that one only.
@@ -284,6 +306,23 @@ mod tests {
         assert_eq!(verified.subject.0, "alice");
         assert_eq!(verified.id.as_deref(), Some("token-1"));
         assert_eq!(verified.issued_at_secs, good["iat"].as_i64());
+    }
+
+    #[tokio::test]
+    async fn a_token_sent_again_is_answered_the_same_and_a_forged_twin_still_fails() {
+        let key = p256();
+        let good = claims(|c| c["jti"] = json!("token-1"));
+        let validator = validator(&key, Algorithm::ES256);
+        let signed = token(&key, KID, &good);
+        let first = validator.verify(&signed).await.unwrap();
+        assert_eq!(validator.verify(&signed).await.unwrap(), first);
+        // The same claims signed by another key: a different token, checked
+        // in full, refused.
+        let forged = token(&p256(), KID, &good);
+        assert!(matches!(
+            validator.verify(&forged).await,
+            Err(TokenError::Rejected(_))
+        ));
     }
 
     #[tokio::test]

@@ -63,14 +63,14 @@ fn online_service(
     pay_pages: Option<String>,
     config: StreamableHttpServerConfig,
 ) -> StreamableHttpService<ShopServer, LocalSessionManager> {
+    let server = ShopServer::with_callers(shop, callers);
+    let server = match &pay_pages {
+        Some(origin) => server.with_payment_pages(origin),
+        None => server,
+    };
+    // Stateless: every request gets its own clone, which shares the routes.
     StreamableHttpService::new(
-        move || {
-            let server = ShopServer::with_callers(shop.clone(), callers.clone());
-            Ok(match &pay_pages {
-                Some(origin) => server.with_payment_pages(origin),
-                None => server,
-            })
-        },
+        move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     )
