@@ -10,7 +10,13 @@
 //! another transaction took first) is rolled back and run again, a bounded
 //! number of times; the conditional stock update stays the rule that keeps
 //! stock from going below zero.
+//!
+//! Round trips are what a call costs here, each a wait of the calling
+//! thread on the store's runtime: a transaction's `BEGIN` travels with its
+//! first statement, and a read's `COMMIT` (which cannot fail: it wrote
+//! nothing) is left to the store's runtime while the call returns.
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, TimeoutType};
@@ -172,18 +178,39 @@ impl PgStore {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
             TxKind::Write => "BEGIN ISOLATION LEVEL SERIALIZABLE",
         };
-        // A connection the server ended while it sat in the pool fails here.
-        self.block_on(client.batch_execute(begin))
-            .map_err(|error| unavailable_if_cut_off(error.into()))?;
         let conn = PgConn {
             store: self,
             client: &client,
+            begin: Cell::new(Some(begin)),
         };
-        let outcome = call(&conn).and_then(|out| {
-            self.block_on(client.batch_execute("COMMIT"))?;
-            Ok(out)
-        });
+        let outcome = call(&conn);
+        let begun = conn.begin.get().is_none();
+        drop(conn);
+        if !begun {
+            // No statement ran: no transaction was begun.
+            return outcome;
+        }
+        let outcome = match (outcome, kind) {
+            (Ok(out), TxKind::Read) => {
+                // The snapshot is read; its end need not be waited for. The
+                // connection goes back to the pool once it has ended.
+                self.runtime().spawn(async move {
+                    if let Err(error) = client.batch_execute("COMMIT").await {
+                        tracing::debug!(%error, "a read's transaction did not end cleanly");
+                    }
+                });
+                return Ok(out);
+            }
+            (Ok(out), TxKind::Write) => self
+                .block_on(client.batch_execute("COMMIT"))
+                .map(|()| out)
+                .map_err(ShopError::from),
+            (Err(error), _) => Err(error),
+        };
+        // A connection the server ended (while it sat in the pool, or since)
+        // has nothing to roll back.
         if outcome.is_err()
+            && !client.is_closed()
             && let Err(error) = self.block_on(client.batch_execute("ROLLBACK"))
         {
             // A connection that cannot roll back is broken: the pool drops it.
@@ -356,6 +383,8 @@ pub(crate) fn placeholders(sql: &str) -> String {
 struct PgConn<'a> {
     store: &'a PgStore,
     client: &'a deadpool_postgres::Client,
+    /// The transaction's `BEGIN` until it is sent, with the first statement.
+    begin: Cell<Option<&'static str>>,
 }
 
 impl PgConn<'_> {
@@ -363,6 +392,23 @@ impl PgConn<'_> {
         Ok(self
             .store
             .block_on(self.client.prepare_cached(&placeholders(sql)))?)
+    }
+
+    /// Runs `statement`, the transaction's `BEGIN` first if it has not been
+    /// sent: both are written before either answer is awaited, and the
+    /// connection keeps their order.
+    fn in_transaction<T>(
+        &self,
+        statement: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+    ) -> Result<T> {
+        let Some(begin) = self.begin.take() else {
+            return Ok(self.store.block_on(statement)?);
+        };
+        let (begun, answer) = self
+            .store
+            .block_on(async { tokio::join!(biased; self.client.batch_execute(begin), statement) });
+        begun?;
+        Ok(answer?)
     }
 }
 
@@ -449,9 +495,7 @@ impl Conn for PgConn<'_> {
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        Ok(self
-            .store
-            .block_on(self.client.execute(&statement, &refs))?)
+        self.in_transaction(self.client.execute(&statement, &refs))
     }
 
     fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
@@ -459,7 +503,7 @@ impl Conn for PgConn<'_> {
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        let rows = self.store.block_on(self.client.query(&statement, &refs))?;
+        let rows = self.in_transaction(self.client.query(&statement, &refs))?;
         rows.iter()
             .map(|row| {
                 (0..row.len())
