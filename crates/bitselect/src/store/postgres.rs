@@ -178,14 +178,15 @@ impl PgStore {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
             TxKind::Write => "BEGIN ISOLATION LEVEL SERIALIZABLE",
         };
-        let conn = PgConn {
-            store: self,
-            client: &client,
-            begin: Cell::new(Some(begin)),
+        let (outcome, begun) = {
+            let conn = PgConn {
+                store: self,
+                client: &client,
+                begin: Cell::new(Some(begin)),
+            };
+            let outcome = call(&conn);
+            (outcome, conn.begin.get().is_none())
         };
-        let outcome = call(&conn);
-        let begun = conn.begin.get().is_none();
-        drop(conn);
         if !begun {
             // No statement ran: no transaction was begun.
             return outcome;
