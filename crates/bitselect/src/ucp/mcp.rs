@@ -45,7 +45,9 @@ pub struct UcpServer {
     /// request's `Host`.
     origin: Option<Arc<str>>,
     negotiator: Arc<Negotiator>,
-    tools: ToolRouter<Self>,
+    /// Shared by clones: the stateless service clones the server for every
+    /// request.
+    tools: Arc<ToolRouter<Self>>,
 }
 
 /// One tool of the binding.
@@ -360,7 +362,7 @@ impl UcpServer {
             callers,
             origin: origin.map(Arc::from),
             negotiator: Arc::new(Negotiator::default()),
-            tools,
+            tools: Arc::new(tools),
         }
     }
 
