@@ -188,8 +188,10 @@ impl PgStore {
             (outcome, conn.begin.get().is_none())
         };
         if !begun {
-            // No statement ran: no transaction was begun.
-            return outcome;
+            // No statement was sent (none ran, or the first failed to be
+            // prepared): no transaction was begun. A connection the server
+            // ended while it sat in the pool fails here.
+            return outcome.map_err(unavailable_if_cut_off);
         }
         let outcome = match (outcome, kind) {
             (Ok(out), TxKind::Read) => {
