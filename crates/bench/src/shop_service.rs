@@ -141,7 +141,7 @@ impl Cell {
     /// CPU per call of the shop's side of the stack: the instances,
     /// HAProxy and PostgreSQL (the shoppers' clients are not the shop's).
     fn stack_cpu_per_call(&self) -> Duration {
-        self.cpu.stack().div_f64(self.calls.max(1) as f64)
+        per_call(self.cpu.stack(), self.calls)
     }
 }
 
