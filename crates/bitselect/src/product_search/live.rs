@@ -8,7 +8,9 @@
 //! stock), from small columns only: that is what `matched` counts and what
 //! the page is chosen from. [`rows`] then reads the whole rows of the
 //! models on the page. When the codes asked for or the models a keyword
-//! found are no more than a page, one read of whole rows does both.
+//! found are no more than a page, one read of whole rows does both, and
+//! [`rows_at_version`] reads the catalogue version beside them, so that the
+//! common search makes one round trip.
 
 use std::collections::HashMap;
 
@@ -16,6 +18,7 @@ use super::Filters;
 use crate::catalog::ON_SALE;
 use crate::error::Result;
 use crate::money::Fen;
+use crate::search::CATALOGUE_VERSION_COLUMN;
 use crate::store::{Conn, Row, ToValue};
 
 /// A SKU's live columns.
@@ -29,7 +32,9 @@ pub(super) struct LiveSku {
 }
 
 impl LiveSku {
-    const SELECT: &str = "SELECT s.sku_code, s.spu_code, s.price_fen, s.stock, s.status FROM sku s";
+    const COLUMNS: &str = "s.sku_code, s.spu_code, s.price_fen, s.stock, s.status";
+    /// The column after [`Self::COLUMNS`], when a read adds one.
+    const NEXT_COLUMN: usize = 5;
 
     fn read(row: &Row) -> Result<Self> {
         Ok(Self {
@@ -141,11 +146,40 @@ pub(super) fn rows(
     let (clauses, values) = clauses(conn, filters, found)?;
     let bound: Vec<&dyn ToValue> = values.iter().map(|v| v.as_ref()).collect();
     let rows = conn.query_all(
-        &format!("{}{clauses}", LiveSku::SELECT),
+        &format!("SELECT {} FROM sku s{clauses}", LiveSku::COLUMNS),
         &bound,
         LiveSku::read,
     )?;
     Ok(group(rows))
+}
+
+/// [`rows`], with the catalogue version the same statement saw (`None`
+/// when no row came back).
+pub(super) fn rows_at_version(
+    conn: &dyn Conn,
+    filters: &Filters<'_>,
+    found: Option<&[String]>,
+) -> Result<(Vec<Candidate>, Option<String>)> {
+    let (clauses, values) = clauses(conn, filters, found)?;
+    let bound: Vec<&dyn ToValue> = values.iter().map(|v| v.as_ref()).collect();
+    let read = conn.query_all(
+        &format!(
+            "SELECT {}, {CATALOGUE_VERSION_COLUMN} FROM sku s{clauses}",
+            LiveSku::COLUMNS
+        ),
+        &bound,
+        |row| {
+            Ok((
+                LiveSku::read(row)?,
+                row.get::<String>(LiveSku::NEXT_COLUMN)?,
+            ))
+        },
+    )?;
+    let version = read.first().map(|(_, version)| version.clone());
+    Ok((
+        group(read.into_iter().map(|(row, _)| row).collect()),
+        version,
+    ))
 }
 
 /// The filters on live columns and codes, as a WHERE clause and its

@@ -24,7 +24,7 @@ use crate::money::Fen;
 use crate::params::{
     DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchProductParams, SortOrder, given,
 };
-use crate::search::{Plan, SearchEngine, SkuText, Snapshot, Within, normalize};
+use crate::search::{Plan, SearchEngine, SkuText, Snapshot, Within, catalogue_version, normalize};
 use crate::store::Conn;
 use live::{Candidate, LiveSku, Qualified};
 
@@ -205,14 +205,60 @@ enum Wanted {
     Ranked { plan: Plan, spu_codes: Vec<String> },
 }
 
+/// Whether the index a search ranks on is known to hold the catalogue's
+/// version as the search's transaction sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Index {
+    /// Checked (or just built) in this transaction.
+    Current,
+    /// Held from an earlier search: the search checks the version with its
+    /// first read of the rows, and stops if the catalogue has moved on.
+    Held,
+}
+
+/// A search's end: its answer, or the news that the index it ranked on
+/// holds an older catalogue than the database's.
+enum Searched {
+    Found(SearchResult),
+    Stale,
+}
+
 /// Searches the catalogue; see [`SearchProductParams`] for the filters.
+///
+/// Most searches find the catalogue as the index last saw it, so they rank
+/// on the index held and learn the version with the page's rows, in one
+/// statement; only a search that finds the catalogue changed builds the
+/// index again and searches once more.
 pub(crate) fn search(
     conn: &dyn Conn,
     engine: &SearchEngine,
     p: &SearchProductParams,
 ) -> Result<SearchResult> {
-    let mut filters = checked(conn, p)?;
+    if let Some(held) = engine.held()
+        && let Searched::Found(result) = search_on(conn, &held, Index::Held, p)?
+    {
+        return Ok(result);
+    }
     let snapshot = engine.snapshot(conn)?;
+    match search_on(conn, &snapshot, Index::Current, p)? {
+        Searched::Found(result) => Ok(result),
+        // Never: a current index is not checked again.
+        Searched::Stale => Err(ShopError::Corrupt("目录版本在一次读取中变化".to_owned())),
+    }
+}
+
+/// Whether `snapshot` is of the catalogue `conn` sees, when not known yet.
+fn still_current(conn: &dyn Conn, snapshot: &Snapshot, index: Index) -> Result<bool> {
+    Ok(index == Index::Current || catalogue_version(conn)? == snapshot.version())
+}
+
+fn search_on(
+    conn: &dyn Conn,
+    snapshot: &Snapshot,
+    index: Index,
+    p: &SearchProductParams,
+) -> Result<Searched> {
+    let mut filters = checked(conn, p)?;
     let within = Within {
         category: filters.category,
         tags: &filters.tags,
@@ -251,16 +297,24 @@ pub(crate) fn search(
         Wanted::Everything { .. } => SortOrder::PriceAsc,
     });
     let (matched, candidates) = match found {
-        Some([]) => (0, Vec::new()),
         // The index alone knows which models qualify and their order: the
-        // database is asked only for the page's rows.
-        Some(found) if sort == SortOrder::Relevance && !filters.on_live_rows() => {
+        // database is asked only for the page's rows, and the version with them.
+        Some(found)
+            if !found.is_empty() && sort == SortOrder::Relevance && !filters.on_live_rows() =>
+        {
             let page = &found[..found.len().min(filters.limit)];
-            (
-                found.len(),
-                in_order(live::rows(conn, &filters, Some(page))?, page),
-            )
+            let (rows, version) = live::rows_at_version(conn, &filters, Some(page))?;
+            let current = match version {
+                Some(version) => index == Index::Current || version == snapshot.version(),
+                None => still_current(conn, snapshot, index)?,
+            };
+            if !current {
+                return Ok(Searched::Stale);
+            }
+            (found.len(), in_order(rows, page))
         }
+        _ if !still_current(conn, snapshot, index)? => return Ok(Searched::Stale),
+        Some([]) => (0, Vec::new()),
         _ => page(conn, &filters, found, sort)?,
     };
 
@@ -278,13 +332,13 @@ pub(crate) fn search(
     });
     let items = candidates
         .into_iter()
-        .map(|candidate| hit(&snapshot, candidate, &named))
+        .map(|candidate| hit(snapshot, candidate, &named))
         .collect::<Result<Vec<_>>>()?;
     let nearest_categories = match plan {
-        Some(plan) if matched == 0 => offers(conn, &snapshot, plan)?,
+        Some(plan) if matched == 0 => offers(conn, snapshot, plan)?,
         _ => Vec::new(),
     };
-    Ok(SearchResult {
+    Ok(Searched::Found(SearchResult {
         matched,
         returned: items.len(),
         sort,
@@ -302,7 +356,7 @@ pub(crate) fn search(
             .unwrap_or_default(),
         ignored,
         nearest_categories,
-    })
+    }))
 }
 
 /// The models passing the filters, how many, and the page of them in

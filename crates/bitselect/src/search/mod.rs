@@ -11,9 +11,12 @@
 //! (`shop_meta.catalogue_version`), which triggers raise whenever a model
 //! or a SKU's text (code, model, name, specs) is inserted, changed or
 //! deleted; stock and price changes leave it alone. Every keyword search
-//! reads it (a primary-key lookup) in the search's own transaction and, if
-//! it is not the version the index was built at, rebuilds the index from
-//! that same transaction first. Two instances on one database therefore
+//! reads it in the search's own transaction: with the page's live rows, in
+//! the same statement, when the index held found models in relevance order
+//! with no live filter (the common search: one round trip), else by itself
+//! (a primary-key lookup). If it is not the version the index was built
+//! at, the index is rebuilt from that same transaction and the search runs
+//! again on it. Two instances on one database therefore
 //! search the same catalogue text, and a build depends only on that text
 //! (documents in model code order, one indexing thread, ties broken by
 //! code), so they answer alike.
@@ -37,8 +40,23 @@ use crate::error::{Result, ShopError};
 use crate::store::{Conn, params};
 use catalogue::ModelText;
 
+macro_rules! catalogue_version_key {
+    () => {
+        "catalogue_version"
+    };
+}
+
 /// The key of the catalogue version in `shop_meta`.
-pub(crate) const CATALOGUE_VERSION_KEY: &str = "catalogue_version";
+pub(crate) const CATALOGUE_VERSION_KEY: &str = catalogue_version_key!();
+
+/// The catalogue version as a column of another read, so that a search
+/// ranked on the index it held learns the version from its rows' statement
+/// instead of asking first in a round trip of its own.
+pub(crate) const CATALOGUE_VERSION_COLUMN: &str = concat!(
+    "(SELECT value FROM shop_meta WHERE key = '",
+    catalogue_version_key!(),
+    "')"
+);
 
 /// A shop's search engine: the index of the catalogue version it last saw.
 /// Clones of a shop share one.
@@ -76,6 +94,12 @@ impl SearchEngine {
         Ok(built)
     }
 
+    /// The index last built, if any, without asking the database whether
+    /// the catalogue is still at its version: whoever uses it must check.
+    pub(crate) fn held(&self) -> Option<Arc<Snapshot>> {
+        self.lock().clone()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Option<Arc<Snapshot>>> {
         // The slot holds a whole snapshot or none; a panic elsewhere leaves it usable.
         self.current
@@ -84,7 +108,8 @@ impl SearchEngine {
     }
 }
 
-fn catalogue_version(conn: &dyn Conn) -> Result<String> {
+/// The catalogue version as `conn` sees it.
+pub(crate) fn catalogue_version(conn: &dyn Conn) -> Result<String> {
     conn.query_opt(
         "SELECT value FROM shop_meta WHERE key = ?1",
         params![CATALOGUE_VERSION_KEY],

@@ -270,17 +270,25 @@ fn a_short_page_is_the_head_of_the_long_one_whatever_the_filters_and_sort() {
 fn a_catalogue_change_reaches_the_search_of_every_instance() {
     let t = open_shop();
     let other = t.reopen();
-    assert_eq!(
-        other
-            .search_product(&keyword("星空版", 10))
-            .unwrap()
-            .matched,
-        0
-    );
+    // Both instances hold an index of the catalogue as it was.
+    for shop in [&t.shop, &other] {
+        let found = shop.search_product(&keyword("AirTag", 10)).unwrap();
+        assert_eq!(found.items[0].name, "AirTag");
+        let found = shop.search_product(&keyword("星空版", 10)).unwrap();
+        assert_eq!(found.matched, 0);
+    }
     t.run_sql("UPDATE product SET name = 'AirTag 星空版' WHERE spu_code = 'AIRTAG'");
+    // One instance first finds the model on the index it holds (the version
+    // comes with the page's rows), the other first finds nothing on it.
+    let renamed = t.shop.search_product(&keyword("AirTag", 10)).unwrap();
+    assert_eq!(renamed.items[0].name, "AirTag 星空版");
+    let new_word = other.search_product(&keyword("星空版", 10)).unwrap();
+    assert_eq!(codes(&new_word), ["AIRTAG"]);
     for shop in [&t.shop, &other] {
         let found = shop.search_product(&keyword("星空版", 10)).unwrap();
         assert_eq!(codes(&found), ["AIRTAG"]);
+        let found = shop.search_product(&keyword("AirTag", 10)).unwrap();
+        assert_eq!(found.items[0].name, "AirTag 星空版");
     }
 }
 
