@@ -16,7 +16,7 @@ use app_driver::{Session, TauriDriver};
 use serde_json::json;
 
 use crate::BenchError;
-use crate::results::{Part, Row};
+use crate::results::{Part, Row, load_row};
 
 /// How long the page may settle after its first interactive frame before
 /// memory is read: WebKit keeps allocating for a moment after the paint.
@@ -216,7 +216,9 @@ pub fn run(app: &Subject, bare: &Subject, launches: usize) -> Result<Part, Bench
         app_runs.push(launch_once(app)?);
         bare_runs.push(launch_once(bare)?);
     }
-    Ok(part(&first_app, &app_runs, &bare_runs))
+    let mut part = part(&first_app, &app_runs, &bare_runs);
+    part.rows.push(load_row());
+    Ok(part)
 }
 
 fn part(first_app: &Launch, app: &[Launch], bare: &[Launch]) -> Part {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::BenchError;
-use crate::results::{Part, Row};
+use crate::results::{Part, Row, load_row_of};
 
 #[derive(Deserialize)]
 struct Estimate {
@@ -68,6 +68,10 @@ fn pretty_time(ns: f64) -> String {
     }
 }
 
+/// Where scripts/bench leaves the 1-minute load as the criterion benches
+/// end: they run under cargo, not this binary.
+pub const LOAD_FILE: &str = "load-when-run";
+
 /// The criterion results under `criterion_dir` as the store part.
 pub fn part(criterion_dir: &Path) -> Result<Option<Part>, BenchError> {
     let mut dirs = Vec::new();
@@ -98,9 +102,52 @@ pub fn part(criterion_dir: &Path) -> Result<Option<Part>, BenchError> {
         return Ok(None);
     }
     rows.sort_by(|a, b| a.metric.cmp(&b.metric));
+    if let Ok(load) = std::fs::read_to_string(criterion_dir.join(LOAD_FILE)) {
+        rows.push(load_row_of(load.trim().to_string()));
+    }
     Ok(Some(Part {
         part: "store".into(),
         title: "4. Store and shop domain (criterion)".into(),
         rows,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("dir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    #[test]
+    fn a_benchmark_reads_as_its_rate_and_the_load_the_script_left_closes_the_part() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let new = root.path().join("store").join("append_message").join("new");
+        write(
+            &new.join("benchmark.json"),
+            r#"{"full_id": "store/append_message", "throughput": {"Elements": 1}}"#,
+        );
+        write(
+            &new.join("estimates.json"),
+            r#"{"median": {"point_estimate": 2000.0}}"#,
+        );
+        write(&root.path().join(LOAD_FILE), "0.42\n");
+
+        let part = part(root.path()).expect("read").expect("a part");
+
+        let rows: Vec<(&str, &str)> = part
+            .rows
+            .iter()
+            .map(|row| (row.metric.as_str(), row.value.as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("store/append_message", "500000 /s"),
+                ("machine load when run (1-min average)", "0.42"),
+            ]
+        );
+    }
 }

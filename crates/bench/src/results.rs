@@ -102,9 +102,14 @@ pub fn load_average() -> String {
 
 /// A row saying how busy the machine was when a part ran.
 pub fn load_row() -> Row {
+    load_row_of(load_average())
+}
+
+/// [`load_row`] for a load read earlier, by the script that ran the part.
+pub fn load_row_of(load: String) -> Row {
     Row::info(
         "machine load when run (1-min average)",
-        load_average(),
+        load,
         "above about 0.5 on this machine, other work shared the cores",
     )
 }
