@@ -143,13 +143,7 @@ pub(super) fn rows(
     filters: &Filters<'_>,
     found: Option<&[String]>,
 ) -> Result<Vec<Candidate>> {
-    let (clauses, values) = clauses(conn, filters, found)?;
-    let bound: Vec<&dyn ToValue> = values.iter().map(|v| v.as_ref()).collect();
-    let rows = conn.query_all(
-        &format!("SELECT {} FROM sku s{clauses}", LiveSku::COLUMNS),
-        &bound,
-        LiveSku::read,
-    )?;
+    let rows = read_rows(conn, filters, found, LiveSku::COLUMNS, LiveSku::read)?;
     Ok(group(rows))
 }
 
@@ -160,26 +154,35 @@ pub(super) fn rows_at_version(
     filters: &Filters<'_>,
     found: Option<&[String]>,
 ) -> Result<(Vec<Candidate>, Option<String>)> {
-    let (clauses, values) = clauses(conn, filters, found)?;
-    let bound: Vec<&dyn ToValue> = values.iter().map(|v| v.as_ref()).collect();
-    let read = conn.query_all(
-        &format!(
-            "SELECT {}, {CATALOGUE_VERSION_COLUMN} FROM sku s{clauses}",
-            LiveSku::COLUMNS
-        ),
-        &bound,
-        |row| {
-            Ok((
-                LiveSku::read(row)?,
-                row.get::<String>(LiveSku::NEXT_COLUMN)?,
-            ))
-        },
-    )?;
+    let columns = format!("{}, {CATALOGUE_VERSION_COLUMN}", LiveSku::COLUMNS);
+    let read = read_rows(conn, filters, found, &columns, |row| {
+        Ok((
+            LiveSku::read(row)?,
+            row.get::<String>(LiveSku::NEXT_COLUMN)?,
+        ))
+    })?;
     let version = read.first().map(|(_, version)| version.clone());
     Ok((
         group(read.into_iter().map(|(row, _)| row).collect()),
         version,
     ))
+}
+
+/// The SKU rows passing the filters, as `columns` and read by `read`.
+fn read_rows<T>(
+    conn: &dyn Conn,
+    filters: &Filters<'_>,
+    found: Option<&[String]>,
+    columns: &str,
+    read: impl FnMut(&Row) -> Result<T>,
+) -> Result<Vec<T>> {
+    let (clauses, values) = clauses(conn, filters, found)?;
+    let bound: Vec<&dyn ToValue> = values.iter().map(|v| v.as_ref()).collect();
+    conn.query_all(
+        &format!("SELECT {columns} FROM sku s{clauses}"),
+        &bound,
+        read,
+    )
 }
 
 /// The filters on live columns and codes, as a WHERE clause and its

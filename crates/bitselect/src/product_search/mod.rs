@@ -247,9 +247,22 @@ pub(crate) fn search(
     }
 }
 
-/// Whether `snapshot` is of the catalogue `conn` sees, when not known yet.
-fn still_current(conn: &dyn Conn, snapshot: &Snapshot, index: Index) -> Result<bool> {
-    Ok(index == Index::Current || catalogue_version(conn)? == snapshot.version())
+/// Whether `snapshot` is of the catalogue `conn` sees, when not known yet:
+/// from the version a read of the rows `seen`, else from a read of its own.
+fn still_current(
+    conn: &dyn Conn,
+    snapshot: &Snapshot,
+    index: Index,
+    seen: Option<String>,
+) -> Result<bool> {
+    if index == Index::Current {
+        return Ok(true);
+    }
+    let version = match seen {
+        Some(version) => version,
+        None => catalogue_version(conn)?,
+    };
+    Ok(version == snapshot.version())
 }
 
 fn search_on(
@@ -303,17 +316,13 @@ fn search_on(
             if !found.is_empty() && sort == SortOrder::Relevance && !filters.on_live_rows() =>
         {
             let page = &found[..found.len().min(filters.limit)];
-            let (rows, version) = live::rows_at_version(conn, &filters, Some(page))?;
-            let current = match version {
-                Some(version) => index == Index::Current || version == snapshot.version(),
-                None => still_current(conn, snapshot, index)?,
-            };
-            if !current {
+            let (rows, seen) = live::rows_at_version(conn, &filters, Some(page))?;
+            if !still_current(conn, snapshot, index, seen)? {
                 return Ok(Searched::Stale);
             }
             (found.len(), in_order(rows, page))
         }
-        _ if !still_current(conn, snapshot, index)? => return Ok(Searched::Stale),
+        _ if !still_current(conn, snapshot, index, None)? => return Ok(Searched::Stale),
         Some([]) => (0, Vec::new()),
         _ => page(conn, &filters, found, sort)?,
     };
