@@ -117,7 +117,7 @@ fn allowed_write(store: &Store, session: &str, n: usize) -> String {
         description: None,
         proposed_arguments: "{}".into(),
         arguments: Some(serde_json::json!({})),
-        input_schema: None,
+        schema: None,
         destructive: true,
         definition_changed: false,
         can_change: true,

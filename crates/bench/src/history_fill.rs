@@ -126,7 +126,7 @@ fn write_call_turn(
         description: None,
         proposed_arguments: request.arguments.clone(),
         arguments: Some(arguments),
-        input_schema: None,
+        schema: None,
         destructive: false,
         definition_changed: false,
         can_change: false,

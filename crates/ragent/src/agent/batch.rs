@@ -11,12 +11,13 @@
 use rusqlite::Connection;
 use serde_json::Value;
 
+use crate::agent::ending::Ending;
 use crate::agent::inner::Inner;
 use crate::agent::judge::{FirstMove, JudgedBatch};
 use crate::agent::views::call_view;
 use crate::error::AgentError;
 use crate::instructions::results;
-use crate::protocol::{AgentEvent, AuditDecision, CallPreview};
+use crate::protocol::{AgentEvent, AuditDecision, CallPreview, Rejection};
 use crate::store::StoreError;
 use crate::store::audit::{self, NewAudit};
 use crate::store::calls::{self, BatchRecord, BatchState, CallRecord, CallUpdate};
@@ -53,9 +54,7 @@ pub(crate) fn record(
         session_id: session_id.to_string(),
         run_id: run_id.to_string(),
         assistant_message_id: message_id,
-        state: if judged.ran {
-            BatchState::Done
-        } else if needs_card {
+        state: if needs_card {
             BatchState::Pending
         } else {
             BatchState::Executing
@@ -95,12 +94,7 @@ pub(crate) fn record(
                 audit,
                 rejection,
             } => {
-                let update = CallUpdate {
-                    output: Some(output),
-                    is_error: Some(true),
-                    rejection: Some(rejection),
-                    ..CallUpdate::default()
-                };
+                let update = refused(output, rejection);
                 let record = calls::move_call(tx, proposed, CallStatus::Rejected, &update, now)?;
                 if let Some(decision) = audit {
                     record_audit(tx, &record, decision, None, now)?;
@@ -115,6 +109,16 @@ pub(crate) fn record(
         rejected,
         allowed,
     })
+}
+
+/// What a call refused before anyone was asked is stored with.
+fn refused(output: String, rejection: Rejection) -> CallUpdate {
+    CallUpdate {
+        output: Some(output),
+        is_error: Some(true),
+        rejection: Some(rejection),
+        ..CallUpdate::default()
+    }
 }
 
 pub(crate) fn record_audit(
@@ -178,7 +182,23 @@ pub(crate) fn finalize(
     state: BatchState,
     now: i64,
 ) -> Result<(), StoreError> {
-    for call in calls::calls_of_batch(conn, &batch.reply_id)? {
+    append_results(
+        conn,
+        batch,
+        &calls::calls_of_batch(conn, &batch.reply_id)?,
+        now,
+    )?;
+    calls::set_batch_state(conn, &batch.reply_id, state)
+}
+
+/// Appends the results of `calls`, the batch's calls in the model's order.
+fn append_results(
+    conn: &Connection,
+    batch: &BatchRecord,
+    calls: &[CallRecord],
+    now: i64,
+) -> Result<(), StoreError> {
+    for call in calls {
         if !call.status.is_final() {
             tracing::error!(call = %call.id, status = %call.status, "closing a batch with an unfinished call");
         }
@@ -186,7 +206,7 @@ pub(crate) fn finalize(
             .output
             .clone()
             .unwrap_or_else(|| results::call_failed("没有记录结果"));
-        if let Some((proposed, sent)) = edited_by_user(&call) {
+        if let Some((proposed, sent)) = edited_by_user(call) {
             content = results::edited_by_user(&proposed, sent, &content);
         }
         messages::append(
@@ -203,7 +223,90 @@ pub(crate) fn finalize(
             now,
         )?;
     }
-    calls::set_batch_state(conn, &batch.reply_id, state)
+    Ok(())
+}
+
+/// A batch stored after its calls ran, closed.
+pub(crate) struct RanBatch {
+    /// Calls refused before anyone was asked.
+    pub rejected: Vec<CallRecord>,
+    /// Calls that ran, as they ended.
+    pub done: Vec<CallRecord>,
+}
+
+/// Stores a turn whose calls already ran (trusted reads, the rest refused
+/// before anyone was asked) as the closed batch of the assistant message
+/// `message_id`, inside the caller's transaction: each call as its moves
+/// left it (proposed and judged at `proposed_at`, ran and ended at
+/// `ended_at`), then their results in the model's order. `endings`: one
+/// for each allowed call, in order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record_ran(
+    tx: &Connection,
+    judged: JudgedBatch,
+    endings: Vec<Ending>,
+    session_id: &str,
+    run_id: &str,
+    message_id: i64,
+    proposed_at: i64,
+    ended_at: i64,
+) -> Result<RanBatch, StoreError> {
+    let batch = BatchRecord {
+        reply_id: judged.reply_id,
+        session_id: session_id.to_string(),
+        run_id: run_id.to_string(),
+        assistant_message_id: message_id,
+        state: BatchState::Done,
+        created_at: proposed_at,
+        expires_at: proposed_at.saturating_add(judged.expiry_ms),
+    };
+    calls::insert_batch_row(tx, &batch)?;
+    let mut endings = endings.into_iter();
+    let mut stored = Vec::with_capacity(judged.calls.len());
+    for (seq, (call, first_move)) in judged.calls.iter().zip(judged.first_moves).enumerate() {
+        let (record, audit) = match first_move {
+            FirstMove::Allow(decision) => {
+                let ending = endings.next().ok_or_else(|| {
+                    StoreError::NotFound(format!("the ending of call {}", call.id))
+                })?;
+                let moves = [
+                    (CallStatus::Allowed, proposed_at),
+                    (CallStatus::Running, ended_at),
+                    (ending.status, ended_at),
+                ];
+                let update = CallUpdate {
+                    output: Some(ending.output),
+                    is_error: Some(ending.is_error),
+                    structured_output: ending.structured,
+                    ..CallUpdate::default()
+                };
+                let record =
+                    calls::insert_moved(tx, &batch, seq, call, proposed_at, &moves, &update)?;
+                (record, Some(decision))
+            }
+            FirstMove::Reject {
+                output,
+                audit,
+                rejection,
+            } => {
+                let update = refused(output, rejection);
+                let moves = [(CallStatus::Rejected, proposed_at)];
+                let record =
+                    calls::insert_moved(tx, &batch, seq, call, proposed_at, &moves, &update)?;
+                (record, audit)
+            }
+            FirstMove::Ask => return Err(StoreError::RunBeforeStoring(call.id.clone())),
+        };
+        if let Some(decision) = audit {
+            record_audit(tx, &record, decision, None, proposed_at)?;
+        }
+        stored.push(record);
+    }
+    append_results(tx, &batch, &stored, ended_at)?;
+    let (rejected, done) = stored
+        .into_iter()
+        .partition(|call| call.status == CallStatus::Rejected);
+    Ok(RanBatch { rejected, done })
 }
 
 /// Closes a pending batch whose calls will never run: every waiting call

@@ -122,7 +122,7 @@ fn new_call(
         description: info.and_then(|i| i.description.clone()),
         proposed_arguments: request.arguments.clone(),
         arguments,
-        input_schema: known.map(|k| k.schema_text.clone()),
+        schema: known.map(|k| k.schema.clone()),
         destructive: known.is_some_and(|k| k.facts.treated_as_destructive()),
         definition_changed: known.is_some_and(|k| k.facts.definition_changed),
         can_change: known.is_some_and(|k| k.facts.can_change()),
@@ -137,8 +137,6 @@ fn new_call(
 /// The calls of one model turn, judged and ready to be stored as a batch.
 pub(crate) struct JudgedBatch {
     pub reply_id: String,
-    /// Its calls ran before it is stored: it is stored closed.
-    pub ran: bool,
     pub calls: Vec<NewCall>,
     pub first_moves: Vec<FirstMove>,
     pub expiry_ms: i64,
@@ -159,14 +157,7 @@ impl JudgedBatch {
             })
     }
 
-    /// Marks its calls as run: [`record`] stores the batch closed, so it is
-    /// never among a session's open batches, not even inside the
-    /// transaction.
-    pub(crate) fn ran(self) -> JudgedBatch {
-        JudgedBatch { ran: true, ..self }
-    }
-
-    /// The calls allowed without asking, as [`record`] will store them.
+    /// The calls allowed without asking, as they stand once allowed.
     pub(crate) fn allowed(&self, session_id: &str) -> Vec<CallRecord> {
         self.calls
             .iter()
@@ -213,7 +204,6 @@ pub(crate) fn judge(
     }
     JudgedBatch {
         reply_id: uuid::Uuid::new_v4().to_string(),
-        ran: false,
         calls,
         first_moves,
         expiry_ms: expiry_ms(settings),

@@ -20,7 +20,6 @@ use crate::error::AgentError;
 use crate::llm::{AssistantTurn, turn};
 use crate::protocol::AgentEvent;
 use crate::store::StoreError;
-use crate::store::calls::BatchState;
 use crate::store::messages::{self, NewMessage, Role};
 
 /// Runs the turn's reads in the model's order, then stores the turn.
@@ -37,7 +36,7 @@ pub(crate) async fn run(
     let reads = judged.allowed(session_id);
     let endings = execute::send_unstored(inner, &reads, emit).await;
     let ended_at = inner.now();
-    let (message_id, stored, done) = inner.store.with_tx(|tx| {
+    let (message_id, ran) = inner.store.with_tx(|tx| {
         let message_id = messages::append(
             tx,
             &NewMessage {
@@ -51,20 +50,17 @@ pub(crate) async fn run(
             },
             proposed_at,
         )?;
-        let stored = batch::record(
+        let ran = batch::record_ran(
             tx,
-            judged.ran(),
+            judged,
+            endings,
             session_id,
             run_id,
             message_id,
             proposed_at,
+            ended_at,
         )?;
-        let mut done = Vec::with_capacity(endings.len());
-        for (read, ending) in stored.allowed.iter().zip(endings) {
-            done.push(execute::store_ending(tx, read, ending, ended_at)?);
-        }
-        batch::finalize(tx, &stored.batch, BatchState::Done, ended_at)?;
-        Ok::<_, StoreError>((message_id, stored, done))
+        Ok::<_, StoreError>((message_id, ran))
     })?;
     if !answer.text.is_empty() {
         emit(AgentEvent::AssistantMessage {
@@ -72,7 +68,7 @@ pub(crate) async fn run(
             text: answer.text.clone(),
         });
     }
-    for call in stored.rejected.iter().chain(&done) {
+    for call in ran.rejected.iter().chain(&ran.done) {
         emit(AgentEvent::ToolCallFinished {
             call: call_view(call),
         });

@@ -11,6 +11,7 @@ use crate::mcp::{ToolInfo, pin, qualified_name};
 use crate::policy::{ToolFacts, Trust};
 use crate::protocol::{AgentEvent, ErrorCode, ErrorInfo};
 use crate::store::StoreError;
+use crate::store::calls::CallSchema;
 use crate::ucp::binding::{GET_CHECKOUT, Operation};
 
 /// A tool offered to the model in this turn, with its facts.
@@ -19,18 +20,18 @@ pub(crate) struct KnownTool {
     pub info: ToolInfo,
     /// Worked out once, from the definition, its pin and the server's trust.
     pub facts: ToolFacts,
-    /// The input schema as JSON text: written once, stored with each call.
-    pub schema_text: Arc<str>,
+    /// The input schema as each call keeps it, worked out once.
+    pub schema: Arc<CallSchema>,
 }
 
 impl KnownTool {
     /// `changed`: the definition differs from its pin.
     pub(crate) fn new(info: ToolInfo, changed: bool) -> KnownTool {
-        let schema_text = info.input_schema.to_string().into();
+        let schema = Arc::new(CallSchema::of(&info.input_schema));
         KnownTool {
             facts: ToolFacts::of(&info, changed),
             info,
-            schema_text,
+            schema,
         }
     }
 }

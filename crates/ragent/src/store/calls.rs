@@ -1,6 +1,7 @@
 //! Batches (one model turn's calls, with the `reply_id` a card answers)
-//! and tool calls. A call's status changes only through [`move_call`],
-//! which asks the state machine and records the move in the history.
+//! and tool calls. A call's status changes only through [`move_call`]
+//! (or, for a read stored after it ran, [`insert_moved`]), which ask the
+//! state machine and record each move in the history.
 
 use std::sync::Arc;
 
@@ -72,9 +73,9 @@ pub struct NewCall {
     pub proposed_arguments: String,
     /// The parsed arguments, when they parsed.
     pub arguments: Option<Value>,
-    /// The tool's input schema as JSON text, written once per run and
-    /// shared by every call of the tool.
-    pub input_schema: Option<Arc<str>>,
+    /// The tool's input schema, worked out once per listing and shared
+    /// by every call of the tool.
+    pub schema: Option<Arc<CallSchema>>,
     pub destructive: bool,
     pub definition_changed: bool,
     /// [`crate::policy::ToolFacts::can_change`]: the call carries its id as
@@ -131,14 +132,38 @@ impl NewCall {
             structured_output: None,
             rejection: None,
             deny_reason: None,
-            labels_schema: self.labels_schema(),
+            labels_schema: self
+                .schema
+                .as_ref()
+                .and_then(|schema| schema.labels.as_ref())
+                .map(|(labels, _)| labels.clone()),
+        }
+    }
+}
+
+/// A tool's input schema as its calls keep it: the text a call is judged
+/// against, and the part that labels its arguments, as a value and as
+/// text. Worked out once per listing, not once per call.
+#[derive(Debug, PartialEq)]
+pub struct CallSchema {
+    text: String,
+    labels: Option<(Value, String)>,
+}
+
+impl CallSchema {
+    pub fn of(schema: &Value) -> CallSchema {
+        let labels = crate::argument_labels::labels_schema(schema).map(|labels| {
+            let text = labels.to_string();
+            (labels, text)
+        });
+        CallSchema {
+            text: schema.to_string(),
+            labels,
         }
     }
 
-    /// The input schema cut down to what labels the arguments.
-    fn labels_schema(&self) -> Option<Value> {
-        let schema: Value = serde_json::from_str(self.input_schema.as_deref()?).ok()?;
-        crate::argument_labels::labels_schema(&schema)
+    fn labels_text(&self) -> Option<&str> {
+        self.labels.as_ref().map(|(_, text)| text.as_str())
     }
 }
 
@@ -199,12 +224,45 @@ pub struct CallUpdate {
     pub deny_reason: Option<String>,
 }
 
+impl CallUpdate {
+    /// The structured output and the rejection as their columns hold them.
+    fn json_columns(&self) -> Result<(Option<String>, Option<String>), StoreError> {
+        let structured = self.structured_output.as_ref().map(Value::to_string);
+        let rejection = self
+            .rejection
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
+        Ok((structured, rejection))
+    }
+}
+
+/// Stores a batch and its calls, each `proposed`.
 pub fn insert_batch(
     conn: &Connection,
     batch: &BatchRecord,
     calls: &[NewCall],
     now: i64,
 ) -> Result<(), StoreError> {
+    insert_batch_row(conn, batch)?;
+    for (seq, call) in calls.iter().enumerate() {
+        insert_call_row(
+            conn,
+            batch,
+            seq,
+            call,
+            CallStatus::Proposed,
+            &CallUpdate::default(),
+            now,
+            now,
+        )?;
+        insert_history(conn, &call.id, None, CallStatus::Proposed, None, now)?;
+    }
+    Ok(())
+}
+
+/// Stores a batch without its calls (see [`insert_moved`]).
+pub fn insert_batch_row(conn: &Connection, batch: &BatchRecord) -> Result<(), StoreError> {
     conn.prepare_cached("INSERT INTO batches (reply_id, session_id, run_id, assistant_message_id, state, created_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?.execute(
         params![
@@ -217,44 +275,134 @@ pub fn insert_batch(
             batch.expires_at
         ],
     )?;
-    for (seq, call) in calls.iter().enumerate() {
-        let arguments = call.arguments.as_ref().map(Value::to_string);
-        let hash = call.arguments.as_ref().map(hash_json);
-        conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
-                 title, description, proposed_arguments, arguments, arguments_hash, input_schema,
-                 destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at, risk, labels_schema)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?22, ?23, ?24)")?.execute(
-            params![
-                call.id,
-                batch.session_id,
-                batch.reply_id,
-                i64::try_from(seq).unwrap_or(i64::MAX),
-                call.model_call_id,
-                call.qualified_name,
-                call.server,
-                call.tool,
-                call.title,
-                call.description,
-                call.proposed_arguments,
-                arguments,
-                hash,
-                call.input_schema.as_deref(),
-                call.destructive,
-                call.definition_changed,
-                call.can_change,
-                call.trusted,
-                call.declares_read_only,
-                call.preview_tool,
-                CallStatus::Proposed.as_str(),
-                now,
-                call.risk.as_str(),
-                call.labels_schema().map(|schema| schema.to_string())
-            ],
-        )?;
-        conn.prepare_cached("INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, NULL, ?2, NULL, ?3)")?.execute(
-            params![call.id, CallStatus::Proposed.as_str(), now],
-        )?;
+    Ok(())
+}
+
+/// Stores call `seq` of `batch`, proposed at `proposed_at`, as it stands
+/// after `moves` (each move's status and time): one row where its last
+/// move left it, and the history of every move, which the state machine
+/// must allow. For a read whose moves were made before it was stored (it
+/// ran first): the rows [`insert_batch`] and [`move_call`] would leave,
+/// written once.
+pub fn insert_moved(
+    conn: &Connection,
+    batch: &BatchRecord,
+    seq: usize,
+    call: &NewCall,
+    proposed_at: i64,
+    moves: &[(CallStatus, i64)],
+    update: &CallUpdate,
+) -> Result<CallRecord, StoreError> {
+    let mut status = CallStatus::Proposed;
+    for &(to, _) in moves {
+        status.transition(to)?;
+        status = to;
     }
+    if call.can_change && moves.iter().any(|&(to, _)| to == CallStatus::Running) {
+        return Err(StoreError::RunBeforeStoring(call.id.clone()));
+    }
+    let updated_at = moves.last().map_or(proposed_at, |&(_, at)| at);
+    insert_call_row(
+        conn,
+        batch,
+        seq,
+        call,
+        status,
+        update,
+        proposed_at,
+        updated_at,
+    )?;
+    let last = moves.len();
+    let note = |i: usize| (i == last).then_some(update.note.as_deref()).flatten();
+    insert_history(
+        conn,
+        &call.id,
+        None,
+        CallStatus::Proposed,
+        note(0),
+        proposed_at,
+    )?;
+    let mut from = CallStatus::Proposed;
+    for (i, &(to, at)) in moves.iter().enumerate() {
+        insert_history(conn, &call.id, Some(from), to, note(i + 1), at)?;
+        from = to;
+    }
+    let mut record = call.record(&batch.session_id, &batch.reply_id, seq, status);
+    if let Some(arguments) = &update.arguments {
+        record.arguments = Some(arguments.clone());
+        record.arguments_hash = Some(hash_json(arguments));
+    }
+    Ok(updated(record, update))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn insert_call_row(
+    conn: &Connection,
+    batch: &BatchRecord,
+    seq: usize,
+    call: &NewCall,
+    status: CallStatus,
+    update: &CallUpdate,
+    created_at: i64,
+    updated_at: i64,
+) -> Result<(), StoreError> {
+    let arguments = update.arguments.as_ref().or(call.arguments.as_ref());
+    let hash = arguments.map(hash_json);
+    let arguments = arguments.map(Value::to_string);
+    let (structured, rejection) = update.json_columns()?;
+    conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
+             title, description, proposed_arguments, arguments, arguments_hash, input_schema,
+             destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at, risk, labels_schema,
+             output, is_error, structured_output, rejection, approved_hash, deny_reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)")?.execute(
+        params![
+            call.id,
+            batch.session_id,
+            batch.reply_id,
+            i64::try_from(seq).unwrap_or(i64::MAX),
+            call.model_call_id,
+            call.qualified_name,
+            call.server,
+            call.tool,
+            call.title,
+            call.description,
+            call.proposed_arguments,
+            arguments,
+            hash,
+            call.schema.as_ref().map(|schema| schema.text.as_str()),
+            call.destructive,
+            call.definition_changed,
+            call.can_change,
+            call.trusted,
+            call.declares_read_only,
+            call.preview_tool,
+            status.as_str(),
+            created_at,
+            updated_at,
+            call.risk.as_str(),
+            call.schema.as_ref().and_then(|schema| schema.labels_text()),
+            update.output,
+            update.is_error.unwrap_or(false),
+            structured,
+            rejection,
+            update.approved_hash,
+            update.deny_reason
+        ],
+    )?;
+    Ok(())
+}
+
+fn insert_history(
+    conn: &Connection,
+    call_id: &str,
+    from: Option<CallStatus>,
+    to: CallStatus,
+    note: Option<&str>,
+    at: i64,
+) -> Result<(), StoreError> {
+    conn.prepare_cached("INSERT INTO tool_call_history (call_id, from_status, to_status, note, at) VALUES (?1, ?2, ?3, ?4, ?5)")?.execute(
+        params![call_id, from.map(CallStatus::as_str), to.as_str(), note, at],
+    )?;
     Ok(())
 }
 
@@ -280,12 +428,7 @@ pub fn move_call(
     }
     let arguments = update.arguments.as_ref().map(Value::to_string);
     let arguments_hash = update.arguments.as_ref().map(hash_json);
-    let structured = update.structured_output.as_ref().map(Value::to_string);
-    let rejection = update
-        .rejection
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()?;
+    let (structured, rejection) = update.json_columns()?;
     let moved = conn
         .prepare_cached(
             "UPDATE tool_calls SET status = ?2, updated_at = ?3,
@@ -328,6 +471,11 @@ pub fn move_call(
         record.arguments = Some(new_arguments.clone());
         record.arguments_hash = arguments_hash;
     }
+    Ok(updated(record, update))
+}
+
+/// `record` with what `update` sets besides its arguments.
+fn updated(mut record: CallRecord, update: &CallUpdate) -> CallRecord {
     if let Some(hash) = &update.approved_hash {
         record.approved_hash = Some(hash.clone());
     }
@@ -346,7 +494,7 @@ pub fn move_call(
     if let Some(reason) = &update.deny_reason {
         record.deny_reason = Some(reason.clone());
     }
-    Ok(record)
+    record
 }
 
 /// Calls with `$rest` (a filter) after the table: every column but the
@@ -623,7 +771,7 @@ mod tests {
             description: None,
             proposed_arguments: r#"{"orderNo":"1"}"#.into(),
             arguments: Some(json!({"orderNo": "1"})),
-            input_schema: Some(json!({"type": "object"}).to_string().into()),
+            schema: Some(Arc::new(CallSchema::of(&json!({"type": "object"})))),
             destructive: false,
             definition_changed: false,
             can_change: true,
@@ -795,6 +943,167 @@ mod tests {
         let failed = store.with_conn(|c| get_call(c, "c")).unwrap();
         assert_eq!(failed.output.as_deref(), Some("库存不足"));
         assert!(failed.is_error);
+    }
+
+    fn search(id: &str) -> NewCall {
+        NewCall {
+            id: id.into(),
+            qualified_name: "shop__search_product".into(),
+            tool: Some("search_product".into()),
+            title: Some("搜索商品".into()),
+            proposed_arguments: r#"{"keyword":"耳机"}"#.into(),
+            arguments: Some(json!({"keyword": "耳机"})),
+            schema: Some(Arc::new(CallSchema::of(&json!({
+                "type": "object",
+                "properties": {"keyword": {"type": "string", "title": "关键词", "maxLength": 50}}
+            })))),
+            can_change: false,
+            declares_read_only: true,
+            risk: CallRisk::Reads,
+            ..pay_order()
+        }
+    }
+
+    fn read_batch(reply_id: &str) -> BatchRecord {
+        BatchRecord {
+            reply_id: reply_id.into(),
+            session_id: "s".into(),
+            run_id: "run".into(),
+            assistant_message_id: 1,
+            state: BatchState::Done,
+            created_at: 1,
+            expires_at: 100,
+        }
+    }
+
+    #[test]
+    fn a_read_stored_after_it_ran_is_stored_as_its_moves_one_by_one_would_leave_it() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .with_tx(|tx| sessions::create(tx, "s", "t", 1))
+            .unwrap();
+        let ended = CallUpdate {
+            output: Some("找到 3 件商品".into()),
+            is_error: Some(false),
+            structured_output: Some(json!({"matched": 3})),
+            ..CallUpdate::default()
+        };
+        let moves = [
+            (CallStatus::Allowed, 1),
+            (CallStatus::Running, 2),
+            (CallStatus::Succeeded, 2),
+        ];
+        let at_once = store
+            .with_tx(|tx| {
+                insert_batch_row(tx, &read_batch("at-once"))?;
+                insert_moved(
+                    tx,
+                    &read_batch("at-once"),
+                    0,
+                    &search("a"),
+                    1,
+                    &moves,
+                    &ended,
+                )
+            })
+            .unwrap();
+        let one_by_one = store
+            .with_tx(|tx| {
+                insert_batch(tx, &read_batch("one-by-one"), &[search("b")], 1)?;
+                let mut call = get_call(tx, "b")?;
+                for (to, at) in moves {
+                    let update = if to == CallStatus::Succeeded {
+                        &ended
+                    } else {
+                        &CallUpdate::default()
+                    };
+                    call = move_call(tx, call, to, update, at)?;
+                }
+                Ok::<_, StoreError>(call)
+            })
+            .unwrap();
+
+        let stored = store.with_conn(|c| get_call(c, "a")).unwrap();
+        assert_eq!(at_once, stored, "the record returned is the row as stored");
+        let like = |call: CallRecord| CallRecord {
+            id: String::new(),
+            reply_id: String::new(),
+            ..call
+        };
+        assert_eq!(
+            like(stored),
+            like(store.with_conn(|c| get_call(c, "b")).unwrap())
+        );
+        assert_eq!(like(at_once), like(one_by_one));
+        assert_eq!(
+            store.with_conn(|c| history(c, "a")).unwrap(),
+            store.with_conn(|c| history(c, "b")).unwrap()
+        );
+        assert_eq!(
+            store.with_conn(|c| input_schema(c, "a")).unwrap(),
+            store.with_conn(|c| input_schema(c, "b")).unwrap()
+        );
+        assert_eq!(
+            stored_labels(&store, "a"),
+            Some(
+                json!({"type": "object", "properties": {"keyword": {"type": "string", "title": "关键词"}}})
+            )
+        );
+    }
+
+    fn stored_labels(store: &Store, call_id: &str) -> Option<Value> {
+        store
+            .with_conn(|c| get_call(c, call_id))
+            .unwrap()
+            .labels_schema
+    }
+
+    #[test]
+    fn only_a_read_allowed_without_asking_is_stored_after_it_ran() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .with_tx(|tx| sessions::create(tx, "s", "t", 1))
+            .unwrap();
+        let ran = [
+            (CallStatus::Allowed, 1),
+            (CallStatus::Running, 2),
+            (CallStatus::Succeeded, 2),
+        ];
+        let write = store.with_tx(|tx| {
+            insert_batch_row(tx, &read_batch("w"))?;
+            insert_moved(
+                tx,
+                &read_batch("w"),
+                0,
+                &pay_order(),
+                1,
+                &ran,
+                &CallUpdate::default(),
+            )
+        });
+        assert!(
+            matches!(write, Err(StoreError::RunBeforeStoring(_))),
+            "{write:?}"
+        );
+        let skipped_approval = [(CallStatus::Running, 1)];
+        let illegal = store.with_tx(|tx| {
+            insert_batch_row(tx, &read_batch("i"))?;
+            insert_moved(
+                tx,
+                &read_batch("i"),
+                0,
+                &search("i"),
+                1,
+                &skipped_approval,
+                &CallUpdate::default(),
+            )
+        });
+        assert!(
+            matches!(illegal, Err(StoreError::Transition(_))),
+            "{illegal:?}"
+        );
+        let calls = store.with_conn(|c| calls_of_session(c, "s")).unwrap();
+        assert_eq!(calls, vec![], "neither was stored");
     }
 
     #[test]

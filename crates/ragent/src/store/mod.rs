@@ -59,6 +59,11 @@ pub enum StoreError {
     /// that commits with a full sync (see [`Store::with_durable_tx`]).
     #[error("call {0} changes state in a transaction that would not survive a power loss")]
     NotDurable(String),
+    /// A call offered to the store as already run that had to be stored
+    /// first: a write (its `running` move is stored before it is sent) or
+    /// one that waits for the user.
+    #[error("call {0} is not a read allowed without asking: it cannot run before it is stored")]
+    RunBeforeStoring(String),
 }
 
 impl StoreError {
