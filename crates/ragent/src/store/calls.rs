@@ -142,10 +142,12 @@ impl NewCall {
 }
 
 /// A tool's input schema as its calls keep it: the text a call is judged
-/// against, and the part that labels its arguments, as a value and as
-/// text. Worked out once per listing, not once per call.
+/// against, the part that labels its arguments (as a value and as text),
+/// and the hash that names both in `tool_schemas`. Worked out once per
+/// listing, not once per call.
 #[derive(Debug, PartialEq)]
 pub struct CallSchema {
+    hash: String,
     text: String,
     labels: Option<(Value, String)>,
 }
@@ -157,9 +159,20 @@ impl CallSchema {
             (labels, text)
         });
         CallSchema {
+            hash: hash_json(schema),
             text: schema.to_string(),
             labels,
         }
+    }
+
+    /// Stores the schema under its hash, once for every call of the tool.
+    fn keep(&self, conn: &Connection) -> Result<(), StoreError> {
+        conn.prepare_cached(
+            "INSERT INTO tool_schemas (hash, input_schema, labels_schema) VALUES (?1, ?2, ?3)
+             ON CONFLICT (hash) DO NOTHING",
+        )?
+        .execute(params![self.hash, self.text, self.labels_text()])?;
+        Ok(())
     }
 
     fn labels_text(&self) -> Option<&str> {
@@ -350,11 +363,14 @@ fn insert_call_row(
     let hash = arguments.map(hash_json);
     let arguments = arguments.map(Value::to_string);
     let (structured, rejection) = update.json_columns()?;
+    if let Some(schema) = &call.schema {
+        schema.keep(conn)?;
+    }
     conn.prepare_cached("INSERT INTO tool_calls (id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool,
-             title, description, proposed_arguments, arguments, arguments_hash, input_schema,
-             destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at, risk, labels_schema,
+             title, description, proposed_arguments, arguments, arguments_hash, schema_hash,
+             destructive, definition_changed, can_change, trusted, declares_read_only, preview_tool, status, created_at, updated_at, risk,
              output, is_error, structured_output, rejection, approved_hash, deny_reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)")?.execute(
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)")?.execute(
         params![
             call.id,
             batch.session_id,
@@ -369,7 +385,7 @@ fn insert_call_row(
             call.proposed_arguments,
             arguments,
             hash,
-            call.schema.as_ref().map(|schema| schema.text.as_str()),
+            call.schema.as_ref().map(|schema| schema.hash.as_str()),
             call.destructive,
             call.definition_changed,
             call.can_change,
@@ -380,7 +396,6 @@ fn insert_call_row(
             created_at,
             updated_at,
             call.risk.as_str(),
-            call.schema.as_ref().and_then(|schema| schema.labels_text()),
             update.output,
             update.is_error.unwrap_or(false),
             structured,
@@ -506,7 +521,9 @@ macro_rules! select_calls {
             "SELECT id, session_id, reply_id, seq, model_call_id, qualified_name, server, tool, title,
                  description, proposed_arguments, arguments, arguments_hash, approved_hash, destructive,
                  definition_changed, can_change, status, output, is_error, trusted, declares_read_only,
-                 preview_tool, preview, structured_output, rejection, deny_reason, risk, labels_schema
+                 preview_tool, preview, structured_output, rejection, deny_reason, risk,
+                 coalesce(labels_schema,
+                          (SELECT labels_schema FROM tool_schemas WHERE hash = schema_hash))
              FROM tool_calls ",
             $rest,
             " ORDER BY created_at, reply_id, seq"
@@ -614,7 +631,11 @@ pub fn set_preview(
 /// The input schema the call was judged against, as its tool listed it.
 pub fn input_schema(conn: &Connection, call_id: &str) -> Result<Option<Value>, StoreError> {
     let text: Option<String> = conn
-        .prepare_cached("SELECT input_schema FROM tool_calls WHERE id = ?1")?
+        .prepare_cached(
+            "SELECT coalesce(input_schema,
+                             (SELECT input_schema FROM tool_schemas WHERE hash = schema_hash))
+             FROM tool_calls WHERE id = ?1",
+        )?
         .query_row(params![call_id], |row| row.get(0))
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("tool call {call_id}")))?;
@@ -1049,6 +1070,58 @@ mod tests {
                 json!({"type": "object", "properties": {"keyword": {"type": "string", "title": "关键词"}}})
             )
         );
+    }
+
+    #[test]
+    fn a_tools_schema_is_kept_once_however_many_calls_name_it() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .with_tx(|tx| sessions::create(tx, "s", "t", 1))
+            .unwrap();
+        let (first, second) = (search("a"), search("b"));
+        store
+            .with_tx(|tx| insert_batch(tx, &read_batch("r"), &[first, second], 1))
+            .unwrap();
+        let (schemas, copies): (i64, i64) = store
+            .with_conn(|c| {
+                Ok::<_, StoreError>(c.query_row(
+                    "SELECT (SELECT count(*) FROM tool_schemas),
+                            (SELECT count(*) FROM tool_calls WHERE input_schema IS NOT NULL OR labels_schema IS NOT NULL)",
+                    [],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )?)
+            })
+            .unwrap();
+        assert_eq!((schemas, copies), (1, 0));
+        let schema = store.with_conn(|c| input_schema(c, "b")).unwrap();
+        assert_eq!(
+            schema
+                .as_ref()
+                .and_then(|s| s.pointer("/properties/keyword/maxLength")),
+            Some(&json!(50))
+        );
+        assert_eq!(stored_labels(&store, "a"), stored_labels(&store, "b"));
+    }
+
+    #[test]
+    fn a_call_stored_with_its_own_copy_of_the_schema_reads_as_before() {
+        let store = store_with_batch();
+        store
+            .with_conn(|c| {
+                c.execute(
+                    "UPDATE tool_calls SET schema_hash = NULL,
+                         input_schema = '{\"type\":\"object\",\"title\":\"旧\"}',
+                         labels_schema = '{\"title\":\"旧\"}'",
+                    [],
+                )?;
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        assert_eq!(
+            store.with_conn(|c| input_schema(c, "c")).unwrap(),
+            Some(json!({"type": "object", "title": "旧"}))
+        );
+        assert_eq!(stored_labels(&store, "c"), Some(json!({"title": "旧"})));
     }
 
     fn stored_labels(store: &Store, call_id: &str) -> Option<Value> {

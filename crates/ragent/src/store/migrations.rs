@@ -220,6 +220,17 @@ CREATE TABLE mandates (
 CREATE INDEX mandates_by_session ON mandates(session_id);
 "#,
     },
+    Migration {
+        description: "a tool's input schema and what labels its arguments, kept once by their hash and named by each call, not copied into every call's row; calls stored before it keep their own copy",
+        sql: r#"
+CREATE TABLE tool_schemas (
+    hash           TEXT PRIMARY KEY,
+    input_schema   TEXT NOT NULL,
+    labels_schema  TEXT
+) WITHOUT ROWID;
+ALTER TABLE tool_calls ADD COLUMN schema_hash TEXT REFERENCES tool_schemas(hash);
+"#,
+    },
 ];
 
 /// The schema version this build writes.
