@@ -155,6 +155,18 @@ fn rows_for(label: &str, f: &Figures, notes: &str) -> Vec<Row> {
             f.own.median <= TARGET,
             "the same rounds without the shop's time: what the agent itself spends",
         ),
+        Row::judged(
+            format!("{label}: agent's own cost against the MCP call it makes"),
+            format!(
+                "{:.2}x ({} vs {})",
+                f.own.median.as_secs_f64() / f.tool.median.as_secs_f64().max(1e-9),
+                ms(f.own.median),
+                ms(f.tool.median)
+            ),
+            "<= 1x",
+            f.own.median <= f.tool.median,
+            "medians; a round of trusted reads should cost the agent no more than the read itself",
+        ),
         Row::info(
             format!("{label}: wall per round"),
             f.wall.median_p95(),
