@@ -340,11 +340,7 @@ pub fn insert_moved(
         insert_history(conn, &call.id, Some(from), to, note(i + 1), at)?;
         from = to;
     }
-    let mut record = call.record(&batch.session_id, &batch.reply_id, seq, status);
-    if let Some(arguments) = &update.arguments {
-        record.arguments = Some(arguments.clone());
-        record.arguments_hash = Some(hash_json(arguments));
-    }
+    let record = call.record(&batch.session_id, &batch.reply_id, seq, status);
     Ok(updated(record, update))
 }
 
@@ -482,15 +478,15 @@ pub fn move_call(
     )?;
     // The row now holds what `record` becomes here; no need to read it again.
     record.status = to;
-    if let Some(new_arguments) = &update.arguments {
-        record.arguments = Some(new_arguments.clone());
-        record.arguments_hash = arguments_hash;
-    }
     Ok(updated(record, update))
 }
 
-/// `record` with what `update` sets besides its arguments.
+/// `record` with what `update` sets.
 fn updated(mut record: CallRecord, update: &CallUpdate) -> CallRecord {
+    if let Some(arguments) = &update.arguments {
+        record.arguments = Some(arguments.clone());
+        record.arguments_hash = Some(hash_json(arguments));
+    }
     if let Some(hash) = &update.approved_hash {
         record.approved_hash = Some(hash.clone());
     }
@@ -866,6 +862,14 @@ mod tests {
             .unwrap();
     }
 
+    fn store_with_session() -> Store {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .with_tx(|tx| sessions::create(tx, "s", "t", 1))
+            .unwrap();
+        store
+    }
+
     fn store_with_batch() -> Store {
         let store = Store::open_in_memory().unwrap();
         store
@@ -999,10 +1003,7 @@ mod tests {
 
     #[test]
     fn a_read_stored_after_it_ran_is_stored_as_its_moves_one_by_one_would_leave_it() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .with_tx(|tx| sessions::create(tx, "s", "t", 1))
-            .unwrap();
+        let store = store_with_session();
         let ended = CallUpdate {
             output: Some("找到 3 件商品".into()),
             is_error: Some(false),
@@ -1074,10 +1075,7 @@ mod tests {
 
     #[test]
     fn a_tools_schema_is_kept_once_however_many_calls_name_it() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .with_tx(|tx| sessions::create(tx, "s", "t", 1))
-            .unwrap();
+        let store = store_with_session();
         let (first, second) = (search("a"), search("b"));
         store
             .with_tx(|tx| insert_batch(tx, &read_batch("r"), &[first, second], 1))
@@ -1133,10 +1131,7 @@ mod tests {
 
     #[test]
     fn only_a_read_allowed_without_asking_is_stored_after_it_ran() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .with_tx(|tx| sessions::create(tx, "s", "t", 1))
-            .unwrap();
+        let store = store_with_session();
         let ran = [
             (CallStatus::Allowed, 1),
             (CallStatus::Running, 2),
