@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 use test_support::balancer::Balancer;
 use test_support::oauth::AuthServer;
 use test_support::ports::HeldPort;
+use test_support::postgres::Database;
 use test_support::shop_process::{Instance, start_instance};
 
 use crate::BenchError;
@@ -236,7 +237,7 @@ fn pid_of(instance: &Instance) -> u32 {
 
 /// The stack's databases, seeded: the shop's own demo data, then the load
 /// users made by `bitselect-mcp seed-users`.
-fn seeded_database(binary: &Path, shoppers: usize) -> Result<String, BenchError> {
+fn seeded_database(binary: &Path, shoppers: usize) -> Result<Database, BenchError> {
     let cluster = test_support::postgres::cluster();
     let mut seeding = Ok(());
     let database = cluster.seeded_database(|url| {
@@ -264,7 +265,7 @@ fn seeded_database(binary: &Path, shoppers: usize) -> Result<String, BenchError>
             String::from_utf8_lossy(&output.stderr)
         )));
     }
-    Ok(url)
+    Ok(database)
 }
 
 async fn run_configs(
@@ -606,7 +607,9 @@ pub fn run(options: &Options, runtime: &tokio::runtime::Runtime) -> Result<Part,
         search_repeats: options.search_repeats,
     };
     let binary = shop_binary()?;
-    let database_url = seeded_database(&binary, options.shoppers)?;
+    // Dropped, and the database with it, when the part is done.
+    let database = seeded_database(&binary, options.shoppers)?;
+    let database_url = test_support::postgres::cluster().url(&database);
 
     let mut rows = Vec::new();
     let sqlite_dir = tempfile::tempdir().map_err(|e| BenchError::io(Path::new("temp dir"), e))?;

@@ -32,7 +32,11 @@ async fn postgres_restarted_under_load_fails_calls_cleanly_and_each_order_sent_a
  {
     let mut stack = Stack::start(2, STOCK).await;
     let (lb, pg) = (stack.lb, cluster());
-    let (auth, resource, database) = (&stack.auth, stack.resource.clone(), stack.database.clone());
+    let (auth, resource, database) = (
+        &stack.auth,
+        stack.resource.clone(),
+        stack.database.to_string(),
+    );
     let instance_pids: Vec<Option<u32>> = stack.instances.iter().map(|i| i.pid()).collect();
 
     let mut tokens = BTreeMap::new();

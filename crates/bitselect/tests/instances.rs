@@ -38,7 +38,7 @@ async fn fifty_shoppers_over_three_instances_buy_exactly_the_five_in_stock_thoug
  {
     // The whole stack lives as long as `stack`.
     let mut stack = Stack::start(3, STOCK).await;
-    let (database, lb, resource) = (stack.database.clone(), stack.lb, stack.resource.clone());
+    let (database, lb, resource) = (stack.database.to_string(), stack.lb, stack.resource.clone());
     let (auth, instances) = (&stack.auth, &mut stack.instances);
     let pg = cluster();
 

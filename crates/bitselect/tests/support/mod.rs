@@ -43,8 +43,9 @@ pub struct TestShop {
     pub clock: Arc<FixedClock>,
     /// Keeps the directory alive for the test's duration.
     pub dir: TempDir,
-    /// The PostgreSQL database the shop is in; `None`: SQLite in `dir`.
-    pub database: Option<String>,
+    /// The PostgreSQL database the shop is in, dropped with it; `None`:
+    /// SQLite in `dir`.
+    pub database: Option<postgres::Database>,
 }
 
 /// The stores the domain tests run on.

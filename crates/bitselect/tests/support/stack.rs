@@ -10,12 +10,12 @@ use test_support::ports::HeldPort;
 
 use super::IPHONE_17;
 use super::oauth::AuthServer;
-use super::postgres::{cluster, seeded_database};
+use super::postgres::{Database, cluster, seeded_database};
 use super::shop_process::{Instance, start_instance};
 
 pub struct Stack {
-    /// The database's name in [`cluster`].
-    pub database: String,
+    /// The database in [`cluster`], dropped with the stack.
+    pub database: Database,
     /// HAProxy's address, where shoppers connect.
     pub lb: SocketAddr,
     /// The MCP endpoint's URL through the balancer: the tokens' audience.
