@@ -169,6 +169,13 @@ impl Cluster {
 
     /// Runs SQL on `database` through psql; panics if it fails.
     pub fn psql(&self, database: &str, sql: &str) -> String {
+        self.try_psql(database, sql)
+            .unwrap_or_else(|error| panic!("psql {sql:?}: {error}"))
+    }
+
+    /// Runs SQL on `database` through psql: what it printed, or why it
+    /// failed.
+    fn try_psql(&self, database: &str, sql: &str) -> Result<String, String> {
         let output = Command::new(self.bin.join("psql"))
             .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1"])
             .arg("-d")
@@ -176,13 +183,11 @@ impl Cluster {
             .arg("-c")
             .arg(sql)
             .output()
-            .expect("run psql");
-        assert!(
-            output.status.success(),
-            "psql {sql:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+            .map_err(|error| format!("cannot run psql: {error}"))?;
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     }
 
     /// A new, empty database.
@@ -271,23 +276,9 @@ impl Drop for Database {
         // FORCE ends the sessions a test's shop still holds open. A drop
         // that fails leaves only disk space, taken back when the binary
         // exits, so it is said and not raised (this may run in a panic).
-        let dropped = Command::new(self.cluster.bin.join("psql"))
-            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d"])
-            .arg(self.cluster.url("postgres"))
-            .arg("-c")
-            .arg(format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ))
-            .output();
-        match dropped {
-            Ok(output) if output.status.success() => {}
-            Ok(output) => eprintln!(
-                "database {} not dropped: {}",
-                self.name,
-                String::from_utf8_lossy(&output.stderr).trim()
-            ),
-            Err(error) => eprintln!("database {} not dropped: {error}", self.name),
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        if let Err(error) = self.cluster.try_psql("postgres", &sql) {
+            eprintln!("database {} not dropped: {}", self.name, error.trim());
         }
     }
 }
