@@ -54,6 +54,43 @@ describe("the window", () => {
     app.stop();
   });
 
+  it("asks for its settings, restored databases and events together, and lists sessions once subscribed", async () => {
+    let answerSettings = (): void => {};
+    const settingsHeld = new Promise<void>((resolve) => (answerSettings = resolve));
+    const getSettings = api.getSettings.bind(api);
+    api.getSettings = async () => {
+      await settingsHeld;
+      return getSettings();
+    };
+    let subscribed = false;
+    const onAgentEvent = api.onAgentEvent.bind(api);
+    api.onAgentEvent = async (handler) => {
+      const unlisten = await onAgentEvent(handler);
+      subscribed = true;
+      return unlisten;
+    };
+    const listSessions = api.listSessions.bind(api);
+    let subscribedWhenListed: boolean | null = null;
+    api.listSessions = async () => {
+      subscribedWhenListed ??= subscribed;
+      return listSessions();
+    };
+    root = document.createElement("div");
+    document.body.replaceChildren(root);
+    app = new App({ api, root, systemLanguage });
+    const started = app.start();
+    await settle();
+    // The settings are still on their way; the other two answered meanwhile.
+    expect(api.of("databases_restored")).toHaveLength(1);
+    expect(subscribed).toBe(true);
+    expect(api.of("list_sessions")).toEqual([]);
+    answerSettings();
+    await started;
+    expect(subscribedWhenListed).toBe(true);
+    expect(api.of("open_session")).toEqual([["s1"]]);
+    app.stop();
+  });
+
   it("marks the first frame the chat can be used in, once, even while the model check waits", async () => {
     performance.clearMarks();
     api.checkModel = () => new Promise(() => {});

@@ -52,15 +52,23 @@ export class App {
    */
   async start(): Promise<void> {
     const { api } = this.deps;
-    const settings = await api.getSettings().catch(() => null);
+    // Asked together: none needs another's answer, and the first answers
+    // wait on the page's first layout anyway. The events go to whichever
+    // view the answers leave (`onEvent` reads `this.chat` when it runs),
+    // and sessions are listed only once subscribed, so none is missed.
+    const [settings, restored, subscribed] = await Promise.all([
+      api.getSettings().catch(() => null),
+      api.databasesRestored().catch((): DatabaseRestored[] => []),
+      api.onAgentEvent((envelope) => this.onEvent(envelope)).then(
+        (unlisten) => ({ unlisten }),
+        (error: unknown) => ({ error }),
+      ),
+    ]);
     if (settings) this.applyAppearance(settings.appearance);
-    this.restored = await api.databasesRestored().catch(() => []);
+    this.restored = restored;
     if (this.restored.length > 0) this.build();
-    try {
-      this.unlisten = await api.onAgentEvent((envelope) => this.onEvent(envelope));
-    } catch (error) {
-      this.chat.showError(error);
-    }
+    if ("unlisten" in subscribed) this.unlisten = subscribed.unlisten;
+    else this.chat.showError(subscribed.error);
     await this.sidebar.refresh();
     const latest = this.sidebar.all[0];
     if (latest) await this.open(latest);
