@@ -182,6 +182,16 @@ async fn sigterm_stops_an_instance_cleanly_after_answering() {
             .any(|line| line.contains("shutting down") && line.contains("SIGTERM")),
         "{said:?}"
     );
+    // One line for the call, the shop's own; the MCP library's
+    // per-request lines (a session made and ended for every stateless
+    // request) stay out of a merchant's log unless asked for.
+    let calls: Vec<&String> = said
+        .iter()
+        .filter(|line| line.contains("tool call"))
+        .collect();
+    assert_eq!(calls.len(), 1, "{said:?}");
+    assert!(calls[0].contains("update_cart_item"), "{said:?}");
+    assert!(!said.iter().any(|line| line.contains("rmcp")), "{said:?}");
 }
 
 #[test]

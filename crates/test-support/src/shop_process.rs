@@ -67,6 +67,9 @@ async fn spawn_shop_holding(
 }
 
 async fn spawn(binary: &Path, mut command: Command) -> (Child, SocketAddr, StderrLines) {
+    // Logs as a merchant's instance logs them, whatever the test's own
+    // environment asks: tests read its lines.
+    command.env_remove("RUST_LOG");
     let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
