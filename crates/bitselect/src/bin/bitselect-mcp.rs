@@ -47,8 +47,8 @@ fn main() -> ExitCode {
 
 /// What is logged unless `RUST_LOG` says otherwise: the shop's own lines
 /// (one per call) and only the MCP library's warnings. At info the library
-/// logs three lines for every stateless HTTP request, one with the client's
-/// whole handshake, and formatting them cost more than the call's own line.
+/// logs three more lines for every stateless HTTP request, one of them the
+/// client's whole handshake: noise beside the call's own line.
 const DEFAULT_LOGS: &str = "info,rmcp=warn";
 
 fn init_logs() {
