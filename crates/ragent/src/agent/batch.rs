@@ -191,24 +191,31 @@ pub(crate) fn finalize(
     calls::set_batch_state(conn, &batch.reply_id, state)
 }
 
+/// What the model is told of `call` once its batch closes.
+pub(crate) fn result_content(call: &CallRecord) -> String {
+    let content = call
+        .output
+        .clone()
+        .unwrap_or_else(|| results::call_failed("没有记录结果"));
+    match edited_by_user(call) {
+        Some((proposed, sent)) => results::edited_by_user(&proposed, sent, &content),
+        None => content,
+    }
+}
+
 /// Appends the results of `calls`, the batch's calls in the model's order.
-fn append_results(
+fn append_results<C: std::borrow::Borrow<CallRecord>>(
     conn: &Connection,
     batch: &BatchRecord,
-    calls: &[CallRecord],
+    calls: &[C],
     now: i64,
 ) -> Result<(), StoreError> {
     for call in calls {
+        let call = call.borrow();
         if !call.status.is_final() {
             tracing::error!(call = %call.id, status = %call.status, "closing a batch with an unfinished call");
         }
-        let mut content = call
-            .output
-            .clone()
-            .unwrap_or_else(|| results::call_failed("没有记录结果"));
-        if let Some((proposed, sent)) = edited_by_user(call) {
-            content = results::edited_by_user(&proposed, sent, &content);
-        }
+        let content = result_content(call);
         messages::append(
             conn,
             &NewMessage {
@@ -226,87 +233,149 @@ fn append_results(
     Ok(())
 }
 
-/// A batch stored after its calls ran, closed.
-pub(crate) struct RanBatch {
-    /// Calls refused before anyone was asked.
-    pub rejected: Vec<CallRecord>,
-    /// Calls that ran, as they ended.
-    pub done: Vec<CallRecord>,
-}
-
-/// Stores a turn whose calls already ran (trusted reads, the rest refused
-/// before anyone was asked) as the closed batch of the assistant message
-/// `message_id`, inside the caller's transaction: each call as its moves
-/// left it (proposed and judged at `proposed_at`, ran and ended at
-/// `ended_at`), then their results in the model's order. `endings`: one
-/// for each allowed call, in order.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn record_ran(
-    tx: &Connection,
-    judged: JudgedBatch,
-    endings: Vec<Ending>,
-    session_id: &str,
-    run_id: &str,
-    message_id: i64,
+/// A turn whose calls already ran (trusted reads, the rest refused before
+/// anyone was asked), held as it will be stored: each call as its moves
+/// leave it (proposed and judged at `proposed_at`, ran and ended at
+/// `ended_at`). Held first so that the next request can be built from it
+/// while it is written ([`crate::agent::reads_first`]).
+pub(crate) struct RanTurn {
+    reply_id: String,
+    expiry_ms: i64,
+    session_id: String,
+    run_id: String,
     proposed_at: i64,
     ended_at: i64,
-) -> Result<RanBatch, StoreError> {
-    let batch = BatchRecord {
-        reply_id: judged.reply_id,
-        session_id: session_id.to_string(),
-        run_id: run_id.to_string(),
-        assistant_message_id: message_id,
-        state: BatchState::Done,
-        created_at: proposed_at,
-        expires_at: proposed_at.saturating_add(judged.expiry_ms),
-    };
-    calls::insert_batch_row(tx, &batch)?;
-    let mut endings = endings.into_iter();
-    let mut stored = Vec::with_capacity(judged.calls.len());
-    for (seq, (call, first_move)) in judged.calls.iter().zip(judged.first_moves).enumerate() {
-        let (record, audit) = match first_move {
-            FirstMove::Allow(decision) => {
-                let ending = endings.next().ok_or_else(|| {
-                    StoreError::NotFound(format!("the ending of call {}", call.id))
-                })?;
-                let moves = [
-                    (CallStatus::Allowed, proposed_at),
-                    (CallStatus::Running, ended_at),
-                    (ending.status, ended_at),
-                ];
-                let update = CallUpdate {
-                    output: Some(ending.output),
-                    is_error: Some(ending.is_error),
-                    structured_output: ending.structured,
-                    ..CallUpdate::default()
-                };
-                let record =
-                    calls::insert_moved(tx, &batch, seq, call, proposed_at, &moves, &update)?;
-                (record, Some(decision))
-            }
-            FirstMove::Reject {
-                output,
+    calls: Vec<RanCall>,
+}
+
+/// One call of a [`RanTurn`].
+struct RanCall {
+    call: calls::NewCall,
+    moves: Vec<(CallStatus, i64)>,
+    update: CallUpdate,
+    audit: Option<AuditDecision>,
+    /// The call as it will be stored.
+    record: CallRecord,
+}
+
+impl RanTurn {
+    /// The turn `judged`, whose allowed calls ended as `endings` (one for
+    /// each, in order).
+    pub(crate) fn new(
+        judged: JudgedBatch,
+        endings: Vec<Ending>,
+        session_id: &str,
+        run_id: &str,
+        proposed_at: i64,
+        ended_at: i64,
+    ) -> Result<RanTurn, StoreError> {
+        let mut endings = endings.into_iter();
+        let mut calls = Vec::with_capacity(judged.calls.len());
+        for (seq, (call, first_move)) in
+            judged.calls.into_iter().zip(judged.first_moves).enumerate()
+        {
+            let (moves, update, audit) = match first_move {
+                FirstMove::Allow(decision) => {
+                    let ending = endings.next().ok_or_else(|| {
+                        StoreError::NotFound(format!("the ending of call {}", call.id))
+                    })?;
+                    let moves = vec![
+                        (CallStatus::Allowed, proposed_at),
+                        (CallStatus::Running, ended_at),
+                        (ending.status, ended_at),
+                    ];
+                    let update = CallUpdate {
+                        output: Some(ending.output),
+                        is_error: Some(ending.is_error),
+                        structured_output: ending.structured,
+                        ..CallUpdate::default()
+                    };
+                    (moves, update, Some(decision))
+                }
+                FirstMove::Reject {
+                    output,
+                    audit,
+                    rejection,
+                } => (
+                    vec![(CallStatus::Rejected, proposed_at)],
+                    refused(output, rejection),
+                    audit,
+                ),
+                FirstMove::Ask => return Err(StoreError::RunBeforeStoring(call.id.clone())),
+            };
+            let status = calls::moved_status(&moves)?;
+            let record =
+                calls::moved_record(session_id, &judged.reply_id, seq, &call, status, &update);
+            calls.push(RanCall {
+                call,
+                moves,
+                update,
                 audit,
-                rejection,
-            } => {
-                let update = refused(output, rejection);
-                let moves = [(CallStatus::Rejected, proposed_at)];
-                let record =
-                    calls::insert_moved(tx, &batch, seq, call, proposed_at, &moves, &update)?;
-                (record, audit)
-            }
-            FirstMove::Ask => return Err(StoreError::RunBeforeStoring(call.id.clone())),
-        };
-        if let Some(decision) = audit {
-            record_audit(tx, &record, decision, None, proposed_at)?;
+                record,
+            });
         }
-        stored.push(record);
+        Ok(RanTurn {
+            reply_id: judged.reply_id,
+            expiry_ms: judged.expiry_ms,
+            session_id: session_id.to_string(),
+            run_id: run_id.to_string(),
+            proposed_at,
+            ended_at,
+            calls,
+        })
     }
-    append_results(tx, &batch, &stored, ended_at)?;
-    let (rejected, done) = stored
-        .into_iter()
-        .partition(|call| call.status == CallStatus::Rejected);
-    Ok(RanBatch { rejected, done })
+
+    /// Each call as it will be stored, in the model's order.
+    pub(crate) fn calls(&self) -> impl Iterator<Item = &CallRecord> {
+        self.calls.iter().map(|ran| &ran.record)
+    }
+
+    /// Stores the turn as the closed batch of the assistant message
+    /// `message_id`, inside the caller's transaction: each call as its
+    /// moves left it, then their results in the model's order.
+    pub(crate) fn write(&self, tx: &Connection, message_id: i64) -> Result<(), StoreError> {
+        let batch = BatchRecord {
+            reply_id: self.reply_id.clone(),
+            session_id: self.session_id.clone(),
+            run_id: self.run_id.clone(),
+            assistant_message_id: message_id,
+            state: BatchState::Done,
+            created_at: self.proposed_at,
+            expires_at: self.proposed_at.saturating_add(self.expiry_ms),
+        };
+        calls::insert_batch_row(tx, &batch)?;
+        for (seq, ran) in self.calls.iter().enumerate() {
+            calls::insert_moved(
+                tx,
+                &batch,
+                seq,
+                &ran.call,
+                self.proposed_at,
+                &ran.moves,
+                &ran.update,
+            )?;
+            if let Some(decision) = ran.audit {
+                record_audit(tx, &ran.record, decision, None, self.proposed_at)?;
+            }
+        }
+        let records: Vec<&CallRecord> = self.calls().collect();
+        append_results(tx, &batch, &records, self.ended_at)
+    }
+
+    /// What the page is told once the turn is stored: the calls refused,
+    /// then the calls that ran.
+    pub(crate) fn finished_events(&self) -> Vec<AgentEvent> {
+        let (rejected, done): (Vec<&CallRecord>, Vec<&CallRecord>) = self
+            .calls()
+            .partition(|call| call.status == CallStatus::Rejected);
+        rejected
+            .into_iter()
+            .chain(done)
+            .map(|call| AgentEvent::ToolCallFinished {
+                call: call_view(call),
+            })
+            .collect()
+    }
 }
 
 /// Closes a pending batch whose calls will never run: every waiting call

@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::context::Windows;
+use crate::agent::events::Events;
 use crate::agent::held_inputs::LiveInputs;
 use crate::agent::sign_ins::SignIns;
 use crate::clock::Clock;
@@ -48,7 +48,8 @@ pub(crate) struct Inner {
     pub store: Arc<Store>,
     pub secrets: Arc<dyn SecretStore>,
     pub clock: Arc<dyn Clock>,
-    pub events: broadcast::Sender<EventEnvelope>,
+    /// Sent in order: a read turn being stored holds its session's later events.
+    pub events: Arc<Events>,
     pub tools: Arc<dyn ToolSource>,
     pub builtin: Vec<ServerEntry>,
     pub online_shop: Option<String>,
@@ -79,8 +80,7 @@ impl Inner {
     }
 
     pub(crate) fn emit(&self, session_id: &str, run_id: Option<&str>, event: AgentEvent) {
-        // No subscriber is fine: the store has everything.
-        let _ = self.events.send(EventEnvelope {
+        self.events.send(EventEnvelope {
             session_id: session_id.to_string(),
             run_id: run_id.map(str::to_string),
             event,

@@ -11,6 +11,7 @@ mod context;
 mod definitions;
 mod elicitation;
 mod ending;
+mod events;
 mod execute;
 mod held_inputs;
 mod inner;
@@ -245,7 +246,7 @@ impl Agent {
             })
             .await?
         };
-        let (events, _) = broadcast::channel(config.event_capacity.max(16));
+        let events = Arc::new(events::Events::new(config.event_capacity.max(16)));
         let tools = config
             .tools
             .unwrap_or_else(|| Arc::new(McpHub::new(config.hub_options)));

@@ -12,7 +12,7 @@ use crate::agent::card;
 use crate::agent::execute;
 use crate::agent::inner::Inner;
 use crate::agent::judge::{self, Approvals, expiry_ms};
-use crate::agent::reads_first;
+use crate::agent::reads_first::{self, StoringTurn};
 use crate::agent::recheck::{ask_again_if_moved, recheck_before_sending};
 use crate::agent::recovery::{Leftover, RecoveryReport, settle_leftover};
 use crate::agent::rejudge;
@@ -149,6 +149,32 @@ fn keep_failure(ctx: &Ctx<'_>, info: &ErrorInfo) {
 }
 
 async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReason, Halt> {
+    let mut storing = None;
+    let outcome = turns(ctx, tools, &mut storing).await;
+    // Nothing that follows the run may come before its last turn is stored.
+    let stored = match storing {
+        Some(turn) => turn.stored().await,
+        None => Ok(()),
+    };
+    match (outcome, stored) {
+        (Ok(stop), Ok(())) => Ok(stop),
+        (Ok(_), Err(error)) => Err(error.into()),
+        (Err(halt), Err(error)) => {
+            tracing::error!(%error, "the run's last turn of reads was not stored");
+            Err(halt)
+        }
+        (Err(halt), Ok(())) => Err(halt),
+    }
+}
+
+/// The run's turns. A turn of reads is stored while the next request goes
+/// out (`storing`), and the run waits for it before it stores anything
+/// else or reads the conversation again.
+async fn turns(
+    ctx: &Ctx<'_>,
+    tools: Option<ToolIndex>,
+    storing: &mut Option<StoringTurn>,
+) -> Result<StopReason, Halt> {
     // Read once: a run works under the settings it started with.
     let settings = ctx.inner.settings();
     // Listed and checked against their pins once per run (or taken from
@@ -160,11 +186,16 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
         None => tools_after_sign_ins(ctx).await?,
     };
     let offer = Offer::new(&tools).map_err(|e| LlmError::Encode(e.to_string()))?;
+    // The next request, when it was built from a turn not stored yet.
+    let mut next = None;
     for _ in 0..settings.max_turns_per_run {
         if ctx.cancel.is_cancelled() {
             return Err(Halt::Cancelled);
         }
-        let (request, estimated) = build_request(ctx, &offer, settings.history_token_budget)?;
+        let (request, estimated) = match next.take() {
+            Some(built) => built,
+            None => build_request(ctx, &offer, settings.history_token_budget, Vec::new())?,
+        };
         let model = ctx.inner.model()?;
         let news = |news: TurnNews<'_>| match news {
             TurnNews::Text(text) => ctx.emit(AgentEvent::TextDelta {
@@ -199,7 +230,7 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
         let judged = match judged {
             Some(judged) if judged.reads_only() => {
                 let emit = |event: AgentEvent| ctx.emit(event);
-                reads_first::run(
+                let read = reads_first::run(
                     ctx.inner,
                     ctx.session_id,
                     ctx.run_id,
@@ -208,10 +239,25 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
                     &emit,
                 )
                 .await?;
+                if let Some(before) = storing.take() {
+                    before.stored().await?;
+                }
+                // Built before the turn is stored, from the conversation
+                // stored so far and the turn as held.
+                next = Some(build_request(
+                    ctx,
+                    &offer,
+                    settings.history_token_budget,
+                    read.messages(),
+                )?);
+                *storing = Some(read.store(ctx.inner));
                 continue;
             }
             other => other,
         };
+        if let Some(before) = storing.take() {
+            before.stored().await?;
+        }
         let now = ctx.inner.now();
         // The message and its batch are stored together: a crash leaves
         // both or neither, never calls without their record.
@@ -558,8 +604,14 @@ impl Offer {
     }
 }
 
-/// The turn's request, and its estimated tokens.
-fn build_request(ctx: &Ctx<'_>, offer: &Offer, budget: u32) -> Result<(ChatRequest, usize), Halt> {
+/// The turn's request, and its estimated tokens: the conversation stored
+/// so far, then `held`, the turn before it when it is not stored yet.
+fn build_request(
+    ctx: &Ctx<'_>,
+    offer: &Offer,
+    budget: u32,
+    held: Vec<ChatMessage>,
+) -> Result<(ChatRequest, usize), Halt> {
     let budget = usize::try_from(budget).unwrap_or(usize::MAX);
     // Fitted as the provider counts, when it said how it counted the last.
     let budget = ctx
@@ -569,10 +621,14 @@ fn build_request(ctx: &Ctx<'_>, offer: &Offer, budget: u32) -> Result<(ChatReque
         .saturating_sub(offer.tokens);
     // Only what was stored since the previous turn is read: a turn's cost
     // does not grow with the length of the session.
-    let conversation = ctx
-        .inner
-        .windows
-        .conversation(&ctx.inner.store, ctx.session_id, budget)?;
+    let mut conversation =
+        ctx.inner
+            .windows
+            .conversation(&ctx.inner.store, ctx.session_id, budget)?;
+    conversation.extend(held.into_iter().map(|message| {
+        let tokens = history::message_tokens(&message);
+        (Arc::new(message), tokens)
+    }));
     let system = Arc::new(ChatMessage::System {
         content: system_prompt().to_string(),
     });

@@ -306,11 +306,7 @@ pub fn insert_moved(
     moves: &[(CallStatus, i64)],
     update: &CallUpdate,
 ) -> Result<CallRecord, StoreError> {
-    let mut status = CallStatus::Proposed;
-    for &(to, _) in moves {
-        status.transition(to)?;
-        status = to;
-    }
+    let status = moved_status(moves)?;
     if call.can_change && moves.iter().any(|&(to, _)| to == CallStatus::Running) {
         return Err(StoreError::RunBeforeStoring(call.id.clone()));
     }
@@ -340,8 +336,38 @@ pub fn insert_moved(
         insert_history(conn, &call.id, Some(from), to, note(i + 1), at)?;
         from = to;
     }
-    let record = call.record(&batch.session_id, &batch.reply_id, seq, status);
-    Ok(updated(record, update))
+    Ok(moved_record(
+        &batch.session_id,
+        &batch.reply_id,
+        seq,
+        call,
+        status,
+        update,
+    ))
+}
+
+/// Where `moves` take a call from `proposed`, each move checked.
+pub fn moved_status(moves: &[(CallStatus, i64)]) -> Result<CallStatus, StoreError> {
+    let mut status = CallStatus::Proposed;
+    for &(to, _) in moves {
+        status.transition(to)?;
+        status = to;
+    }
+    Ok(status)
+}
+
+/// The call as [`insert_moved`] stores it at `seq` in batch `reply_id`,
+/// moved to `status` with `update`: what a caller can hold before the row
+/// exists.
+pub fn moved_record(
+    session_id: &str,
+    reply_id: &str,
+    seq: usize,
+    call: &NewCall,
+    status: CallStatus,
+    update: &CallUpdate,
+) -> CallRecord {
+    updated(call.record(session_id, reply_id, seq, status), update)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -17,6 +17,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "ground: shared state and plain views",
         &[
             "context",
+            "events",
             "views",
             "ending",
             "sign_ins",

@@ -18,6 +18,7 @@ mod model_faults;
 mod model_list;
 mod previews;
 mod progress;
+mod reads;
 mod regenerate;
 mod restart;
 mod secrets;
