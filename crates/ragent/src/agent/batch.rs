@@ -237,7 +237,7 @@ fn append_results<C: std::borrow::Borrow<CallRecord>>(
 /// anyone was asked), held as it will be stored: each call as its moves
 /// leave it (proposed and judged at `proposed_at`, ran and ended at
 /// `ended_at`). Held first so that the next request can be built from it
-/// while it is written ([`crate::agent::reads_first`]).
+/// while it is written (`reads_first.rs`).
 pub(crate) struct RanTurn {
     reply_id: String,
     expiry_ms: i64,

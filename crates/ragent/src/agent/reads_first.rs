@@ -13,7 +13,7 @@
 //! stored before it stores anything else, reads the conversation again or
 //! ends, so the turns are stored in order; the page hears of the turn (its
 //! message and its calls' endings) once it is stored, and of the session's
-//! later events only after that ([`crate::agent::events`]). Storing a turn
+//! later events only after that (`events.rs`). Storing a turn
 //! is about half of what a round of reads costs the agent
 //! (docs/benchmarks.md).
 
