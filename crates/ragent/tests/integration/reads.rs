@@ -85,10 +85,7 @@ async fn each_turn_of_reads_is_told_and_stored_before_the_next_and_the_model_see
         })
         .collect();
     let stored: Vec<(i64, String)> = h
-        .agent
-        .transcript(&h.session)
-        .unwrap()
-        .items
+        .transcript_items()
         .into_iter()
         .filter_map(|item| match item {
             TranscriptItem::Assistant { id, text, .. } => Some((id, text)),

@@ -146,7 +146,8 @@ impl Harness {
         self.say(text).await.card().clone()
     }
 
-    fn transcript_items(&self) -> Vec<ragent::protocol::TranscriptItem> {
+    /// The session's transcript as a reopened window gets it.
+    pub fn transcript_items(&self) -> Vec<ragent::protocol::TranscriptItem> {
         self.agent.transcript(&self.session).unwrap().items
     }
 
