@@ -6,6 +6,8 @@
 //! store only appends), so each message is written to JSON once and kept
 //! while the message lives ([`MessageTexts`]): a turn copies the
 //! conversation instead of escaping all of it again (docs/benchmarks.md).
+//! A run offers the same tools on every turn, so their JSON is kept too,
+//! for as long as the run's list lives.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -135,6 +137,8 @@ fn tool(spec: &ToolSpec) -> Tool<'_> {
 #[derive(Debug, Default)]
 pub struct MessageTexts {
     texts: Mutex<HashMap<usize, KeptText>>,
+    /// The tools' JSON array, and the list it was written from.
+    tools: Mutex<Option<KeptTools>>,
     /// The last body's length: the next is about as long, so it is
     /// written into room for it rather than grown (and copied) as it goes.
     last_len: AtomicUsize,
@@ -142,6 +146,9 @@ pub struct MessageTexts {
 
 /// A message's JSON, and the message it was written from.
 type KeptText = (Weak<ChatMessage>, Box<str>);
+
+/// A list of tools' JSON, and the list it was written from.
+type KeptTools = (Weak<[ToolSpec]>, Box<str>);
 
 impl MessageTexts {
     /// The JSON body of a streaming request for `model`; with
@@ -178,17 +185,37 @@ impl MessageTexts {
             }
         }
         body.push(b']');
-        if !request.tools.is_empty() {
-            body.extend_from_slice(b",\"tools\":");
-            let tools: Vec<Tool<'_>> = request.tools.iter().map(tool).collect();
-            serde_json::to_writer(&mut body, &tools)?;
-        }
-        body.push(b'}');
         if texts.len() > 2 * request.messages.len() + 64 {
             texts.retain(|_, (kept, _)| kept.strong_count() > 0);
         }
+        drop(texts);
+        if !request.tools.is_empty() {
+            body.extend_from_slice(b",\"tools\":");
+            self.write_tools(&request.tools, &mut body)?;
+        }
+        body.push(b'}');
         self.last_len.store(body.len(), Ordering::Relaxed);
         Ok(body)
+    }
+
+    /// Writes the tools as a JSON array, from the text kept for this very
+    /// list (the same allocation, still alive) or written now and kept.
+    fn write_tools(
+        &self,
+        tools: &Arc<[ToolSpec]>,
+        body: &mut Vec<u8>,
+    ) -> Result<(), serde_json::Error> {
+        let mut kept = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((list, text)) = kept.as_ref()
+            && list.upgrade().is_some_and(|list| Arc::ptr_eq(&list, tools))
+        {
+            body.extend_from_slice(text.as_bytes());
+            return Ok(());
+        }
+        let text = serde_json::to_string(&tools.iter().map(tool).collect::<Vec<_>>())?;
+        body.extend_from_slice(text.as_bytes());
+        *kept = Some((Arc::downgrade(tools), text.into_boxed_str()));
+        Ok(())
     }
 }
 
@@ -266,6 +293,34 @@ mod tests {
             texts.request_body("m", &without_tools, true).unwrap(),
             plain_body("m", &without_tools)
         );
+    }
+
+    #[test]
+    fn a_list_of_tools_gone_is_never_answered_for_by_its_old_text() {
+        let texts = MessageTexts::default();
+        let messages = vec![user("你好")];
+        for round in 0..200 {
+            // Each round's list is dropped before the next is made: the
+            // allocator may hand out the same address for other tools.
+            let tools: Arc<[ToolSpec]> = vec![
+                ToolSpec::new(
+                    format!("shop__tool_{round}"),
+                    "工具",
+                    &json!({"type": "object"}),
+                )
+                .unwrap(),
+            ]
+            .into();
+            let request = ChatRequest {
+                messages: messages.clone(),
+                tools,
+            };
+            assert_eq!(
+                texts.request_body("m", &request, true).unwrap(),
+                plain_body("m", &request),
+                "round {round}"
+            );
+        }
     }
 
     #[test]
