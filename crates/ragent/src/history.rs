@@ -299,9 +299,34 @@ impl Window {
 
     fn push_newer(&mut self, message: ChatMessage) {
         let tokens = message_tokens(&message);
-        self.used += tokens;
-        self.entries.push_back((Arc::new(message), tokens));
+        self.push_counted((Arc::new(message), tokens));
+    }
+
+    fn push_counted(&mut self, counted: Counted<Arc<ChatMessage>>) {
+        self.used += counted.1;
+        self.entries.push_back(counted);
         self.trim();
+    }
+
+    /// Takes messages a run stored itself, as the run held them, if they
+    /// are all that was stored after what the window has read: `after` is
+    /// the newest message stored before them, `last_id` the last of them.
+    /// Returns whether it took them; if not, a later read takes them from
+    /// the store.
+    pub fn take_stored(
+        &mut self,
+        after: i64,
+        last_id: i64,
+        messages: &[Counted<Arc<ChatMessage>>],
+    ) -> bool {
+        if self.last_id != after {
+            return false;
+        }
+        for counted in messages {
+            self.push_counted(counted.clone());
+        }
+        self.last_id = last_id;
+        true
     }
 
     /// Lowers the budget (a raised one needs a fresh read: older messages
@@ -507,6 +532,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_window_that_takes_a_turn_as_held_holds_what_reading_it_would() {
+        let long = "长".repeat(60);
+        let counted = |message: ChatMessage| {
+            let tokens = message_tokens(&message);
+            (Arc::new(message), tokens)
+        };
+        let mut taking = Window::new(700);
+        let mut reading = Window::new(700);
+        let mut last_id = 0;
+        for turn in 0..12 {
+            let id = format!("c{turn}");
+            let held = vec![counted(calls(&[id.as_str()])), counted(result(&id, &long))];
+            // Stored as ids last_id + 1 and + 2.
+            assert!(taking.take_stored(last_id, last_id + 2, &held));
+            for (message, _) in &held {
+                reading.push_newer(ChatMessage::clone(message));
+            }
+            last_id += 2;
+            assert_eq!(taking.last_id(), last_id);
+            assert_eq!(taking.conversation(), reading.conversation(), "turn {turn}");
+            assert_eq!(taking.used, reading.used);
+        }
+        // Something else was stored after what the window read: it takes
+        // nothing, and reads it all later.
+        let held = vec![counted(assistant("晚到"))];
+        assert!(!taking.take_stored(last_id + 1, last_id + 2, &held));
+        assert_eq!(taking.last_id(), last_id);
+        assert_eq!(taking.conversation(), reading.conversation());
     }
 
     #[test]

@@ -58,6 +58,21 @@ impl Windows {
         Ok(conversation)
     }
 
+    /// Gives the session's window the messages a run stored itself, as the
+    /// run held them ([`Window::take_stored`]): the next turn need not read
+    /// back from the store what it sent a turn ago.
+    pub(crate) fn take_stored(
+        &self,
+        session_id: &str,
+        after: i64,
+        last_id: i64,
+        messages: &[Counted<Arc<ChatMessage>>],
+    ) {
+        if let Some(window) = self.lock().get_mut(session_id) {
+            window.take_stored(after, last_id, messages);
+        }
+    }
+
     /// Notes how the provider counted a request of the session that was
     /// estimated at `estimated` tokens.
     pub(crate) fn note_count(&self, session_id: &str, estimated: usize, counted: u64) {

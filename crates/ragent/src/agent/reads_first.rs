@@ -22,10 +22,12 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use crate::agent::batch::{self, RanTurn};
+use crate::agent::context::Windows;
 use crate::agent::execute;
 use crate::agent::inner::Inner;
 use crate::agent::judge::JudgedBatch;
 use crate::error::AgentError;
+use crate::history::{self, Counted};
 use crate::llm::{AssistantTurn, ChatMessage, ToolCallRequest, turn};
 use crate::protocol::AgentEvent;
 use crate::store::StoreError;
@@ -69,7 +71,10 @@ pub(crate) async fn run(
 impl ReadTurn {
     /// The turn as the model reads it back once stored: the assistant's
     /// message, then each call's result in the model's order.
-    pub(crate) fn messages(&self) -> Vec<ChatMessage> {
+    /// The turn's messages as the model will read them from the store, each
+    /// with its estimated tokens: sent in the next request, and given to
+    /// the session's window once stored.
+    pub(crate) fn messages(&self) -> Vec<Counted<Arc<ChatMessage>>> {
         let assistant = ChatMessage::Assistant {
             content: self.text.clone(),
             tool_calls: self.calls.clone(),
@@ -78,16 +83,24 @@ impl ReadTurn {
             tool_call_id: call.model_call_id.clone(),
             content: batch::result_content(call),
         });
-        std::iter::once(assistant).chain(results).collect()
+        std::iter::once(assistant)
+            .chain(results)
+            .map(|message| {
+                let tokens = history::message_tokens(&message);
+                (Arc::new(message), tokens)
+            })
+            .collect()
     }
 
     /// Stores the turn on a thread of its own. The session's events wait
     /// until it is stored, then follow the turn's own.
-    pub(crate) fn store(self, inner: &Inner) -> StoringTurn {
+    pub(crate) fn store(self, inner: &Inner, held: Vec<Counted<Arc<ChatMessage>>>) -> StoringTurn {
         let hold = inner.events.hold(&self.session_id, &self.run_id);
+        let session_id = self.session_id.clone();
         let store = Arc::clone(&inner.store);
         let task = tokio::task::spawn_blocking(move || {
-            let message_id = store.with_tx(|tx| {
+            let (message_id, stored) = store.with_tx(|tx| {
+                let after = messages::newest_id(tx, &self.session_id)?;
                 let message_id = messages::append(
                     tx,
                     &NewMessage {
@@ -102,7 +115,8 @@ impl ReadTurn {
                     self.proposed_at,
                 )?;
                 self.ran.write(tx, message_id)?;
-                Ok::<_, StoreError>(message_id)
+                let last_id = messages::newest_id(tx, &self.session_id)?;
+                Ok::<_, StoreError>((message_id, StoredIds { after, last_id }))
             })?;
             let mut told = Vec::new();
             if !self.text.is_empty() {
@@ -113,22 +127,41 @@ impl ReadTurn {
             }
             told.extend(self.ran.finished_events());
             hold.release(told);
-            Ok(())
+            Ok(stored)
         });
-        StoringTurn { task }
+        StoringTurn {
+            task,
+            session_id,
+            held,
+        }
     }
 }
 
-/// A turn of reads being stored.
+/// Where a stored turn's messages fall among the session's: after message
+/// `after`, through message `last_id`.
+struct StoredIds {
+    after: i64,
+    last_id: i64,
+}
+
+/// A turn of reads being stored, and its messages as held.
 pub(crate) struct StoringTurn {
-    task: JoinHandle<Result<(), StoreError>>,
+    task: JoinHandle<Result<StoredIds, StoreError>>,
+    session_id: String,
+    held: Vec<Counted<Arc<ChatMessage>>>,
 }
 
 impl StoringTurn {
-    /// Waits until the turn is stored, or says why it was not.
-    pub(crate) async fn stored(self) -> Result<(), AgentError> {
+    /// Waits until the turn is stored, or says why it was not; once stored,
+    /// the session's window takes the turn's messages as held, rather than
+    /// reading them back.
+    pub(crate) async fn stored(self, windows: &Windows) -> Result<(), AgentError> {
         match self.task.await {
-            Ok(stored) => Ok(stored?),
+            Ok(Ok(ids)) => {
+                windows.take_stored(&self.session_id, ids.after, ids.last_id, &self.held);
+                Ok(())
+            }
+            Ok(Err(error)) => Err(error.into()),
             Err(error) => {
                 tracing::error!(%error, "the thread storing a turn of reads stopped");
                 Err(StoreError::Poisoned.into())

@@ -21,7 +21,7 @@ use crate::agent::start::Start;
 use crate::agent::tools::{ToolIndex, listed_tools, tool_index};
 use crate::agent::views::call_view;
 use crate::error::AgentError;
-use crate::history;
+use crate::history::{self, Counted};
 use crate::instructions::system_prompt;
 use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec, TurnNews, turn};
 use crate::protocol::{AgentEvent, ErrorInfo, StopReason};
@@ -153,7 +153,7 @@ async fn model_loop(ctx: &Ctx<'_>, tools: Option<ToolIndex>) -> Result<StopReaso
     let outcome = turns(ctx, tools, &mut storing).await;
     // Nothing that follows the run may come before its last turn is stored.
     let stored = match storing {
-        Some(turn) => turn.stored().await,
+        Some(turn) => turn.stored(&ctx.inner.windows).await,
         None => Ok(()),
     };
     match (outcome, stored) {
@@ -194,7 +194,7 @@ async fn turns(
         }
         let (request, estimated) = match next.take() {
             Some(built) => built,
-            None => build_request(ctx, &offer, settings.history_token_budget, Vec::new())?,
+            None => build_request(ctx, &offer, settings.history_token_budget, &[])?,
         };
         let model = ctx.inner.model()?;
         let news = |news: TurnNews<'_>| match news {
@@ -240,23 +240,24 @@ async fn turns(
                 )
                 .await?;
                 if let Some(before) = storing.take() {
-                    before.stored().await?;
+                    before.stored(&ctx.inner.windows).await?;
                 }
                 // Built before the turn is stored, from the conversation
                 // stored so far and the turn as held.
+                let held = read.messages();
                 next = Some(build_request(
                     ctx,
                     &offer,
                     settings.history_token_budget,
-                    read.messages(),
+                    &held,
                 )?);
-                *storing = Some(read.store(ctx.inner));
+                *storing = Some(read.store(ctx.inner, held));
                 continue;
             }
             other => other,
         };
         if let Some(before) = storing.take() {
-            before.stored().await?;
+            before.stored(&ctx.inner.windows).await?;
         }
         let now = ctx.inner.now();
         // The message and its batch are stored together: a crash leaves
@@ -610,7 +611,7 @@ fn build_request(
     ctx: &Ctx<'_>,
     offer: &Offer,
     budget: u32,
-    held: Vec<ChatMessage>,
+    held: &[Counted<Arc<ChatMessage>>],
 ) -> Result<(ChatRequest, usize), Halt> {
     let budget = usize::try_from(budget).unwrap_or(usize::MAX);
     // Fitted as the provider counts, when it said how it counted the last.
@@ -625,10 +626,7 @@ fn build_request(
         ctx.inner
             .windows
             .conversation(&ctx.inner.store, ctx.session_id, budget)?;
-    conversation.extend(held.into_iter().map(|message| {
-        let tokens = history::message_tokens(&message);
-        (Arc::new(message), tokens)
-    }));
+    conversation.extend_from_slice(held);
     let system = Arc::new(ChatMessage::System {
         content: system_prompt().to_string(),
     });

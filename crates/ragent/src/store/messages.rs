@@ -205,6 +205,18 @@ pub fn visit_newest_first(
     )
 }
 
+/// The id of the session's newest message in its conversation (not
+/// withdrawn), 0 when it has none: what a reader that read everything has
+/// read up to.
+pub fn newest_id(conn: &Connection, session_id: &str) -> Result<i64, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?1
+               AND id NOT IN (SELECT message_id FROM withdrawn_messages)",
+        )?
+        .query_row(params![session_id], |row| row.get(0))?)
+}
+
 /// A session's messages stored after message `after`, oldest first.
 pub fn visit_after(
     conn: &Connection,
