@@ -70,10 +70,9 @@ pub(crate) async fn run(
 
 impl ReadTurn {
     /// The turn as the model reads it back once stored: the assistant's
-    /// message, then each call's result in the model's order.
-    /// The turn's messages as the model will read them from the store, each
-    /// with its estimated tokens: sent in the next request, and given to
-    /// the session's window once stored.
+    /// message, then each call's result in the model's order, each with its
+    /// estimated tokens. Sent in the next request, and given to the
+    /// session's window once stored.
     pub(crate) fn messages(&self) -> Vec<Counted<Arc<ChatMessage>>> {
         let assistant = ChatMessage::Assistant {
             content: self.text.clone(),
