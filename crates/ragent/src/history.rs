@@ -69,70 +69,109 @@ fn message<M: Borrow<ChatMessage>>(counted: &Counted<M>) -> &ChatMessage {
     counted.0.borrow()
 }
 
-/// Whether `group` is an assistant message with a call `id` still
-/// waiting for its result.
-fn awaits_result<M: Borrow<ChatMessage>>(group: &[Counted<M>], id: &str) -> bool {
-    let Some(ChatMessage::Assistant { tool_calls, .. }) = group.first().map(message) else {
-        return false;
-    };
-    tool_calls.iter().any(|c| c.id == id)
-        && !group.iter().any(
-            |m| matches!(message(m), ChatMessage::Tool { tool_call_id, .. } if tool_call_id == id),
-        )
+/// A run of messages that must travel together: a user message, an
+/// answer, or an assistant message with tool calls and their results.
+struct Group {
+    starts_turn: bool,
+    /// Whether it can be sent: a call with all its results, not a result
+    /// without its call.
+    complete: bool,
+    tokens: usize,
 }
 
-/// Messages that must travel together. A result joins the latest call
+/// How a conversation's messages group. A result joins the latest call
 /// that waits for it, even when it was stored after a later message (a
 /// batch finished after its run died), so a call and its result are
-/// never apart.
-fn groups<M: Borrow<ChatMessage>>(messages: Vec<Counted<M>>) -> Vec<Vec<Counted<M>>> {
-    let mut out: Vec<Vec<Counted<M>>> = Vec::new();
-    for counted in messages {
-        if let ChatMessage::Tool { tool_call_id, .. } = message(&counted)
-            && let Some(group) = out
-                .iter_mut()
-                .rev()
-                .find(|g| awaits_result(g, tool_call_id))
-        {
-            group.push(counted);
-            continue;
-        }
-        out.push(vec![counted]);
-    }
-    // A call without its result (or a result without its call) cannot be
-    // sent; the store never leaves one behind, but a request must not fail
-    // for it.
-    out.retain(|group| {
-        let complete = match group.first().map(message) {
-            Some(ChatMessage::Assistant { tool_calls, .. }) if !tool_calls.is_empty() => {
-                tool_calls.iter().all(|call| {
-                    group.iter().any(|m| {
-                        matches!(message(m), ChatMessage::Tool { tool_call_id, .. } if *tool_call_id == call.id)
-                    })
-                })
-            }
-            Some(ChatMessage::Tool { .. }) => false,
-            _ => true,
-        };
-        if !complete {
-            tracing::warn!("left out of the request: tool calls and results that do not match");
-        }
-        complete
-    });
-    out
+/// never apart. Indices, not copies: a request is grouped on every turn.
+struct Grouping {
+    /// Per message, the index of its group.
+    group_of: Vec<usize>,
+    groups: Vec<Group>,
 }
 
-/// Conversation turns: a user message and everything that answers it.
-fn turns<M: Borrow<ChatMessage>>(groups: Vec<Vec<Counted<M>>>) -> Vec<Vec<Counted<M>>> {
-    let mut out: Vec<Vec<Counted<M>>> = Vec::new();
-    for group in groups {
-        let starts_turn = matches!(group.first().map(message), Some(ChatMessage::User { .. }));
-        match out.last_mut() {
-            Some(turn) if !starts_turn => turn.extend(group),
-            _ => out.push(group),
+impl Grouping {
+    fn of<M: Borrow<ChatMessage>>(conversation: &[Counted<M>]) -> Grouping {
+        let mut group_of = Vec::with_capacity(conversation.len());
+        let mut groups: Vec<Group> = Vec::new();
+        // Calls still waiting for their result, each id once per group,
+        // with the group that made them; few at a time.
+        let mut waiting: Vec<(&str, usize)> = Vec::new();
+        for counted in conversation {
+            let tokens = counted.1;
+            let message = message(counted);
+            if let ChatMessage::Tool { tool_call_id, .. } = message
+                && let Some(at) = waiting.iter().rposition(|(id, _)| id == tool_call_id)
+            {
+                let (_, group) = waiting.remove(at);
+                groups[group].tokens += tokens;
+                group_of.push(group);
+                continue;
+            }
+            let index = groups.len();
+            if let ChatMessage::Assistant { tool_calls, .. } = message {
+                let own = waiting.len();
+                for call in tool_calls {
+                    if !waiting[own..].iter().any(|(id, _)| *id == call.id) {
+                        waiting.push((&call.id, index));
+                    }
+                }
+            }
+            // A result here waits for no call; a call is complete once
+            // its results have all joined (checked at the end).
+            let complete = !matches!(message, ChatMessage::Tool { .. });
+            groups.push(Group {
+                starts_turn: matches!(message, ChatMessage::User { .. }),
+                complete,
+                tokens,
+            });
+            group_of.push(index);
+        }
+        // A call without its result (or a result without its call) cannot
+        // be sent; the store never leaves one behind, but a request must
+        // not fail for it.
+        for &(_, group) in &waiting {
+            groups[group].complete = false;
+        }
+        for _ in groups.iter().filter(|group| !group.complete) {
+            tracing::warn!("left out of the request: tool calls and results that do not match");
+        }
+        Grouping { group_of, groups }
+    }
+
+    /// Conversation turns, a user message and everything that answers it,
+    /// as (first group, tokens), of the groups that can be sent.
+    fn turns(&self) -> Vec<(usize, usize)> {
+        let mut turns: Vec<(usize, usize)> = Vec::new();
+        for (index, group) in self.groups.iter().enumerate() {
+            if !group.complete {
+                continue;
+            }
+            match turns.last_mut() {
+                Some((_, tokens)) if !group.starts_turn => *tokens += group.tokens,
+                _ => turns.push((index, group.tokens)),
+            }
+        }
+        turns
+    }
+
+    /// The messages of the groups from `first_group` on that can be sent,
+    /// each group's together, groups in order.
+    fn sent_from<M>(&self, conversation: Vec<Counted<M>>, first_group: usize) -> Vec<M> {
+        let kept = |group: usize| group >= first_group && self.groups[group].complete;
+        let tagged = self.group_of.iter().copied().zip(conversation);
+        if self.group_of.is_sorted() {
+            tagged
+                .filter(|(group, _)| kept(*group))
+                .map(|(_, (message, _))| message)
+                .collect()
+        } else {
+            // A late result moves back to its call; a stable sort keeps
+            // each group's own order.
+            let mut moved: Vec<_> = tagged.filter(|(group, _)| kept(*group)).collect();
+            moved.sort_by_key(|(group, _)| *group);
+            moved.into_iter().map(|(_, (message, _))| message).collect()
         }
     }
-    out
 }
 
 /// The messages to send: `system` first, then the newest whole turns that
@@ -167,27 +206,24 @@ pub fn fit_and_count<M: Borrow<ChatMessage>>(
     conversation: Vec<Counted<M>>,
     budget: usize,
 ) -> (Vec<M>, usize) {
-    let turns = turns(groups(conversation));
-    let cost = |turn: &Vec<Counted<M>>| turn.iter().map(|(_, tokens)| tokens).sum::<usize>();
+    let grouping = Grouping::of(&conversation);
+    let turns = grouping.turns();
     let latest = turns.len().saturating_sub(1);
-    let mut used = message_tokens(system.borrow()) + turns.get(latest).map(cost).unwrap_or(0);
+    let mut used =
+        message_tokens(system.borrow()) + turns.get(latest).map_or(0, |&(_, tokens)| tokens);
     let mut first_kept = latest;
     for index in (0..latest).rev() {
-        let turn_cost = cost(&turns[index]);
-        if used + turn_cost > budget {
+        let turn_tokens = turns[index].1;
+        if used + turn_tokens > budget {
             break;
         }
-        used += turn_cost;
+        used += turn_tokens;
         first_kept = index;
     }
-    let mut out = vec![system];
-    out.extend(
-        turns
-            .into_iter()
-            .skip(first_kept)
-            .flatten()
-            .map(|(message, _)| message),
-    );
+    let first_group = turns.get(first_kept).map_or(0, |&(group, _)| group);
+    let mut out = Vec::with_capacity(conversation.len() + 1);
+    out.push(system);
+    out.extend(grouping.sent_from(conversation, first_group));
     (out, used)
 }
 
@@ -337,16 +373,19 @@ impl Window {
     }
 
     /// Lets go of everything older than the newest turn start where the
-    /// window is over the budget.
+    /// window is over the budget. Looked for from the oldest: only the
+    /// oldest turns are over it, and the window is searched on every push.
     fn trim(&mut self) {
-        let mut from_newest = 0;
+        let mut from_here = self.used;
         let mut cut = 0;
-        for (index, (message, tokens)) in self.entries.iter().enumerate().rev() {
-            from_newest += tokens;
-            if matches!(**message, ChatMessage::User { .. }) && from_newest > self.budget {
-                cut = index;
+        for (index, (message, tokens)) in self.entries.iter().enumerate() {
+            if from_here <= self.budget {
                 break;
             }
+            if matches!(**message, ChatMessage::User { .. }) {
+                cut = index;
+            }
+            from_here -= tokens;
         }
         for (_, tokens) in self.entries.drain(..cut) {
             self.used -= tokens;
@@ -687,5 +726,15 @@ mod tests {
         ];
         let sent = fit(system(), conversation, 10_000);
         assert_eq!(sent, vec![system(), user("a"), user("b")]);
+        // Nor a result without its call, nor a second result for one call.
+        let conversation = vec![
+            user("a"),
+            result("c0", "orphan"),
+            calls(&["c1"]),
+            result("c1", "x"),
+            result("c1", "again"),
+        ];
+        let sent = fit(system(), conversation, 10_000);
+        assert_eq!(&sent[1..], &[user("a"), calls(&["c1"]), result("c1", "x")]);
     }
 }
