@@ -2,27 +2,47 @@
 //! turns: a turn reads from the store only the messages stored since the
 //! previous one, so its cost does not grow with the session. Also how the
 //! provider counted the session's last request, to correct the budget's
-//! estimate for the next one.
+//! estimate for the next one. And the system prompt every request starts
+//! with: one message for all, so its JSON is written once
+//! (`llm::wire::MessageTexts`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::history::{self, Counted, Window};
+use crate::instructions::system_prompt;
 use crate::llm::ChatMessage;
 use crate::store::{Store, StoreError, messages};
 
 /// Sessions whose windows are kept; past it they are read afresh.
 const MAX_SESSIONS: usize = 16;
 
-#[derive(Default)]
 pub(crate) struct Windows {
+    system: Arc<ChatMessage>,
     open: Mutex<HashMap<String, Window>>,
     /// Per session, the last request's estimated tokens and the
     /// provider's count of them.
     counts: Mutex<HashMap<String, (usize, u64)>>,
 }
 
+impl Default for Windows {
+    fn default() -> Self {
+        Windows {
+            system: Arc::new(ChatMessage::System {
+                content: system_prompt().to_string(),
+            }),
+            open: Mutex::default(),
+            counts: Mutex::default(),
+        }
+    }
+}
+
 impl Windows {
+    /// The system prompt, the first message of every request.
+    pub(crate) fn system(&self) -> Arc<ChatMessage> {
+        Arc::clone(&self.system)
+    }
+
     /// The newest messages of the session that a request of `budget`
     /// tokens can use, oldest first, each with its estimated tokens.
     pub(crate) fn conversation(

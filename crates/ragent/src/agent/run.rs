@@ -22,7 +22,6 @@ use crate::agent::tools::{ToolIndex, listed_tools, tool_index};
 use crate::agent::views::call_view;
 use crate::error::AgentError;
 use crate::history::{self, Counted};
-use crate::instructions::system_prompt;
 use crate::llm::{ChatMessage, ChatRequest, LlmError, ToolSpec, TurnNews, turn};
 use crate::protocol::{AgentEvent, ErrorInfo, StopReason};
 use crate::store::StoreError;
@@ -627,9 +626,7 @@ fn build_request(
             .windows
             .conversation(&ctx.inner.store, ctx.session_id, budget)?;
     conversation.extend_from_slice(held);
-    let system = Arc::new(ChatMessage::System {
-        content: system_prompt().to_string(),
-    });
+    let system = ctx.inner.windows.system();
     let (messages, tokens) = history::fit_and_count(system, conversation, budget);
     let request = ChatRequest {
         messages,
