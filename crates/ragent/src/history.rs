@@ -154,22 +154,23 @@ impl Grouping {
         turns
     }
 
-    /// The messages of the groups from `first_group` on that can be sent,
-    /// each group's together, groups in order.
-    fn sent_from<M>(&self, conversation: Vec<Counted<M>>, first_group: usize) -> Vec<M> {
+    /// Appends to `out` the messages of the groups from `first_group` on
+    /// that can be sent, each group's together, groups in order.
+    fn send_from<M>(&self, conversation: Vec<Counted<M>>, first_group: usize, out: &mut Vec<M>) {
         let kept = |group: usize| group >= first_group && self.groups[group].complete;
         let tagged = self.group_of.iter().copied().zip(conversation);
         if self.group_of.is_sorted() {
-            tagged
-                .filter(|(group, _)| kept(*group))
-                .map(|(_, (message, _))| message)
-                .collect()
+            out.extend(
+                tagged
+                    .filter(|(group, _)| kept(*group))
+                    .map(|(_, (message, _))| message),
+            );
         } else {
             // A late result moves back to its call; a stable sort keeps
             // each group's own order.
             let mut moved: Vec<_> = tagged.filter(|(group, _)| kept(*group)).collect();
             moved.sort_by_key(|(group, _)| *group);
-            moved.into_iter().map(|(_, (message, _))| message).collect()
+            out.extend(moved.into_iter().map(|(_, (message, _))| message));
         }
     }
 }
@@ -223,7 +224,7 @@ pub fn fit_and_count<M: Borrow<ChatMessage>>(
     let first_group = turns.get(first_kept).map_or(0, |&(group, _)| group);
     let mut out = Vec::with_capacity(conversation.len() + 1);
     out.push(system);
-    out.extend(grouping.sent_from(conversation, first_group));
+    grouping.send_from(conversation, first_group, &mut out);
     (out, used)
 }
 
