@@ -11,6 +11,7 @@ mod launch_options;
 pub mod logging;
 mod logs_folder;
 mod shop_server;
+mod start_state;
 
 use std::path::{Path, PathBuf};
 
@@ -18,12 +19,13 @@ use ragent::runtime::CoreRuntime;
 use ragent::secrets::SecretsBackend;
 use ragent::ucp::evidence_report;
 use ragent::{Agent, AgentConfig};
-use tauri::{App, AppHandle, Builder, Manager, RunEvent, Runtime};
+use tauri::{App, AppHandle, Builder, Manager, RunEvent, Runtime, WebviewWindowBuilder};
 
 pub use app_dirs::AppDirs;
 pub use data_dir_lock::{DataDirLock, DataDirLockError};
 pub use launch_options::{LaunchOptions, LaunchOptionsError, ReportFormat};
 pub use shop_server::SHOP_SERVER_NAME;
+pub use start_state::StartState;
 
 /// The core's database inside the data directory.
 pub const CORE_DB_FILE: &str = "assistant.db";
@@ -31,6 +33,9 @@ pub const CORE_DB_FILE: &str = "assistant.db";
 pub const SHOP_DIR: &str = "shop";
 /// The local shop's database file in [`SHOP_DIR`] (the shop names it so).
 pub const SHOP_DB_FILE: &str = "shop.db";
+/// The app's one window, as tauri.conf.json describes it (`"create": false`:
+/// it is made once the core has opened, [`open_main_window`]).
+pub const MAIN_WINDOW: &str = "main";
 /// The service name of the app's entries in the OS keyring.
 pub const KEYRING_SERVICE: &str = "app.bitselect.assistant";
 
@@ -47,6 +52,8 @@ pub enum StartError {
     Dirs(#[from] tauri::Error),
     #[error(transparent)]
     Locked(#[from] DataDirLockError),
+    #[error("tauri.conf.json describes no window \"{MAIN_WINDOW}\"")]
+    NoMainWindow,
 }
 
 /// Opens the core on `dirs.data`: its database, and the shop server started
@@ -141,10 +148,39 @@ pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
             let agent = tauri::async_runtime::block_on(open_core(&dirs, &shop_binary))?;
             tracing::info!("core opened");
             tauri::async_runtime::spawn(events::forward(app.handle().clone(), agent.clone()));
+            let start = StartState::read(&agent);
             app.manage(agent);
             app.manage(DataDir(dirs.data));
+            open_main_window(app, start)?;
             Ok(())
         })
+}
+
+/// Makes the app's window, handing its page the first screen's state: the
+/// page then asks for it only if it is missing (a failed read, a reload).
+fn open_main_window<R: Runtime>(
+    app: &App<R>,
+    start: Result<StartState, ragent::AgentError>,
+) -> Result<(), StartError> {
+    let config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|window| window.label == MAIN_WINDOW)
+        .ok_or(StartError::NoMainWindow)?;
+    let mut window = WebviewWindowBuilder::from_config(app.handle(), config)?;
+    match start.map(|state| state.script()) {
+        Ok(Ok(script)) => window = window.initialization_script(script),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "the first screen's state could not be written; the page asks for it")
+        }
+        Err(error) => {
+            tracing::warn!(%error, "the first screen's state could not be read; the page asks for it")
+        }
+    }
+    window.build()?;
+    Ok(())
 }
 
 /// `--verify-mandates`: the kept checkout mandates checked again offline,

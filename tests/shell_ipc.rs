@@ -8,7 +8,9 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use bitselect_assistant::{COMMANDS, CORE_DB_FILE, context, on_run_event, run_app};
+use bitselect_assistant::{
+    COMMANDS, CORE_DB_FILE, MAIN_WINDOW, StartState, context, on_run_event, run_app,
+};
 use pretty_assertions::assert_eq;
 use ragent::settings::Settings;
 use ragent::{Agent, AgentConfig};
@@ -19,8 +21,6 @@ use tauri::webview::InvokeRequest;
 use tauri::{App, Manager, RunEvent, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
 use tempfile::TempDir;
 
-/// The window the capability is for.
-const MAIN_WINDOW: &str = "main";
 /// Longest a run may take to reach the model before the test fails (a
 /// guard, not a pause).
 const RUN_GUARD: Duration = Duration::from_secs(30);
@@ -94,6 +94,43 @@ fn a_created_session_is_in_the_list_the_page_gets() {
     let core_list = serde_json::to_value(shell.agent.list_sessions().unwrap()).unwrap();
     assert_eq!(listed, core_list);
     assert_eq!(listed, json!([created]));
+}
+
+#[test]
+fn the_first_screen_handed_to_the_page_is_what_its_commands_would_answer() {
+    let shell = shell();
+    for _ in 0..3 {
+        invoke(&shell.window, "create_session", json!({})).unwrap();
+    }
+    let state = StartState::read(&shell.agent).unwrap();
+    let handed = serde_json::to_value(&state).unwrap();
+    let asked = |command: &str, args: Value| invoke(&shell.window, command, args).unwrap();
+    assert_eq!(handed["settings"], asked("get_settings", json!({})));
+    assert_eq!(handed["restored"], asked("databases_restored", json!({})));
+    let listed = asked("list_sessions", json!({}));
+    assert_eq!(handed["sessions"], listed);
+    // The session the page opens: the first of the most recently updated.
+    let listed = listed.as_array().unwrap();
+    let newest = listed
+        .iter()
+        .map(|s| s["updated_at"].as_i64())
+        .max()
+        .unwrap();
+    let opened = listed
+        .iter()
+        .find(|s| s["updated_at"].as_i64() == newest)
+        .unwrap();
+    assert_eq!(
+        handed["latest"],
+        asked("open_session", json!({ "sessionId": opened["id"] }))
+    );
+    // What the page reads: the same, assigned before its own script runs.
+    let script = state.script().unwrap();
+    let json = script
+        .strip_prefix("window.__BITSELECT_START__ = ")
+        .and_then(|rest| rest.strip_suffix(';'))
+        .unwrap();
+    assert_eq!(serde_json::from_str::<Value>(json).unwrap(), handed);
 }
 
 #[test]

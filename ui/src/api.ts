@@ -24,6 +24,7 @@ import type {
   SettingsEdit,
   SettingsView,
   SignInStatus,
+  StartState,
   ToolPolicyView,
   Transcript,
 } from "./protocol";
@@ -32,6 +33,9 @@ import type {
 export const AGENT_EVENT = "agent-event";
 
 export interface Api {
+  /** The first screen's state as the shell handed it to this window, once
+   * per window: null when it did not, and after a reload (it would be stale). */
+  startState(): StartState | null;
   sendMessage(sessionId: string, text: string): Promise<void>;
   respondConfirmation(sessionId: string, replyId: string, decisions: CallDecision[]): Promise<void>;
   /** Answers a server's request for input that the core stored and showed. */
@@ -101,6 +105,7 @@ export interface Api {
 /** The real API over Tauri IPC. Argument keys are camelCase, as Tauri maps them. */
 export function tauriApi(): Api {
   return {
+    startState: takeStartState,
     sendMessage: (sessionId, text) => call("send_message", { sessionId, text }),
     respondConfirmation: (sessionId, replyId, decisions) =>
       call("respond_confirmation", { sessionId, replyId, decisions }),
@@ -142,6 +147,26 @@ export function tauriApi(): Api {
     onAgentEvent: (handler) =>
       listen<EventEnvelope>(AGENT_EVENT, (event) => handler(event.payload)),
   };
+}
+
+/** The global the shell's start script sets (src-tauri/start_state.rs). */
+const START_GLOBAL = "__BITSELECT_START__";
+/** Set in the window's session storage once its start state was taken. */
+const START_TAKEN = "bitselect-start-taken";
+
+/** The shell's script runs again on a reload with the state of the window's
+ * making, so it is taken once per window, which session storage outlives a
+ * reload in. */
+function takeStartState(): StartState | null {
+  const state = (globalThis as Record<string, unknown>)[START_GLOBAL];
+  try {
+    if (sessionStorage.getItem(START_TAKEN) !== null) return null;
+    sessionStorage.setItem(START_TAKEN, "1");
+  } catch {
+    // No storage: the state may be stale, so it is not used.
+    return null;
+  }
+  return typeof state === "object" && state !== null ? (state as StartState) : null;
 }
 
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {

@@ -4,9 +4,30 @@
 
 export * from "./protocol/index";
 
-import type { ModelSettingsWith, Secret, ServerConfigWith } from "./protocol/index";
+import type {
+  DatabaseRestored,
+  ModelSettingsWith,
+  Secret,
+  ServerConfigWith,
+  SessionInfo,
+  SettingsView,
+  Transcript,
+} from "./protocol/index";
 
 /** The model settings as the page sees and edits them: each secret kept or set, never its value. */
 export type ModelEdit = ModelSettingsWith<Secret>;
 /** A server as the page sees and edits it: each env value or header kept or set, never its value. */
 export type ServerEdit = ServerConfigWith<Secret>;
+
+/**
+ * What the page's first screen shows, handed to the window by the shell as
+ * it is made (src-tauri/start_state.rs): the answers of get_settings,
+ * databases_restored, list_sessions, and open_session of the most recently
+ * updated session.
+ */
+export interface StartState {
+  settings: SettingsView;
+  restored: DatabaseRestored[];
+  sessions: SessionInfo[];
+  latest: Transcript | null;
+}

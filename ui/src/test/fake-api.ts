@@ -22,6 +22,7 @@ import type {
   SettingsEdit,
   ServerStatus,
   SettingsView,
+  StartState,
   SignInStatus,
   ToolPolicyView,
   Transcript,
@@ -48,6 +49,8 @@ export class FakeApi implements Api {
   transcripts = new Map<string, Transcript>();
   /** What get_settings answers: as the core, never a secret value. */
   settings: SettingsView = structuredClone(DEFAULT_SETTINGS);
+  /** What the shell handed the window as it was made; none unless a test says. */
+  start: StartState | null = null;
   tools: ToolPolicyView[] = [];
   audit: AuditEntry[] = [];
   mandates: KeptMandate[] = [];
@@ -151,6 +154,10 @@ export class FakeApi implements Api {
   async retryRun(sessionId: string): Promise<void> {
     this.record("retry_run", sessionId);
     return this.maybeFail();
+  }
+
+  startState(): StartState | null {
+    return this.start;
   }
 
   async listSessions(): Promise<SessionInfo[]> {

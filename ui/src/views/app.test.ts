@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import { FakeApi, settle } from "../test/fake-api";
 import { XSS_IMG, card, cardCall } from "../test/fixtures";
+import type { SessionInfo, Transcript } from "../protocol";
 import { App } from "./app";
 
 let api: FakeApi;
@@ -14,6 +15,16 @@ const q = <T extends HTMLElement = HTMLElement>(testid: string): T => {
   if (!found) throw new Error(`no ${testid}`);
   return found;
 };
+
+/** A stored session as open_session answers it, with no run going. */
+const transcriptOf = (session: SessionInfo, items: Transcript["items"], pending: Transcript["pending"] = null): Transcript => ({
+  session,
+  items,
+  pending,
+  pending_input: null,
+  running: false,
+  failure: null,
+});
 
 async function start(): Promise<void> {
   root = document.createElement("div");
@@ -103,6 +114,96 @@ describe("the window", () => {
     await new Promise((done) => requestAnimationFrame(() => done(null)));
     expect(performance.getEntriesByName("interactive")).toHaveLength(1);
     expect(q("composer-input")).toBeTruthy();
+    app.stop();
+  });
+
+  it("draws the first screen the shell handed over before asking the core anything, and marks that frame", async () => {
+    performance.clearMarks();
+    const transcript = transcriptOf(api.sessions[0], [{ type: "user", id: 1, text: "加一副耳机", at: 1 }]);
+    api.transcripts.set("s1", transcript);
+    api.settings.appearance = { language: "en", theme: "dark" };
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: transcript };
+    systemLanguage = "zh-CN";
+    root = document.createElement("div");
+    document.body.replaceChildren(root);
+    app = new App({ api, root, systemLanguage });
+    expect(api.calls).toEqual([]);
+    expect(document.documentElement.lang).toBe("en");
+    expect(document.documentElement.dataset.theme).toBe("dark");
+    expect(q("session-item").dataset.sessionId).toBe("s1");
+    const shown = q("message-user");
+    expect(shown.textContent).toContain("加一副耳机");
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(null))));
+    await new Promise((done) => requestAnimationFrame(() => done(null)));
+    expect(performance.getEntriesByName("interactive")).toHaveLength(1);
+
+    await app.start();
+    await settle();
+    // Asked once subscribed, to check; not the settings or restored databases it was handed.
+    expect(api.of("get_settings")).toEqual([]);
+    expect(api.of("databases_restored")).toEqual([]);
+    expect(api.of("list_sessions")).toHaveLength(1);
+    expect(api.of("open_session")).toEqual([["s1"]]);
+    // Nothing changed since the shell read it: what the shopper sees is what was drawn first.
+    expect(q("message-user")).toBe(shown);
+    expect(q("session-item").dataset.sessionId).toBe("s1");
+    app.stop();
+  });
+
+  it("draws again what changed between the shell's reading and the page hearing events", async () => {
+    const first = transcriptOf(api.sessions[0], [{ type: "user", id: 1, text: "加一副耳机", at: 1 }], card([cardCall({ call_id: "a" })]));
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: first };
+    const later = { session: { ...api.sessions[0], title: "买降噪耳机", updated_at: 9 } };
+    api.sessions = [later.session];
+    api.transcripts.set("s1", { ...first, session: later.session, pending: null });
+    root = document.createElement("div");
+    document.body.replaceChildren(root);
+    app = new App({ api, root, systemLanguage });
+    expect(root.querySelector('[data-testid="confirmation-card"]')).not.toBeNull();
+    await app.start();
+    await settle();
+    expect(q("session-item").textContent).toContain("买降噪耳机");
+    expect(root.querySelector('[data-testid="confirmation-card"]')).toBeNull();
+    app.stop();
+  });
+
+  it("opens the newest session itself when the shell handed another's transcript", async () => {
+    api.sessions = [
+      { id: "s1", title: "买耳机", created_at: 1, updated_at: 5 },
+      { id: "s2", title: "买手机", created_at: 2, updated_at: 7 },
+    ];
+    const older = transcriptOf(api.sessions[0], []);
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: older };
+    api.transcripts.set("s2", transcriptOf(api.sessions[1], [{ type: "user", id: 2, text: "看看手机", at: 2 }]));
+    await start();
+    expect(api.of("open_session")).toEqual([["s2"]]);
+    expect(q("message-user").textContent).toContain("看看手机");
+    app.stop();
+  });
+
+  it("sends a first message only once the page hears the core's events", async () => {
+    api.sessions = [];
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [], latest: null };
+    let subscribe = (): void => {};
+    const held = new Promise<void>((resolve) => (subscribe = resolve));
+    const onAgentEvent = api.onAgentEvent.bind(api);
+    api.onAgentEvent = async (handler) => {
+      await held;
+      return onAgentEvent(handler);
+    };
+    root = document.createElement("div");
+    document.body.replaceChildren(root);
+    app = new App({ api, root, systemLanguage });
+    const started = app.start();
+    const input = q<HTMLTextAreaElement>("composer-input");
+    input.value = "你好";
+    q("send").click();
+    await settle();
+    expect(api.of("send_message")).toEqual([]);
+    subscribe();
+    await started;
+    await settle();
+    expect(api.of("send_message")).toHaveLength(1);
     app.stop();
   });
 

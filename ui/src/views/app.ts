@@ -4,7 +4,15 @@
 import type { Api } from "../api";
 import { button, h } from "../dom";
 import { createI18n, langFor, type I18n, type Lang } from "../i18n";
-import type { Appearance, DatabaseRestored, EventEnvelope, ModelStatus, SessionInfo } from "../protocol";
+import type {
+  Appearance,
+  DatabaseRestored,
+  EventEnvelope,
+  ModelStatus,
+  SessionInfo,
+  StartState,
+  Transcript,
+} from "../protocol";
 import { markInteractiveAfterPaint } from "../interactive";
 import { ChatLog } from "../state";
 import { applyTheme } from "../theme";
@@ -25,6 +33,13 @@ export interface AppDeps {
 
 type Page = "chat" | "audit" | "settings" | "first-run";
 
+/** What the page drew of the shell's start state, and the open count then. */
+interface Handed {
+  sessions: SessionInfo[];
+  transcript: Transcript | null;
+  token: number;
+}
+
 export class App {
   private readonly deps: AppDeps;
   private i18n: I18n;
@@ -37,41 +52,63 @@ export class App {
   private unlisten: (() => void) | null = null;
   /** What this start restored of a damaged database, until the shopper closes the notice. */
   private restored: DatabaseRestored[] = [];
+  /** Settles once the page hears the core's events: a message waits for it. */
+  private subscription: Promise<unknown> = Promise.resolve();
+  /** What the shell handed over and the page drew, until checked. */
+  private readonly handed: Handed | null;
 
   constructor(deps: AppDeps) {
     this.deps = deps;
-    // The system's language until the core's settings say otherwise.
-    this.i18n = createI18n(langFor(null, this.systemLanguage()));
-    applyTheme("system");
+    const handed = deps.api.startState();
+    const appearance = handed?.settings.appearance;
+    // Without the shell's state, the system's language until the core's settings say otherwise.
+    this.i18n = createI18n(langFor(appearance?.language ?? null, this.systemLanguage()));
+    applyTheme(appearance?.theme ?? "system");
+    this.restored = handed?.restored ?? [];
     this.build();
+    this.handed = handed ? this.drawHanded(handed) : null;
   }
 
   /**
    * Applies the stored language and theme, subscribes to events, lists and
-   * opens sessions, checks the model.
+   * opens sessions, checks the model. What the shell handed over is drawn
+   * already; it is checked against the core's answers once subscribed, and
+   * drawn again only where they differ.
    */
   async start(): Promise<void> {
     const { api } = this.deps;
-    // Asked together: none needs another's answer, and the first answers
-    // wait on the page's first layout anyway. The events go to whichever
-    // view the answers leave (`onEvent` reads `this.chat` when it runs),
-    // and sessions are listed only once subscribed, so none is missed.
-    const [settings, restored, subscribed] = await Promise.all([
-      api.getSettings().catch(() => null),
-      api.databasesRestored().catch((): DatabaseRestored[] => []),
-      api.onAgentEvent((envelope) => this.onEvent(envelope)).then(
-        (unlisten) => ({ unlisten }),
-        (error: unknown) => ({ error }),
-      ),
-    ]);
-    if (settings) this.applyAppearance(settings.appearance);
-    this.restored = restored;
-    if (this.restored.length > 0) this.build();
+    const handed = this.handed;
+    const subscribing = api.onAgentEvent((envelope) => this.onEvent(envelope)).then(
+      (unlisten) => ({ unlisten }),
+      (error: unknown) => ({ error }),
+    );
+    this.subscription = subscribing;
+    let subscribed: Awaited<typeof subscribing>;
+    if (handed) {
+      subscribed = await subscribing;
+    } else {
+      // Asked together: none needs another's answer, and the first answers
+      // wait on the page's first layout anyway. The events go to whichever
+      // view the answers leave (`onEvent` reads `this.chat` when it runs),
+      // and sessions are listed only once subscribed, so none is missed.
+      const [settings, restored, answered] = await Promise.all([
+        api.getSettings().catch(() => null),
+        api.databasesRestored().catch((): DatabaseRestored[] => []),
+        subscribing,
+      ]);
+      subscribed = answered;
+      if (settings) this.applyAppearance(settings.appearance);
+      this.restored = restored;
+      if (this.restored.length > 0) this.build();
+    }
     if ("unlisten" in subscribed) this.unlisten = subscribed.unlisten;
     else this.chat.showError(subscribed.error);
-    await this.sidebar.refresh();
-    const latest = this.sidebar.all[0];
-    if (latest) await this.open(latest);
+    if (handed) await this.checkHanded(handed);
+    else {
+      await this.sidebar.refresh();
+      const latest = this.sidebar.all[0];
+      if (latest) await this.open(latest);
+    }
     // The chat works from here on; the model check below may wait on the network.
     markInteractiveAfterPaint();
     const check = await api.checkModel().catch((error: unknown) => ({
@@ -84,6 +121,58 @@ export class App {
       this.chat.showError(new PageMessage(this.i18n.t("modelCheck.down", { message: check.message ?? "" })));
     } else if (check.state === "not_configured") {
       await this.showFirstRun(check);
+    }
+  }
+
+  /**
+   * Draws the sessions and the newest one as the shell handed them, so the
+   * first frame is the whole screen, and marks that frame. Answers what
+   * was drawn, to be checked once subscribed.
+   */
+  private drawHanded(state: StartState): Handed {
+    this.sidebar.setSessions(state.sessions);
+    const latest = this.sidebar.all[0];
+    // The page opens the newest session by its own order; a handed
+    // transcript of another is not used.
+    const transcript = latest && state.latest?.session.id === latest.id ? state.latest : null;
+    if (latest && !transcript) return { sessions: state.sessions, transcript: null, token: this.openToken };
+    this.sidebar.setCurrent(latest?.id ?? null);
+    if (transcript) this.chat.load(ChatLog.fromTranscript(transcript));
+    markInteractiveAfterPaint();
+    return { sessions: state.sessions, transcript, token: this.openToken };
+  }
+
+  /**
+   * Once subscribed, the core's sessions and open transcript against the
+   * handed ones: what changed since the shell read them (nothing, as a
+   * rule) is drawn again; what did not is left as the shopper sees it.
+   */
+  private async checkHanded(handed: Handed): Promise<void> {
+    const { api } = this.deps;
+    let sessions: SessionInfo[];
+    try {
+      sessions = await api.listSessions();
+    } catch (error) {
+      this.sidebar.showError(error);
+      return;
+    }
+    if (JSON.stringify(sessions) !== JSON.stringify(handed.sessions)) this.sidebar.setSessions(sessions);
+    // The shopper opened a session meanwhile: theirs stands.
+    if (handed.token !== this.openToken) return;
+    const latest = this.sidebar.all[0];
+    if (!latest) return;
+    if (handed.transcript?.session.id !== latest.id) {
+      await this.open(latest);
+      return;
+    }
+    try {
+      const transcript = await api.openSession(latest.id);
+      if (handed.token !== this.openToken) return;
+      if (JSON.stringify(transcript) !== JSON.stringify(handed.transcript)) {
+        this.chat.load(ChatLog.fromTranscript(transcript));
+      }
+    } catch (error) {
+      if (handed.token === this.openToken) this.chat.showError(error);
     }
   }
 
@@ -219,6 +308,8 @@ export class App {
   }
 
   private async ensureSession(): Promise<string> {
+    // The handed first screen can be used before the page hears events.
+    await this.subscription;
     const open = this.chat.sessionId;
     if (open) return open;
     const session = await this.sidebar.create();

@@ -204,7 +204,7 @@ export class Sidebar {
     this.list.querySelector<HTMLElement>(`[data-session-id="${CSS.escape(sessionId)}"] .session-open`)?.focus();
   }
 
-  private showError(error: unknown): void {
+  showError(error: unknown): void {
     showFailure(this.error, error, this.deps.i18n);
   }
 }

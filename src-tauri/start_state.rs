@@ -1,0 +1,55 @@
+//! What the page's first screen shows, handed to the window as it is made.
+//! With it the page draws its whole first screen before it asks the core
+//! anything; without it, the first frame was an empty screen and the
+//! answers came a frame or two later (docs/benchmarks.md, part 5).
+
+use ragent::agent::DatabaseRestored;
+use ragent::protocol::{SessionInfo, Transcript};
+use ragent::settings_view::SettingsView;
+use ragent::{Agent, AgentError};
+use serde::Serialize;
+
+/// The global the page reads it from (ui/src/api.ts, `StartState` in
+/// ui/src/protocol.ts).
+const PAGE_GLOBAL: &str = "__BITSELECT_START__";
+
+/// The answers of `get_settings`, `databases_restored`, `list_sessions`
+/// and `open_session` of the newest session, as the page would ask them.
+#[derive(Debug, Serialize)]
+pub struct StartState {
+    pub settings: SettingsView,
+    pub restored: Vec<DatabaseRestored>,
+    pub sessions: Vec<SessionInfo>,
+    /// The most recently updated session, opened; the page uses it only
+    /// if it is the one it would open itself.
+    pub latest: Option<Transcript>,
+}
+
+impl StartState {
+    pub fn read(agent: &Agent) -> Result<StartState, AgentError> {
+        let sessions = agent.list_sessions()?;
+        // The first of the most recently updated, as the page's stable sort
+        // of the list picks it.
+        let latest = sessions
+            .iter()
+            .rev()
+            .max_by_key(|session| session.updated_at)
+            .map(|session| agent.transcript(&session.id))
+            .transpose()?;
+        Ok(StartState {
+            settings: agent.settings_view(),
+            restored: agent.databases_restored(),
+            sessions,
+            latest,
+        })
+    }
+
+    /// A script run before the page's own on every load of the window:
+    /// JSON is a JavaScript expression, so it is assigned as written.
+    pub fn script(&self) -> Result<String, serde_json::Error> {
+        Ok(format!(
+            "window.{PAGE_GLOBAL} = {};",
+            serde_json::to_string(self)?
+        ))
+    }
+}
