@@ -4,6 +4,7 @@
 // tests in tests/shell_ipc.rs check it). Each file defines `app_commands!`
 // to take what it needs from this list.
 app_commands![
+    subscribe_events,
     send_message,
     respond_confirmation,
     answer_input,

@@ -1,8 +1,8 @@
 //! The commands the page may call. Each is a few lines over the core; the
 //! core's typed error reaches the page as `{ code, message }`.
 //!
-//! All are async so they run on the async runtime, where the core spawns
-//! its runs.
+//! All but `subscribe_events`, which only keeps the page's channel, are
+//! async so they run on the async runtime, where the core spawns its runs.
 
 use ragent::agent::DatabaseRestored;
 use ragent::llm::models::ModelInfo;
@@ -16,14 +16,23 @@ use ragent::protocol::{
 use ragent::settings_view::{ModelEdit, SettingsEdit, SettingsView};
 use ragent::ucp::evidence::KeptMandate;
 use ragent::{Agent, AgentError};
+use tauri::ipc::Channel;
 use tauri::{AppHandle, Runtime, State};
 
 use crate::app_dirs::AppDirs;
 use crate::browser::{self, OpenUrlError};
+use crate::events::PageEvents;
 use crate::logs_folder::{self, OpenFolderError};
 
 /// How many audit rows the page gets when it does not say.
 const DEFAULT_AUDIT_LIMIT: u32 = 200;
+
+/// The page's channel for the core's events, from now on; a reloaded page's
+/// new channel replaces its old one.
+#[tauri::command]
+pub fn subscribe_events(on_event: Channel, events: State<'_, PageEvents>) {
+    events.subscribe(on_event);
+}
 
 #[tauri::command]
 pub async fn send_message(

@@ -23,6 +23,8 @@ use tauri::{App, AppHandle, Builder, Manager, RunEvent, Runtime, WebviewWindowBu
 
 pub use app_dirs::AppDirs;
 pub use data_dir_lock::{DataDirLock, DataDirLockError};
+use events::PageEvents;
+pub use events::forward_to_page;
 pub use launch_options::{LaunchOptions, LaunchOptionsError, ReportFormat};
 pub use shop_server::SHOP_SERVER_NAME;
 pub use start_state::StartState;
@@ -136,6 +138,7 @@ pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
+        .manage(PageEvents::default())
         .invoke_handler(command_handler())
         .setup(move |app| {
             let dirs = app
@@ -147,7 +150,7 @@ pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
             let shop_binary = shop_server::locate()?;
             let agent = tauri::async_runtime::block_on(open_core(&dirs, &shop_binary))?;
             tracing::info!("core opened");
-            tauri::async_runtime::spawn(events::forward(app.handle().clone(), agent.clone()));
+            tauri::async_runtime::spawn(forward_to_page(app.handle().clone(), &agent));
             let start = StartState::read(&agent);
             app.manage(agent);
             app.manage(DataDir(dirs.data));

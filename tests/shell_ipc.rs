@@ -9,13 +9,14 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use bitselect_assistant::{
-    COMMANDS, CORE_DB_FILE, MAIN_WINDOW, StartState, context, on_run_event, run_app,
+    COMMANDS, CORE_DB_FILE, MAIN_WINDOW, StartState, context, forward_to_page, on_run_event,
+    run_app,
 };
 use pretty_assertions::assert_eq;
 use ragent::settings::Settings;
 use ragent::{Agent, AgentConfig};
 use serde_json::{Value, json};
-use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::ipc::{CallbackFn, InvokeBody, InvokeResponseBody};
 use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
 use tauri::webview::InvokeRequest;
 use tauri::{App, Manager, RunEvent, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
@@ -35,8 +36,12 @@ struct Shell {
 /// The app as it starts, except that the core is opened here (without the
 /// shop) instead of in its setup, which the mock runtime never runs.
 fn shell_with(settings: Option<Settings>) -> Shell {
+    shell_on(mock_builder(), settings)
+}
+
+fn shell_on(builder: tauri::Builder<MockRuntime>, settings: Option<Settings>) -> Shell {
     let dir = tempfile::tempdir().unwrap();
-    let app = run_app(mock_builder()).build(context()).unwrap();
+    let app = run_app(builder).build(context()).unwrap();
     let mut config = AgentConfig::new(dir.path().join(CORE_DB_FILE));
     config.initial_settings = settings;
     let agent = tauri::async_runtime::block_on(Agent::open(config)).unwrap();
@@ -343,9 +348,9 @@ fn the_pages_readme_lists_every_command_and_no_other() {
     assert_eq!(unique, registered);
 }
 
-/// Accepts one connection and holds it open without answering, so a run
-/// that reaches the model waits there.
-fn silent_model() -> (String, mpsc::Receiver<TcpStream>) {
+/// Settings whose model accepts one connection and holds it open without
+/// answering, so a run that reaches the model waits there.
+fn silent_model() -> (Settings, mpsc::Receiver<TcpStream>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let (accepted, connection) = mpsc::channel();
@@ -354,15 +359,15 @@ fn silent_model() -> (String, mpsc::Receiver<TcpStream>) {
             let _ = accepted.send(stream);
         }
     });
-    (url, connection)
+    let mut settings = Settings::default();
+    settings.model.base_url = url;
+    settings.model.model = "silent".into();
+    (settings, connection)
 }
 
 #[test]
 fn exiting_the_app_stops_the_run_in_progress() {
-    let (url, connection) = silent_model();
-    let mut settings = Settings::default();
-    settings.model.base_url = url;
-    settings.model.model = "silent".into();
+    let (settings, connection) = silent_model();
     let shell = shell_with(Some(settings));
     let session = invoke(&shell.window, "create_session", json!({})).unwrap();
     let session_id = session["id"].as_str().unwrap().to_owned();
@@ -380,4 +385,69 @@ fn exiting_the_app_stops_the_run_in_progress() {
     on_run_event(shell.app.handle(), RunEvent::Exit);
 
     assert!(!shell.agent.is_running(&session_id));
+}
+
+/// What reached the page on its channels: the channel's id and the event.
+type Heard = mpsc::Receiver<(u32, Value)>;
+
+/// The shell with its events forwarded, and what its page's channels hear.
+fn shell_heard_on_channels(settings: Settings) -> (Shell, Heard) {
+    let (heard, hearing) = mpsc::channel();
+    let builder = mock_builder().channel_interceptor(move |_, channel, _, body| {
+        if let InvokeResponseBody::Json(json) = body {
+            let _ = heard.send((channel.0, serde_json::from_str(json).unwrap()));
+        }
+        true
+    });
+    let shell = shell_on(builder, Some(settings));
+    tauri::async_runtime::spawn(forward_to_page(shell.app.handle().clone(), &shell.agent));
+    (shell, hearing)
+}
+
+/// The next event the page hears, whichever channel it came on.
+fn next_heard(hearing: &Heard) -> (u32, Value) {
+    hearing
+        .recv_timeout(RUN_GUARD)
+        .expect("the page hears an event")
+}
+
+#[test]
+fn the_page_hears_the_cores_events_on_its_latest_channel() {
+    let (settings, _connection) = silent_model();
+    let (shell, hearing) = shell_heard_on_channels(settings);
+    let first = invoke(&shell.window, "create_session", json!({})).unwrap();
+    let second = invoke(&shell.window, "create_session", json!({})).unwrap();
+
+    let subscribe = |channel: u32| {
+        let on_event = format!("__CHANNEL__:{channel}");
+        invoke(
+            &shell.window,
+            "subscribe_events",
+            json!({ "onEvent": on_event }),
+        )
+        .unwrap()
+    };
+    let say_hello = |session: &Value| {
+        let message = json!({ "sessionId": session["id"], "text": "hello" });
+        invoke(&shell.window, "send_message", message).unwrap()
+    };
+
+    subscribe(7);
+    say_hello(&first);
+    let (channel, envelope) = next_heard(&hearing);
+    assert_eq!(channel, 7);
+    assert_eq!(envelope["session_id"], first["id"]);
+    assert_eq!(envelope["event"]["type"], "run_started");
+
+    // A reload: the new page's channel replaces the old one.
+    subscribe(8);
+    say_hello(&second);
+    // Every event from here on, the first session's too, goes to the new one.
+    loop {
+        let (channel, envelope) = next_heard(&hearing);
+        assert_eq!(channel, 8, "an event went to the replaced page's channel");
+        if envelope["session_id"] == second["id"] {
+            break;
+        }
+    }
 }

@@ -1,8 +1,7 @@
 // Every call to the Tauri shell goes through this module. Views receive an
 // `Api` object (tests pass a fake), so nothing else imports @tauri-apps/api.
 
-import { invoke } from "@tauri-apps/api/core";
-import { listen } from "@tauri-apps/api/event";
+import { Channel, invoke } from "@tauri-apps/api/core";
 
 import type {
   AuditEntry,
@@ -28,9 +27,6 @@ import type {
   ToolPolicyView,
   Transcript,
 } from "./protocol";
-
-/** The event name the shell emits every agent event under. */
-export const AGENT_EVENT = "agent-event";
 
 export interface Api {
   /** The first screen's state as the shell handed it to this window, once
@@ -144,8 +140,7 @@ export function tauriApi(): Api {
     goOnWithout: (server) => call("go_on_without", { server }),
     signOut: (server) => call("sign_out", { server }),
 
-    onAgentEvent: (handler) =>
-      listen<EventEnvelope>(AGENT_EVENT, (event) => handler(event.payload)),
+    onAgentEvent: subscribeEvents,
   };
 }
 
@@ -167,6 +162,17 @@ function takeStartState(): StartState | null {
     return null;
   }
   return typeof state === "object" && state !== null ? (state as StartState) : null;
+}
+
+/** The core's events, on a channel of this page's own: the shell sends them
+ * to the latest subscription. The answer stops handing them to `handler`. */
+async function subscribeEvents(handler: (envelope: EventEnvelope) => void): Promise<() => void> {
+  let deliver: ((envelope: EventEnvelope) => void) | null = handler;
+  const onEvent = new Channel<EventEnvelope>((envelope) => deliver?.(envelope));
+  await call("subscribe_events", { onEvent });
+  return () => {
+    deliver = null;
+  };
 }
 
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { ERROR_EN, ERROR_ZH } from "./error-messages";
-import { createI18n, langFor } from "./i18n";
+import { MESSAGE_KEYS, createI18n, langFor } from "./i18n";
 import type { ErrorCode } from "./protocol";
 
 describe("languages", () => {
@@ -12,6 +12,15 @@ describe("languages", () => {
     expect(langFor(null, "en-GB")).toBe("en");
     expect(langFor(null, "fr-FR")).toBe("en");
     expect(langFor(null, undefined)).toBe("en");
+  });
+
+  it("writes the English screens without Chinese, but for the name of Chinese itself", () => {
+    const en = createI18n("en");
+    // Han characters and the full-width forms Chinese punctuation uses.
+    const chinese = /[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]/;
+    const written = MESSAGE_KEYS.filter((key) => key !== "lang.zh-CN" && chinese.test(en.t(key)));
+    expect(written).toEqual([]);
+    expect(en.t("lang.zh-CN")).toBe("中文");
   });
 
   it("fills parameters and names statuses in both languages", () => {

@@ -543,6 +543,8 @@ const zh = {
 };
 
 export type MessageKey = keyof typeof zh;
+/** Every message the UI has, by its key. */
+export const MESSAGE_KEYS = Object.keys(zh) as MessageKey[];
 type Messages = Record<MessageKey, string>;
 
 const en: Messages = {
@@ -929,7 +931,7 @@ const en: Messages = {
   "settings.serverNeedsName": "Every server needs a name.",
   "settings.loadFailed": "Cannot read the settings: {message}",
 
-  "firstRun.heading": "Welcome to 比特严选助手",
+  "firstRun.heading": "Welcome to Bit Select Assistant",
   "firstRun.status": "Current state: {message}",
   "firstRun.continue": "Go to the chat",
 

@@ -35,7 +35,7 @@ export class Sidebar {
         "div",
         { class: "sidebar-head" },
         h("h2", { text: t("sessions.label"), attrs: { id: headingId } }),
-        button(`＋ ${t("sessions.new")}`, () => void this.create(), { class: "btn", testid: "new-session" }),
+        button(`+ ${t("sessions.new")}`, () => void this.create(), { class: "btn", testid: "new-session" }),
       ),
       this.list,
       this.error,
