@@ -13,6 +13,12 @@ use serde::Serialize;
 /// ui/src/protocol.ts).
 const PAGE_GLOBAL: &str = "__BITSELECT_START__";
 
+/// The longest script handed over with the newest transcript in it. The
+/// web view keeps the script's text for the window's life (it runs again
+/// on every reload), so a long conversation would be held twice; above
+/// this the page opens the session itself, a frame later.
+pub const HANDED_SCRIPT_CAP: usize = 256 * 1024;
+
 /// The answers of `get_settings`, `databases_restored`, `list_sessions`
 /// and `open_session` of the newest session, as the page would ask them.
 #[derive(Debug, Serialize)]
@@ -47,9 +53,23 @@ impl StartState {
     /// A script run before the page's own on every load of the window:
     /// JSON is a JavaScript expression, so it is assigned as written.
     pub fn script(&self) -> Result<String, serde_json::Error> {
-        Ok(format!(
-            "window.{PAGE_GLOBAL} = {};",
-            serde_json::to_string(self)?
-        ))
+        self.script_within(HANDED_SCRIPT_CAP)
+    }
+
+    /// The script, without the newest transcript when with it the script
+    /// would be longer than `cap` bytes.
+    pub fn script_within(&self, cap: usize) -> Result<String, serde_json::Error> {
+        let assign = |json: String| format!("window.{PAGE_GLOBAL} = {json};");
+        let whole = assign(serde_json::to_string(self)?);
+        if whole.len() <= cap || self.latest.is_none() {
+            return Ok(whole);
+        }
+        let without_latest = StartState {
+            settings: self.settings.clone(),
+            restored: self.restored.clone(),
+            sessions: self.sessions.clone(),
+            latest: None,
+        };
+        Ok(assign(serde_json::to_string(&without_latest)?))
     }
 }

@@ -130,12 +130,32 @@ fn the_first_screen_handed_to_the_page_is_what_its_commands_would_answer() {
         asked("open_session", json!({ "sessionId": opened["id"] }))
     );
     // What the page reads: the same, assigned before its own script runs.
-    let script = state.script().unwrap();
+    assert_eq!(handed_by(&state.script().unwrap()), handed);
+}
+
+/// The global the handed script sets, read back as the page reads it.
+fn handed_by(script: &str) -> Value {
     let json = script
         .strip_prefix("window.__BITSELECT_START__ = ")
         .and_then(|rest| rest.strip_suffix(';'))
         .unwrap();
-    assert_eq!(serde_json::from_str::<Value>(json).unwrap(), handed);
+    serde_json::from_str(json).unwrap()
+}
+
+#[test]
+fn a_newest_transcript_past_the_cap_is_left_for_the_page_to_open() {
+    let shell = shell();
+    invoke(&shell.window, "create_session", json!({})).unwrap();
+    let state = StartState::read(&shell.agent).unwrap();
+    let whole = state.script_within(usize::MAX).unwrap();
+
+    let at_the_cap = handed_by(&state.script_within(whole.len()).unwrap());
+    assert_eq!(at_the_cap, serde_json::to_value(&state).unwrap());
+
+    let past_it = handed_by(&state.script_within(whole.len() - 1).unwrap());
+    assert_eq!(past_it["latest"], Value::Null);
+    assert_eq!(past_it["sessions"], at_the_cap["sessions"]);
+    assert_eq!(past_it["settings"], at_the_cap["settings"]);
 }
 
 #[test]
