@@ -135,11 +135,13 @@ export class App {
     // The page opens the newest session by its own order; a handed
     // transcript of another is not used.
     const transcript = latest && state.latest?.session.id === latest.id ? state.latest : null;
-    if (latest && !transcript) return { sessions: state.sessions, transcript: null, token: this.openToken };
+    const drawn = { sessions: state.sessions, transcript, token: this.openToken };
+    // Without its transcript the newest session is opened once subscribed.
+    if (latest && !transcript) return drawn;
     this.sidebar.setCurrent(latest?.id ?? null);
     if (transcript) this.chat.load(ChatLog.fromTranscript(transcript));
     markInteractiveAfterPaint();
-    return { sessions: state.sessions, transcript, token: this.openToken };
+    return drawn;
   }
 
   /**
