@@ -161,10 +161,14 @@ impl Shop {
     /// The shop on a store whose schema is current: seeded on first start,
     /// its catalogue indexed for search.
     fn on_store(store: Store, clock: Arc<dyn Clock>) -> Result<Self> {
-        store.run(TxKind::Write, |tx| {
-            seed::seed_once(tx, clock.now_ms())?;
-            signing_keys::ensure(tx, clock.now_ms())
+        let seeded = store.run(TxKind::Write, |tx| {
+            let seeded = seed::seed_once(tx, clock.now_ms())?;
+            signing_keys::ensure(tx, clock.now_ms())?;
+            Ok(seeded)
         })?;
+        if seeded {
+            store.loaded();
+        }
         let search = Arc::new(SearchEngine::new());
         store.run(TxKind::Read, |tx| search.snapshot(tx).map(drop))?;
         Ok(Self {
@@ -233,8 +237,11 @@ impl Shop {
     /// Creates `count` load-test users, each with cart lines and a coupon of
     /// their own (see [`load_users`]); users that exist are left as they are.
     pub fn seed_users(&self, count: u32) -> Result<SeededUsers> {
-        self.store
-            .run(TxKind::Write, |tx| load_users::seed(tx, count, self.now()))
+        let seeded = self
+            .store
+            .run(TxKind::Write, |tx| load_users::seed(tx, count, self.now()))?;
+        self.store.loaded();
+        Ok(seeded)
     }
 
     /// Where the shop keeps its data unless told otherwise:

@@ -195,19 +195,19 @@ fn clauses(
     filters: &Filters<'_>,
     found: Option<&[String]>,
 ) -> Result<(String, Vec<Box<dyn ToValue>>)> {
-    let list = conn.dialect().json_text_list;
+    let in_list = conn.dialect().in_json_list;
     let mut clauses: Vec<String> = Vec::new();
     let mut values: Vec<Box<dyn ToValue>> = Vec::new();
     if !filters.sku_codes.is_empty() {
-        clauses.push(format!("s.sku_code IN ({list})"));
+        clauses.push(format!("s.sku_code {in_list}"));
         values.push(Box::new(serde_json::to_string(&filters.sku_codes)?));
     }
     if !filters.spu_codes.is_empty() {
-        clauses.push(format!("s.spu_code IN ({list})"));
+        clauses.push(format!("s.spu_code {in_list}"));
         values.push(Box::new(serde_json::to_string(&filters.spu_codes)?));
     }
     if let Some(found) = found {
-        clauses.push(format!("s.spu_code IN ({list})"));
+        clauses.push(format!("s.spu_code {in_list}"));
         values.push(Box::new(serde_json::to_string(found)?));
     }
     if let Some(min) = filters.min {

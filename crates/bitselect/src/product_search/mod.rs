@@ -511,9 +511,9 @@ fn offers(conn: &dyn Conn, snapshot: &Snapshot, plan: &Plan) -> Result<Vec<Categ
     let mut offers = Vec::with_capacity(near.len());
     for n in near {
         let codes: Vec<&String> = n.spu_codes.iter().take(EXAMPLES).collect();
-        let list = conn.dialect().json_text_list;
+        let in_list = conn.dialect().in_json_list;
         let names: Vec<(String, String)> = conn.query_all(
-            &format!("SELECT spu_code, name FROM product WHERE spu_code IN ({list})"),
+            &format!("SELECT spu_code, name FROM product WHERE spu_code {in_list}"),
             crate::store::params![serde_json::to_string(&codes)?],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;

@@ -194,8 +194,9 @@ pub trait Conn {
 /// (`sqlite::DIALECT`, `postgres::DIALECT`): everything else is the same SQL.
 #[derive(Debug)]
 pub struct Dialect {
-    /// A subquery yielding the texts of a JSON array bound as one parameter.
-    pub json_text_list: &'static str,
+    /// A column's membership in a JSON array of texts bound as one
+    /// parameter, written after the column: `s.sku_code {in_json_list}`.
+    pub in_json_list: &'static str,
 }
 
 impl dyn Conn + '_ {
@@ -272,6 +273,18 @@ impl Store {
             }
             #[cfg(feature = "service")]
             Self::Postgres(pg) => pg.run(kind, call),
+        }
+    }
+
+    /// Says that many rows were just written (a first seed, load-test
+    /// users), so that the next calls are planned on what the tables now
+    /// hold (see [`postgres::PgStore::analyze`]). SQLite plans without
+    /// statistics.
+    pub(crate) fn loaded(&self) {
+        match self {
+            Self::Sqlite(_) => {}
+            #[cfg(feature = "service")]
+            Self::Postgres(pg) => pg.analyze(),
         }
     }
 }

@@ -42,9 +42,13 @@ const ATTEMPTS: u32 = 30;
 /// under this advisory lock.
 const MIGRATION_LOCK: i64 = 0x6269_7473_656c_6563; // "bitselec"
 
-/// What PostgreSQL spells differently from SQLite.
+/// What PostgreSQL spells differently from SQLite. A list is an array, not
+/// a subquery to join: the planner then looks each code up in the column's
+/// index, where it hash-joined a scan of the whole table for `IN (SELECT
+/// json_array_elements_text(..))` (it guesses a set function returns 100
+/// rows).
 pub(crate) const DIALECT: Dialect = Dialect {
-    json_text_list: "SELECT json_array_elements_text(CAST(? AS json))",
+    in_json_list: "= ANY (ARRAY(SELECT json_array_elements_text(CAST(? AS json))))",
 };
 
 /// The shop's PostgreSQL database.
@@ -220,6 +224,24 @@ impl PgStore {
             tracing::warn!(%error, "a failed call's transaction could not be rolled back");
         }
         outcome.map_err(unavailable_if_cut_off)
+    }
+
+    /// Gathers the tables' statistics now. PostgreSQL plans a statement
+    /// from them, and its autovacuum gathers them only a minute or more
+    /// after a bulk load: until then a table just filled is planned as if
+    /// it held a few pages (whole scans where an index would serve). A
+    /// failure costs only plans, so it is logged, not returned.
+    pub(crate) fn analyze(&self) {
+        let analyzed = self.block_on(async {
+            let client = self.pool.get().await.map_err(store_error)?;
+            client
+                .batch_execute("ANALYZE")
+                .await
+                .map_err(ShopError::from)
+        });
+        if let Err(error) = analyzed {
+            tracing::warn!(%error, "the tables' statistics were not gathered");
+        }
     }
 
     /// Brings the schema up to date, one migration a transaction, with

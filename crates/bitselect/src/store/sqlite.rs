@@ -9,7 +9,7 @@ use crate::error::{Result, ShopError};
 
 /// What SQLite spells differently from PostgreSQL.
 pub(crate) const DIALECT: Dialect = Dialect {
-    json_text_list: "SELECT value FROM json_each(?)",
+    in_json_list: "IN (SELECT value FROM json_each(?))",
 };
 
 /// Statements kept prepared per connection: the domain has a few dozen

@@ -55,3 +55,5 @@ mod signing;
 mod tickets;
 // Only here: it reads both stores.
 mod schemas;
+// Only here: PostgreSQL's own planner.
+mod statistics;
