@@ -92,12 +92,18 @@ fn reads() -> Vec<Read> {
 }
 
 /// A shopper's MCP client, through the balancer at `lb`, with their token.
+/// Its HTTP client keeps its connection between calls, as the app's does
+/// when signed in to a shop (ragent's `mcp/connect.rs`); the MCP library's
+/// own default opens a connection for every call.
 async fn connect(lb: SocketAddr, token: &str) -> Result<Client, BenchError> {
     let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{lb}{MCP_PATH}"))
         .auth_header(token.to_owned());
-    ().serve(StreamableHttpClientTransport::from_config(config))
-        .await
-        .map_err(|e| BenchError::Setup(format!("a shopper connecting: {e}")))
+    ().serve(StreamableHttpClientTransport::with_client(
+        reqwest::Client::new(),
+        config,
+    ))
+    .await
+    .map_err(|e| BenchError::Setup(format!("a shopper connecting: {e}")))
 }
 
 /// One call; a tool error is a failure, not a fast answer.
