@@ -19,24 +19,26 @@ fn believed_and_held(database: &str, table: &str) -> (i64, i64) {
     (believed.parse().unwrap(), held.parse().unwrap())
 }
 
-#[test]
-fn a_shop_seeding_a_new_database_leaves_the_planner_knowing_its_skus() {
+/// A shop opened on a new, empty database: it seeds it.
+fn shop_seeding_a_new_database() -> (postgres::Database, Shop) {
     let database = postgres::cluster().empty_database();
     let url = postgres::cluster().url(&database);
-
     let shop = Shop::open_postgres_with_clock(&url, Arc::new(FixedClock::new(T0))).unwrap();
+    (database, shop)
+}
+
+#[test]
+fn a_shop_seeding_a_new_database_leaves_the_planner_knowing_its_skus() {
+    let (database, _shop) = shop_seeding_a_new_database();
 
     let (believed, held) = believed_and_held(&database, "sku");
     assert!(held > 1000, "the catalogue was seeded: {held} SKUs");
     assert_eq!(believed, held, "the planner counts the seeded SKUs");
-    drop(shop);
 }
 
 #[test]
 fn load_test_users_are_counted_once_made() {
-    let database = postgres::cluster().empty_database();
-    let url = postgres::cluster().url(&database);
-    let shop = Shop::open_postgres_with_clock(&url, Arc::new(FixedClock::new(T0))).unwrap();
+    let (database, shop) = shop_seeding_a_new_database();
 
     shop.seed_users(40).unwrap();
 
