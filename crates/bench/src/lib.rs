@@ -3,6 +3,7 @@
 //! the criterion benches share the history builder.
 
 pub mod agent_rounds;
+pub mod app_data_dir;
 pub mod app_start;
 pub mod criterion_results;
 pub mod earlier_report;

@@ -6,8 +6,8 @@ use std::error::Error;
 use std::path::Path;
 
 use bitselect_bench::{
-    BenchError, agent_rounds, app_start, proxy, report, respond_latency, results, shop_service,
-    shop_throughput, soak,
+    BenchError, agent_rounds, app_data_dir::AppDataDir, app_start, proxy, report, respond_latency,
+    results, shop_service, shop_throughput, soak,
 };
 
 const USAGE: &str = "\
@@ -207,7 +207,7 @@ fn run(args: &[String]) -> Result<(), BenchError> {
                     .ok_or_else(|| BenchError::Usage(format!("app-start needs --{name} BINARY")))
             };
             // The app runs on a data directory of its own, kept across launches.
-            let data = tempfile::tempdir().map_err(|e| BenchError::io(Path::new("temp dir"), e))?;
+            let data = AppDataDir::fresh()?;
             let app = app_start::Subject {
                 name: "app",
                 binary: binary("app")?,
@@ -221,6 +221,7 @@ fn run(args: &[String]) -> Result<(), BenchError> {
             write(&app_start::run(
                 &app,
                 &bare,
+                &data,
                 flags.number("launches", 5)?.max(1),
             )?)
         }
