@@ -207,10 +207,10 @@ fn median(values: &[f64]) -> f64 {
 }
 
 /// Both subjects, `launches` times each, alternating, after one launch of
-/// each that is not counted: the app's first, on its fresh data directory
-/// `data` (it sets the directory up and shows its first-run page), after
-/// which `data` is given a model, as the first-run page would save one.
-/// The launches counted are a returning shopper's.
+/// each kept out of the medians. The app's (reported as its first start)
+/// is on its fresh data directory `data`: it sets the directory up and
+/// shows its first-run page. Then `data` is given a model, as that page
+/// would save one, so the launches measured are a returning shopper's.
 pub fn run(
     app: &Subject,
     bare: &Subject,
