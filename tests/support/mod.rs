@@ -365,18 +365,7 @@ pub fn edit_settings(
     data_dir: &Path,
     edit: impl FnOnce(&mut ragent::settings::Settings),
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
-        let config = ragent::AgentConfig::new(data_dir.join(bitselect_assistant::CORE_DB_FILE));
-        let agent = ragent::Agent::open(config).await?;
-        let mut settings = agent.settings();
-        edit(&mut settings);
-        agent.save_settings(settings).await?;
-        agent.shutdown().await;
-        Ok::<_, ragent::AgentError>(())
-    })?;
+    test_support::settings::edit_settings(&data_dir.join(bitselect_assistant::CORE_DB_FILE), edit)?;
     Ok(())
 }
 

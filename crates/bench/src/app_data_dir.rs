@@ -37,21 +37,11 @@ impl AppDataDir {
     /// Saves the model in the core's settings, as the first-run page does,
     /// while the app is not running.
     pub fn configure_model(&self) -> Result<(), BenchError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| BenchError::Setup(e.to_string()))?;
-        runtime.block_on(async {
-            let config = ragent::AgentConfig::new(self.dir.path().join(CORE_DB_FILE));
-            let agent = ragent::Agent::open(config).await?;
-            let mut settings = agent.settings();
+        test_support::settings::edit_settings(&self.dir.path().join(CORE_DB_FILE), |settings| {
             settings.model.base_url = self.model.base_url();
             settings.model.model = "scripted".to_owned();
-            let saved = agent.save_settings(settings).await;
-            agent.shutdown().await;
-            saved
-        })?;
-        Ok(())
+        })
+        .map_err(|e| BenchError::Setup(format!("saving the app's model: {e}")))
     }
 
     /// Fails unless the app has checked its model `launches` times: each

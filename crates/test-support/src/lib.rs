@@ -6,13 +6,15 @@
 //! PostgreSQL cluster ([`postgres`]), `bitselect-mcp --http` instances
 //! ([`shop_process`]) and HAProxy in front of them ([`balancer`]); and
 //! a small filesystem a test can fill ([`small_disk`]) and a slow way to
-//! the database ([`slow_link`]).
+//! the database ([`slow_link`]); and a data directory's settings saved
+//! before the app starts ([`settings`]).
 
 pub mod balancer;
 pub mod model;
 pub mod oauth;
 pub mod ports;
 pub mod postgres;
+pub mod settings;
 pub mod shop;
 pub mod shop_process;
 pub mod sign_in;
