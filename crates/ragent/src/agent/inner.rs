@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::call_schemas::CallSchemas;
 use crate::agent::context::Windows;
 use crate::agent::events::Events;
 use crate::agent::held_inputs::LiveInputs;
@@ -66,6 +67,8 @@ pub(crate) struct Inner {
     /// UCP merchants' profiles as lately read: a card computed and then
     /// approved reads its merchant's keys once.
     pub merchant_profiles: ProfileCache,
+    /// The listed tools' input schemas as calls keep them.
+    pub call_schemas: CallSchemas,
     /// What this start did about damaged databases.
     pub restored: Vec<sqlite_backups::DatabaseRestored>,
     /// The runtime the agent was opened on: its runs go there, whichever

@@ -5,6 +5,7 @@
 //! starts a new run from the stored state.
 
 mod batch;
+mod call_schemas;
 mod card;
 mod checkout_preview;
 mod context;
@@ -45,6 +46,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::batch::expire_card_if_due;
+use crate::agent::call_schemas::CallSchemas;
 use crate::agent::elicitation::route;
 use crate::agent::elicitation::stored::expire_request_if_due;
 use crate::agent::held_inputs::LiveInputs;
@@ -274,6 +276,7 @@ impl Agent {
             sign_ins: SignIns::default(),
             live_inputs: LiveInputs::default(),
             merchant_profiles: ProfileCache::default(),
+            call_schemas: CallSchemas::default(),
             restored,
             runtime: tokio::runtime::Handle::current(),
         });

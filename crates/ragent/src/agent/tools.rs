@@ -145,14 +145,29 @@ pub(crate) async fn listed_tools(
         });
     }
     let now = inner.now();
-    let index = inner.store.with_tx(|tx| {
-        let mut index = ToolIndex::new();
-        for info in listing.tools {
-            let changed = pin::check(tx, &info, now)?;
-            index.insert(info.qualified_name.clone(), KnownTool::new(info, changed));
-        }
-        Ok::<_, StoreError>(index)
+    let checked = inner.store.with_tx(|tx| {
+        listing
+            .tools
+            .into_iter()
+            .map(|info| {
+                let changed = pin::check(tx, &info, now)?;
+                Ok((info, changed))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()
     })?;
+    let schemas = inner.call_schemas.of(checked.iter().map(|(info, _)| info));
+    let index = checked
+        .into_iter()
+        .zip(schemas)
+        .map(|((info, changed), schema)| {
+            let tool = KnownTool {
+                facts: ToolFacts::of(&info, changed),
+                info,
+                schema,
+            };
+            (tool.info.qualified_name.clone(), tool)
+        })
+        .collect();
     Ok((index, listing.needs_sign_in))
 }
 

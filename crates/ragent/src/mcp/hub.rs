@@ -21,7 +21,8 @@ use tokio::sync::{Mutex, RwLock};
 use super::asks::CallRoute;
 use super::client::ProgressWatch;
 use super::connect::{ConnectError, McpClient};
-use super::pin::{merchant_tool, tool_info};
+use super::pin::merchant_tool;
+use super::seen_tools::SeenTools;
 use super::{
     CallAnswer, CallListener, CallOutcome, IDEMPOTENCY_KEY, InputRequired, McpError, ServerEntry,
     ServerPaused, ServerProblem, ServerStatus, SignInStatus, ToolInfo, ToolInvocation, ToolListing,
@@ -157,6 +158,9 @@ impl SlotState {
 struct Slot {
     entry: ServerEntry,
     state: Mutex<SlotState>,
+    /// The server's tools as last listed: an unchanged definition's view
+    /// is not worked out again every turn.
+    seen: SeenTools,
 }
 
 impl Slot {
@@ -300,8 +304,7 @@ impl McpHub {
         };
         let mut infos = Vec::new();
         let mut skipped = Vec::new();
-        for tool in &tools {
-            let mut info = tool_info(&server, slot.entry.trusted, tool);
+        for mut info in slot.seen.views(&server, slot.entry.trusted, tools) {
             if let Some(binding) = &slot.entry.ucp {
                 info = merchant_tool(info, binding);
             }
@@ -505,6 +508,7 @@ impl ToolSource for McpHub {
                     None => Arc::new(Slot {
                         entry: entry.clone(),
                         state: Mutex::new(SlotState::default()),
+                        seen: SeenTools::default(),
                     }),
                 };
                 next.insert(entry.name.clone(), slot);

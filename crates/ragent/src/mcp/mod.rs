@@ -14,6 +14,7 @@ pub mod login_path;
 pub mod page_origins;
 pub mod pin;
 pub mod secret_args;
+mod seen_tools;
 pub mod sign_in;
 
 use std::sync::Arc;

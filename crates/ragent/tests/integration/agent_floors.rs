@@ -22,6 +22,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "ending",
             "sign_ins",
             "held_inputs",
+            "call_schemas",
             "inner",
             "elicitation/mod",
         ],
