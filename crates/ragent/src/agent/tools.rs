@@ -28,6 +28,11 @@ impl KnownTool {
     /// `changed`: the definition differs from its pin.
     pub(crate) fn new(info: ToolInfo, changed: bool) -> KnownTool {
         let schema = Arc::new(CallSchema::of(&info.input_schema));
+        KnownTool::with_schema(info, changed, schema)
+    }
+
+    /// With its call schema already worked out (`call_schemas.rs`).
+    fn with_schema(info: ToolInfo, changed: bool, schema: Arc<CallSchema>) -> KnownTool {
         KnownTool {
             facts: ToolFacts::of(&info, changed),
             info,
@@ -160,12 +165,10 @@ pub(crate) async fn listed_tools(
         .into_iter()
         .zip(schemas)
         .map(|((info, changed), schema)| {
-            let tool = KnownTool {
-                facts: ToolFacts::of(&info, changed),
-                info,
-                schema,
-            };
-            (tool.info.qualified_name.clone(), tool)
+            (
+                info.qualified_name.clone(),
+                KnownTool::with_schema(info, changed, schema),
+            )
         })
         .collect();
     Ok((index, listing.needs_sign_in))
