@@ -4,7 +4,7 @@
 //! answers came a frame or two later (docs/benchmarks.md, part 5).
 
 use ragent::agent::DatabaseRestored;
-use ragent::protocol::{SessionInfo, Transcript};
+use ragent::protocol::{ModelStatus, SessionInfo, Transcript};
 use ragent::settings_view::SettingsView;
 use ragent::{Agent, AgentError};
 use serde::Serialize;
@@ -20,7 +20,8 @@ const PAGE_GLOBAL: &str = "__BITSELECT_START__";
 pub const HANDED_SCRIPT_CAP: usize = 256 * 1024;
 
 /// The answers of `get_settings`, `databases_restored`, `list_sessions`
-/// and `open_session` of the newest session, as the page would ask them.
+/// and `open_session` of the newest session, as the page would ask them,
+/// and `check_model`'s when no model is set up (it asks no one then).
 #[derive(Debug, Serialize)]
 pub struct StartState {
     pub settings: SettingsView,
@@ -29,6 +30,10 @@ pub struct StartState {
     /// The most recently updated session, opened; the page uses it only
     /// if it is the one it would open itself.
     pub latest: Option<Transcript>,
+    /// The model check's answer on a first run, so that the first-run page
+    /// is the first screen; `None` when a model is set up, and the page
+    /// checks it once interactive (that may wait on the network).
+    pub model: Option<ModelStatus>,
 }
 
 impl StartState {
@@ -47,6 +52,7 @@ impl StartState {
             restored: agent.databases_restored(),
             sessions,
             latest,
+            model: agent.model_not_set_up(),
         })
     }
 
@@ -69,6 +75,7 @@ impl StartState {
             restored: self.restored.clone(),
             sessions: self.sessions.clone(),
             latest: None,
+            model: self.model.clone(),
         };
         Ok(assign(serde_json::to_string(&without_latest)?))
     }

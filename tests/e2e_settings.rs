@@ -112,6 +112,12 @@ fn the_language_chosen_on_the_first_run_page_redraws_it_and_is_kept_for_the_next
     {
         let app = RunningApp::launch(data.path())?;
         app.wait_for_element("[data-testid=first-run-language]")?;
+        // The window was made with the model check's answer (no model set
+        // up), so its first screen is this page, not the chat before it.
+        let handed = app
+            .session
+            .execute("return window.__BITSELECT_START__.model.state;", json!([]))?;
+        assert_eq!(handed, "not_configured");
         choose(&app, "[data-testid=first-run-language]", "en")?;
         app.wait_for_text("[data-testid=first-run-about]", "always shows you exactly")?;
         assert_eq!(page_attribute(&app, "lang")?, "en");

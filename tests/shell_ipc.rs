@@ -129,8 +129,21 @@ fn the_first_screen_handed_to_the_page_is_what_its_commands_would_answer() {
         handed["latest"],
         asked("open_session", json!({ "sessionId": opened["id"] }))
     );
+    // No model is set up: the check's answer, asked of no one.
+    assert_eq!(handed["model"]["state"], "not_configured");
+    assert_eq!(handed["model"], asked("check_model", json!({})));
     // What the page reads: the same, assigned before its own script runs.
     assert_eq!(handed_by(&state.script().unwrap()), handed);
+}
+
+#[test]
+fn a_set_up_model_is_left_for_the_page_to_check() {
+    let (settings, _connection) = silent_model();
+    let shell = shell_with(Some(settings));
+    let state = StartState::read(&shell.agent).unwrap();
+    // Whether it answers may take the network: not at the window's making.
+    assert_eq!(state.model, None);
+    assert_eq!(handed_by(&state.script().unwrap())["model"], Value::Null);
 }
 
 /// The global the handed script sets, read back as the page reads it.
@@ -154,6 +167,7 @@ fn a_newest_transcript_past_the_cap_is_left_for_the_page_to_open() {
 
     let past_it = handed_by(&state.script_within(whole.len() - 1).unwrap());
     assert_eq!(past_it["latest"], Value::Null);
+    assert_eq!(past_it["model"], at_the_cap["model"]);
     assert_eq!(past_it["sessions"], at_the_cap["sessions"]);
     assert_eq!(past_it["settings"], at_the_cap["settings"]);
 }

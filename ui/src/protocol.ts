@@ -7,6 +7,7 @@ export * from "./protocol/index";
 import type {
   DatabaseRestored,
   ModelSettingsWith,
+  ModelStatus,
   Secret,
   ServerConfigWith,
   SessionInfo,
@@ -23,11 +24,13 @@ export type ServerEdit = ServerConfigWith<Secret>;
  * What the page's first screen shows, handed to the window by the shell as
  * it is made (src-tauri/start_state.rs): the answers of get_settings,
  * databases_restored, list_sessions, and open_session of the most recently
- * updated session.
+ * updated session, and check_model's when no model is set up (null when
+ * one is: whether it answers is checked by the page).
  */
 export interface StartState {
   settings: SettingsView;
   restored: DatabaseRestored[];
   sessions: SessionInfo[];
   latest: Transcript | null;
+  model: ModelStatus | null;
 }

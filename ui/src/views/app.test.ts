@@ -34,6 +34,16 @@ async function start(): Promise<void> {
   await settle();
 }
 
+/** Chooses a provider on the first-run page, lists its models and saves; the model then answers. */
+async function setUpOnTheFirstRunPage(): Promise<void> {
+  q<HTMLInputElement>("provider-ollama").click();
+  q("test-models").click();
+  await settle();
+  api.check = { state: "ok", message: null };
+  q("save-settings").click();
+  await settle();
+}
+
 beforeEach(() => {
   api = new FakeApi();
   api.sessions = [{ id: "s1", title: "买耳机", created_at: 1, updated_at: 5 }];
@@ -122,7 +132,7 @@ describe("the window", () => {
     const transcript = transcriptOf(api.sessions[0], [{ type: "user", id: 1, text: "加一副耳机", at: 1 }]);
     api.transcripts.set("s1", transcript);
     api.settings.appearance = { language: "en", theme: "dark" };
-    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: transcript };
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: transcript, model: null };
     systemLanguage = "zh-CN";
     root = document.createElement("div");
     document.body.replaceChildren(root);
@@ -152,7 +162,7 @@ describe("the window", () => {
 
   it("draws again what changed between the shell's reading and the page hearing events", async () => {
     const first = transcriptOf(api.sessions[0], [{ type: "user", id: 1, text: "加一副耳机", at: 1 }], card([cardCall({ call_id: "a" })]));
-    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: first };
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: first, model: null };
     const later = { session: { ...api.sessions[0], title: "买降噪耳机", updated_at: 9 } };
     api.sessions = [later.session];
     api.transcripts.set("s1", { ...first, session: later.session, pending: null });
@@ -173,7 +183,7 @@ describe("the window", () => {
       { id: "s2", title: "买手机", created_at: 2, updated_at: 7 },
     ];
     const older = transcriptOf(api.sessions[0], []);
-    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: older };
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: older, model: null };
     api.transcripts.set("s2", transcriptOf(api.sessions[1], [{ type: "user", id: 2, text: "看看手机", at: 2 }]));
     await start();
     expect(api.of("open_session")).toEqual([["s2"]]);
@@ -183,7 +193,7 @@ describe("the window", () => {
 
   it("sends a first message only once the page hears the core's events", async () => {
     api.sessions = [];
-    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [], latest: null };
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [], latest: null, model: null };
     let subscribe = (): void => {};
     const held = new Promise<void>((resolve) => (subscribe = resolve));
     const onAgentEvent = api.onAgentEvent.bind(api);
@@ -224,12 +234,7 @@ describe("the window", () => {
     api.check = { state: "not_configured", message: null };
     await start();
     expect(q("first-run-about").textContent).toContain("确认");
-    q<HTMLInputElement>("provider-ollama").click();
-    q("test-models").click();
-    await settle();
-    api.check = { state: "ok", message: null };
-    q("save-settings").click();
-    await settle();
+    await setUpOnTheFirstRunPage();
     expect(api.settings.model).toMatchObject({ base_url: "http://127.0.0.1:11434/v1", model: "scripted" });
     expect(root.querySelector('[data-testid="first-run"]')).toBeNull();
     expect(root.querySelector('[data-testid="composer-input"]')).not.toBeNull();
@@ -268,6 +273,38 @@ describe("the window", () => {
     expect(q("first-run-about").textContent).toContain("always shows you exactly");
     expect(shownWithoutChoice).toEqual([]);
     expect(document.activeElement).toBe(q("first-run-language"));
+    app.stop();
+  });
+
+  it("makes a first run's first screen the first-run page the shell's answer draws, never the chat before it", async () => {
+    performance.clearMarks();
+    const notConfigured = { state: "not_configured" as const, message: "no model is configured" };
+    api.check = notConfigured;
+    api.start = { settings: structuredClone(api.settings), restored: [], sessions: [...api.sessions], latest: null, model: notConfigured };
+    root = document.createElement("div");
+    document.body.replaceChildren(root);
+    app = new App({ api, root, systemLanguage });
+    // Drawn whole before the page asks the core anything: the form too.
+    expect(api.calls).toEqual([]);
+    expect(q("first-run-about").textContent).toContain("确认");
+    expect(q("first-run").textContent).toContain("no model is configured");
+    expect(q("first-run-language")).toBeTruthy();
+    expect(q("provider-ollama")).toBeTruthy();
+    expect(root.querySelector('[data-testid="composer-input"]')).toBeNull();
+    await app.start();
+    await settle();
+    // The handed answer is the check: the page does not ask it, nor leave its page.
+    expect(api.of("check_model")).toEqual([]);
+    expect(api.of("get_settings")).toEqual([]);
+    expect(q("first-run")).toBeTruthy();
+    expect(root.querySelector('[data-testid="composer-input"]')).toBeNull();
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(null))));
+    await new Promise((done) => requestAnimationFrame(() => done(null)));
+    expect(performance.getEntriesByName("interactive")).toHaveLength(1);
+    // Set up on it, the chat opens.
+    await setUpOnTheFirstRunPage();
+    expect(root.querySelector('[data-testid="first-run"]')).toBeNull();
+    expect(root.querySelector('[data-testid="composer-input"]')).not.toBeNull();
     app.stop();
   });
 

@@ -10,6 +10,7 @@ import type {
   EventEnvelope,
   ModelStatus,
   SessionInfo,
+  SettingsView,
   StartState,
   Transcript,
 } from "../protocol";
@@ -18,7 +19,7 @@ import { ChatLog } from "../state";
 import { applyTheme } from "../theme";
 import { auditView } from "./audit";
 import { ChatView } from "./chat";
-import { firstRunView } from "./firstrun";
+import { firstRunView, type FirstRunView } from "./firstrun";
 import { settingsView } from "./settings";
 import { Sidebar } from "./sidebar";
 import { PageMessage, failureText } from "./error-text";
@@ -56,6 +57,8 @@ export class App {
   private subscription: Promise<unknown> = Promise.resolve();
   /** What the shell handed over and the page drew, until checked. */
   private readonly handed: Handed | null;
+  /** The model check's answer the shell handed over (no model set up), its first-run page drawn. */
+  private readonly handedCheck: ModelStatus | null;
 
   constructor(deps: AppDeps) {
     this.deps = deps;
@@ -67,6 +70,9 @@ export class App {
     this.restored = handed?.restored ?? [];
     this.build();
     this.handed = handed ? this.drawHanded(handed) : null;
+    // A first run: the first-run page is the first screen, never the chat a moment before it.
+    this.handedCheck = handed?.model ?? null;
+    if (handed && this.handedCheck) this.drawFirstRun(this.handedCheck, handed.settings);
   }
 
   /**
@@ -111,6 +117,8 @@ export class App {
     }
     // The chat works from here on; the model check below may wait on the network.
     markInteractiveAfterPaint();
+    // The shell handed the check's answer (no model set up), and its page is drawn.
+    if (this.handedCheck) return;
     const check = await api.checkModel().catch((error: unknown) => ({
       state: "unreachable" as const,
       message: failureText(error, this.i18n),
@@ -164,7 +172,8 @@ export class App {
     const latest = this.sidebar.all[0];
     if (!latest) return;
     if (handed.transcript?.session.id !== latest.id) {
-      await this.open(latest);
+      // Opened behind whatever page is shown: a handed first-run page stays.
+      await this.open(latest, false);
       return;
     }
     try {
@@ -186,17 +195,30 @@ export class App {
    */
   private async showFirstRun(check: ModelStatus, chosen?: Appearance): Promise<void> {
     const i18n = chosen ? createI18n(langFor(chosen.language, this.systemLanguage())) : this.i18n;
-    const firstRun = firstRunView({
-      api: this.deps.api,
-      i18n,
-      check,
-      onDone: () => this.show("chat"),
-      onLanguage: (appearance) => void this.showFirstRun(check, appearance),
-    });
+    const firstRun = this.firstRunView(check, i18n);
     await firstRun.load();
     if (chosen) this.applyAppearance(chosen);
     this.show("first-run", firstRun.el);
     if (chosen) firstRun.focusLanguage();
+  }
+
+  /** The first-run page made whole at once from the settings the shell handed over. */
+  private drawFirstRun(check: ModelStatus, settings: SettingsView): void {
+    const firstRun = this.firstRunView(check, this.i18n, settings);
+    // With the settings given, the form is made before this returns.
+    void firstRun.load();
+    this.show("first-run", firstRun.el);
+  }
+
+  private firstRunView(check: ModelStatus, i18n: I18n, settings?: SettingsView): FirstRunView {
+    return firstRunView({
+      api: this.deps.api,
+      i18n,
+      check,
+      settings,
+      onDone: () => this.show("chat"),
+      onLanguage: (appearance) => void this.showFirstRun(check, appearance),
+    });
   }
 
   stop(): void {

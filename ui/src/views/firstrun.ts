@@ -17,6 +17,8 @@ export interface FirstRunDeps {
   api: Api;
   i18n: I18n;
   check: ModelStatus;
+  /** The settings as the shell handed them at start: the form is then made at once, not after asking. */
+  settings?: SettingsView;
   /** Leave for the chat (after the model answers, or when the user chooses to). */
   onDone(): void;
   /** A language was chosen and saved: the window is drawn again in it. */
@@ -46,7 +48,7 @@ export function firstRunView(deps: FirstRunDeps): FirstRunView {
   );
 
   const load = async (): Promise<void> => {
-    const settings = await loadSettings(api, i18n, form);
+    const settings = deps.settings ?? (await loadSettings(api, i18n, form));
     if (!settings) return;
     const draft = editOf(settings);
     const language = languageChoice(api, i18n, settings, deps.onLanguage);

@@ -20,6 +20,9 @@ impl Agent {
         if self.inner.model_override.is_some() {
             return status(ModelState::Ok, None);
         }
+        if let Some(missing) = self.model_not_set_up() {
+            return missing;
+        }
         let settings = self.inner.settings();
         let checked = match OpenAiClient::new(&settings.model, self.inner.llm_options.clone()) {
             Ok(client) => client.check_reachable().await,
@@ -32,6 +35,21 @@ impl Agent {
             }
             Err(error) => status(ModelState::Unreachable, Some(error.to_string())),
         }
+    }
+
+    /// The model check's answer when it needs no one asked: no model is
+    /// set up (the first run). `None` when one is, or a test's model
+    /// stands in; only [`Agent::check_model`] then says whether it answers.
+    pub fn model_not_set_up(&self) -> Option<ModelStatus> {
+        if self.inner.model_override.is_some()
+            || OpenAiClient::is_set_up(&self.inner.settings().model)
+        {
+            return None;
+        }
+        Some(status(
+            ModelState::NotConfigured,
+            Some(LlmError::NotConfigured.to_string()),
+        ))
     }
 
     /// The models the provider lists, asked with the model settings being

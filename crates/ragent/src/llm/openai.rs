@@ -109,8 +109,14 @@ pub struct OpenAiClient {
 }
 
 impl OpenAiClient {
+    /// Whether `settings` name a model to ask at all: without one, a
+    /// client cannot be made ([`LlmError::NotConfigured`]).
+    pub fn is_set_up(settings: &ModelSettings) -> bool {
+        !settings.model.trim().is_empty() && !settings.base_url.trim().is_empty()
+    }
+
     pub fn new(settings: &ModelSettings, options: ClientOptions) -> Result<Self, LlmError> {
-        if settings.model.trim().is_empty() || settings.base_url.trim().is_empty() {
+        if !Self::is_set_up(settings) {
             return Err(LlmError::NotConfigured);
         }
         let headers = request_headers(settings).map_err(|e| LlmError::Connect(e.to_string()))?;
