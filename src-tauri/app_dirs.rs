@@ -7,9 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use tauri::Runtime;
-use tauri::path::PathResolver;
-
 use crate::launch_options::LaunchOptions;
 
 /// The log directory inside a data directory given on the command line.
@@ -31,25 +28,18 @@ impl AppDirs {
         }
     }
 
-    /// The data directory of this run without a window: the one given on
-    /// the command line, else the OS's data directory for the app with
-    /// `identifier`, as Tauri's `app_data_dir()` makes it.
-    pub fn data_without_window(options: &LaunchOptions, identifier: &str) -> Option<PathBuf> {
+    /// The directories of this run: the one given on the command line, else
+    /// the OS's directories for the app with `identifier`, as Tauri's
+    /// `app_data_dir()` and `app_log_dir()` make them. Resolved without
+    /// Tauri's app, so that the core can be opened while Tauri starts.
+    /// `None` when the OS names no data directory.
+    pub fn of_run(options: &LaunchOptions, identifier: &str) -> Option<AppDirs> {
         match &options.data_dir {
-            Some(dir) => Some(dir.clone()),
-            None => dirs::data_dir().map(|dir| dir.join(identifier)),
-        }
-    }
-
-    pub fn resolve<R: Runtime>(
-        options: &LaunchOptions,
-        paths: &PathResolver<R>,
-    ) -> tauri::Result<AppDirs> {
-        match &options.data_dir {
-            Some(dir) => Ok(AppDirs::under(dir)),
-            None => Ok(AppDirs {
-                data: paths.app_data_dir()?,
-                logs: paths.app_log_dir()?,
+            Some(dir) => Some(AppDirs::under(dir)),
+            None => Some(AppDirs {
+                data: dirs::data_dir()?.join(identifier),
+                // Tauri's own layout: `logs` under the local data directory.
+                logs: dirs::data_local_dir()?.join(identifier).join("logs"),
             }),
         }
     }
@@ -67,30 +57,24 @@ mod tests {
     }
 
     #[test]
-    fn the_default_dirs_are_the_os_app_dirs() {
+    fn the_default_dirs_are_the_ones_tauri_would_resolve() {
         let app = tauri::test::mock_app();
+        let identifier = app.config().identifier.clone();
         let paths = tauri::Manager::path(&app);
-        let dirs = AppDirs::resolve(&LaunchOptions::default(), paths).unwrap();
+        let dirs = AppDirs::of_run(&LaunchOptions::default(), &identifier).unwrap();
         assert_eq!(dirs.data, paths.app_data_dir().unwrap());
         assert_eq!(dirs.logs, paths.app_log_dir().unwrap());
     }
 
     #[test]
-    fn without_a_window_the_data_dir_is_the_one_tauri_would_resolve() {
-        let app = tauri::test::mock_app();
-        let identifier = app.config().identifier.clone();
-        let paths = tauri::Manager::path(&app);
-        assert_eq!(
-            AppDirs::data_without_window(&LaunchOptions::default(), &identifier),
-            Some(paths.app_data_dir().unwrap())
-        );
+    fn a_data_dir_given_on_the_command_line_is_used_whatever_the_app() {
         let given = LaunchOptions {
             data_dir: Some(PathBuf::from("/tmp/run-2")),
             ..LaunchOptions::default()
         };
         assert_eq!(
-            AppDirs::data_without_window(&given, &identifier),
-            Some(PathBuf::from("/tmp/run-2"))
+            AppDirs::of_run(&given, "app.example.any"),
+            Some(AppDirs::under(Path::new("/tmp/run-2")))
         );
     }
 }

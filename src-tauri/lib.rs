@@ -14,11 +14,13 @@ mod shop_server;
 mod start_state;
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use ragent::runtime::CoreRuntime;
 use ragent::secrets::SecretsBackend;
 use ragent::ucp::evidence_report;
 use ragent::{Agent, AgentConfig};
+use tauri::async_runtime::JoinHandle;
 use tauri::{App, AppHandle, Builder, Manager, RunEvent, Runtime, WebviewWindowBuilder};
 
 pub use app_dirs::AppDirs;
@@ -50,8 +52,14 @@ pub enum StartError {
     ShopServer(#[from] shop_server::ShopServerError),
     #[error("cannot open the assistant's data: {0}")]
     Core(#[from] ragent::AgentError),
-    #[error("cannot tell where to keep the app's data: {0}")]
-    Dirs(#[from] tauri::Error),
+    #[error(
+        "cannot tell where to keep the app's data: the system names no data directory; start the app with --data-dir DIR"
+    )]
+    NoDataDir,
+    #[error("the core's opening did not finish: {0}")]
+    CoreOpening(tauri::Error),
+    #[error("cannot open the app's window: {0}")]
+    Window(#[from] tauri::Error),
     #[error(transparent)]
     Locked(#[from] DataDirLockError),
     #[error("tauri.conf.json describes no window \"{MAIN_WINDOW}\"")]
@@ -86,16 +94,35 @@ pub async fn open_core(dirs: &AppDirs, shop_binary: &Path) -> Result<Agent, Star
 
 /// Resolves the app's directories and locks the data directory before
 /// anything in it is opened: a second copy of the app on the same directory
-/// stops here. The lock is held as long as the app.
-pub fn claim_dirs<R: Runtime>(
-    app: &App<R>,
+/// stops here. The lock must be held as long as the app.
+pub fn claim_dirs(
     options: &LaunchOptions,
-) -> Result<AppDirs, StartError> {
-    let dirs = AppDirs::resolve(options, app.path())?;
+    identifier: &str,
+) -> Result<(AppDirs, DataDirLock), StartError> {
+    let dirs = AppDirs::of_run(options, identifier).ok_or(StartError::NoDataDir)?;
     let lock = DataDirLock::acquire(&dirs.data)?;
-    app.manage(lock);
-    app.manage(dirs.clone());
-    Ok(dirs)
+    Ok((dirs, lock))
+}
+
+/// The core as it is being opened on the core's thread, begun before Tauri
+/// sets up its windowing so that both go on at once; the app's setup takes
+/// it (docs/benchmarks.md, part 5).
+pub struct OpeningCore(Mutex<Option<JoinHandle<Result<Agent, StartError>>>>);
+
+impl OpeningCore {
+    /// Begins opening the core in `dirs`, with the shop found beside this
+    /// executable, on the runtime `tauri::async_runtime` was set to.
+    pub fn begin(dirs: AppDirs) -> OpeningCore {
+        let opening = tauri::async_runtime::spawn(async move {
+            let shop_binary = shop_server::locate()?;
+            open_core(&dirs, &shop_binary).await
+        });
+        OpeningCore(Mutex::new(Some(opening)))
+    }
+
+    fn take(&self) -> Option<JoinHandle<Result<Agent, StartError>>> {
+        self.0.lock().ok()?.take()
+    }
 }
 
 /// Registers every command of the list in command_list.rs, and names them
@@ -133,7 +160,8 @@ pub fn on_run_event<R: Runtime>(app: &AppHandle<R>, event: RunEvent) {
 }
 
 /// Builds the app on any runtime, so tests can run it on the mock runtime.
-/// Its setup opens the core in the directories [`claim_dirs`] claimed.
+/// Its setup takes the core [`OpeningCore`] began opening and makes the
+/// window.
 pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder
         .plugin(tauri_plugin_notification::init())
@@ -141,19 +169,16 @@ pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         .manage(PageEvents::default())
         .invoke_handler(command_handler())
         .setup(move |app| {
-            let dirs = app
-                .try_state::<AppDirs>()
-                .ok_or("the app's directories were not claimed before it started")?
-                .inner()
-                .clone();
-            tracing::info!(data_dir = %dirs.data.display(), logs = %dirs.logs.display(), "app directories");
-            let shop_binary = shop_server::locate()?;
-            let agent = tauri::async_runtime::block_on(open_core(&dirs, &shop_binary))?;
+            let opening = app
+                .try_state::<OpeningCore>()
+                .and_then(|opening| opening.take())
+                .ok_or("the core was not being opened when the app started")?;
+            let agent =
+                tauri::async_runtime::block_on(opening).map_err(StartError::CoreOpening)??;
             tracing::info!("core opened");
             tauri::async_runtime::spawn(forward_to_page(app.handle().clone(), &agent));
             let start = StartState::read(&agent);
             app.manage(agent);
-            app.manage(DataDir(dirs.data));
             open_main_window(app, start)?;
             Ok(())
         })
@@ -191,7 +216,7 @@ fn open_main_window<R: Runtime>(
 /// the terminal; the exit status says whether every check held.
 fn verify_mandates(options: &LaunchOptions, format: ReportFormat) -> i32 {
     let identifier = context::<tauri::Wry>().config().identifier.clone();
-    let Some(data) = AppDirs::data_without_window(options, &identifier) else {
+    let Some(AppDirs { data, .. }) = AppDirs::of_run(options, &identifier) else {
         eprintln!("bitselect-assistant: no data directory: pass --data-dir DIR");
         return i32::from(evidence_report::UNREADABLE);
     };
@@ -227,15 +252,9 @@ pub fn run() {
         }
     };
     tauri::async_runtime::set(core.handle().clone());
-    let app = match run_app(tauri::Builder::default()).build(context()) {
-        Ok(app) => app,
-        Err(error) => {
-            eprintln!("bitselect-assistant: cannot start: {error}");
-            std::process::exit(1);
-        }
-    };
-    let dirs = match claim_dirs(&app, &options) {
-        Ok(dirs) => dirs,
+    let context = context();
+    let (dirs, lock) = match claim_dirs(&options, &context.config().identifier) {
+        Ok(claimed) => claimed,
         Err(error) => {
             eprintln!("bitselect-assistant: {error}");
             std::process::exit(1);
@@ -246,6 +265,19 @@ pub fn run() {
         eprintln!("bitselect-assistant: logging to stderr only: {error}");
         logging::init_stderr_only(logging::filter_from_env());
     }
+    tracing::info!(data_dir = %dirs.data.display(), logs = %dirs.logs.display(), "app directories");
+    let opening = OpeningCore::begin(dirs.clone());
+    let app = match run_app(tauri::Builder::default()).build(context) {
+        Ok(app) => app,
+        Err(error) => {
+            eprintln!("bitselect-assistant: cannot start: {error}");
+            std::process::exit(1);
+        }
+    };
+    app.manage(lock);
+    app.manage(DataDir(dirs.data.clone()));
+    app.manage(dirs);
+    app.manage(opening);
     app.run(on_run_event);
     drop(core);
 }
