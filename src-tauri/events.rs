@@ -13,7 +13,6 @@ use ragent::Agent;
 use ragent::protocol::{AgentEvent, EventEnvelope};
 use tauri::ipc::{Channel, InvokeResponseBody};
 use tauri::{AppHandle, Manager, Runtime, UserAttentionType};
-use tauri_plugin_notification::NotificationExt;
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::MAIN_WINDOW;
@@ -86,13 +85,17 @@ fn notify_if_in_background<R: Runtime>(app: &AppHandle<R>, envelope: &EventEnvel
     if let Err(error) = window.request_user_attention(Some(UserAttentionType::Informational)) {
         tracing::debug!(%error, "could not mark the window as wanting attention");
     }
-    let shown = app
-        .notification()
-        .builder()
-        .title("比特严选助手")
-        .body("有一项操作等待你确认")
-        .show();
-    if let Err(error) = shown {
-        tracing::info!(%error, session = %envelope.session_id, "no OS notification for a waiting card");
-    }
+    let session = envelope.session_id.clone();
+    // Showing waits on the notification server over D-Bus: not on the
+    // thread that forwards events.
+    tauri::async_runtime::spawn_blocking(move || {
+        let shown = notify_rust::Notification::new()
+            .summary("比特严选助手")
+            .body("有一项操作等待你确认")
+            .auto_icon()
+            .show();
+        if let Err(error) = shown {
+            tracing::info!(%error, %session, "no OS notification for a waiting card");
+        }
+    });
 }

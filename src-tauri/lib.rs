@@ -164,8 +164,13 @@ pub fn on_run_event<R: Runtime>(app: &AppHandle<R>, event: RunEvent) {
 /// window.
 pub fn run_app<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder
-        .plugin(tauri_plugin_notification::init())
-        .plugin(tauri_plugin_opener::init())
+        // The page opens no link itself (the core opens pages through the
+        // shell), so the opener's click handler script is left out of it.
+        .plugin(
+            tauri_plugin_opener::Builder::new()
+                .open_js_links_on_click(false)
+                .build(),
+        )
         .manage(PageEvents::default())
         .invoke_handler(command_handler())
         .setup(move |app| {
