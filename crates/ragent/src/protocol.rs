@@ -5,6 +5,8 @@
 //! ([`Transcript`], [`ConfirmationCard`]). TypeScript types for `ui/` are
 //! generated from these (see `typescript.rs`); nothing else crosses over.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
@@ -691,7 +693,7 @@ pub struct ToolCallView {
     pub preview: Option<CallPreview>,
     /// Its tool's input schema cut down to the titles and choices that
     /// label the arguments in the user's words.
-    pub labels_schema: Option<Value>,
+    pub labels_schema: Option<Arc<Value>>,
 }
 
 /// One row of the audit log: a decision on a call and who made it.

@@ -136,7 +136,7 @@ impl NewCall {
                 .schema
                 .as_ref()
                 .and_then(|schema| schema.labels.as_ref())
-                .map(|(labels, _)| labels.clone()),
+                .map(|(labels, _)| Arc::clone(labels)),
         }
     }
 }
@@ -149,14 +149,16 @@ impl NewCall {
 pub struct CallSchema {
     hash: String,
     text: String,
-    labels: Option<(Value, String)>,
+    /// Shared with every call record and view of the tool's calls: a
+    /// clone per call would copy the whole value.
+    labels: Option<(Arc<Value>, String)>,
 }
 
 impl CallSchema {
     pub fn of(schema: &Value) -> CallSchema {
         let labels = crate::argument_labels::labels_schema(schema).map(|labels| {
             let text = labels.to_string();
-            (labels, text)
+            (Arc::new(labels), text)
         });
         CallSchema {
             hash: hash_json(schema),
@@ -218,7 +220,7 @@ pub struct CallRecord {
     pub deny_reason: Option<String>,
     /// Its tool's input schema cut down to what labels the arguments
     /// ([`crate::argument_labels`]).
-    pub labels_schema: Option<Value>,
+    pub labels_schema: Option<Arc<Value>>,
 }
 
 /// What changes along with a status move.
@@ -604,7 +606,9 @@ fn finish_call(
     record.preview = preview.map(|t| serde_json::from_str(&t)).transpose()?;
     record.structured_output = structured.map(|t| serde_json::from_str(&t)).transpose()?;
     record.rejection = rejection.map(|t| serde_json::from_str(&t)).transpose()?;
-    record.labels_schema = labels.map(|t| serde_json::from_str(&t)).transpose()?;
+    record.labels_schema = labels
+        .map(|t| serde_json::from_str(&t).map(Arc::new))
+        .transpose()?;
     Ok(record)
 }
 
@@ -1153,6 +1157,8 @@ mod tests {
             .with_conn(|c| get_call(c, call_id))
             .unwrap()
             .labels_schema
+            .as_deref()
+            .cloned()
     }
 
     #[test]
