@@ -1,5 +1,6 @@
 //! Forwards the core's events to the page, and tells the user through the OS
-//! when a card waits while the window is in the background.
+//! when a card waits while the window is in the background
+//! ([`crate::waiting_notice`]).
 //!
 //! The page subscribes with a channel (`subscribe_events`) rather than
 //! listening to a Tauri event: a listener is registered by a script the
@@ -16,6 +17,7 @@ use tauri::{AppHandle, Manager, Runtime, UserAttentionType};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::MAIN_WINDOW;
+use crate::waiting_notice::{WaitingNotice, system_locale};
 
 /// Where the core's events go: the channel of the page's latest
 /// subscription. A reloaded page subscribes again, and its new channel
@@ -85,17 +87,9 @@ fn notify_if_in_background<R: Runtime>(app: &AppHandle<R>, envelope: &EventEnvel
     if let Err(error) = window.request_user_attention(Some(UserAttentionType::Informational)) {
         tracing::debug!(%error, "could not mark the window as wanting attention");
     }
-    let session = envelope.session_id.clone();
-    // Showing waits on the notification server over D-Bus: not on the
-    // thread that forwards events.
-    tauri::async_runtime::spawn_blocking(move || {
-        let shown = notify_rust::Notification::new()
-            .summary("比特严选助手")
-            .body("有一项操作等待你确认")
-            .auto_icon()
-            .show();
-        if let Err(error) = shown {
-            tracing::info!(%error, %session, "no OS notification for a waiting card");
-        }
-    });
+    let chosen = app
+        .try_state::<Agent>()
+        .and_then(|agent| agent.settings().appearance.language);
+    WaitingNotice::in_language(chosen, system_locale().as_deref())
+        .show(envelope.session_id.clone());
 }

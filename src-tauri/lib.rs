@@ -12,6 +12,7 @@ pub mod logging;
 mod logs_folder;
 mod shop_server;
 mod start_state;
+mod waiting_notice;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
