@@ -49,6 +49,14 @@ fn the_service_part_runs_the_stack_and_writes_every_measurement() {
             .contains("MiB")
         );
     }
+    // The goals' reads again on one instance, each call on a new
+    // connection as the shoppers of the report the goals compare with.
+    for read in ["search_product by keyword", "query_cart"] {
+        let figure = value(&format!(
+            "1 instance, 2 shoppers, a connection a call, as in the report of 2026-12-02: {read}"
+        ));
+        assert!(figure.contains("calls/s; p50 "), "{figure}");
+    }
     assert!(
         value("2 shoppers, query_cart: throughput gained per added instance").ends_with("calls/s")
     );
