@@ -97,6 +97,10 @@ pub fn request_headers(settings: &ModelSettings) -> Result<HeaderMap, BadHeader>
 pub struct OpenAiClient {
     http: reqwest::Client,
     url: String,
+    /// `url` parsed once: parsing it for every request (its host through
+    /// IDNA) showed in a round's cost. None when it does not parse; the
+    /// request then fails as it always did, with reqwest's own error.
+    parsed_url: Option<reqwest::Url>,
     model: String,
     headers: HeaderMap,
     options: ClientOptions,
@@ -131,12 +135,14 @@ impl OpenAiClient {
             .connect_timeout(options.connect_timeout)
             .build()
             .map_err(|e| LlmError::Connect(e.to_string()))?;
+        let url = format!(
+            "{}/chat/completions",
+            settings.base_url.trim().trim_end_matches('/')
+        );
         Ok(OpenAiClient {
             http,
-            url: format!(
-                "{}/chat/completions",
-                settings.base_url.trim().trim_end_matches('/')
-            ),
+            parsed_url: reqwest::Url::parse(&url).ok(),
+            url,
             model: settings.model.trim().to_string(),
             headers,
             options,
@@ -237,9 +243,11 @@ impl OpenAiClient {
     ) -> Result<reqwest::Response, LlmError> {
         let mut attempt = 0u32;
         loop {
-            let send = self
-                .http
-                .post(&self.url)
+            let post = match &self.parsed_url {
+                Some(url) => self.http.post(url.clone()),
+                None => self.http.post(&self.url),
+            };
+            let send = post
                 .headers(self.headers.clone())
                 .header(CONTENT_TYPE, "application/json")
                 .body(body.clone())
@@ -428,6 +436,10 @@ mod tests {
     fn the_request_carries_tools_and_the_exchange_in_openai_shape() {
         let client = client();
         assert_eq!(client.url, "http://127.0.0.1:9/v1/chat/completions");
+        assert_eq!(
+            client.parsed_url.as_ref().map(reqwest::Url::as_str),
+            Some(client.url.as_str())
+        );
         assert_eq!(client.headers["authorization"], "Bearer k");
         assert_eq!(client.headers["x-org"], "bit");
         let request = ChatRequest {
