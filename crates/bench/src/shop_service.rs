@@ -103,14 +103,8 @@ enum Connection {
     EachCall,
 }
 
-impl Connection {
-    fn text(self) -> &'static str {
-        match self {
-            Connection::Kept => "connection kept",
-            Connection::EachCall => "a connection a call, as in the report of 2026-12-02",
-        }
-    }
-}
+/// How the rows name [`Connection::EachCall`]'s cells.
+const EACH_CALL: &str = "a connection a call, as in the report of 2026-12-02";
 
 /// A shopper's MCP client, through the balancer at `lb`, with their token.
 async fn connect(
@@ -247,6 +241,19 @@ impl CpuSnapshot {
     }
 }
 
+/// The processes whose CPU a cell counts.
+struct Measured<'a> {
+    pids: &'a [u32],
+    balancer: Option<u32>,
+    postgres: Option<u32>,
+}
+
+impl Measured<'_> {
+    fn snapshot(&self) -> CpuSnapshot {
+        CpuSnapshot::take(self.pids, self.balancer, self.postgres)
+    }
+}
+
 /// One instance count's run: its measurements and what it cost.
 struct Config {
     instances: usize,
@@ -352,16 +359,21 @@ async fn run_configs(
         }
 
         let pids: Vec<u32> = running.iter().map(|r| pid_of(&r.instance)).collect();
-        let before = CpuSnapshot::take(&pids, balancer.pid(), postgres);
+        let measured = Measured {
+            pids: &pids,
+            balancer: balancer.pid(),
+            postgres,
+        };
+        let before = measured.snapshot();
         let started = Instant::now();
         let mut cells = Vec::new();
         for &concurrency in &options.concurrency {
             let shoppers = &clients[..concurrency.min(clients.len())];
             let each = options.calls.div_ceil(shoppers.len().max(1)).max(1);
             for read in &reads {
-                let cell_before = CpuSnapshot::take(&pids, balancer.pid(), postgres);
+                let cell_before = measured.snapshot();
                 let (wall, latency) = measure(shoppers, read, each).await?;
-                let cpu = CpuSnapshot::take(&pids, balancer.pid(), postgres).since(&cell_before);
+                let cpu = measured.snapshot().since(&cell_before);
                 cells.push(Cell {
                     instances: count,
                     concurrency: shoppers.len(),
@@ -375,17 +387,12 @@ async fn run_configs(
             }
         }
         let wall = started.elapsed();
-        let cpu = CpuSnapshot::take(&pids, balancer.pid(), postgres).since(&before);
+        let cpu = measured.snapshot().since(&before);
         let loaded_memory = pids.iter().map(|&pid| process_cost::memory(pid)).collect();
         for client in clients {
             let _ = client.cancel().await;
         }
         let each_call_cells = if count == 1 {
-            let measured = Measured {
-                pids: &pids,
-                balancer: balancer.pid(),
-                postgres,
-            };
             each_call_cells(lb, &tokens, options.calls, &measured).await?
         } else {
             Vec::new()
@@ -402,19 +409,6 @@ async fn run_configs(
         });
     }
     Ok(configs)
-}
-
-/// The processes whose CPU a cell counts.
-struct Measured<'a> {
-    pids: &'a [u32],
-    balancer: Option<u32>,
-    postgres: Option<u32>,
-}
-
-impl Measured<'_> {
-    fn snapshot(&self) -> CpuSnapshot {
-        CpuSnapshot::take(self.pids, self.balancer, self.postgres)
-    }
 }
 
 /// The goals' reads on one instance at [`GOAL_SHOPPERS`] shoppers whose
@@ -482,7 +476,7 @@ fn cell_rows(configs: &[Config]) -> Vec<Row> {
         .map(|cell| {
             let connection = match cell.connection {
                 Connection::Kept => String::new(),
-                Connection::EachCall => format!(", {}", cell.connection.text()),
+                Connection::EachCall => format!(", {EACH_CALL}"),
             };
             Row::info(
                 format!(
@@ -562,7 +556,6 @@ fn goal_rows(configs: &[Config]) -> Vec<Row> {
                 goal.label
             )
         };
-        let each_call = Connection::EachCall.text();
         let wanted = 2.0 * goal.calls_per_second_before;
         if let Some(cell) = judged {
             let (cpu, rate) = (cell.stack_cpu_per_call(), cell.rate());
@@ -572,7 +565,7 @@ fn goal_rows(configs: &[Config]) -> Vec<Row> {
                 format!("≤ {}", ms(goal.cpu_per_call)),
                 cpu <= goal.cpu_per_call,
                 format!(
-                    "{each_call}; user + system of the instance, HAProxy and PostgreSQL over the cell's calls, divided by the calls"
+                    "{EACH_CALL}; user + system of the instance, HAProxy and PostgreSQL over the cell's calls, divided by the calls"
                 ),
             ));
             rows.push(Row::judged(
@@ -584,7 +577,7 @@ fn goal_rows(configs: &[Config]) -> Vec<Row> {
                 format!("≥ {wanted:.0} calls/s (2x)"),
                 rate >= wanted,
                 format!(
-                    "{each_call}; {:.0} calls/s in the report of 2026-12-02",
+                    "{EACH_CALL}; {:.0} calls/s in the report of 2026-12-02",
                     goal.calls_per_second_before
                 ),
             ));
