@@ -16,6 +16,8 @@ pub use postgres::POOL_SIZE as POOL_CONNECTIONS;
 #[cfg(feature = "service")]
 pub(crate) mod postgres;
 #[cfg(feature = "service")]
+mod postgres_links;
+#[cfg(feature = "service")]
 mod postgres_schema;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_file;

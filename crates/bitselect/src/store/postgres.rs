@@ -1,5 +1,5 @@
-//! The seam over PostgreSQL: a pool of tokio-postgres connections
-//! (deadpool-postgres) driven by a small runtime of the store's own, so the
+//! The seam over PostgreSQL: a pool of tokio-postgres connections, each
+//! driven by the thread that holds it ([`super::postgres_links`]), so the
 //! synchronous domain runs unchanged on whichever thread calls it (a
 //! blocking thread of the server, a test's thread).
 //!
@@ -12,19 +12,19 @@
 //! stock from going below zero.
 //!
 //! Round trips are what a call costs here, each a wait of the calling
-//! thread on the store's runtime: a transaction's `BEGIN` travels with its
+//! thread on its connection: a transaction's `BEGIN` travels with its
 //! first statement, and a read's `COMMIT` (which cannot fail: it wrote
-//! nothing) is left to the store's runtime while the call returns.
+//! nothing) is sent without waiting for its answer.
 
 use std::cell::Cell;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, TimeoutType};
+use tokio_postgres::Statement;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres::{NoTls, Statement};
 
 use super::load_gate::LoadGate;
+use super::postgres_links::{Link, Links, TakeError, Taken};
 use super::postgres_schema::MIGRATIONS;
 use super::{Column, Conn, Dialect, Row, ToValue, TxKind, Value};
 use crate::error::{Result, ShopError};
@@ -53,10 +53,9 @@ pub(crate) const DIALECT: Dialect = Dialect {
 
 /// The shop's PostgreSQL database.
 pub(crate) struct PgStore {
-    pool: Pool,
+    links: Links,
     /// The queue for the pool's connections, bounded.
     load: LoadGate,
-    runtime: Option<tokio::runtime::Runtime>,
     /// Where it is, without the password: for logs.
     target: String,
 }
@@ -66,15 +65,6 @@ impl std::fmt::Debug for PgStore {
         f.debug_struct("PgStore")
             .field("target", &self.target)
             .finish()
-    }
-}
-
-impl Drop for PgStore {
-    fn drop(&mut self) {
-        // Dropping a runtime blocks, which an async caller may not.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
     }
 }
 
@@ -90,30 +80,9 @@ impl PgStore {
             .parse()
             .map_err(|e| store_error(format!("数据库地址无效：{e}")))?;
         let target = describe(&config);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("bitselect-pg")
-            .enable_all()
-            .build()
-            .map_err(|e| store_error(format!("无法启动数据库线程：{e}")))?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
-            .runtime(deadpool_postgres::Runtime::Tokio1)
-            .wait_timeout(Some(WAIT_FOR_CONNECTION))
-            .create_timeout(Some(Duration::from_secs(10)))
-            .build()
-            .map_err(store_error)?;
         let store = Self {
-            pool,
+            links: Links::new(config, POOL_SIZE, WAIT_FOR_CONNECTION),
             load: LoadGate::default(),
-            runtime: Some(runtime),
             target,
         };
         store.migrate()?;
@@ -130,13 +99,17 @@ impl PgStore {
         self.load.overloaded()
     }
 
-    fn runtime(&self) -> &tokio::runtime::Runtime {
-        // Some from creation until drop.
-        self.runtime.as_ref().unwrap_or_else(|| unreachable!())
-    }
-
-    fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
-        self.runtime().block_on(future)
+    /// A connection for a call, or why there is none.
+    fn take(&self) -> Result<Taken<'_>> {
+        self.links.take().map_err(|error| match error {
+            // Waited for a connection the others held: too busy. A database
+            // merely out of reach fails the other way.
+            TakeError::Busy => self.load.shed(format!(
+                "商城繁忙：{} 秒内等不到数据库连接",
+                WAIT_FOR_CONNECTION.as_secs()
+            )),
+            TakeError::Open(why) => ShopError::Unavailable(format!("无法连接数据库：{why}")),
+        })
     }
 
     /// Runs `call` in one transaction of `kind`; a write that lost a race
@@ -166,17 +139,7 @@ impl PgStore {
         call: &mut impl FnMut(&dyn Conn) -> Result<T>,
     ) -> Result<T> {
         let waiting = self.load.wait_turn()?;
-        let client = self
-            .block_on(self.pool.get())
-            .map_err(|error| match error {
-                // Waited for a connection the others held: too busy. A database
-                // merely out of reach fails the other way.
-                PoolError::Timeout(TimeoutType::Wait) => self.load.shed(format!(
-                    "商城繁忙：{} 秒内等不到数据库连接",
-                    WAIT_FOR_CONNECTION.as_secs()
-                )),
-                other => ShopError::Unavailable(format!("无法连接数据库：{other}")),
-            })?;
+        let mut link = self.take()?;
         drop(waiting);
         let begin = match kind {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
@@ -184,8 +147,7 @@ impl PgStore {
         };
         let (outcome, begun) = {
             let conn = PgConn {
-                store: self,
-                client: &client,
+                link: &link,
                 begin: Cell::new(Some(begin)),
             };
             let outcome = call(&conn);
@@ -195,33 +157,39 @@ impl PgStore {
             // No statement was sent (none ran, or the first failed to be
             // prepared): no transaction was begun. A connection the server
             // ended while it sat in the pool fails here.
+            link.ended();
             return outcome.map_err(unavailable_if_cut_off);
         }
         let outcome = match (outcome, kind) {
             (Ok(out), TxKind::Read) => {
-                // The snapshot is read; its end need not be waited for. The
-                // connection goes back to the pool once it has ended.
-                self.runtime().spawn(async move {
-                    if let Err(error) = client.batch_execute("COMMIT").await {
+                // The snapshot is read: a failed end (the connection cut
+                // off) changes nothing of it, and the pool drops the link.
+                match link.block_on(link.client().batch_execute("COMMIT")) {
+                    Ok(()) => link.ended(),
+                    Err(error) => {
                         tracing::debug!(%error, "a read's transaction did not end cleanly");
                     }
-                });
+                }
                 return Ok(out);
             }
-            (Ok(out), TxKind::Write) => self
-                .block_on(client.batch_execute("COMMIT"))
+            (Ok(out), TxKind::Write) => link
+                .block_on(link.client().batch_execute("COMMIT"))
                 .map(|()| out)
                 .map_err(ShopError::from),
             (Err(error), _) => Err(error),
         };
-        // A connection the server ended (while it sat in the pool, or since)
-        // has nothing to roll back.
-        if outcome.is_err()
-            && !client.is_closed()
-            && let Err(error) = self.block_on(client.batch_execute("ROLLBACK"))
-        {
-            // A connection that cannot roll back is broken: the pool drops it.
-            tracing::warn!(%error, "a failed call's transaction could not be rolled back");
+        if outcome.is_ok() {
+            link.ended();
+        } else if !link.client().is_closed() {
+            // A connection the server ended (while it sat in the pool, or
+            // since) has nothing to roll back; one that cannot roll back is
+            // broken, and the pool drops it.
+            match link.block_on(link.client().batch_execute("ROLLBACK")) {
+                Ok(()) => link.ended(),
+                Err(error) => {
+                    tracing::warn!(%error, "a failed call's transaction could not be rolled back");
+                }
+            }
         }
         outcome.map_err(unavailable_if_cut_off)
     }
@@ -232,12 +200,10 @@ impl PgStore {
     /// it held a few pages (whole scans where an index would serve). A
     /// failure costs only plans, so it is logged, not returned.
     pub(crate) fn analyze(&self) {
-        let analyzed = self.block_on(async {
-            let client = self.pool.get().await.map_err(store_error)?;
-            client
-                .batch_execute("ANALYZE")
-                .await
-                .map_err(ShopError::from)
+        let analyzed = self.take().and_then(|mut link| {
+            link.block_on(link.client().batch_execute("ANALYZE"))?;
+            link.ended();
+            Ok(())
         });
         if let Err(error) = analyzed {
             tracing::warn!(%error, "the tables' statistics were not gathered");
@@ -247,10 +213,26 @@ impl PgStore {
     /// Brings the schema up to date, one migration a transaction, with
     /// other instances waiting on the advisory lock meanwhile.
     fn migrate(&self) -> Result<()> {
-        let client = self
-            .block_on(self.pool.get())
+        let mut link = self
+            .links
+            .take()
             .map_err(|e| store_error(format!("无法连接数据库 {}：{e}", self.target)))?;
-        self.block_on(async {
+        let migrated = self.migrate_on(&link);
+        let ended = match migrated {
+            Ok(()) => true,
+            Err(_) => link
+                .block_on(link.client().batch_execute("ROLLBACK"))
+                .is_ok(),
+        };
+        if ended {
+            link.ended();
+        }
+        migrated
+    }
+
+    fn migrate_on(&self, link: &Link) -> Result<()> {
+        let client = link.client();
+        let current = link.block_on(async {
             client.batch_execute("BEGIN").await?;
             client
                 .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
@@ -268,34 +250,28 @@ impl PgStore {
                 .await?
                 .get(0);
             Ok::<_, tokio_postgres::Error>(current)
-        })
-        .map_err(ShopError::from)
-        .and_then(|current| {
-            let latest = MIGRATIONS.len() as i64;
-            if current > latest {
-                return Err(ShopError::Corrupt(format!(
-                    "数据库版本 {current} 比本程序支持的 {latest} 新，请升级 bitselect"
-                )));
-            }
-            for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-                let version = index as i64 + 1;
-                self.block_on(async {
-                    client.batch_execute(sql).await?;
-                    client
-                        .execute(
-                            "INSERT INTO schema_version (version) VALUES ($1)",
-                            &[&version],
-                        )
-                        .await
-                })?;
-                tracing::info!(version, "applied PostgreSQL schema migration");
-            }
-            self.block_on(client.batch_execute("COMMIT"))?;
-            Ok(())
-        })
-        .inspect_err(|_| {
-            let _ = self.block_on(client.batch_execute("ROLLBACK"));
-        })
+        })?;
+        let latest = MIGRATIONS.len() as i64;
+        if current > latest {
+            return Err(ShopError::Corrupt(format!(
+                "数据库版本 {current} 比本程序支持的 {latest} 新，请升级 bitselect"
+            )));
+        }
+        for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+            let version = index as i64 + 1;
+            link.block_on(async {
+                client.batch_execute(sql).await?;
+                client
+                    .execute(
+                        "INSERT INTO schema_version (version) VALUES ($1)",
+                        &[&version],
+                    )
+                    .await
+            })?;
+            tracing::info!(version, "applied PostgreSQL schema migration");
+        }
+        link.block_on(client.batch_execute("COMMIT"))?;
+        Ok(())
     }
 }
 
@@ -406,17 +382,14 @@ pub(crate) fn placeholders(sql: &str) -> String {
 
 /// One call's connection, inside its transaction.
 struct PgConn<'a> {
-    store: &'a PgStore,
-    client: &'a deadpool_postgres::Client,
+    link: &'a Link,
     /// The transaction's `BEGIN` until it is sent, with the first statement.
     begin: Cell<Option<&'static str>>,
 }
 
 impl PgConn<'_> {
     fn prepare(&self, sql: &str) -> Result<Statement> {
-        Ok(self
-            .store
-            .block_on(self.client.prepare_cached(&placeholders(sql)))?)
+        Ok(self.link.prepared(sql, placeholders)?)
     }
 
     /// Runs `statement`, the transaction's `BEGIN` first if it has not been
@@ -427,11 +400,11 @@ impl PgConn<'_> {
         statement: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> Result<T> {
         let Some(begin) = self.begin.take() else {
-            return Ok(self.store.block_on(statement)?);
+            return Ok(self.link.block_on(statement)?);
         };
-        let (begun, answer) = self
-            .store
-            .block_on(async { tokio::join!(biased; self.client.batch_execute(begin), statement) });
+        let (begun, answer) = self.link.block_on(async {
+            tokio::join!(biased; self.link.client().batch_execute(begin), statement)
+        });
         begun?;
         Ok(answer?)
     }
@@ -520,7 +493,7 @@ impl Conn for PgConn<'_> {
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        self.in_transaction(self.client.execute(&statement, &refs))
+        self.in_transaction(self.link.client().execute(&statement, &refs))
     }
 
     fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
@@ -528,7 +501,7 @@ impl Conn for PgConn<'_> {
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        let rows = self.in_transaction(self.client.query(&statement, &refs))?;
+        let rows = self.in_transaction(self.link.client().query(&statement, &refs))?;
         rows.iter()
             .map(|row| {
                 (0..row.len())

@@ -53,6 +53,8 @@ mod seed;
 mod signing;
 #[path = "../domain/tickets.rs"]
 mod tickets;
+// Only here: the pool of PostgreSQL connections.
+mod connections;
 // Only here: it reads both stores.
 mod schemas;
 // Only here: PostgreSQL's own planner.
