@@ -13,8 +13,8 @@
 //!
 //! Round trips are what a call costs here, each a wait of the calling
 //! thread on its connection: a transaction's `BEGIN` travels with its
-//! first statement, and a read's `COMMIT` (which cannot fail: it wrote
-//! nothing) is sent without waiting for its answer.
+//! first statement, so a read of one statement waits twice (the statement,
+//! its `COMMIT`).
 
 use std::cell::Cell;
 use std::time::Duration;
