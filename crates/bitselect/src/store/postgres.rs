@@ -13,18 +13,22 @@
 //!
 //! Round trips are what a call costs here, each a wait of the calling
 //! thread on its connection: a transaction's `BEGIN` travels with its
-//! first statement, so a read of one statement waits twice (the statement,
-//! its `COMMIT`).
+//! first statement. A read's first `SELECT` runs on its own, outside any
+//! transaction (one statement is one snapshot), so a read of one statement
+//! waits once and PostgreSQL begins and ends nothing for it. A read that
+//! goes on to a second statement is run again from its start in a
+//! `REPEATABLE READ` transaction, and its connection remembers the first
+//! statement to begin that transaction at once next time.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio_postgres::Statement;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
 use super::load_gate::LoadGate;
-use super::postgres_links::{Link, Links, TakeError, Taken};
+use super::postgres_links::{Link, Links, Prepared, TakeError, Taken};
 use super::postgres_schema::MIGRATIONS;
 use super::{Column, Conn, Dialect, Row, ToValue, TxKind, Value};
 use crate::error::{Result, ShopError};
@@ -145,13 +149,30 @@ impl PgStore {
             TxKind::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
             TxKind::Write => "BEGIN ISOLATION LEVEL SERIALIZABLE",
         };
-        let (outcome, begun) = {
+        let mut alone = if kind == TxKind::Read {
+            Alone::Allowed
+        } else {
+            Alone::Never
+        };
+        let (outcome, begun) = loop {
             let conn = PgConn {
                 link: &link,
                 begin: Cell::new(Some(begin)),
+                alone: Cell::new(alone),
+                first_alone: RefCell::new(None),
             };
             let outcome = call(&conn);
-            (outcome, conn.begin.get().is_none())
+            match conn.alone.get() {
+                // It ran its first statement on its own and wanted another:
+                // nothing is open, and it runs again in a transaction.
+                Alone::Exceeded => alone = Alone::Never,
+                // Its one statement was its own transaction, ended with it.
+                Alone::Ran => {
+                    link.ended();
+                    return outcome.map_err(unavailable_if_cut_off);
+                }
+                Alone::Allowed | Alone::Never => break (outcome, conn.begin.get().is_none()),
+            }
         };
         if !begun {
             // No statement was sent (none ran, or the first failed to be
@@ -347,6 +368,14 @@ fn describe(config: &tokio_postgres::Config) -> String {
     )
 }
 
+/// Whether `sql` is a `SELECT`, which writes nothing (a `WITH` may): the
+/// only statement a read runs outside its `READ ONLY` transaction.
+fn is_select(sql: &str) -> bool {
+    sql.trim_start()
+        .get(..6)
+        .is_some_and(|head| head.eq_ignore_ascii_case("SELECT"))
+}
+
 /// `?N` becomes `$N` and a bare `?` the next number, outside quoted text:
 /// the one place statements are spelt for PostgreSQL.
 pub(crate) fn placeholders(sql: &str) -> String {
@@ -385,11 +414,70 @@ struct PgConn<'a> {
     link: &'a Link,
     /// The transaction's `BEGIN` until it is sent, with the first statement.
     begin: Cell<Option<&'static str>>,
+    alone: Cell<Alone>,
+    /// The statement that ran on its own, until another follows it.
+    first_alone: RefCell<Option<Arc<Prepared>>>,
+}
+
+/// Whether a read's statement runs on its own, outside a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Alone {
+    /// A read's first statement, if a `SELECT` its connection has not seen
+    /// lead on to others, runs on its own.
+    Allowed,
+    /// The first statement ran on its own.
+    Ran,
+    /// A second statement followed one that ran on its own: the read must
+    /// run again from its start, in a transaction.
+    Exceeded,
+    /// Every statement runs in the transaction (writes; a read run again).
+    Never,
 }
 
 impl PgConn<'_> {
-    fn prepare(&self, sql: &str) -> Result<Statement> {
+    fn prepare(&self, sql: &str) -> Result<Arc<Prepared>> {
         Ok(self.link.prepared(sql, placeholders)?)
+    }
+
+    /// Runs a read's `statement` (`sql` as the domain wrote it) on its own
+    /// when it may, in the transaction otherwise.
+    fn read<T>(
+        &self,
+        sql: &str,
+        prepared: &Arc<Prepared>,
+        run: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+    ) -> Result<T> {
+        match self.alone.get() {
+            Alone::Allowed if !prepared.leads_on() && is_select(sql) => {
+                self.alone.set(Alone::Ran);
+                self.first_alone.replace(Some(prepared.clone()));
+                Ok(self.link.block_on(run)?)
+            }
+            _ => self.statement(run),
+        }
+    }
+
+    /// Runs `run` in the transaction, unless a statement already ran on its
+    /// own: then the read is to run again, and this statement fails.
+    fn statement<T>(
+        &self,
+        run: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+    ) -> Result<T> {
+        match self.alone.get() {
+            Alone::Ran | Alone::Exceeded => {
+                if let Some(first) = self.first_alone.take() {
+                    first.note_leads_on();
+                }
+                self.alone.set(Alone::Exceeded);
+                Err(ShopError::Store(
+                    "一次读取有多条语句：改在一个事务中重读".to_owned(),
+                ))
+            }
+            Alone::Allowed | Alone::Never => {
+                self.alone.set(Alone::Never);
+                self.in_transaction(run)
+            }
+        }
     }
 
     /// Runs `statement`, the transaction's `BEGIN` first if it has not been
@@ -489,19 +577,20 @@ fn column(row: &tokio_postgres::Row, index: usize) -> Result<Column> {
 
 impl Conn for PgConn<'_> {
     fn execute(&self, sql: &str, params: &[&dyn ToValue]) -> Result<u64> {
-        let statement = self.prepare(sql)?;
+        let prepared = self.prepare(sql)?;
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        self.in_transaction(self.link.client().execute(&statement, &refs))
+        self.statement(self.link.client().execute(&prepared.statement, &refs))
     }
 
     fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
-        let statement = self.prepare(sql)?;
+        let prepared = self.prepare(sql)?;
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        let rows = self.in_transaction(self.link.client().query(&statement, &refs))?;
+        let query = self.link.client().query(&prepared.statement, &refs);
+        let rows = self.read(sql, &prepared, query)?;
         rows.iter()
             .map(|row| {
                 (0..row.len())
@@ -531,6 +620,17 @@ mod tests {
             placeholders("x IN (?) AND y >= ? AND z = ?10"),
             "x IN ($1) AND y >= $2 AND z = $10"
         );
+    }
+
+    #[test]
+    fn only_a_select_may_run_outside_a_read_s_transaction() {
+        assert!(is_select("SELECT 1"));
+        assert!(is_select("\n    select s.sku_code FROM sku s"));
+        assert!(!is_select(
+            "WITH gone AS (DELETE FROM cart_item RETURNING 1) SELECT 1"
+        ));
+        assert!(!is_select("UPDATE sku SET stock = 0"));
+        assert!(!is_select("SEL"));
     }
 
     #[test]

@@ -12,6 +12,8 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -42,8 +44,28 @@ impl std::fmt::Display for TakeError {
 pub(super) struct Link {
     client: Client,
     /// Statements prepared on this connection, by the SQL the domain wrote.
-    prepared: RefCell<HashMap<String, Statement>>,
+    prepared: RefCell<HashMap<String, Arc<Prepared>>>,
     runtime: OwnRuntime,
+}
+
+/// A statement prepared on one connection.
+pub(super) struct Prepared {
+    pub(super) statement: Statement,
+    /// A read that began with it went on to other statements.
+    leads_on: AtomicBool,
+}
+
+impl Prepared {
+    /// Whether a read that began with this statement went on to others.
+    pub(super) fn leads_on(&self) -> bool {
+        self.leads_on.load(Ordering::Relaxed)
+    }
+
+    /// Remembers that a read that began with this statement went on to
+    /// others.
+    pub(super) fn note_leads_on(&self) {
+        self.leads_on.store(true, Ordering::Relaxed);
+    }
 }
 
 /// A runtime dropped without waiting for its tasks: a link may be dropped
@@ -104,15 +126,19 @@ impl Link {
         &self,
         sql: &str,
         spell: impl FnOnce(&str) -> String,
-    ) -> Result<Statement, tokio_postgres::Error> {
-        if let Some(statement) = self.prepared.borrow().get(sql) {
-            return Ok(statement.clone());
+    ) -> Result<Arc<Prepared>, tokio_postgres::Error> {
+        if let Some(prepared) = self.prepared.borrow().get(sql) {
+            return Ok(prepared.clone());
         }
         let statement = self.block_on(self.client.prepare(&spell(sql)))?;
+        let prepared = Arc::new(Prepared {
+            statement,
+            leads_on: AtomicBool::new(false),
+        });
         self.prepared
             .borrow_mut()
-            .insert(sql.to_owned(), statement.clone());
-        Ok(statement)
+            .insert(sql.to_owned(), prepared.clone());
+        Ok(prepared)
     }
 
     /// Lets the connection read what the server sent while it sat in the
