@@ -6,9 +6,10 @@
 //! wakeups were most of the instance's time in the kernel.)
 //!
 //! A connection is held by one call at a time, from its first statement to
-//! its `COMMIT` or `ROLLBACK`, and goes back to the pool only when that
-//! ended cleanly. One that the server closed is dropped, and another is
-//! opened in its place when a call needs it.
+//! the end of its transaction (its `COMMIT` or `ROLLBACK`, or the end of a
+//! read's one statement run on its own), and goes back to the pool only
+//! when that ended cleanly. One that the server closed is dropped, and
+//! another is opened in its place when a call needs it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
