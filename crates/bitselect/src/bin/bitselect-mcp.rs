@@ -19,6 +19,12 @@ use bitselect::serve::{Bind, ServeError, serve_http, serve_http_authenticated};
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
+/// The service's allocator (Cargo.toml says why); the desktop app's own
+/// shop keeps the system's.
+#[cfg(feature = "service")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let command = cli::parse(std::env::args_os().skip(1), &Env::from_process());
     match command {
