@@ -990,6 +990,24 @@ async fn the_binary_serves_streamable_http_on_a_free_loopback_port() {
     assert!(dir.path().join("shop.db").exists());
 }
 
+/// mimalloc's arenas are aligned to huge pages: with the kernel's
+/// transparent huge pages on, an instance held four times the memory.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_service_runs_without_transparent_huge_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = std::ffi::OsString::from(dir.path());
+    let (child, _addr, _stderr) =
+        shop_process::spawn_shop(&["--data-dir".as_ref(), data_dir.as_os_str()]).await;
+    let pid = child.id().unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let huge_pages = status
+        .lines()
+        .find_map(|line| line.strip_prefix("THP_enabled:"))
+        .expect("the kernel reports THP_enabled");
+    assert_eq!(huge_pages.trim(), "0");
+}
+
 #[test]
 fn the_binary_prints_help_and_rejects_bad_flags_with_status_2() {
     let help = std::process::Command::new(BIN)
