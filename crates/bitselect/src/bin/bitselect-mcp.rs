@@ -28,9 +28,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Turns transparent huge pages off for this process, before it has
 /// allocated much. mimalloc aligns its arenas to huge pages, so where the
 /// kernel backs memory with them always, each stretch an instance touched
-/// became 2 MiB: it listened at 75 MiB and held 212 after part 6's calls
-/// of docs/benchmarks.md; without them 43 and 52. Returns the OS error
-/// when the kernel refused, which only costs memory.
+/// became 2 MiB: in part 6 of docs/benchmarks.md it listened at 75 MiB
+/// and held 212 after the calls; without them 46 and 72. Returns the OS
+/// error when the kernel refused, which only costs memory.
 #[cfg(all(feature = "service", target_os = "linux"))]
 fn without_huge_pages() -> Option<std::io::Error> {
     // SAFETY: PR_SET_THP_DISABLE reads its integer arguments only and
