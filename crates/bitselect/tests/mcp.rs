@@ -996,9 +996,8 @@ async fn the_binary_serves_streamable_http_on_a_free_loopback_port() {
 #[tokio::test]
 async fn the_service_runs_without_transparent_huge_pages() {
     let dir = tempfile::tempdir().unwrap();
-    let data_dir = std::ffi::OsString::from(dir.path());
     let (child, _addr, _stderr) =
-        shop_process::spawn_shop(&["--data-dir".as_ref(), data_dir.as_os_str()]).await;
+        shop_process::spawn_shop(&["--data-dir".as_ref(), dir.path().as_os_str()]).await;
     let pid = child.id().unwrap();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let huge_pages = status
