@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use serde::Deserialize;
 
 use super::analyzer::normalize;
@@ -56,6 +57,9 @@ pub(crate) struct Vocabulary {
     synonyms: Vec<Synonym>,
     /// Every `say` phrase (normalized) with its entry, longest first.
     phrases: Vec<(String, usize)>,
+    /// Finds every phrase of [`Self::phrases`] in a keyword in one pass;
+    /// its pattern numbers are their places there.
+    matcher: Option<AhoCorasick>,
 }
 
 impl From<RawVocabulary> for Vocabulary {
@@ -86,11 +90,17 @@ impl From<RawVocabulary> for Vocabulary {
                 .then(ea.cmp(eb))
         });
         phrases.dedup_by(|(a, _), (b, _)| a == b);
+        let matcher = AhoCorasick::new(phrases.iter().map(|(phrase, _)| phrase))
+            .inspect_err(
+                |error| tracing::error!(%error, "the vocabulary's phrases cannot be searched for"),
+            )
+            .ok();
         Self {
             accessory_categories: raw.accessory_categories.into_iter().collect(),
             ignore: raw.ignore.iter().map(|w| normalize(w)).collect(),
             synonyms,
             phrases,
+            matcher,
         }
     }
 }
@@ -126,27 +136,47 @@ impl Vocabulary {
     /// The synonym phrases in `keyword` (normalized), longest first and not
     /// overlapping, in keyword order.
     pub(crate) fn find_in(&self, keyword: &str) -> Vec<Said<'_>> {
+        let Some(matcher) = &self.matcher else {
+            return Vec::new();
+        };
+        // Every occurrence of every phrase, overlapping ones too, taken
+        // longest phrase first and then from the left.
+        let mut occurrences: Vec<(usize, usize, usize)> = matcher
+            .find_overlapping_iter(keyword)
+            .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
+            .collect();
+        occurrences.sort_unstable();
         let mut taken = vec![false; keyword.len()];
         let mut found = Vec::new();
-        for (phrase, entry) in &self.phrases {
-            let Some(synonym) = self.synonyms.get(*entry) else {
+        for (phrase, from, to) in occurrences {
+            let Some(synonym) = self
+                .phrases
+                .get(phrase)
+                .and_then(|(_, entry)| self.synonyms.get(*entry))
+            else {
                 continue;
             };
-            let mut start = 0;
-            while let Some(offset) = keyword[start..].find(phrase.as_str()) {
-                let from = start + offset;
-                let to = from + phrase.len();
-                start = from + phrase.chars().next().map_or(1, char::len_utf8);
-                if taken[from..to].iter().any(|t| *t) || !whole_word(keyword, from, to) {
-                    continue;
-                }
-                taken[from..to].iter_mut().for_each(|t| *t = true);
+            if claim(&mut taken, keyword, from, to) {
                 found.push(Said { from, to, synonym });
             }
         }
         found.sort_by_key(|said| said.from);
         found
     }
+}
+
+/// Marks the bytes `from..to` of `keyword` taken by a phrase found there,
+/// unless a longer phrase took some of them or the phrase runs on into a
+/// word; says whether it did.
+fn claim(taken: &mut [bool], keyword: &str, from: usize, to: usize) -> bool {
+    let Some(span) = taken.get_mut(from..to) else {
+        return false;
+    };
+    if span.iter().any(|t| *t) || !whole_word(keyword, from, to) {
+        return false;
+    }
+    span.iter_mut().for_each(|t| *t = true);
+    true
 }
 
 /// A phrase that begins or ends with a Latin letter or digit must not be
@@ -192,5 +222,57 @@ mod tests {
         assert_eq!(phrases, ["smartwatch", "降噪", "耳机"]);
         let apple_pencil = vocabulary.find_in("apple pencil");
         assert_eq!(apple_pencil.len(), 1, "{apple_pencil:?}");
+    }
+
+    /// The phrases found one phrase at a time, a scan of the keyword each:
+    /// what [`Vocabulary::find_in`] must agree with.
+    fn found_by_scanning<'v>(vocabulary: &'v Vocabulary, keyword: &str) -> Vec<Said<'v>> {
+        let mut taken = vec![false; keyword.len()];
+        let mut found = Vec::new();
+        for (phrase, entry) in &vocabulary.phrases {
+            let synonym = &vocabulary.synonyms[*entry];
+            let mut start = 0;
+            while let Some(offset) = keyword[start..].find(phrase.as_str()) {
+                let from = start + offset;
+                let to = from + phrase.len();
+                start = from + phrase.chars().next().map_or(1, char::len_utf8);
+                if claim(&mut taken, keyword, from, to) {
+                    found.push(Said { from, to, synonym });
+                }
+            }
+        }
+        found.sort_by_key(|said| said.from);
+        found
+    }
+
+    #[test]
+    fn one_pass_over_the_keyword_finds_what_a_scan_for_each_phrase_finds() {
+        let vocabulary = &*VOCABULARY;
+        let relevance: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/data/relevance.json")).unwrap();
+        let mut keywords: Vec<String> = relevance["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| normalize(q["query"].as_str().unwrap()))
+            .collect();
+        assert!(keywords.len() >= 40, "{}", keywords.len());
+        let phrases: Vec<&str> = vocabulary.phrases.iter().map(|(p, _)| p.as_str()).collect();
+        // Each phrase alone, run into its neighbour, beside it, and twice
+        // overlapping itself ("耳机机" holds 耳机 once; "aaa" holds "aa" twice).
+        for pair in phrases.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            keywords.push(a.to_owned());
+            keywords.push(format!("{a}{b}"));
+            keywords.push(format!("{b} {a}"));
+            keywords.push(format!("x{a}{a}9"));
+        }
+        for keyword in &keywords {
+            assert_eq!(
+                vocabulary.find_in(keyword),
+                found_by_scanning(vocabulary, keyword),
+                "{keyword}"
+            );
+        }
     }
 }
