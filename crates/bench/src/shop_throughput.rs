@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
 use rmcp::service::{Peer, RoleClient};
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Map, Value, json};
 
 use crate::BenchError;
@@ -137,9 +136,7 @@ pub async fn run(options: &Options) -> Result<Part, BenchError> {
         .arg("--data-dir")
         .arg(&data_dir)
         .env("RUST_LOG", "warn");
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
-        .spawn()
+    let (transport, _) = ragent::mcp::stdio::ChildProcess::spawn(command, Stdio::inherit())
         .map_err(|e| BenchError::Setup(format!("starting the shop: {e}")))?;
     let client = ragent::mcp::client::HubClient::new()
         .serve(transport)

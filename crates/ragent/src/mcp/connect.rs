@@ -15,9 +15,9 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
 };
 use rmcp::transport::IntoTransport;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationMetadataSource};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
 use super::client::HubClient;
@@ -26,6 +26,7 @@ use super::env_refs::{expand, process_env};
 use super::login_path::LoginPath;
 use super::secret_args::{hidden_in_url, hide_values};
 use super::sign_in::ServerTokens;
+use super::stdio::ChildProcess;
 use crate::hashing::hash_json;
 
 /// A live client session with a server.
@@ -221,9 +222,7 @@ impl Connect for StdioConnector {
                 ),
                 None => Stdio::piped(),
             };
-            let (transport, stderr) = TokioChildProcess::builder(command)
-                .stderr(stderr_target)
-                .spawn()
+            let (transport, stderr) = ChildProcess::spawn(command, stderr_target)
                 .map_err(|e| format!("{}: {e}", self.command))?;
             let pid = transport.id();
             if let Some(stderr) = stderr {

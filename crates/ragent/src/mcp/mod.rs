@@ -16,6 +16,7 @@ pub mod pin;
 pub mod secret_args;
 mod seen_tools;
 pub mod sign_in;
+pub mod stdio;
 
 use std::sync::Arc;
 use std::time::Duration;
