@@ -369,4 +369,44 @@ mod tests {
         // A last line without its newline is no message.
         assert_eq!(lines.next().await.unwrap(), Line::End);
     }
+
+    #[tokio::test]
+    async fn a_server_that_ends_with_its_input_is_closed_at_once() {
+        let (mut server, _) = ChildProcess::spawn(Command::new("cat"), Stdio::null()).unwrap();
+        assert!(server.id().is_some());
+        let started = std::time::Instant::now();
+        server.close().await.unwrap();
+        assert!(started.elapsed() < EXIT_GRACE, "{:?}", started.elapsed());
+        assert_eq!(
+            server.id(),
+            None,
+            "the server has exited and been waited for"
+        );
+        let sent = server.send(ClientJsonRpcMessage::notification(
+            rmcp::model::ClientNotification::InitializedNotification(Default::default()),
+        ));
+        assert_eq!(sent.await.unwrap_err().kind(), io::ErrorKind::NotConnected);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_server_that_outlives_its_input_is_asked_to_stop() {
+        // It never reads its input, and says so when asked to stop.
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            "trap 'kill $!; echo asked to stop >&2; exit 0' TERM; sleep 60 >/dev/null 2>&1 & wait",
+        ]);
+        let (mut server, stderr) = ChildProcess::spawn(command, Stdio::piped()).unwrap();
+        let started = std::time::Instant::now();
+        server.close().await.unwrap();
+        let took = started.elapsed();
+        assert!(took >= EXIT_GRACE && took < EXIT_GRACE * 2, "{took:?}");
+        assert_eq!(server.id(), None);
+        let mut said = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stderr.unwrap(), &mut said)
+            .await
+            .unwrap();
+        assert_eq!(said, "asked to stop\n");
+    }
 }
