@@ -81,23 +81,27 @@ impl ChildProcess {
         let Some(child) = self.child.as_mut() else {
             return Ok(());
         };
-        if exits_within(child).await? {
-            self.child = None;
-            return Ok(());
+        let stopped =
+            exits_within(child).await? || (ask_to_stop(child) && exits_within(child).await?);
+        if !stopped {
+            child.kill().await?;
         }
-        #[cfg(unix)]
-        if let Some(pid) = child.id().and_then(|pid| libc::pid_t::try_from(pid).ok()) {
-            // SAFETY: `kill` takes no pointers; the pid is our own child's,
-            // not yet reaped (`wait` has not returned), so not reused.
-            if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 && exits_within(child).await? {
-                self.child = None;
-                return Ok(());
-            }
-        }
-        child.kill().await?;
         self.child = None;
         Ok(())
     }
+}
+
+/// Sends `child` SIGTERM; false where that cannot be done.
+fn ask_to_stop(child: &Child) -> bool {
+    #[cfg(unix)]
+    if let Some(pid) = child.id().and_then(|pid| libc::pid_t::try_from(pid).ok()) {
+        // SAFETY: `kill` takes no pointers; the pid is our own child's,
+        // not yet reaped (`wait` has not returned), so not reused.
+        return unsafe { libc::kill(pid, libc::SIGTERM) } == 0;
+    }
+    #[cfg(not(unix))]
+    let _ = child;
+    false
 }
 
 /// Whether `child` exited within [`EXIT_GRACE`].
