@@ -149,7 +149,7 @@ const SELECT_AFTER_SALE: &str = "SELECT a.after_sale_no, a.order_no, a.sku_code,
             a.kind, a.reason, a.status, a.created_at, a.finished_at
      FROM after_sale a";
 
-fn from_row(row: &Row) -> Result<AfterSaleView> {
+fn from_row(row: &Row<'_>) -> Result<AfterSaleView> {
     Ok(AfterSaleView {
         after_sale_no: row.get(0)?,
         order_no: row.get(1)?,

@@ -85,7 +85,7 @@ pub(crate) struct SkuRow {
 }
 
 impl SkuRow {
-    pub(crate) fn read(row: &Row) -> Result<Self> {
+    pub(crate) fn read(row: &Row<'_>) -> Result<Self> {
         Ok(Self {
             sku_code: row.get(0)?,
             spu_code: row.get(1)?,
@@ -131,7 +131,7 @@ impl SkuRow {
     }
 }
 
-fn hit_from_row(row: &Row) -> Result<SkuHit> {
+fn hit_from_row(row: &Row<'_>) -> Result<SkuHit> {
     SkuRow::read(row)?.into_hit()
 }
 

@@ -152,7 +152,7 @@ const SELECT_HELD: &str = "SELECT c.code, c.name, c.kind, c.threshold_fen, c.amo
      FROM user_coupon u JOIN coupon c ON c.code = u.code
      WHERE u.user_id = ?1";
 
-fn held_from_row(row: &Row) -> Result<HeldCoupon> {
+fn held_from_row(row: &Row<'_>) -> Result<HeldCoupon> {
     let kind: String = row.get(2)?;
     let kind = if kind == "折扣" {
         CouponKind::Percent(row.get(5)?)

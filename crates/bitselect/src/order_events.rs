@@ -132,7 +132,7 @@ pub fn claim(conn: &dyn Conn, now: Millis) -> Result<Option<OwedEvent>> {
     Ok(Some(event))
 }
 
-fn read_event(row: &Row) -> Result<OwedEvent> {
+fn read_event(row: &Row<'_>) -> Result<OwedEvent> {
     Ok(OwedEvent {
         id: row.get(0)?,
         order_no: row.get(1)?,

@@ -100,7 +100,7 @@ const SELECT_ORDER: &str = "SELECT order_no, status, total_fen, discount_fen, pa
             created_at, paid_at, shipped_at, received_at, cancelled_at
      FROM orders WHERE user_id = ?1";
 
-fn order_from_row(row: &Row) -> Result<OrderRow> {
+fn order_from_row(row: &Row<'_>) -> Result<OrderRow> {
     Ok(OrderRow {
         order_no: row.get(0)?,
         status: row.get(1)?,

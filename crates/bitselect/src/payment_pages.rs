@@ -58,7 +58,7 @@ pub enum PageState {
 const SELECT_PAGE: &str = "SELECT p.id, p.order_no, p.amount_fen, p.expires_at, p.paid_at, o.status
      FROM payment_page p JOIN orders o ON o.order_no = p.order_no";
 
-fn page_from_row(row: &Row) -> Result<PaymentPage> {
+fn page_from_row(row: &Row<'_>) -> Result<PaymentPage> {
     Ok(PaymentPage {
         id: row.get(0)?,
         order_no: row.get(1)?,

@@ -11,7 +11,7 @@
 use std::ops::Deref;
 
 use crate::error::{Result, ShopError};
-use crate::store::{Column, Conn, Dialect, FromColumn, Row, ToValue, Value, params};
+use crate::store::{Column, Conn, Dialect, EachRow, FromColumn, ToValue, Value, params};
 
 /// The `users.id` of a shop user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,8 +130,8 @@ impl Conn for UserConn<'_> {
         self.conn.execute(sql, params)
     }
 
-    fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
-        self.conn.query(sql, params)
+    fn query(&self, sql: &str, params: &[&dyn ToValue], each: EachRow<'_>) -> Result<()> {
+        self.conn.query(sql, params, each)
     }
 
     fn dialect(&self) -> &'static Dialect {
@@ -182,7 +182,7 @@ pub fn find_or_create(conn: &dyn Conn, sub: &str, display_name: &str) -> Result<
 
 /// A user's id reads from the integer the database keeps.
 impl FromColumn for UserId {
-    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+    fn from_column(column: Column<'_>) -> std::result::Result<Self, Column<'_>> {
         i64::from_column(column).map(UserId)
     }
 }

@@ -36,7 +36,7 @@ impl LiveSku {
     /// The column after [`Self::COLUMNS`], when a read adds one.
     const NEXT_COLUMN: usize = 5;
 
-    fn read(row: &Row) -> Result<Self> {
+    fn read(row: &Row<'_>) -> Result<Self> {
         Ok(Self {
             sku_code: row.get(0)?,
             spu_code: row.get(1)?,
@@ -148,24 +148,21 @@ pub(super) fn rows(
 }
 
 /// [`rows`], with the catalogue version the same statement saw (`None`
-/// when no row came back).
+/// when no row came back). Every row carries the version; the first is read.
 pub(super) fn rows_at_version(
     conn: &dyn Conn,
     filters: &Filters<'_>,
     found: Option<&[String]>,
 ) -> Result<(Vec<Candidate>, Option<String>)> {
     let columns = format!("{}, {CATALOGUE_VERSION_COLUMN}", LiveSku::COLUMNS);
-    let read = read_rows(conn, filters, found, &columns, |row| {
-        Ok((
-            LiveSku::read(row)?,
-            row.get::<String>(LiveSku::NEXT_COLUMN)?,
-        ))
+    let mut version = None;
+    let rows = read_rows(conn, filters, found, &columns, |row| {
+        if version.is_none() {
+            version = Some(row.get::<String>(LiveSku::NEXT_COLUMN)?);
+        }
+        LiveSku::read(row)
     })?;
-    let version = read.first().map(|(_, version)| version.clone());
-    Ok((
-        group(read.into_iter().map(|(row, _)| row).collect()),
-        version,
-    ))
+    Ok((group(rows), version))
 }
 
 /// The SKU rows passing the filters, as `columns` and read by `read`.
@@ -174,7 +171,7 @@ fn read_rows<T>(
     filters: &Filters<'_>,
     found: Option<&[String]>,
     columns: &str,
-    read: impl FnMut(&Row) -> Result<T>,
+    read: impl FnMut(&Row<'_>) -> Result<T>,
 ) -> Result<Vec<T>> {
     let (clauses, values) = clauses(conn, filters, found)?;
     let bound: Vec<&dyn ToValue> = values.iter().map(|v| v.as_ref()).collect();

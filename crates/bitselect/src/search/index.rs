@@ -11,9 +11,11 @@
 //! AirPods Pro 3 before its cases). Ties go to the model code, so every
 //! build of the same catalogue ranks alike.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, EmptyQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, Term};
 
@@ -32,6 +34,9 @@ const FIELDS: [(&str, f32); 6] = [
     ("skus", 1.0),
     ("specs", 0.6),
 ];
+
+// A term's fields are bits of a byte.
+const _: () = assert!(FIELDS.len() <= u8::BITS as usize);
 
 /// Memory the single indexing thread may use; tantivy's least.
 const WRITER_MEMORY: usize = 15_000_000;
@@ -94,6 +99,11 @@ pub(crate) struct Snapshot {
     /// The model of each document, per segment: read once at build rather
     /// than from the fast field at every hit.
     doc_models: Vec<Vec<usize>>,
+    /// Every indexed term, with the fields that hold it (bit `i` for
+    /// `fields[i]`): a term is looked for only where it is, since a field
+    /// without it adds nothing to a model's score, and building its query
+    /// cost a search a fifth of its ranking.
+    term_fields: HashMap<String, u8>,
     /// The text of every model, at the same places as `models`.
     text: CatalogueText,
 }
@@ -174,13 +184,16 @@ impl Snapshot {
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
-        let doc_models = doc_models(&reader.searcher())?;
+        let searcher = reader.searcher();
+        let doc_models = doc_models(&searcher)?;
+        let term_fields = term_fields(&searcher, &fields)?;
         Ok(Self {
             version,
             reader,
             fields,
             models,
             doc_models,
+            term_fields,
             text: CatalogueText::new(catalogue),
         })
     }
@@ -215,15 +228,7 @@ impl Snapshot {
 
     /// `keyword` as this catalogue's index understands it.
     pub(crate) fn plan(&self, keyword: &str) -> Plan {
-        let searcher = self.reader.searcher();
-        let known = |term: &str| {
-            self.fields.iter().any(|(field, _)| {
-                searcher
-                    .doc_freq(&Term::from_field_text(*field, term))
-                    .is_ok_and(|n| n > 0)
-            })
-        };
-        plan::plan(keyword, &known)
+        plan::plan(keyword, &|term: &str| self.term_fields.contains_key(term))
     }
 
     /// The codes of the models `within` meeting every term of `plan`, best
@@ -337,41 +342,81 @@ impl Snapshot {
 
     /// A term met by any of its alternatives.
     fn concept_query(&self, concept: &Concept) -> Box<dyn Query> {
-        let alternatives: Vec<(Occur, Box<dyn Query>)> = concept
-            .alternatives
-            .iter()
-            .map(|terms| {
-                let all: Vec<(Occur, Box<dyn Query>)> = terms
-                    .iter()
-                    .map(|term| (Occur::Must, self.term_query(term)))
-                    .collect();
-                (
-                    Occur::Should,
-                    Box::new(BooleanQuery::new(all)) as Box<dyn Query>,
-                )
-            })
-            .collect();
-        Box::new(BooleanQuery::new(alternatives))
+        concept_of(concept, &|term| self.term_query(term))
     }
 
-    /// An index term in any field, scored by the field's weight.
+    /// An index term in any field that holds it, scored by the field's
+    /// weight; a term no field holds matches nothing.
     fn term_query(&self, term: &str) -> Box<dyn Query> {
-        let fields: Vec<(Occur, Box<dyn Query>)> = self
+        let held = self.term_fields.get(term).copied().unwrap_or(0);
+        let fields: Vec<(Field, f32)> = self
             .fields
             .iter()
-            .map(|(field, weight)| {
-                let query = TermQuery::new(
-                    Term::from_field_text(*field, term),
-                    IndexRecordOption::WithFreqs,
-                );
-                (
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(query), *weight)) as Box<dyn Query>,
-                )
-            })
+            .enumerate()
+            .filter(|(at, _)| held & (1 << at) != 0)
+            .map(|(_, field)| *field)
             .collect();
-        Box::new(BooleanQuery::new(fields))
+        if fields.is_empty() {
+            return Box::new(EmptyQuery);
+        }
+        term_in(term, &fields)
     }
+}
+
+/// `concept` met by any of its alternatives, each index term as `term` asks.
+fn concept_of(concept: &Concept, term: &dyn Fn(&str) -> Box<dyn Query>) -> Box<dyn Query> {
+    let alternatives: Vec<(Occur, Box<dyn Query>)> = concept
+        .alternatives
+        .iter()
+        .map(|terms| {
+            let all: Vec<(Occur, Box<dyn Query>)> =
+                terms.iter().map(|t| (Occur::Must, term(t))).collect();
+            (
+                Occur::Should,
+                Box::new(BooleanQuery::new(all)) as Box<dyn Query>,
+            )
+        })
+        .collect();
+    Box::new(BooleanQuery::new(alternatives))
+}
+
+/// `term` in each of `fields`, scored by the field's weight.
+fn term_in(term: &str, fields: &[(Field, f32)]) -> Box<dyn Query> {
+    let clauses: Vec<(Occur, Box<dyn Query>)> = fields
+        .iter()
+        .map(|(field, weight)| {
+            let query = TermQuery::new(
+                Term::from_field_text(*field, term),
+                IndexRecordOption::WithFreqs,
+            );
+            (
+                Occur::Should,
+                Box::new(BoostQuery::new(Box::new(query), *weight)) as Box<dyn Query>,
+            )
+        })
+        .collect();
+    Box::new(BooleanQuery::new(clauses))
+}
+
+/// Every term of the index, with the fields (bits of `fields`' places)
+/// that hold it in some segment.
+fn term_fields(searcher: &Searcher, fields: &[(Field, f32)]) -> Result<HashMap<String, u8>> {
+    let mut held: HashMap<String, u8> = HashMap::new();
+    for segment in searcher.segment_readers() {
+        for (at, (field, _)) in fields.iter().enumerate() {
+            let index = segment.inverted_index(*field)?;
+            let mut terms = index
+                .terms()
+                .stream()
+                .map_err(tantivy::TantivyError::from)?;
+            while terms.advance() {
+                let term = std::str::from_utf8(terms.key())
+                    .map_err(|_| ShopError::Search("索引中的词不是 UTF-8 文本".to_owned()))?;
+                *held.entry(term.to_owned()).or_default() |= 1 << at;
+            }
+        }
+    }
+    Ok(held)
 }
 
 /// The model of every document, per segment, from the `model` fast field.
@@ -391,4 +436,99 @@ fn doc_models(searcher: &Searcher) -> Result<Vec<Vec<usize>>> {
                 .collect()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::store::sqlite_file::Db;
+    use crate::store::{Store, TxKind};
+
+    /// The demo catalogue's index, from a seeded shop.
+    fn demo_snapshot() -> Snapshot {
+        let dir = tempfile::tempdir().unwrap();
+        crate::Shop::open(dir.path()).unwrap();
+        let store = Store::Sqlite(Arc::new(
+            Db::open(&dir.path().join(crate::DB_FILE)).unwrap(),
+        ));
+        let catalogue = store
+            .run(TxKind::Read, |conn| super::super::load_catalogue(conn))
+            .unwrap();
+        Snapshot::build("demo".to_owned(), catalogue).unwrap()
+    }
+
+    /// The relevance set's keywords, each as its plan.
+    fn relevance_plans(snapshot: &Snapshot) -> Vec<Plan> {
+        let relevance: Value =
+            serde_json::from_str(include_str!("../../tests/data/relevance.json")).unwrap();
+        let plans: Vec<Plan> = relevance["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| snapshot.plan(q["query"].as_str().unwrap()))
+            .collect();
+        assert!(plans.len() >= 40, "read the relevance set");
+        plans
+    }
+
+    /// A term looked for only in the fields that hold it ranks every model
+    /// exactly as looked for in all six: the same models, the same scores.
+    #[test]
+    fn a_term_looked_for_where_it_is_scores_as_one_looked_for_everywhere() {
+        let snapshot = demo_snapshot();
+        let everywhere =
+            |concept: &Concept| concept_of(concept, &|term| term_in(term, &snapshot.fields));
+        let mut compared = 0;
+        for plan in relevance_plans(&snapshot) {
+            let query = |each: &dyn Fn(&Concept) -> Box<dyn Query>| {
+                BooleanQuery::new(
+                    plan.concepts
+                        .iter()
+                        .map(|c| (Occur::Must, each(c)))
+                        .collect(),
+                )
+            };
+            let pruned = snapshot
+                .found(&query(&|c| snapshot.concept_query(c)))
+                .unwrap();
+            let full = snapshot.found(&query(&everywhere)).unwrap();
+            assert_eq!(pruned, full, "{plan:?}");
+            compared += full.len();
+        }
+        assert!(compared > 100, "the set's keywords found {compared} models");
+    }
+
+    /// The fields a term is held in are those where it occurs in some
+    /// document, for every term the relevance set's keywords look for.
+    #[test]
+    fn the_fields_of_a_term_are_those_where_documents_hold_it() {
+        let snapshot = demo_snapshot();
+        let searcher = snapshot.reader.searcher();
+        let mut terms = 0;
+        for plan in relevance_plans(&snapshot) {
+            for term in plan
+                .concepts
+                .iter()
+                .flat_map(|c| c.alternatives.iter().flatten())
+            {
+                let held = snapshot.term_fields.get(term.as_str()).copied();
+                let occurs: u8 = snapshot
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (field, _))| {
+                        searcher
+                            .doc_freq(&Term::from_field_text(*field, term))
+                            .unwrap()
+                            > 0
+                    })
+                    .fold(0, |bits, (at, _)| bits | 1 << at);
+                assert_eq!(held.unwrap_or(0), occurs, "{term}");
+                terms += 1;
+            }
+        }
+        assert!(terms > 60, "compared {terms} terms");
+    }
 }

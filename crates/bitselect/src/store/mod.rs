@@ -102,21 +102,22 @@ macro_rules! sql_params {
 }
 pub(crate) use sql_params as params;
 
-/// One column of a row as read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Column {
+/// One column of a row, borrowed from the driver for as long as the row is
+/// read: a text becomes a `String` only where the domain keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column<'r> {
     Null,
     Int(i64),
-    Text(String),
+    Text(&'r str),
 }
 
-/// What a column can be read as.
+/// What a column can be read as; the column comes back when it cannot.
 pub trait FromColumn: Sized {
-    fn from_column(column: Column) -> std::result::Result<Self, Column>;
+    fn from_column(column: Column<'_>) -> std::result::Result<Self, Column<'_>>;
 }
 
 impl FromColumn for i64 {
-    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+    fn from_column(column: Column<'_>) -> std::result::Result<Self, Column<'_>> {
         match column {
             Column::Int(value) => Ok(value),
             other => Err(other),
@@ -125,16 +126,16 @@ impl FromColumn for i64 {
 }
 
 impl FromColumn for String {
-    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+    fn from_column(column: Column<'_>) -> std::result::Result<Self, Column<'_>> {
         match column {
-            Column::Text(value) => Ok(value),
+            Column::Text(value) => Ok(value.to_owned()),
             other => Err(other),
         }
     }
 }
 
 impl FromColumn for bool {
-    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+    fn from_column(column: Column<'_>) -> std::result::Result<Self, Column<'_>> {
         match column {
             Column::Int(value) => Ok(value != 0),
             other => Err(other),
@@ -143,7 +144,7 @@ impl FromColumn for bool {
 }
 
 impl<T: FromColumn> FromColumn for Option<T> {
-    fn from_column(column: Column) -> std::result::Result<Self, Column> {
+    fn from_column(column: Column<'_>) -> std::result::Result<Self, Column<'_>> {
         match column {
             Column::Null => Ok(None),
             other => T::from_column(other).map(Some),
@@ -151,14 +152,23 @@ impl<T: FromColumn> FromColumn for Option<T> {
     }
 }
 
-/// One row of a result, its columns in select order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    columns: Vec<Column>,
+/// A row as a driver holds it, read one column at a time in place.
+pub trait Columns {
+    /// Column `index`, or `None` past the last.
+    fn column(&self, index: usize) -> Result<Option<Column<'_>>>;
 }
 
-impl Row {
-    pub fn new(columns: Vec<Column>) -> Self {
+/// One row of a result, its columns in select order, read where the
+/// driver holds it (a search reads dozens of rows for each call, and
+/// copying each into a row of its own first cost as much as the
+/// statement).
+#[derive(Clone, Copy)]
+pub struct Row<'r> {
+    columns: &'r dyn Columns,
+}
+
+impl<'r> Row<'r> {
+    pub fn new(columns: &'r dyn Columns) -> Self {
         Self { columns }
     }
 
@@ -167,8 +177,7 @@ impl Row {
     pub fn get<T: FromColumn>(&self, index: usize) -> Result<T> {
         let column = self
             .columns
-            .get(index)
-            .cloned()
+            .column(index)?
             .ok_or_else(|| ShopError::Corrupt(format!("结果没有第 {index} 列")))?;
         T::from_column(column).map_err(|found| {
             ShopError::Corrupt(format!(
@@ -179,14 +188,17 @@ impl Row {
     }
 }
 
+/// What a query hands each row to, in order; its first error ends the query.
+pub type EachRow<'a> = &'a mut dyn FnMut(&Row<'_>) -> Result<()>;
+
 /// A connection inside the transaction of one call: what the domain asks of
 /// a database.
 pub trait Conn {
     /// Runs a statement; returns how many rows it changed.
     fn execute(&self, sql: &str, params: &[&dyn ToValue]) -> Result<u64>;
 
-    /// Runs a query; returns every row.
-    fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>>;
+    /// Runs a query and hands each row to `each`.
+    fn query(&self, sql: &str, params: &[&dyn ToValue], each: EachRow<'_>) -> Result<()>;
 
     /// The few statements this store spells its own way.
     fn dialect(&self) -> &'static Dialect;
@@ -207,9 +219,17 @@ impl dyn Conn + '_ {
         &self,
         sql: &str,
         params: &[&dyn ToValue],
-        read: impl FnOnce(&Row) -> Result<T>,
+        read: impl FnOnce(&Row<'_>) -> Result<T>,
     ) -> Result<Option<T>> {
-        self.query(sql, params)?.first().map(read).transpose()
+        let mut read = Some(read);
+        let mut first = None;
+        self.query(sql, params, &mut |row| {
+            if let Some(read) = read.take() {
+                first = Some(read(row)?);
+            }
+            Ok(())
+        })?;
+        Ok(first)
     }
 
     /// The first row, which the statement always yields (an aggregate).
@@ -217,7 +237,7 @@ impl dyn Conn + '_ {
         &self,
         sql: &str,
         params: &[&dyn ToValue],
-        read: impl FnOnce(&Row) -> Result<T>,
+        read: impl FnOnce(&Row<'_>) -> Result<T>,
     ) -> Result<T> {
         self.query_opt(sql, params, read)?
             .ok_or_else(|| ShopError::Corrupt(format!("查询没有返回行：{sql}")))
@@ -228,9 +248,14 @@ impl dyn Conn + '_ {
         &self,
         sql: &str,
         params: &[&dyn ToValue],
-        read: impl FnMut(&Row) -> Result<T>,
+        mut read: impl FnMut(&Row<'_>) -> Result<T>,
     ) -> Result<Vec<T>> {
-        self.query(sql, params)?.iter().map(read).collect()
+        let mut all = Vec::new();
+        self.query(sql, params, &mut |row| {
+            all.push(read(row)?);
+            Ok(())
+        })?;
+        Ok(all)
     }
 }
 

@@ -30,7 +30,7 @@ use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use super::load_gate::LoadGate;
 use super::postgres_links::{Link, Links, Prepared, TakeError, Taken};
 use super::postgres_schema::MIGRATIONS;
-use super::{Column, Conn, Dialect, Row, ToValue, TxKind, Value};
+use super::{Column, Columns, Conn, Dialect, EachRow, Row, ToValue, TxKind, Value};
 use crate::error::{Result, ShopError};
 
 /// Connections each instance keeps open at most.
@@ -550,29 +550,33 @@ fn bind<'a>(params: &'a [&'a dyn ToValue]) -> Vec<Bound<'a>> {
     params.iter().map(|param| Bound(param.to_value())).collect()
 }
 
-fn column(row: &tokio_postgres::Row, index: usize) -> Result<Column> {
-    let ty = row.columns()[index].type_().clone();
-    let column = match ty {
-        Type::INT8 => row.try_get::<_, Option<i64>>(index)?.map(Column::Int),
-        Type::INT4 => row
-            .try_get::<_, Option<i32>>(index)?
-            .map(|v| Column::Int(i64::from(v))),
-        Type::INT2 => row
-            .try_get::<_, Option<i16>>(index)?
-            .map(|v| Column::Int(i64::from(v))),
-        Type::BOOL => row
-            .try_get::<_, Option<bool>>(index)?
-            .map(|v| Column::Int(i64::from(v))),
-        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
-            row.try_get::<_, Option<String>>(index)?.map(Column::Text)
-        }
-        other => {
-            return Err(ShopError::Corrupt(format!(
-                "第 {index} 列是商城不存的类型 {other}"
-            )));
-        }
-    };
-    Ok(column.unwrap_or(Column::Null))
+impl Columns for tokio_postgres::Row {
+    fn column(&self, index: usize) -> Result<Option<Column<'_>>> {
+        let Some(described) = self.columns().get(index) else {
+            return Ok(None);
+        };
+        let column = match *described.type_() {
+            Type::INT8 => self.try_get::<_, Option<i64>>(index)?.map(Column::Int),
+            Type::INT4 => self
+                .try_get::<_, Option<i32>>(index)?
+                .map(|v| Column::Int(i64::from(v))),
+            Type::INT2 => self
+                .try_get::<_, Option<i16>>(index)?
+                .map(|v| Column::Int(i64::from(v))),
+            Type::BOOL => self
+                .try_get::<_, Option<bool>>(index)?
+                .map(|v| Column::Int(i64::from(v))),
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
+                self.try_get::<_, Option<&str>>(index)?.map(Column::Text)
+            }
+            ref other => {
+                return Err(ShopError::Corrupt(format!(
+                    "第 {index} 列是商城不存的类型 {other}"
+                )));
+            }
+        };
+        Ok(Some(column.unwrap_or(Column::Null)))
+    }
 }
 
 impl Conn for PgConn<'_> {
@@ -584,21 +588,16 @@ impl Conn for PgConn<'_> {
         self.statement(self.link.client().execute(&prepared.statement, &refs))
     }
 
-    fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
+    fn query(&self, sql: &str, params: &[&dyn ToValue], each: EachRow<'_>) -> Result<()> {
         let prepared = self.prepare(sql)?;
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
         let query = self.link.client().query(&prepared.statement, &refs);
-        let rows = self.read(sql, &prepared, query)?;
-        rows.iter()
-            .map(|row| {
-                (0..row.len())
-                    .map(|index| column(row, index))
-                    .collect::<Result<Vec<_>>>()
-                    .map(Row::new)
-            })
-            .collect()
+        for row in &self.read(sql, &prepared, query)? {
+            each(&Row::new(row))?;
+        }
+        Ok(())
     }
 
     fn dialect(&self) -> &'static Dialect {

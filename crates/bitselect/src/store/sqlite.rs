@@ -1,10 +1,10 @@
 //! The seam over SQLite: every statement is prepared once per connection
-//! (rusqlite's statement cache) and rows are read into [`Row`]s.
+//! (rusqlite's statement cache) and rows are read in place as [`Row`]s.
 
 use rusqlite::Connection;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
-use super::{Column, Conn, Dialect, Row, ToValue, Value};
+use super::{Column, Columns, Conn, Dialect, EachRow, Row, ToValue, Value};
 use crate::error::{Result, ShopError};
 
 /// What SQLite spells differently from PostgreSQL.
@@ -32,16 +32,27 @@ fn bind<'a>(params: &'a [&'a dyn ToValue]) -> Vec<Bound<'a>> {
     params.iter().map(|param| Bound(param.to_value())).collect()
 }
 
-fn column(value: ValueRef<'_>, index: usize) -> Result<Column> {
-    match value {
-        ValueRef::Null => Ok(Column::Null),
-        ValueRef::Integer(value) => Ok(Column::Int(value)),
-        ValueRef::Text(bytes) => String::from_utf8(bytes.to_vec())
-            .map(Column::Text)
-            .map_err(|_| ShopError::Corrupt(format!("第 {index} 列不是 UTF-8 文本"))),
-        ValueRef::Real(_) | ValueRef::Blob(_) => Err(ShopError::Corrupt(format!(
-            "第 {index} 列是商城不存的类型（浮点数或二进制）"
-        ))),
+impl Columns for rusqlite::Row<'_> {
+    fn column(&self, index: usize) -> Result<Option<Column<'_>>> {
+        let value = match self.get_ref(index) {
+            Ok(value) => value,
+            Err(rusqlite::Error::InvalidColumnIndex(_)) => return Ok(None),
+            Err(error) => return Err(error.into()),
+        };
+        let column = match value {
+            ValueRef::Null => Column::Null,
+            ValueRef::Integer(value) => Column::Int(value),
+            ValueRef::Text(bytes) => Column::Text(
+                std::str::from_utf8(bytes)
+                    .map_err(|_| ShopError::Corrupt(format!("第 {index} 列不是 UTF-8 文本")))?,
+            ),
+            ValueRef::Real(_) | ValueRef::Blob(_) => {
+                return Err(ShopError::Corrupt(format!(
+                    "第 {index} 列是商城不存的类型（浮点数或二进制）"
+                )));
+            }
+        };
+        Ok(Some(column))
     }
 }
 
@@ -54,19 +65,14 @@ impl Conn for Connection {
         Ok(changed as u64)
     }
 
-    fn query(&self, sql: &str, params: &[&dyn ToValue]) -> Result<Vec<Row>> {
+    fn query(&self, sql: &str, params: &[&dyn ToValue], each: EachRow<'_>) -> Result<()> {
         let bound = bind(params);
         let mut statement = self.prepare_cached(sql)?;
-        let width = statement.column_count();
         let mut rows = statement.query(rusqlite::params_from_iter(bound.iter()))?;
-        let mut out = Vec::new();
         while let Some(row) = rows.next()? {
-            let columns = (0..width)
-                .map(|index| column(row.get_ref(index)?, index))
-                .collect::<Result<Vec<_>>>()?;
-            out.push(Row::new(columns));
+            each(&Row::new(row))?;
         }
-        Ok(out)
+        Ok(())
     }
 
     fn dialect(&self) -> &'static Dialect {
