@@ -68,7 +68,11 @@ impl CatalogueText {
 
     /// The SKU `code` names, in any case.
     pub(crate) fn sku(&self, code: &str) -> Option<SkuWords<'_>> {
-        let (m, s, words) = self.skus.get(&code.trim().to_uppercase())?;
+        // A code read from the database is already as kept: no copy made.
+        let (m, s, words) = match self.skus.get(code) {
+            Some(found) => found,
+            None => self.skus.get(&code.trim().to_uppercase())?,
+        };
         let text = self.models.get(*m)?.skus.get(*s)?;
         Some(SkuWords { text, words })
     }
